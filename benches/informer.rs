@@ -1,0 +1,2 @@
+//! Placeholder until the informer bench is written.
+fn main() {}

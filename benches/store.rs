@@ -1,0 +1,2 @@
+//! Placeholder until the store bench is written.
+fn main() {}

@@ -1,0 +1,1 @@
+//! Combinators on notification streams (not built yet).

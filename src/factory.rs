@@ -1,0 +1,1 @@
+//! Shared informers per resource (not built yet).

@@ -1,0 +1,1 @@
+//! informer (not built yet).

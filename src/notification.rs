@@ -1,0 +1,97 @@
+//! What a subscriber receives: one [`Notification`] per change the informer
+//! applied to its store (I1, I2).
+
+use std::sync::Arc;
+
+/// A change to the informer's cache, as delivered to each subscriber.
+///
+/// Objects are `Arc<K>`: the same allocation the store holds, shared by every
+/// subscriber. A handler cannot mutate the cache through it, which is why this
+/// crate needs no cache mutation detector.
+///
+/// # Examples
+///
+/// ```
+/// use std::sync::Arc;
+/// use k8s_openapi::api::core::v1::ConfigMap;
+/// use kube_informer::Notification;
+///
+/// let n = Notification::Added { object: Arc::new(ConfigMap::default()), in_initial_list: true };
+/// match &n {
+///     Notification::Added { in_initial_list, .. } => assert!(*in_initial_list),
+///     Notification::Updated { .. } | Notification::Deleted { .. } => unreachable!(),
+/// }
+/// assert!(!n.is_resync());
+/// ```
+#[derive(Debug)]
+pub enum Notification<K> {
+    /// The key was not in the store and now is.
+    Added {
+        /// The new object.
+        object: Arc<K>,
+        /// Whether it was delivered as part of the initial list (popped before
+        /// the FIFO synced, I4) or of a late subscriber's replay (L1).
+        in_initial_list: bool,
+    },
+    /// The key was in the store and was replaced.
+    Updated {
+        /// The state the store held before.
+        old: Arc<K>,
+        /// The state the store holds now.
+        new: Arc<K>,
+        /// Whether `old` and `new` have the same resourceVersion: a periodic
+        /// resync or a relist that found nothing new (I3).
+        resync: bool,
+    },
+    /// The key was removed from the store.
+    Deleted {
+        /// The final state, or the last known state when
+        /// `final_state_unknown` is true.
+        object: Arc<K>,
+        /// The deletion was inferred from a relist, not watched, so `object`
+        /// may be older than the object's real final state (I2).
+        final_state_unknown: bool,
+    },
+}
+
+impl<K> Notification<K> {
+    /// The newest object this notification carries: the added object, the new
+    /// state of an update, or the deleted object.
+    pub fn object(&self) -> &Arc<K> {
+        match self {
+            Notification::Added { object, .. } | Notification::Deleted { object, .. } => object,
+            Notification::Updated { new, .. } => new,
+        }
+    }
+
+    /// Whether this is an update produced by a resync (I3).
+    pub fn is_resync(&self) -> bool {
+        matches!(self, Notification::Updated { resync: true, .. })
+    }
+}
+
+impl<K> Clone for Notification<K> {
+    fn clone(&self) -> Self {
+        match self {
+            Notification::Added {
+                object,
+                in_initial_list,
+            } => Notification::Added {
+                object: Arc::clone(object),
+                in_initial_list: *in_initial_list,
+            },
+            Notification::Updated { old, new, resync } => Notification::Updated {
+                old: Arc::clone(old),
+                new: Arc::clone(new),
+                resync: *resync,
+            },
+            Notification::Deleted {
+                object,
+                final_state_unknown,
+            } => Notification::Deleted {
+                object: Arc::clone(object),
+                final_state_unknown: *final_state_unknown,
+            },
+        }
+    }
+}

@@ -1,0 +1,1 @@
+//! source (not built yet).
