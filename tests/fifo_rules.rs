@@ -569,6 +569,17 @@ fn f13_listed_without_list_start_is_an_error() {
 }
 
 #[test]
+fn f13_replace_supersedes_an_open_streamed_relist() {
+    let f = fifo();
+    f.list_start();
+    f.listed(cm("a", "1")).unwrap();
+    f.replace([cm("a", "2"), cm("b", "2")], "2").unwrap();
+    assert!(matches!(f.list_done("1"), Err(Error::NoListInProgress)));
+    assert_eq!(f.last_sync_resource_version().as_deref(), Some("2"));
+    assert_eq!(f.list_keys(), [key("a"), key("b")]);
+}
+
+#[test]
 fn f13_add_during_a_streamed_relist_is_not_tombstoned() {
     let f = fifo();
     f.list_start();

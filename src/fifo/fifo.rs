@@ -192,6 +192,10 @@ impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
     /// On a rejected object the relist stops there: objects before it stay
     /// queued, no tombstones are computed, and the error is returned (F11).
     ///
+    /// A complete list supersedes a streamed relist left open by
+    /// [`list_start`](Self::list_start): that listing is discarded, and its
+    /// [`list_done`](Self::list_done) returns [`Error::NoListInProgress`].
+    ///
     /// # Examples
     ///
     /// ```
@@ -231,6 +235,7 @@ impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
         listed: &mut HashSet<ObjectKey>,
         resource_version: &str,
     ) -> Result<()> {
+        state.take_listing();
         let delta_type = self.relist_delta_type();
         for obj in list {
             let (key, obj) = self.prepare(obj)?;
