@@ -264,6 +264,13 @@ fn f7_add_update_delete_before_replace_mark_synced() {
         f.replace([cm("b", "1")], "1").unwrap();
         assert!(f.has_synced(), "op {op}");
     }
+    // As in client-go, a rejected add still marks the FIFO populated (the
+    // key is computed under the lock after that); a rejected delete does not.
+    let f = fifo();
+    assert!(f.delete(ConfigMap::default()).is_err());
+    assert!(!f.has_synced());
+    assert!(f.add(ConfigMap::default()).is_err());
+    assert!(f.has_synced());
     // An empty first relist syncs at once; resync alone does not.
     let f = with_known(Known::with([]));
     f.resync().unwrap();
