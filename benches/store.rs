@@ -140,6 +140,40 @@ fn run<C: Candidate>(store: Arc<C>, readers: usize, iters: u64) -> Duration {
     elapsed
 }
 
+/// Time for `iters` reads (a `get`, and a `by_index` every 64th) while a
+/// writer thread keeps upserting (or not).
+fn read_while_writing<C: Candidate>(store: Arc<C>, writer: bool, iters: u64) -> Duration {
+    let keys: Vec<_> = (0..OBJECTS).map(|i| object(i, 0).0).collect();
+    let stop = Arc::new(AtomicBool::new(false));
+    let background = writer.then(|| {
+        let (store, stop) = (store.clone(), stop.clone());
+        let writes: Vec<_> = (0..OBJECTS)
+            .map(|i| object(i, 1 + i % (APPS - 1)))
+            .collect();
+        thread::spawn(move || {
+            let mut round = 0usize;
+            while !stop.load(Ordering::Relaxed) {
+                let (k, o) = &writes[round % OBJECTS];
+                store.upsert(k.clone(), Arc::clone(o));
+                round += 1;
+            }
+        })
+    });
+    let start = Instant::now();
+    for i in 0..iters as usize {
+        black_box(store.get(&keys[i % OBJECTS]));
+        if i % 64 == 0 {
+            black_box(store.by_app(&format!("app{}", i % APPS)));
+        }
+    }
+    let elapsed = start.elapsed();
+    stop.store(true, Ordering::Relaxed);
+    if let Some(t) = background {
+        t.join().unwrap();
+    }
+    elapsed
+}
+
 fn fill<C: Candidate>(store: &C) {
     for i in 0..OBJECTS {
         let (k, o) = object(i, 0);
@@ -172,6 +206,26 @@ fn bench(c: &mut Criterion) {
                 b.iter_custom(|iters| run(store.clone(), readers, iters));
             },
         );
+    }
+    group.finish();
+
+    let mut group = c.benchmark_group("store_read");
+    group.sample_size(10);
+    group.measurement_time(Duration::from_secs(3));
+    for writer in [false, true] {
+        let label = if writer { "1_writer" } else { "no_writer" };
+        group.bench_function(BenchmarkId::new("rwlock_map_and_indexes", label), |b| {
+            let store = Arc::new(Store::new(
+                Indexers::<ConfigMap>::new().with("by-app", app_of),
+            ));
+            fill(&*store);
+            b.iter_custom(|iters| read_while_writing(store.clone(), writer, iters));
+        });
+        group.bench_function(BenchmarkId::new("dashmap_plus_index_lock", label), |b| {
+            let store = Arc::new(DashStore::default());
+            fill(&*store);
+            b.iter_custom(|iters| read_while_writing(store.clone(), writer, iters));
+        });
     }
     group.finish();
 }
