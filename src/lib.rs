@@ -23,5 +23,8 @@ pub mod source;
 pub mod store;
 
 pub use delta::{Delta, DeltaObject, DeltaType, Deltas};
+pub use dispatch::{Lag, ResourceEventHandler, SubscribeOptions, Subscription};
+pub use ext::NotificationStreamExt;
 pub use key::{KeyError, ObjectKey};
 pub use notification::Notification;
+pub use store::Store;
