@@ -22,7 +22,25 @@ use crate::{
 
 /// The one handler: records the request, applies request faults, then
 /// serves a list or a watch.
+///
+/// Every answer closes its connection. With tokio's clock paused, a watch
+/// answered on a reused keep-alive connection never showed its end to the
+/// client (hyper's pooled-connection path and the frozen clock do not mix),
+/// so the fake server trades connection reuse for determinism.
 pub(crate) async fn handle(
+    state: AxumState<Arc<Shared>>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Response {
+    let mut response = serve(state, method, uri, headers).await;
+    response
+        .headers_mut()
+        .insert(header::CONNECTION, axum::http::HeaderValue::from_static("close"));
+    response
+}
+
+async fn serve(
     AxumState(shared): AxumState<Arc<Shared>>,
     method: Method,
     uri: Uri,
@@ -39,6 +57,7 @@ pub(crate) async fn handle(
             .get(header::ACCEPT)
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned),
+        received_at: tokio::time::Instant::now(),
     };
     shared.requests.lock().push(request.clone());
     shared.requests_changed.notify_waiters();

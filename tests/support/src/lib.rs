@@ -201,10 +201,19 @@ impl FakeApiServer {
         format!("http://{}", self.addr)
     }
 
-    /// A `kube::Client` whose cluster URL points at this server (default namespace `default`).
-    pub fn client(&self) -> kube::Client {
+    /// A `kube::Config` whose cluster URL points at this server (default
+    /// namespace `default`), with kube's own retries of 429/503/504 turned
+    /// off so that injected faults reach the code under test.
+    pub fn config(&self) -> kube::Config {
         let uri = self.url().parse().expect("a socket address makes a valid URI");
-        kube::Client::try_from(kube::Config::new(uri)).expect("a plain HTTP config builds a client")
+        let mut config = kube::Config::new(uri);
+        config.default_retry = false;
+        config
+    }
+
+    /// A `kube::Client` built from [`config`](Self::config).
+    pub fn client(&self) -> kube::Client {
+        kube::Client::try_from(self.config()).expect("a plain HTTP config builds a client")
     }
 
     // ---- the object store ----
