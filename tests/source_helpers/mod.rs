@@ -147,3 +147,15 @@ pub async fn wait_watches(server: &FakeApiServer, n: usize) {
         .await
         .expect("watch count never reached");
 }
+
+/// Waits until `n` watch requests were made and one watch is open.
+pub async fn wait_watch_requests(server: &FakeApiServer, n: usize) {
+    tokio::time::timeout(
+        Duration::from_secs(3600),
+        server.wait_until(|requests, open| {
+            open == 1 && requests.iter().filter(|r| r.is_watch()).count() == n
+        }),
+    )
+    .await
+    .expect("watch requests never reached");
+}
