@@ -19,7 +19,14 @@ fn list_count(server: &FakeApiServer) -> usize {
 
 /// Starts a source whose first watch sends `fault` after the first event,
 /// and returns it with the first watch's first event (an Added "a") read.
-async fn watch_with_fault(fault: WatchFault) -> (FakeApiServer, impl futures::Stream<Item = Result<kube_informer::source::Event<k8s_openapi::api::core::v1::ConfigMap>, Error>> + Unpin) {
+async fn watch_with_fault(
+    fault: WatchFault,
+) -> (
+    FakeApiServer,
+    impl futures::Stream<
+        Item = Result<kube_informer::source::Event<k8s_openapi::api::core::v1::ConfigMap>, Error>,
+    > + Unpin,
+) {
     let server = FakeApiServer::start().await;
     server.inject_watch_fault(RequestMatch::Watch, 1, fault);
     let mut events = cm_source(&server, Config::default());
@@ -31,7 +38,14 @@ async fn watch_with_fault(fault: WatchFault) -> (FakeApiServer, impl futures::St
 }
 
 /// After a skipped line, the same watch still delivers.
-async fn still_watching(server: &FakeApiServer, events: &mut (impl futures::Stream<Item = Result<kube_informer::source::Event<k8s_openapi::api::core::v1::ConfigMap>, Error>> + Unpin)) {
+async fn still_watching(
+    server: &FakeApiServer,
+    events: &mut (
+             impl futures::Stream<
+        Item = Result<kube_informer::source::Event<k8s_openapi::api::core::v1::ConfigMap>, Error>,
+    > + Unpin
+         ),
+) {
     server.create(&cm("b", "web")).unwrap();
     assert_eq!(label(&next_event(events).await), ("Added", "b".into()));
     assert_eq!(watch_count(server), 1, "the same watch went on");
@@ -50,7 +64,10 @@ async fn r7_unknown_event_type_is_reported_and_skipped() {
 #[tokio::test(start_paused = true)]
 async fn r7_object_without_metadata_is_reported_and_skipped() {
     let (server, mut events) = watch_with_fault(WatchFault::ObjectWithoutMetadata).await;
-    assert!(matches!(next_error(&mut events).await, Error::MissingMetadata));
+    assert!(matches!(
+        next_error(&mut events).await,
+        Error::MissingMetadata
+    ));
     still_watching(&server, &mut events).await;
 }
 
@@ -81,7 +98,13 @@ async fn r7_object_of_another_kind_is_reported_and_skipped() {
 #[tokio::test(start_paused = true)]
 async fn r7_malformed_line_is_reported_and_relists() {
     let (server, mut events) = watch_with_fault(WatchFault::MalformedLine).await;
-    assert!(matches!(next_error(&mut events).await, Error::Decode { what: "watch line", .. }));
+    assert!(matches!(
+        next_error(&mut events).await,
+        Error::Decode {
+            what: "watch line",
+            ..
+        }
+    ));
     let (names, _) = read_relist(&mut events).await;
     assert_eq!(names, ["a"]);
     assert_eq!(list_count(&server), 2);
@@ -112,8 +135,15 @@ async fn r9_dropped_connection_is_reported_and_rewatched() {
     wait_watch_requests(&server, 2).await;
     let requests = server.requests();
     let watches: Vec<_> = requests.iter().filter(|r| r.is_watch()).collect();
-    assert!(matches!(watches[1].param("resourceVersion"), Some("1" | "2")));
-    assert_eq!(watches[1].received_at - watches[0].received_at, Duration::from_secs(2), "at once");
+    assert!(matches!(
+        watches[1].param("resourceVersion"),
+        Some("1" | "2")
+    ));
+    assert_eq!(
+        watches[1].received_at - watches[0].received_at,
+        Duration::from_secs(2),
+        "at once"
+    );
     assert_eq!(list_count(&server), 1);
     server.create(&cm("c", "web")).unwrap();
     assert_eq!(label(&next_event(&mut events).await), ("Added", "c".into()));
@@ -131,7 +161,10 @@ async fn r9_forbidden_lists_are_reported_and_retried() {
         let error = next_error(&mut events).await;
         assert!(matches!(error, Error::List(_)), "{error}");
         assert_eq!(error.status_code(), Some(403));
-        assert!(error.to_string().starts_with("list request failed"), "{error}");
+        assert!(
+            error.to_string().starts_with("list request failed"),
+            "{error}"
+        );
     }
     let (names, _) = read_relist(&mut events).await;
     assert_eq!(names, ["a"]);
@@ -146,7 +179,10 @@ async fn r9_watch_start_failure_is_reported() {
     read_relist(&mut events).await;
     let error = next_error(&mut events).await;
     assert!(matches!(error, Error::WatchStart(_)));
-    assert!(error.to_string().starts_with("watch request failed"), "{error}");
+    assert!(
+        error.to_string().starts_with("watch request failed"),
+        "{error}"
+    );
     read_relist(&mut events).await;
 }
 
@@ -170,8 +206,12 @@ async fn r9_unreachable_server_is_reported_and_retried() {
     let client = server.client();
     drop(server);
     tokio::task::yield_now().await;
-    let api: kube::Api<k8s_openapi::api::core::v1::ConfigMap> = kube::Api::default_namespaced(client);
-    let mut events = spawned(kube_informer::source::watch_source(api, Config::default().backoff(exact_backoff())));
+    let api: kube::Api<k8s_openapi::api::core::v1::ConfigMap> =
+        kube::Api::default_namespaced(client);
+    let mut events = spawned(kube_informer::source::watch_source(
+        api,
+        Config::default().backoff(exact_backoff()),
+    ));
     for _ in 0..3 {
         let error = next_error(&mut events).await;
         assert!(matches!(error, Error::List(_)), "{error}");

@@ -4,7 +4,10 @@
 mod source_helpers;
 
 use fake_apiserver::{FakeApiServer, ResourceType};
-use k8s_openapi::api::{apps::v1::Deployment, core::v1::{ConfigMap, Node, Pod}};
+use k8s_openapi::api::{
+    apps::v1::Deployment,
+    core::v1::{ConfigMap, Node, Pod},
+};
 use kube::{
     Api, ResourceExt,
     api::{ApiResource, DynamicObject, GroupVersionKind},
@@ -27,7 +30,10 @@ async fn cluster_scoped_nodes() {
     wait_watches(&server, 1).await;
     node.metadata.name = Some("node-2".into());
     server.create(&node).unwrap();
-    assert_eq!(label(&next_event(&mut events).await), ("Added", "node-2".into()));
+    assert_eq!(
+        label(&next_event(&mut events).await),
+        ("Added", "node-2".into())
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -54,9 +60,15 @@ async fn dynamic_objects() {
     let server = FakeApiServer::start().await;
     let rt = ResourceType::new("example.com", "v1", "widgets", "Widget", true);
     server
-        .create_value(&rt, json!({"metadata": {"name": "w1", "namespace": "default"}, "spec": {"size": 3}}))
+        .create_value(
+            &rt,
+            json!({"metadata": {"name": "w1", "namespace": "default"}, "spec": {"size": 3}}),
+        )
         .unwrap();
-    let ar = ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk("example.com", "v1", "Widget"), "widgets");
+    let ar = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("example.com", "v1", "Widget"),
+        "widgets",
+    );
     let api: Api<DynamicObject> = Api::namespaced_with(server.client(), "default", &ar);
     let mut events = spawned(source::watch_source(api, Config::default()));
     assert_eq!(label(&next_event(&mut events).await).0, "ListStart");
@@ -68,13 +80,22 @@ async fn dynamic_objects() {
         other => panic!("{:?}", label(&other)),
     }
     assert_eq!(label(&next_event(&mut events).await).0, "ListDone");
-    assert_eq!(server.requests()[0].path, "/apis/example.com/v1/namespaces/default/widgets");
+    assert_eq!(
+        server.requests()[0].path,
+        "/apis/example.com/v1/namespaces/default/widgets"
+    );
 
     wait_watches(&server, 1).await;
     server
-        .create_value(&rt, json!({"metadata": {"name": "w2", "namespace": "default"}}))
+        .create_value(
+            &rt,
+            json!({"metadata": {"name": "w2", "namespace": "default"}}),
+        )
         .unwrap();
-    assert_eq!(label(&next_event(&mut events).await), ("Added", "w2".into()));
+    assert_eq!(
+        label(&next_event(&mut events).await),
+        ("Added", "w2".into())
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -111,7 +132,10 @@ async fn metadata_only() {
     assert_eq!(label(&next_event(&mut events).await).0, "ListDone");
     wait_watches(&server, 1).await;
     server.delete::<Pod>(Some("default"), "p").unwrap();
-    assert_eq!(label(&next_event(&mut events).await), ("Deleted", "p".into()));
+    assert_eq!(
+        label(&next_event(&mut events).await),
+        ("Deleted", "p".into())
+    );
     assert!(server.requests().iter().all(|r| r.is_metadata_only()));
 }
 
@@ -128,7 +152,10 @@ async fn label_selector_filters_and_relabel_deletes() {
     server.update(&cm("b", "web")).unwrap();
     assert_eq!(label(&next_event(&mut events).await), ("Added", "b".into()));
     server.update(&cm("a", "db")).unwrap();
-    assert_eq!(label(&next_event(&mut events).await), ("Deleted", "a".into()));
+    assert_eq!(
+        label(&next_event(&mut events).await),
+        ("Deleted", "a".into())
+    );
     for request in server.requests() {
         assert_eq!(request.param("labelSelector"), Some("app=web"));
     }
@@ -159,12 +186,16 @@ async fn transform_runs_before_objects_leave_the_source() {
     });
     let mut events = cm_source(&server, config);
     assert_eq!(label(&next_event(&mut events).await).0, "ListStart");
-    let Event::Listed(listed) = next_event(&mut events).await else { panic!() };
+    let Event::Listed(listed) = next_event(&mut events).await else {
+        panic!()
+    };
     assert_eq!(listed.metadata.labels, None);
     assert_eq!(listed.annotations()["seen"], "yes");
     next_event(&mut events).await;
     wait_watches(&server, 1).await;
     server.create(&cm("b", "web")).unwrap();
-    let Event::Added(added) = next_event(&mut events).await else { panic!() };
+    let Event::Added(added) = next_event(&mut events).await else {
+        panic!()
+    };
     assert_eq!(added.metadata.labels, None);
 }

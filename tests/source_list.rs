@@ -8,7 +8,10 @@ use fake_apiserver::{ApiStatus, FakeApiServer, RequestMatch, WatchFault};
 use kube_informer::source::{Config, Error};
 use source_helpers::*;
 
-fn param<'a>(call: &'a (&'static str, std::collections::BTreeMap<String, String>), name: &str) -> Option<&'a str> {
+fn param<'a>(
+    call: &'a (&'static str, std::collections::BTreeMap<String, String>),
+    name: &str,
+) -> Option<&'a str> {
     call.1.get(name).map(String::as_str)
 }
 
@@ -42,7 +45,11 @@ async fn r1_relist_uses_last_seen_resource_version() {
     server.create(&cm("b", "web")).unwrap();
     assert_eq!(label(&next_event(&mut events).await), ("Added", "b".into()));
 
-    server.inject_watch_fault(RequestMatch::Watch, 0, WatchFault::ErrorEvent(ApiStatus::expired()));
+    server.inject_watch_fault(
+        RequestMatch::Watch,
+        0,
+        WatchFault::ErrorEvent(ApiStatus::expired()),
+    );
     server.close_watches();
     // The re-watch after the normal end hits the ERROR event, then relists.
     let error = next_error(&mut events).await;
@@ -76,8 +83,15 @@ async fn r1_gone_list_retries_at_once_with_empty_resource_version() {
     let requests = server.requests();
     assert_eq!(requests[0].param("resourceVersion"), Some("0"));
     assert!(!requests[1].is_watch());
-    assert_eq!(requests[1].param("resourceVersion"), None, "consistent read");
-    assert_eq!(requests[1].received_at, requests[0].received_at, "no backoff");
+    assert_eq!(
+        requests[1].param("resourceVersion"),
+        None,
+        "consistent read"
+    );
+    assert_eq!(
+        requests[1].received_at, requests[0].received_at,
+        "no backoff"
+    );
 }
 
 // R1: "too large resource version" is treated like 410.
@@ -85,7 +99,11 @@ async fn r1_gone_list_retries_at_once_with_empty_resource_version() {
 async fn r1_too_large_resource_version_retries_with_empty_resource_version() {
     let server = FakeApiServer::start().await;
     server.create(&cm("a", "web")).unwrap();
-    server.fail_requests(RequestMatch::List, ApiStatus::too_large_resource_version(), 1);
+    server.fail_requests(
+        RequestMatch::List,
+        ApiStatus::too_large_resource_version(),
+        1,
+    );
     let mut events = cm_source(&server, Config::default());
     let error = next_error(&mut events).await;
     assert_eq!(error.status_code(), Some(504));
@@ -107,14 +125,19 @@ async fn r1_consistent_retry_failure_backs_off_and_stays_consistent() {
     read_relist(&mut events).await;
     let requests = server.requests();
     assert_eq!(requests[2].param("resourceVersion"), None);
-    assert_eq!(requests[2].received_at - requests[1].received_at, Duration::from_millis(800));
+    assert_eq!(
+        requests[2].received_at - requests[1].received_at,
+        Duration::from_millis(800)
+    );
 }
 
 // R2
 #[tokio::test(start_paused = true)]
 async fn r2_lists_in_pages_with_continue_tokens() {
     let server = FakeApiServer::start().await;
-    server.bulk_create((0..5).map(|i| cm(&format!("cm-{i}"), "web"))).unwrap();
+    server
+        .bulk_create((0..5).map(|i| cm(&format!("cm-{i}"), "web")))
+        .unwrap();
     let mut events = cm_source(&server, Config::default().page_size(2));
     let (names, rv) = read_relist(&mut events).await;
     assert_eq!(names, ["cm-0", "cm-1", "cm-2", "cm-3", "cm-4"]);
@@ -128,7 +151,11 @@ async fn r2_lists_in_pages_with_continue_tokens() {
     for page in &lists[1..] {
         assert_eq!(param(page, "limit"), Some("2"));
         assert!(param(page, "continue").is_some());
-        assert_eq!(param(page, "resourceVersion"), None, "the token pins the snapshot");
+        assert_eq!(
+            param(page, "resourceVersion"),
+            None,
+            "the token pins the snapshot"
+        );
     }
 }
 
@@ -136,12 +163,18 @@ async fn r2_lists_in_pages_with_continue_tokens() {
 #[tokio::test(start_paused = true)]
 async fn r2_default_page_size_is_500() {
     let server = FakeApiServer::start().await;
-    server.bulk_create((0..1001).map(|i| cm(&format!("cm-{i:04}"), "web"))).unwrap();
+    server
+        .bulk_create((0..1001).map(|i| cm(&format!("cm-{i:04}"), "web")))
+        .unwrap();
     let mut events = cm_source(&server, Config::default());
     let (names, _) = read_relist(&mut events).await;
     assert_eq!(names.len(), 1001);
     let calls = calls(&server);
-    let limits: Vec<_> = calls.iter().filter(|c| c.0 == "list").map(|c| param(c, "limit")).collect();
+    let limits: Vec<_> = calls
+        .iter()
+        .filter(|c| c.0 == "list")
+        .map(|c| param(c, "limit"))
+        .collect();
     assert_eq!(limits, [Some("500"); 3]);
 }
 
@@ -149,7 +182,9 @@ async fn r2_default_page_size_is_500() {
 #[tokio::test(start_paused = true)]
 async fn r2_expired_continue_token_falls_back_to_full_list() {
     let server = FakeApiServer::start().await;
-    server.bulk_create((0..5).map(|i| cm(&format!("cm-{i}"), "web"))).unwrap();
+    server
+        .bulk_create((0..5).map(|i| cm(&format!("cm-{i}"), "web")))
+        .unwrap();
     server.fail_requests(RequestMatch::ListContinue, ApiStatus::expired(), 1);
     let mut events = cm_source(&server, Config::default().page_size(2));
     assert_eq!(label(&next_event(&mut events).await).0, "ListStart");
@@ -173,7 +208,9 @@ async fn r2_expired_continue_token_falls_back_to_full_list() {
 #[tokio::test(start_paused = true)]
 async fn r2_compaction_between_pages_expires_the_token() {
     let server = FakeApiServer::start().await;
-    server.bulk_create((0..4).map(|i| cm(&format!("cm-{i}"), "web"))).unwrap();
+    server
+        .bulk_create((0..4).map(|i| cm(&format!("cm-{i}"), "web")))
+        .unwrap();
     let mut events = cm_source(&server, Config::default().page_size(2));
     assert_eq!(label(&next_event(&mut events).await).0, "ListStart");
     next_event(&mut events).await;
@@ -191,14 +228,20 @@ async fn r2_compaction_between_pages_expires_the_token() {
 #[tokio::test(start_paused = true)]
 async fn r2_relists_keep_paging_when_the_first_list_paged() {
     let server = FakeApiServer::start().await;
-    server.bulk_create((0..501).map(|i| cm(&format!("cm-{i:03}"), "web"))).unwrap();
+    server
+        .bulk_create((0..501).map(|i| cm(&format!("cm-{i:03}"), "web")))
+        .unwrap();
     let mut events = cm_source(&server, Config::default());
     read_relist(&mut events).await;
     wait_watches(&server, 1).await;
     // Let the watch live past the one-second "very short watch" mark, so its
     // normal end re-watches instead of relisting.
     tokio::time::sleep(Duration::from_secs(2)).await;
-    server.inject_watch_fault(RequestMatch::Watch, 0, WatchFault::ErrorEvent(ApiStatus::internal_error()));
+    server.inject_watch_fault(
+        RequestMatch::Watch,
+        0,
+        WatchFault::ErrorEvent(ApiStatus::internal_error()),
+    );
     server.close_watches();
     assert_eq!(next_error(&mut events).await.status_code(), Some(500));
     read_relist(&mut events).await;
@@ -214,7 +257,9 @@ async fn r2_relists_keep_paging_when_the_first_list_paged() {
 async fn r2_cache_answer_in_one_page_keeps_relists_unpaged() {
     let server = FakeApiServer::start().await;
     server.set_ignore_limit_at_rv0(true);
-    server.bulk_create((0..501).map(|i| cm(&format!("cm-{i:03}"), "web"))).unwrap();
+    server
+        .bulk_create((0..501).map(|i| cm(&format!("cm-{i:03}"), "web")))
+        .unwrap();
     let mut events = cm_source(&server, Config::default());
     let (names, _) = read_relist(&mut events).await;
     assert_eq!(names.len(), 501);
@@ -222,7 +267,11 @@ async fn r2_cache_answer_in_one_page_keeps_relists_unpaged() {
     // Let the watch live past the one-second "very short watch" mark, so its
     // normal end re-watches instead of relisting.
     tokio::time::sleep(Duration::from_secs(2)).await;
-    server.inject_watch_fault(RequestMatch::Watch, 0, WatchFault::ErrorEvent(ApiStatus::internal_error()));
+    server.inject_watch_fault(
+        RequestMatch::Watch,
+        0,
+        WatchFault::ErrorEvent(ApiStatus::internal_error()),
+    );
     server.close_watches();
     assert_eq!(next_error(&mut events).await.status_code(), Some(500));
     read_relist(&mut events).await;

@@ -81,9 +81,14 @@ impl Fold {
             Event::ListStart => self.relist = Some(BTreeMap::new()),
             Event::Listed(o) => {
                 let (k, v) = entry(&o);
-                self.relist.as_mut().expect("Listed outside a relist").insert(k, v);
+                self.relist
+                    .as_mut()
+                    .expect("Listed outside a relist")
+                    .insert(k, v);
             }
-            Event::ListDone { .. } => self.map = self.relist.take().expect("ListDone outside a relist"),
+            Event::ListDone { .. } => {
+                self.map = self.relist.take().expect("ListDone outside a relist")
+            }
             Event::Bookmark { .. } => {}
         }
     }
@@ -101,9 +106,15 @@ fn inject(server: &FakeApiServer, fault: &Fault, after: usize) {
         Fault::NoName => watch(WatchFault::ObjectWithoutName),
         Fault::Close => server.close_watches(),
         Fault::Compact => server.compact(),
-        Fault::ListFails => server.fail_requests(RequestMatch::List, ApiStatus::internal_error(), 1),
-        Fault::ContinueExpires => server.fail_requests(RequestMatch::ListContinue, ApiStatus::expired(), 1),
-        Fault::WatchStart429 => server.fail_requests(RequestMatch::Watch, ApiStatus::too_many_requests(), 1),
+        Fault::ListFails => {
+            server.fail_requests(RequestMatch::List, ApiStatus::internal_error(), 1)
+        }
+        Fault::ContinueExpires => {
+            server.fail_requests(RequestMatch::ListContinue, ApiStatus::expired(), 1)
+        }
+        Fault::WatchStart429 => {
+            server.fail_requests(RequestMatch::Watch, ApiStatus::too_many_requests(), 1)
+        }
         Fault::Bookmark => server.send_bookmark(),
     }
 }
@@ -111,8 +122,15 @@ fn inject(server: &FakeApiServer, fault: &Fault, after: usize) {
 async fn run(ops: Vec<Op>, streaming: bool) -> Result<(), TestCaseError> {
     let server = FakeApiServer::start().await;
     let fold = Arc::new(Mutex::new(Fold::default()));
-    let strategy = if streaming { ListStrategy::Streaming } else { ListStrategy::Paginated };
-    let config = Config::default().page_size(2).list_strategy(strategy).backoff(exact_backoff());
+    let strategy = if streaming {
+        ListStrategy::Streaming
+    } else {
+        ListStrategy::Paginated
+    };
+    let config = Config::default()
+        .page_size(2)
+        .list_strategy(strategy)
+        .backoff(exact_backoff());
     let api: Api<ConfigMap> = Api::default_namespaced(server.client());
     let events = source::watch_source(api, config);
     let folding = fold.clone();
@@ -128,7 +146,9 @@ async fn run(ops: Vec<Op>, streaming: bool) -> Result<(), TestCaseError> {
     for op in &ops {
         match op {
             Op::Put(n, v) => {
-                server.apply(&cm(&format!("cm-{n}"), &format!("v{v}"))).unwrap();
+                server
+                    .apply(&cm(&format!("cm-{n}"), &format!("v{v}")))
+                    .unwrap();
             }
             Op::Delete(n) => {
                 let _ = server.delete::<ConfigMap>(Some("default"), &format!("cm-{n}"));

@@ -22,18 +22,29 @@ async fn r8_streaming_list_then_the_same_watch_goes_on() {
     let mut events = cm_source(&server, streaming());
     let (names, rv) = read_relist(&mut events).await;
     assert_eq!(names, ["a", "b"]);
-    assert_eq!(rv, "2", "the resourceVersion of the initial-events-end bookmark");
+    assert_eq!(
+        rv, "2",
+        "the resourceVersion of the initial-events-end bookmark"
+    );
     server.create(&cm("c", "web")).unwrap();
     assert_eq!(label(&next_event(&mut events).await), ("Added", "c".into()));
 
     let requests = server.requests();
-    assert_eq!(requests.len(), 1, "one request: the list and the watch are one stream");
+    assert_eq!(
+        requests.len(),
+        1,
+        "one request: the list and the watch are one stream"
+    );
     let watch = &requests[0];
     assert!(watch.is_watch());
     assert_eq!(watch.param("sendInitialEvents"), Some("true"));
     assert_eq!(watch.param("resourceVersionMatch"), Some("NotOlderThan"));
     assert_eq!(watch.param("allowWatchBookmarks"), Some("true"));
-    assert_eq!(watch.param("resourceVersion"), Some(""), "first streaming list reads consistently");
+    assert_eq!(
+        watch.param("resourceVersion"),
+        Some(""),
+        "first streaming list reads consistently"
+    );
     let timeout: u64 = watch.param("timeoutSeconds").unwrap().parse().unwrap();
     assert!((300..600).contains(&timeout));
 }
@@ -49,16 +60,26 @@ async fn r8_streaming_relist_uses_last_resource_version() {
     server.create(&cm("b", "web")).unwrap();
     next_event(&mut events).await;
     tokio::time::sleep(Duration::from_secs(2)).await;
-    server.inject_watch_fault(RequestMatch::Watch, 0, WatchFault::ErrorEvent(ApiStatus::internal_error()));
+    server.inject_watch_fault(
+        RequestMatch::Watch,
+        0,
+        WatchFault::ErrorEvent(ApiStatus::internal_error()),
+    );
     server.close_watches();
     assert_eq!(next_error(&mut events).await.status_code(), Some(500));
     let (names, rv) = read_relist(&mut events).await;
     assert_eq!(names, ["a", "b"]);
     assert_eq!(rv, "2");
     let requests = server.requests();
-    let relist = requests.iter().rfind(|r| r.param("sendInitialEvents") == Some("true")).unwrap();
+    let relist = requests
+        .iter()
+        .rfind(|r| r.param("sendInitialEvents") == Some("true"))
+        .unwrap();
     assert_eq!(relist.param("resourceVersion"), Some("2"));
-    assert!(requests.iter().all(|r| r.is_watch()), "never a paginated list");
+    assert!(
+        requests.iter().all(|r| r.is_watch()),
+        "never a paginated list"
+    );
 }
 
 // R8: a server without streaming lists refuses; that relist falls back to pages.
@@ -92,8 +113,14 @@ async fn r8_broken_streaming_list_falls_back_to_paginated_list() {
     server.inject_watch_fault(RequestMatch::StreamingList, 1, WatchFault::End);
     let mut events = cm_source(&server, streaming());
     assert_eq!(label(&next_event(&mut events).await).0, "ListStart");
-    assert_eq!(label(&next_event(&mut events).await), ("Listed", "a".into()));
-    assert!(matches!(next_error(&mut events).await, Error::StreamingListIncomplete));
+    assert_eq!(
+        label(&next_event(&mut events).await),
+        ("Listed", "a".into())
+    );
+    assert!(matches!(
+        next_error(&mut events).await,
+        Error::StreamingListIncomplete
+    ));
     let (names, rv) = read_relist(&mut events).await;
     assert_eq!(names, ["a", "b", "c"]);
     assert_eq!(rv, "3");
@@ -105,7 +132,11 @@ async fn r8_broken_streaming_list_falls_back_to_paginated_list() {
 async fn r8_expired_streaming_list_retries_consistently() {
     let server = FakeApiServer::start().await;
     server.create(&cm("a", "web")).unwrap();
-    server.inject_watch_fault(RequestMatch::StreamingList, 0, WatchFault::ErrorEvent(ApiStatus::expired()));
+    server.inject_watch_fault(
+        RequestMatch::StreamingList,
+        0,
+        WatchFault::ErrorEvent(ApiStatus::expired()),
+    );
     let mut events = cm_source(&server, streaming());
     assert_eq!(label(&next_event(&mut events).await).0, "ListStart");
     assert_eq!(next_error(&mut events).await.status_code(), Some(410));

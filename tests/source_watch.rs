@@ -10,11 +10,19 @@ use kube_informer::source::{Config, Error, Event};
 use source_helpers::*;
 
 fn watches(server: &FakeApiServer) -> Vec<fake_apiserver::RecordedRequest> {
-    server.requests().into_iter().filter(|r| r.is_watch()).collect()
+    server
+        .requests()
+        .into_iter()
+        .filter(|r| r.is_watch())
+        .collect()
 }
 
 fn lists(server: &FakeApiServer) -> Vec<fake_apiserver::RecordedRequest> {
-    server.requests().into_iter().filter(|r| !r.is_watch()).collect()
+    server
+        .requests()
+        .into_iter()
+        .filter(|r| !r.is_watch())
+        .collect()
 }
 
 fn secret(name: &str) -> Secret {
@@ -35,9 +43,15 @@ async fn r3_watches_from_the_list_with_bookmarks_and_a_random_timeout() {
     server.create(&cm("b", "web")).unwrap();
     assert_eq!(label(&next_event(&mut events).await), ("Added", "b".into()));
     server.update(&cm("b", "db")).unwrap();
-    assert_eq!(label(&next_event(&mut events).await), ("Modified", "b".into()));
+    assert_eq!(
+        label(&next_event(&mut events).await),
+        ("Modified", "b".into())
+    );
     server.delete::<ConfigMap>(Some("default"), "a").unwrap();
-    assert_eq!(label(&next_event(&mut events).await), ("Deleted", "a".into()));
+    assert_eq!(
+        label(&next_event(&mut events).await),
+        ("Deleted", "a".into())
+    );
 
     let watch = &watches(&server)[0];
     assert_eq!(watch.param("resourceVersion"), Some(rv.as_str()));
@@ -70,11 +84,16 @@ async fn r3_watch_timeout_rewatches_at_once_without_relist() {
     let watches = watches(&server);
     for pair in watches.windows(2) {
         let asked: u64 = pair[0].param("timeoutSeconds").unwrap().parse().unwrap();
-        assert_eq!(pair[1].received_at - pair[0].received_at, Duration::from_secs(asked));
+        assert_eq!(
+            pair[1].received_at - pair[0].received_at,
+            Duration::from_secs(asked)
+        );
         assert_eq!(pair[1].param("resourceVersion"), Some("2"));
     }
-    let timeouts: std::collections::BTreeSet<_> =
-        watches.iter().map(|w| w.param("timeoutSeconds").unwrap().to_owned()).collect();
+    let timeouts: std::collections::BTreeSet<_> = watches
+        .iter()
+        .map(|w| w.param("timeoutSeconds").unwrap().to_owned())
+        .collect();
     assert!(timeouts.len() > 1, "timeouts are random: {timeouts:?}");
     assert_eq!(lists(&server).len(), 1, "no relist");
 }
@@ -108,11 +127,17 @@ async fn r3_very_short_empty_watch_relists_after_backoff() {
     read_relist(&mut events).await;
     wait_watches(&server, 1).await;
     server.close_watches();
-    assert!(matches!(next_error(&mut events).await, Error::VeryShortWatch(_)));
+    assert!(matches!(
+        next_error(&mut events).await,
+        Error::VeryShortWatch(_)
+    ));
     read_relist(&mut events).await;
     let lists = lists(&server);
     assert_eq!(lists.len(), 2);
-    assert_eq!(lists[1].received_at - watches(&server)[0].received_at, Duration::from_millis(800));
+    assert_eq!(
+        lists[1].received_at - watches(&server)[0].received_at,
+        Duration::from_millis(800)
+    );
 }
 
 // R4: ERROR 410 relists (from the last resourceVersion) after backoff.
@@ -120,15 +145,25 @@ async fn r3_very_short_empty_watch_relists_after_backoff() {
 async fn r4_gone_error_event_relists_after_backoff() {
     let server = FakeApiServer::start().await;
     server.create(&cm("a", "web")).unwrap();
-    server.inject_watch_fault(RequestMatch::Watch, 0, WatchFault::ErrorEvent(ApiStatus::expired()));
+    server.inject_watch_fault(
+        RequestMatch::Watch,
+        0,
+        WatchFault::ErrorEvent(ApiStatus::expired()),
+    );
     let mut events = cm_source(&server, Config::default());
     read_relist(&mut events).await;
     let error = next_error(&mut events).await;
-    assert!(matches!(&error, Error::WatchEvent { code: 410, .. }), "{error}");
+    assert!(
+        matches!(&error, Error::WatchEvent { code: 410, .. }),
+        "{error}"
+    );
     read_relist(&mut events).await;
     let lists = lists(&server);
     assert_eq!(lists[1].param("resourceVersion"), Some("1"));
-    assert_eq!(lists[1].received_at - watches(&server)[0].received_at, Duration::from_millis(800));
+    assert_eq!(
+        lists[1].received_at - watches(&server)[0].received_at,
+        Duration::from_millis(800)
+    );
 }
 
 // R4: a compacted resourceVersion on watch start comes back as ERROR 410.
@@ -152,27 +187,44 @@ async fn r4_watch_from_compacted_resource_version_relists() {
 #[tokio::test(start_paused = true)]
 async fn r4_other_error_event_relists_after_backoff() {
     let server = FakeApiServer::start().await;
-    server.inject_watch_fault(RequestMatch::Watch, 0, WatchFault::ErrorEvent(ApiStatus::internal_error()));
+    server.inject_watch_fault(
+        RequestMatch::Watch,
+        0,
+        WatchFault::ErrorEvent(ApiStatus::internal_error()),
+    );
     let mut events = cm_source(&server, Config::default());
     read_relist(&mut events).await;
     assert_eq!(next_error(&mut events).await.status_code(), Some(500));
     read_relist(&mut events).await;
-    assert_eq!(lists(&server)[1].received_at - watches(&server)[0].received_at, Duration::from_millis(800));
+    assert_eq!(
+        lists(&server)[1].received_at - watches(&server)[0].received_at,
+        Duration::from_millis(800)
+    );
 }
 
 // R4: 429 as an ERROR event waits one backoff and re-watches (no relist).
 #[tokio::test(start_paused = true)]
 async fn r4_too_many_requests_event_rewatches_after_backoff() {
     let server = FakeApiServer::start().await;
-    server.inject_watch_fault(RequestMatch::Watch, 0, WatchFault::ErrorEvent(ApiStatus::too_many_requests()));
+    server.inject_watch_fault(
+        RequestMatch::Watch,
+        0,
+        WatchFault::ErrorEvent(ApiStatus::too_many_requests()),
+    );
     let mut events = cm_source(&server, Config::default());
     read_relist(&mut events).await;
     assert_eq!(next_error(&mut events).await.status_code(), Some(429));
-    tokio::time::timeout(Duration::from_secs(60), server.wait_until(|r, _| r.iter().filter(|r| r.is_watch()).count() == 2))
-        .await
-        .unwrap();
+    tokio::time::timeout(
+        Duration::from_secs(60),
+        server.wait_until(|r, _| r.iter().filter(|r| r.is_watch()).count() == 2),
+    )
+    .await
+    .unwrap();
     let watches = watches(&server);
-    assert_eq!(watches[1].received_at - watches[0].received_at, Duration::from_millis(800));
+    assert_eq!(
+        watches[1].received_at - watches[0].received_at,
+        Duration::from_millis(800)
+    );
     assert_eq!(lists(&server).len(), 1);
 }
 
@@ -209,7 +261,10 @@ async fn r5_backoff_doubles_between_failed_lists() {
     }
     read_relist(&mut events).await;
     let lists = lists(&server);
-    let gaps: Vec<u128> = lists.windows(2).map(|p| (p[1].received_at - p[0].received_at).as_millis()).collect();
+    let gaps: Vec<u128> = lists
+        .windows(2)
+        .map(|p| (p[1].received_at - p[0].received_at).as_millis())
+        .collect();
     assert_eq!(gaps, [800, 1600, 3200, 6400, 12800]);
 }
 
@@ -228,7 +283,10 @@ async fn r5_default_jitter_stays_within_double() {
     for (i, pair) in lists.windows(2).enumerate() {
         let base = Duration::from_millis(800) * 2u32.pow(i as u32);
         let gap = pair[1].received_at - pair[0].received_at;
-        assert!(gap >= base && gap < base * 2, "gap {gap:?} for base {base:?}");
+        assert!(
+            gap >= base && gap < base * 2,
+            "gap {gap:?} for base {base:?}"
+        );
     }
 }
 
@@ -244,14 +302,25 @@ async fn r5_backoff_resets_after_two_quiet_minutes() {
     read_relist(&mut events).await;
     wait_watches(&server, 1).await;
     tokio::time::sleep(Duration::from_secs(150)).await;
-    server.inject_watch_fault(RequestMatch::Watch, 0, WatchFault::ErrorEvent(ApiStatus::internal_error()));
+    server.inject_watch_fault(
+        RequestMatch::Watch,
+        0,
+        WatchFault::ErrorEvent(ApiStatus::internal_error()),
+    );
     server.close_watches();
     assert_eq!(next_error(&mut events).await.status_code(), Some(500));
     read_relist(&mut events).await;
     let watches = watches(&server);
     let lists = lists(&server);
-    let last_watch = watches.iter().rev().find(|w| w.received_at < lists.last().unwrap().received_at).unwrap();
-    assert_eq!(lists.last().unwrap().received_at - last_watch.received_at, Duration::from_millis(800));
+    let last_watch = watches
+        .iter()
+        .rev()
+        .find(|w| w.received_at < lists.last().unwrap().received_at)
+        .unwrap();
+    assert_eq!(
+        lists.last().unwrap().received_at - last_watch.received_at,
+        Duration::from_millis(800)
+    );
 }
 
 // R6: bookmarks pass through as Bookmark events and move the resourceVersion

@@ -51,9 +51,10 @@ where
         }
     });
     let guard = AbortOnDrop(task);
-    Box::pin(futures::stream::unfold((rx, guard), |(mut rx, guard)| async move {
-        rx.recv().await.map(|item| (item, (rx, guard)))
-    }))
+    Box::pin(futures::stream::unfold(
+        (rx, guard),
+        |(mut rx, guard)| async move { rx.recv().await.map(|item| (item, (rx, guard))) },
+    ))
 }
 
 struct AbortOnDrop(tokio::task::JoinHandle<()>);
@@ -143,9 +144,12 @@ pub fn calls(server: &FakeApiServer) -> Vec<(&'static str, BTreeMap<String, Stri
 
 /// Waits until the server holds `n` open watches.
 pub async fn wait_watches(server: &FakeApiServer, n: usize) {
-    tokio::time::timeout(Duration::from_secs(3600), server.wait_until(|_, open| open == n))
-        .await
-        .expect("watch count never reached");
+    tokio::time::timeout(
+        Duration::from_secs(3600),
+        server.wait_until(|_, open| open == n),
+    )
+    .await
+    .expect("watch count never reached");
 }
 
 /// Waits until `n` watch requests were made and one watch is open.
