@@ -225,7 +225,9 @@ pub(crate) fn watch(
                     lines.push(event_line("ERROR", &status.to_json()));
                     pos = None;
                 } else {
-                    for event in state.log.iter().filter(|e| e.rv > p && e.resource == path.resource) {
+                    // The log is in resourceVersion order: skip what this watch saw.
+                    let unseen = state.log.partition_point(|e| e.rv <= p);
+                    for event in state.log[unseen..].iter().filter(|e| e.resource == path.resource) {
                         if let Some((kind, object)) = watch_event(event, &query, path.namespace.as_deref()) {
                             lines.push(event_line(kind, &object));
                         }
