@@ -1,0 +1,180 @@
+//! The HTTP side: lists and watches over the store, with faults applied.
+
+use std::{sync::Arc, time::Duration};
+
+use axum::{
+    extract::State as AxumState,
+    http::{HeaderMap, Method, StatusCode, Uri, header},
+    response::{IntoResponse, Response},
+};
+use serde_json::{Value, json};
+
+use crate::{
+    Shared, faults::Answer, faults::ApiStatus, list::list, record::RecordedRequest,
+    resource::CollectionPath, selector::Selector, watch::watch,
+};
+
+/// The one handler: records the request, applies request faults, then
+/// serves a list or a watch.
+///
+/// Every answer closes its connection. With tokio's clock paused, a watch
+/// answered on a reused keep-alive connection never showed its end to the
+/// client (hyper's pooled-connection path and the frozen clock do not mix),
+/// so the fake server trades connection reuse for determinism.
+pub(crate) async fn handle(
+    state: AxumState<Arc<Shared>>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Response {
+    let mut response = serve(state, method, uri, headers).await;
+    response.headers_mut().insert(
+        header::CONNECTION,
+        axum::http::HeaderValue::from_static("close"),
+    );
+    response
+}
+
+async fn serve(
+    AxumState(shared): AxumState<Arc<Shared>>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Response {
+    let request = RecordedRequest {
+        method: method.to_string(),
+        path: uri.path().to_owned(),
+        query: uri
+            .query()
+            .map(|q| form_urlencoded::parse(q.as_bytes()).into_owned().collect())
+            .unwrap_or_default(),
+        accept: headers
+            .get(header::ACCEPT)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned),
+        received_at: tokio::time::Instant::now(),
+    };
+    shared.requests.lock().push(request.clone());
+    shared.requests_changed.notify_waiters();
+
+    let answers = shared.faults.lock().take_answers(&request);
+    for answer in answers {
+        match answer {
+            Answer::Delay(d) => tokio::time::sleep(d).await,
+            Answer::Status(status) => return status_response(&status),
+        }
+    }
+
+    let Some(path) = CollectionPath::parse(&request.path) else {
+        return status_response(&ApiStatus::new(
+            404,
+            "NotFound",
+            "the server could not find the requested resource",
+        ));
+    };
+    if method != Method::GET {
+        return status_response(&ApiStatus::new(
+            405,
+            "MethodNotAllowed",
+            "the fake server only serves list and watch",
+        ));
+    }
+    let query = match Query::parse(&request) {
+        Ok(q) => q,
+        Err(status) => return status_response(&status),
+    };
+    if request.is_watch() {
+        watch(shared, path, query, &request)
+    } else {
+        list(&shared, &path, &query)
+    }
+}
+
+pub(crate) fn status_response(status: &ApiStatus) -> Response {
+    let code = StatusCode::from_u16(status.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    (
+        code,
+        [(header::CONTENT_TYPE, "application/json")],
+        status.to_json().to_string(),
+    )
+        .into_response()
+}
+
+/// The query parameters that change what is served.
+pub(crate) struct Query {
+    pub(crate) labels: Selector,
+    pub(crate) fields: Selector,
+    pub(crate) resource_version: Option<String>,
+    pub(crate) version_match: Option<String>,
+    pub(crate) limit: Option<usize>,
+    pub(crate) continue_token: Option<String>,
+    pub(crate) metadata_only: bool,
+    pub(crate) bookmarks: bool,
+    pub(crate) send_initial_events: bool,
+    pub(crate) timeout: Option<Duration>,
+}
+
+impl Query {
+    fn parse(request: &RecordedRequest) -> Result<Self, ApiStatus> {
+        let bad = |m: String| ApiStatus::new(400, "BadRequest", &m);
+        let selector =
+            |name: &str| Selector::parse(request.param(name).unwrap_or("")).map_err(|e| bad(e.0));
+        let number = |name: &str| -> Result<Option<u64>, ApiStatus> {
+            request
+                .param(name)
+                .map(|v| {
+                    v.parse::<u64>()
+                        .map_err(|_| bad(format!("invalid {name} {v:?}")))
+                })
+                .transpose()
+        };
+        Ok(Self {
+            labels: selector("labelSelector")?,
+            fields: selector("fieldSelector")?,
+            resource_version: request.param("resourceVersion").map(str::to_owned),
+            version_match: request.param("resourceVersionMatch").map(str::to_owned),
+            limit: number("limit")?.filter(|&l| l > 0).map(|l| l as usize),
+            continue_token: request.param("continue").map(str::to_owned),
+            metadata_only: request.is_metadata_only(),
+            bookmarks: request.param("allowWatchBookmarks") == Some("true"),
+            send_initial_events: request.param("sendInitialEvents") == Some("true"),
+            timeout: number("timeoutSeconds")?.map(Duration::from_secs),
+        })
+    }
+
+    pub(crate) fn selects(&self, namespace: Option<&str>, object: &Value) -> bool {
+        let in_namespace =
+            namespace.is_none_or(|ns| object["metadata"]["namespace"].as_str() == Some(ns));
+        in_namespace && self.labels.matches_labels(object) && self.fields.matches_fields(object)
+    }
+
+    pub(crate) fn render(&self, object: &Value) -> Value {
+        if self.metadata_only {
+            json!({
+                "kind": "PartialObjectMetadata",
+                "apiVersion": "meta.k8s.io/v1",
+                "metadata": object["metadata"],
+            })
+        } else {
+            object.clone()
+        }
+    }
+}
+
+pub(crate) fn json_response(value: &Value) -> Response {
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        value.to_string(),
+    )
+        .into_response()
+}
+
+/// A parsed resourceVersion: `None` for "" or "0" (any/most recent).
+pub(crate) fn parse_rv(rv: Option<&str>) -> Result<Option<u64>, ApiStatus> {
+    match rv {
+        None | Some("") | Some("0") => Ok(None),
+        Some(v) => v.parse().map(Some).map_err(|_| {
+            ApiStatus::new(400, "BadRequest", &format!("invalid resourceVersion {v:?}"))
+        }),
+    }
+}
