@@ -287,7 +287,7 @@ cmd_up() {
   mkdir -p "$STATE"
   touch "$STATE/.kube-informer-e2e"
   mkdir -p "$E2E_CACHE_DIR"
-  echo "$STATE" >"$CURRENT_POINTER"
+  [[ -n "${PRIVATE_CLUSTER:-}" ]] || echo "$STATE" >"$CURRENT_POINTER"
   # Anything started before a failure or an interrupt is stopped again.
   UP_DONE=0
   trap '((UP_DONE)) || { log "startup did not finish; cleaning up"; KUBE_INFORMER_E2E_DIR="$STATE" cmd_down; }' EXIT
@@ -379,12 +379,12 @@ cmd_status() {
 cmd_run() {
   [[ "${1:-}" == -- ]] && shift
   (($#)) || die "run: give a command after --"
+  # A cluster of its own, never one a developer left up with `up`.
   local env_file
-  env_file="$(cmd_up)"
-  local dir
-  dir="$(dirname "$env_file")"
-  trap 'KUBE_INFORMER_E2E_DIR="$dir" cmd_down' EXIT
+  RUN_DIR="$(mktemp -d "${TMPDIR:-/tmp}/kube-informer-e2e.XXXXXX")"
+  trap 'KUBE_INFORMER_E2E_DIR="$RUN_DIR" cmd_down; rmdir "$RUN_DIR" 2>/dev/null || true' EXIT
   trap 'exit 130' INT TERM
+  env_file="$(KUBE_INFORMER_E2E_DIR="$RUN_DIR" PRIVATE_CLUSTER=1 cmd_up)"
   # shellcheck disable=SC1090
   source "$env_file"
   "$@"
