@@ -177,7 +177,8 @@ start_etcd() {
 # full command to $STATE/apiserver-NAME.cmd so restart-apiserver can reuse it.
 start_apiserver() {
   local name="$1" port="$2"; shift 2
-  local p="$STATE/pki" cmd=(
+  local p="$STATE/pki"
+  local cmd=(
     "$KUBE_APISERVER_BIN"
     --bind-address=127.0.0.1
     --advertise-address=127.0.0.1

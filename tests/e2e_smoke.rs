@@ -86,7 +86,11 @@ async fn e2e_smoke_configmaps_list_watch_and_crud() -> Result<()> {
 
     // Update: the watch sees the new data and a newer resourceVersion.
     let before = &created[3];
-    let patch = serde_json::json!({ "data": { "value": "changed" } });
+    let patch = serde_json::json!({
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "data": { "value": "changed" },
+    });
     let updated = api
         .patch(name_of(before), &PatchParams::apply("kube-informer-e2e").force(), &Patch::Apply(&patch))
         .await?;
@@ -158,9 +162,12 @@ async fn e2e_smoke_compaction_makes_old_watch_gone() -> Result<()> {
 
     let old = api.create(&post_params(), &configmap("first", "1")).await?;
     let old_rv = old.metadata.resource_version.context("created object has a resourceVersion")?;
+    // A watch from `old_rv` starts at the next revision, so at least two
+    // writes must come after it for the compaction to remove that start.
     api.create(&post_params(), &configmap("second", "2")).await?;
+    api.create(&post_params(), &configmap("third", "3")).await?;
     let compacted = cluster.compact_etcd().await?;
-    ensure!(compacted > old_rv.parse::<u64>()?, "compaction at {compacted} is past {old_rv}");
+    ensure!(compacted > old_rv.parse::<u64>()? + 1, "compaction at {compacted} removed {old_rv}+1");
     ensure!(cluster.etcd_revision().await? >= compacted);
 
     let gone = within(STEP, "watch from a compacted resourceVersion", async {

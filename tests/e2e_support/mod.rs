@@ -126,8 +126,9 @@ impl Cluster {
         out.trim().parse().with_context(|| format!("etcd revision {out:?}"))
     }
 
-    /// Compacts etcd at its current revision and returns that revision:
-    /// every older resourceVersion is then gone for watches that reach etcd.
+    /// Compacts etcd at its current revision `r` and returns `r`: revisions
+    /// below `r` are gone. A watch from resourceVersion `v` starts at `v + 1`,
+    /// so it gets 410 Gone (where it reaches etcd) only when `v + 1 < r`.
     pub async fn compact_etcd(&self) -> Result<u64> {
         let out = self.script(&["compact".to_owned()]).await?;
         out.trim().parse().with_context(|| format!("compacted revision {out:?}"))
