@@ -53,13 +53,16 @@ require_state() {
 
 # ---------------------------------------------------------------- processes
 
-# A port nobody listens on right now. A race with another process is possible
-# but rare; startup fails loudly if it happens.
+# A port no socket uses right now, below the kernel's ephemeral range: the
+# apiservers open many outgoing connections to etcd, and a port picked from
+# that range could be taken by one of them before the listener binds it.
 free_port() {
-  local port
+  local low=32768 port
+  read -r low _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || true
+  ((low > 11000)) || low=61000
   for _ in $(seq 1 200); do
-    port=$((20000 + RANDOM % 40000))
-    if ! ss -Htln "sport = :$port" 2>/dev/null | grep -q . &&
+    port=$((10000 + RANDOM % (low - 10000)))
+    if ! ss -Htan "( sport = :$port )" 2>/dev/null | grep -q . &&
       ! grep -qx "$port" "$STATE/ports" 2>/dev/null; then
       echo "$port" >>"$STATE/ports"
       echo "$port"
@@ -255,11 +258,19 @@ write_env() {
 
 # ---------------------------------------------------------------- commands
 
+# The apiservers stop together (each may take seconds to drain its
+# connections), then etcd, which they need until they are gone.
 stop_all() {
-  local dir="$1"
-  for pidfile in "$dir"/apiserver-*.pid "$dir"/etcd.pid; do
-    [[ -e "$pidfile" ]] && stop_process "$pidfile" TERM
+  local dir="$1" pidfile
+  local stoppers=()
+  for pidfile in "$dir"/apiserver-*.pid; do
+    [[ -e "$pidfile" ]] || continue
+    stop_process "$pidfile" TERM &
+    stoppers+=($!)
   done
+  # Only these: when `up` fails, this shell is also etcd's parent.
+  ((${#stoppers[@]} == 0)) || wait "${stoppers[@]}"
+  [[ -e "$dir/etcd.pid" ]] && stop_process "$dir/etcd.pid" TERM
   return 0
 }
 
