@@ -44,17 +44,28 @@ async fn e2e_smoke_configmaps_list_watch_and_crud() -> Result<()> {
     };
     let _up = cluster.shared().await;
     let client = cluster.admin_client().await?;
-    let version = within(STEP, "server version", async { Ok(client.apiserver_version().await?) }).await?;
+    let version = within(STEP, "server version", async {
+        Ok(client.apiserver_version().await?)
+    })
+    .await?;
     eprintln!("kube-apiserver {}", version.git_version);
 
     let ns = TestNamespace::create(&client, "smoke-crud").await?;
     let api = ns.configmaps();
 
     let empty = api.list(&ListParams::default()).await?;
-    ensure!(empty.items.is_empty(), "a new namespace holds no ConfigMaps");
-    let from = empty.metadata.resource_version.context("list has a resourceVersion")?;
-    let mut events =
-        api.watch(&WatchParams::default().timeout(60), &from).await?.boxed();
+    ensure!(
+        empty.items.is_empty(),
+        "a new namespace holds no ConfigMaps"
+    );
+    let from = empty
+        .metadata
+        .resource_version
+        .context("list has a resourceVersion")?;
+    let mut events = api
+        .watch(&WatchParams::default().timeout(60), &from)
+        .await?
+        .boxed();
 
     let created = create_configmaps(&api, "cm", 25, 8).await?;
     ensure!(created.len() == 25);
@@ -71,7 +82,10 @@ async fn e2e_smoke_configmaps_list_watch_and_crud() -> Result<()> {
         }
     }
     let expected: Vec<String> = created.iter().map(|cm| name_of(cm).to_owned()).collect();
-    ensure!(listed == expected, "paginated list {listed:?} != created {expected:?}");
+    ensure!(
+        listed == expected,
+        "paginated list {listed:?} != created {expected:?}"
+    );
 
     // The watch started before the writes reports each creation once.
     let mut added = Vec::new();
@@ -92,12 +106,22 @@ async fn e2e_smoke_configmaps_list_watch_and_crud() -> Result<()> {
         "data": { "value": "changed" },
     });
     let updated = api
-        .patch(name_of(before), &PatchParams::apply("kube-informer-e2e").force(), &Patch::Apply(&patch))
+        .patch(
+            name_of(before),
+            &PatchParams::apply("kube-informer-e2e").force(),
+            &Patch::Apply(&patch),
+        )
         .await?;
     match next_change(&mut events).await? {
         WatchEvent::Modified(cm) => {
             ensure!(name_of(&cm) == name_of(before));
-            ensure!(cm.data.as_ref().and_then(|d| d.get("value")).map(String::as_str) == Some("changed"));
+            ensure!(
+                cm.data
+                    .as_ref()
+                    .and_then(|d| d.get("value"))
+                    .map(String::as_str)
+                    == Some("changed")
+            );
             ensure!(cm.metadata.resource_version == updated.metadata.resource_version);
             ensure!(cm.metadata.resource_version != before.metadata.resource_version);
         }
@@ -105,7 +129,8 @@ async fn e2e_smoke_configmaps_list_watch_and_crud() -> Result<()> {
     }
 
     // Delete: the watch sees the last state, and the object is gone.
-    api.delete(name_of(&created[0]), &DeleteParams::default()).await?;
+    api.delete(name_of(&created[0]), &DeleteParams::default())
+        .await?;
     match next_change(&mut events).await? {
         WatchEvent::Deleted(cm) => ensure!(name_of(&cm) == name_of(&created[0])),
         other => bail!("expected Deleted, got {other:?}"),
@@ -113,7 +138,9 @@ async fn e2e_smoke_configmaps_list_watch_and_crud() -> Result<()> {
     ensure!(api.get_opt(name_of(&created[0])).await?.is_none());
 
     // A second create of an existing name is a conflict, not a success.
-    let err = api.create(&post_params(), &configmap(name_of(&created[1]), "again")).await;
+    let err = api
+        .create(&post_params(), &configmap(name_of(&created[1]), "again"))
+        .await;
     ensure!(
         matches!(&err, Err(kube::Error::Api(status)) if status.is_already_exists()),
         "expected 409 AlreadyExists, got {err:?}"
@@ -161,13 +188,20 @@ async fn e2e_smoke_compaction_makes_old_watch_gone() -> Result<()> {
     let api: Api<ConfigMap> = Api::namespaced(nocache, &ns.name);
 
     let old = api.create(&post_params(), &configmap("first", "1")).await?;
-    let old_rv = old.metadata.resource_version.context("created object has a resourceVersion")?;
+    let old_rv = old
+        .metadata
+        .resource_version
+        .context("created object has a resourceVersion")?;
     // A watch from `old_rv` starts at the next revision, so at least two
     // writes must come after it for the compaction to remove that start.
-    api.create(&post_params(), &configmap("second", "2")).await?;
+    api.create(&post_params(), &configmap("second", "2"))
+        .await?;
     api.create(&post_params(), &configmap("third", "3")).await?;
     let compacted = cluster.compact_etcd().await?;
-    ensure!(compacted > old_rv.parse::<u64>()? + 1, "compaction at {compacted} removed {old_rv}+1");
+    ensure!(
+        compacted > old_rv.parse::<u64>()? + 1,
+        "compaction at {compacted} removed {old_rv}+1"
+    );
     ensure!(cluster.etcd_revision().await? >= compacted);
 
     let gone = within(STEP, "watch from a compacted resourceVersion", async {
@@ -198,7 +232,9 @@ async fn e2e_smoke_apiserver_restart_keeps_data() -> Result<()> {
     let ns = TestNamespace::create(&client, "smoke-restart").await?;
     let created = create_configmaps(&ns.configmaps(), "kept", 5, 5).await?;
 
-    cluster.restart_apiserver(true, Duration::from_millis(500)).await?;
+    cluster
+        .restart_apiserver(true, Duration::from_millis(500))
+        .await?;
 
     let after = cluster.admin_client().await?;
     let api: Api<ConfigMap> = Api::namespaced(after, &ns.name);

@@ -116,14 +116,19 @@ impl Cluster {
         if kill {
             args.push("--kill".into());
         }
-        args.extend(["--down-for".into(), format!("{:.1}", down_for.as_secs_f64())]);
+        args.extend([
+            "--down-for".into(),
+            format!("{:.1}", down_for.as_secs_f64()),
+        ]);
         self.script(&args).await.map(drop)
     }
 
     /// etcd's current revision (what a resourceVersion is made of).
     pub async fn etcd_revision(&self) -> Result<u64> {
         let out = self.script(&["revision".to_owned()]).await?;
-        out.trim().parse().with_context(|| format!("etcd revision {out:?}"))
+        out.trim()
+            .parse()
+            .with_context(|| format!("etcd revision {out:?}"))
     }
 
     /// Compacts etcd at its current revision `r` and returns `r`: revisions
@@ -131,7 +136,9 @@ impl Cluster {
     /// so it gets 410 Gone (where it reaches etcd) only when `v + 1 < r`.
     pub async fn compact_etcd(&self) -> Result<u64> {
         let out = self.script(&["compact".to_owned()]).await?;
-        out.trim().parse().with_context(|| format!("compacted revision {out:?}"))
+        out.trim()
+            .parse()
+            .with_context(|| format!("compacted revision {out:?}"))
     }
 
     async fn script(&self, args: &[String]) -> Result<String> {
@@ -178,19 +185,35 @@ impl TestNamespace {
         let n = COUNTER.fetch_add(1, Ordering::Relaxed);
         let slug: String = test
             .chars()
-            .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' })
+            .map(|c| {
+                if c.is_ascii_alphanumeric() {
+                    c.to_ascii_lowercase()
+                } else {
+                    '-'
+                }
+            })
             .take(40)
             .collect();
-        let name = format!("kie2e-{}-{}-{n}", slug.trim_matches('-'), std::process::id());
+        let name = format!(
+            "kie2e-{}-{}-{n}",
+            slug.trim_matches('-'),
+            std::process::id()
+        );
         let ns = Namespace {
-            metadata: ObjectMeta { name: Some(name.clone()), ..Default::default() },
+            metadata: ObjectMeta {
+                name: Some(name.clone()),
+                ..Default::default()
+            },
             ..Default::default()
         };
         Api::<Namespace>::all(client.clone())
             .create(&post_params(), &ns)
             .await
             .with_context(|| format!("creating namespace {name}"))?;
-        Ok(TestNamespace { name, client: client.clone() })
+        Ok(TestNamespace {
+            name,
+            client: client.clone(),
+        })
     }
 
     /// ConfigMaps in this namespace.
@@ -212,19 +235,27 @@ impl TestNamespace {
 
 impl std::fmt::Debug for TestNamespace {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TestNamespace").field("name", &self.name).finish_non_exhaustive()
+        f.debug_struct("TestNamespace")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
     }
 }
 
 /// `PostParams` naming the tests' field manager.
 pub fn post_params() -> PostParams {
-    PostParams { field_manager: Some(FIELD_MANAGER.into()), ..Default::default() }
+    PostParams {
+        field_manager: Some(FIELD_MANAGER.into()),
+        ..Default::default()
+    }
 }
 
 /// A ConfigMap named `name` holding `data` under the key `value`.
 pub fn configmap(name: &str, data: &str) -> ConfigMap {
     ConfigMap {
-        metadata: ObjectMeta { name: Some(name.to_owned()), ..Default::default() },
+        metadata: ObjectMeta {
+            name: Some(name.to_owned()),
+            ..Default::default()
+        },
         data: Some([("value".to_owned(), data.to_owned())].into()),
         ..Default::default()
     }
