@@ -9,7 +9,9 @@ mod e2e_support;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail, ensure};
-use e2e_support::{Cluster, TestNamespace, configmap, create_configmaps, post_params, within};
+use e2e_support::{
+    Cluster, TestNamespace, api_error_code, configmap, create_configmaps, post_params, within,
+};
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, WatchEvent, WatchParams};
@@ -142,7 +144,7 @@ async fn e2e_smoke_configmaps_list_watch_and_crud() -> Result<()> {
         .create(&post_params(), &configmap(name_of(&created[1]), "again"))
         .await;
     ensure!(
-        matches!(&err, Err(kube::Error::Api(status)) if status.is_already_exists()),
+        api_error_code(&err) == Some(409),
         "expected 409 AlreadyExists, got {err:?}"
     );
 
@@ -160,12 +162,12 @@ async fn e2e_smoke_norights_identity_gets_403() -> Result<()> {
 
     let list = denied.list(&ListParams::default()).await;
     ensure!(
-        matches!(&list, Err(kube::Error::Api(status)) if status.code == 403 && status.is_forbidden()),
+        api_error_code(&list) == Some(403),
         "list as the no-rights identity: expected 403, got {list:?}"
     );
     let watch = denied.watch(&WatchParams::default(), "0").await.map(drop);
     ensure!(
-        matches!(&watch, Err(kube::Error::Api(status)) if status.code == 403),
+        api_error_code(&watch) == Some(403),
         "watch as the no-rights identity: expected 403, got {watch:?}"
     );
     ns.delete().await

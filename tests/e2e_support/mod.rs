@@ -291,6 +291,15 @@ pub async fn create_configmaps(
     Ok(created)
 }
 
+/// The HTTP status code of an API error (403, 409, 410...), `None` for
+/// success or for an error that never reached the API server.
+pub fn api_error_code<T>(result: &kube::Result<T>) -> Option<u16> {
+    match result {
+        Err(kube::Error::Api(status)) => Some(status.code),
+        _ => None,
+    }
+}
+
 /// Bounds a network step so that a hung server fails the test instead of
 /// hanging CI; `what` names the step in the error.
 pub async fn within<T>(
