@@ -25,3 +25,5 @@ pub mod store;
 pub use delta::{Delta, DeltaObject, DeltaType, Deltas};
 pub use key::{KeyError, ObjectKey};
 pub use notification::Notification;
+pub use factory::InformerFactory;
+pub use informer::{Informer, InformerBuilder};
