@@ -387,12 +387,12 @@ impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
     fn transform(&self, key: &ObjectKey, obj: K) -> Result<Arc<K>> {
         match &self.options().transform {
             None => Ok(Arc::new(obj)),
-            Some(transform) => transform(obj).map(Arc::new).map_err(|source| {
-                Error::Transform {
+            Some(transform) => transform(obj)
+                .map(Arc::new)
+                .map_err(|source| Error::Transform {
                     key: key.clone(),
                     source,
-                }
-            }),
+                }),
         }
     }
 
