@@ -1,1 +1,121 @@
-//! Combinators on notification streams (not built yet).
+//! Combinators on any stream of [`Notification`]s, one per file under
+//! `ext/`.
+
+mod changed_only;
+mod keys;
+mod objects;
+
+pub use changed_only::ChangedOnly;
+pub use keys::Keys;
+pub use objects::Objects;
+
+use futures::Stream;
+use kube::Resource;
+
+use crate::notification::Notification;
+
+/// Extra methods for streams of [`Notification`]s, such as a
+/// [`Subscription`](crate::dispatch::Subscription).
+pub trait NotificationStreamExt<K>: Stream<Item = Notification<K>> {
+    /// Drops every `Updated` whose old and new objects have the same
+    /// resourceVersion (resyncs and relists that found nothing new): the
+    /// usual first line of a client-go UpdateFunc.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use futures::{StreamExt, stream};
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube_informer::{Notification, ext::NotificationStreamExt};
+    ///
+    /// fn cm(rv: &str) -> Arc<ConfigMap> {
+    ///     let mut cm = ConfigMap::default();
+    ///     cm.metadata.resource_version = Some(rv.into());
+    ///     Arc::new(cm)
+    /// }
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let notifications = stream::iter([
+    ///     Notification::Updated { old: cm("1"), new: cm("1"), resync: true },
+    ///     Notification::Updated { old: cm("1"), new: cm("2"), resync: false },
+    /// ]);
+    /// let kept: Vec<_> = notifications.changed_only().collect().await;
+    /// assert_eq!(kept.len(), 1);
+    /// assert_eq!(kept[0].object().metadata.resource_version.as_deref(), Some("2"));
+    /// # }
+    /// ```
+    fn changed_only(self) -> ChangedOnly<Self>
+    where
+        Self: Sized,
+        K: Resource,
+    {
+        ChangedOnly::new(self)
+    }
+
+    /// The newest object of each notification: the added object, the new
+    /// state of an update, the deleted object.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use futures::{StreamExt, stream};
+    /// use kube_informer::{Notification, ext::NotificationStreamExt};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let notifications = stream::iter([
+    ///     Notification::Added { object: Arc::new(1), in_initial_list: true },
+    ///     Notification::Updated { old: Arc::new(1), new: Arc::new(2), resync: false },
+    ///     Notification::Deleted { object: Arc::new(2), final_state_unknown: false },
+    /// ]);
+    /// let objects: Vec<i32> = notifications.objects().map(|o| *o).collect().await;
+    /// assert_eq!(objects, [1, 2, 2]);
+    /// # }
+    /// ```
+    fn objects(self) -> Objects<Self>
+    where
+        Self: Sized,
+    {
+        Objects::new(self)
+    }
+
+    /// The key of each notification's newest object, by
+    /// [`ObjectKey::from_object`](crate::ObjectKey::from_object); an object
+    /// without a usable name yields its [`KeyError`](crate::KeyError) and the
+    /// stream goes on. Informers only hold keyed objects, so the error shows
+    /// up only with notifications made elsewhere or a custom key function.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use futures::{StreamExt, stream};
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube_informer::{KeyError, Notification, ext::NotificationStreamExt};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let mut named = ConfigMap::default();
+    /// named.metadata.namespace = Some("default".into());
+    /// named.metadata.name = Some("app".into());
+    /// let notifications = stream::iter([
+    ///     Notification::Added { object: Arc::new(named), in_initial_list: false },
+    ///     Notification::Added { object: Arc::new(ConfigMap::default()), in_initial_list: false },
+    /// ]);
+    /// let keys: Vec<_> = notifications.keys().collect().await;
+    /// assert_eq!(keys[0].as_ref().map(|k| k.as_str()), Ok("default/app"));
+    /// assert_eq!(keys[1], Err(KeyError::MissingName));
+    /// # }
+    /// ```
+    fn keys(self) -> Keys<Self>
+    where
+        Self: Sized,
+        K: Resource,
+    {
+        Keys::new(self)
+    }
+}
+
+impl<K, S: Stream<Item = Notification<K>> + ?Sized> NotificationStreamExt<K> for S {}

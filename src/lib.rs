@@ -23,7 +23,10 @@ pub mod source;
 pub mod store;
 
 pub use delta::{Delta, DeltaObject, DeltaType, Deltas};
+pub use dispatch::{Lag, ResourceEventHandler, SubscribeOptions, Subscription};
+pub use ext::NotificationStreamExt;
 pub use key::{KeyError, ObjectKey};
 pub use notification::Notification;
+pub use store::Store;
 pub use factory::InformerFactory;
 pub use informer::{Informer, InformerBuilder};

@@ -1,1 +1,66 @@
-//! dispatch (not built yet).
+//! From notifications to subscribers: one queue per [`Subscription`], each
+//! with its own waker, resync period and lag policy.
+//!
+//! The [`Distributor`] lives on the informer's single writer task; each
+//! [`Subscription`] is a `Stream` any task may consume. A subscription asked
+//! for from another task is a [`SubscribeRequest`] the writer registers
+//! between two batches, so a late subscriber's replay of the cache and its
+//! registration happen at one point, before any later notification (L1).
+//!
+//! # Lagging
+//!
+//! There is no shared ring: the distributor pushes one `Arc` clone of each
+//! notification into every subscriber's own queue (L4).
+//!
+//! - [`Lag::Unbounded`] (the default, client-go's behaviour): a subscriber
+//!   that stalls grows its own queue; nobody else waits.
+//! - [`Lag::Bounded`]: when its queue is full the distributor waits for room,
+//!   which delays every other subscriber and the informer behind it. Use it
+//!   only when back-pressure on the whole informer is what you want.
+//! - [`Lag::Coalesce`]: while it lags, only the newest state per key is kept,
+//!   in the order keys first became pending; nobody else waits. Merges:
+//!   `Added + Updated → Added(newest)`, `Updated(a→b) + Updated(b→c) →
+//!   Updated(a→c)`, `Updated + Deleted → Deleted`, `Added + Deleted →`
+//!   nothing (the subscriber never hears of that object), `Deleted + Added`
+//!   stays two notifications (a recreate is news), and a resync update merged
+//!   with a real one is a real one. At most two notifications per key are
+//!   pending; folding what it yields always ends at the cache's state.
+//!
+//! A subscriber that panics or is dropped only ends its own queue.
+//!
+//! # Resync
+//!
+//! Each subscriber asks for its own resync period (L3).
+//! [`Distributor::should_resync`] computes the round's due set; resync
+//! updates ([`Notification::is_resync`](crate::Notification::is_resync)) of
+//! that round reach only the due subscribers (I3).
+//!
+//! # Closing
+//!
+//! After [`Distributor::close`] (or its drop) each subscription yields what
+//! was already queued for it, then ends. Registering after that, or dropping
+//! a [`SubscribeRequest`] unregistered, ends the subscription at once with
+//! [`Error::Stopped`] (L6).
+
+mod channel;
+mod coalesce;
+mod distributor;
+mod handler;
+mod options;
+mod queue;
+mod resync;
+mod subscription;
+
+pub use distributor::Distributor;
+pub use handler::{EventHandlerFuncs, ResourceEventHandler};
+pub use options::{Lag, SubscribeOptions};
+pub use resync::MINIMUM_RESYNC_PERIOD;
+pub use subscription::{SubscribeRequest, Subscription, SyncStatus};
+
+/// Errors of dispatch.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Error {
+    /// The informer stopped before this subscription could be registered.
+    #[error("the informer stopped before this subscription was registered")]
+    Stopped,
+}

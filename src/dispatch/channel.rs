@@ -1,0 +1,183 @@
+//! The state one subscription shares with the distributor: its queue, its
+//! waker and its sync bookkeeping, under one short-held mutex.
+
+use std::{mem, task::Waker};
+
+use parking_lot::Mutex;
+use tokio::sync::{Notify, watch};
+
+use super::{Error, Lag, queue::Queue};
+use crate::{key::ObjectKey, notification::Notification};
+
+/// Where a subscription is in its life.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Phase {
+    /// Asked for, not yet registered by the writer.
+    Requested,
+    /// Registered: notifications arrive.
+    Open,
+    /// The distributor closed: what is queued is the last of it.
+    Closed,
+    /// Never registered, for this reason.
+    Refused(Error),
+}
+
+pub(crate) struct State<K> {
+    pub(crate) queue: Queue<K>,
+    /// Initial-list `Added`s queued and not yet yielded (L2).
+    pub(crate) initial_pending: usize,
+    pub(crate) phase: Phase,
+    pub(crate) receiver_dropped: bool,
+    /// The informer's synced flag, known once registered.
+    pub(crate) upstream: Option<watch::Receiver<bool>>,
+    waker: Option<Waker>,
+}
+
+pub(crate) struct Channel<K> {
+    pub(crate) state: Mutex<State<K>>,
+    pub(crate) lag: Lag,
+    /// The receiver made room or went away (wakes a `Bounded` distributor).
+    pub(crate) space: Notify,
+    /// `initial_pending` reached zero or the phase changed.
+    pub(crate) changed: Notify,
+}
+
+/// The outcome of offering a notification to one subscriber.
+pub(crate) enum Offer<K> {
+    Queued,
+    /// `Bounded` and full: here it is back.
+    Full(Notification<K>),
+    /// The subscription was dropped (or is no longer open).
+    Gone,
+}
+
+impl<K> Channel<K> {
+    pub(crate) fn new(lag: Lag) -> Self {
+        Self {
+            state: Mutex::new(State {
+                queue: Queue::for_lag(lag),
+                initial_pending: 0,
+                phase: Phase::Requested,
+                receiver_dropped: false,
+                upstream: None,
+                waker: None,
+            }),
+            lag,
+            space: Notify::new(),
+            changed: Notify::new(),
+        }
+    }
+
+    /// Queues `n` unless the queue is bounded and full, or nobody listens.
+    pub(crate) fn offer(&self, key: &ObjectKey, n: Notification<K>) -> Offer<K> {
+        let waker = {
+            let mut state = self.state.lock();
+            if state.receiver_dropped || state.phase != Phase::Open {
+                return Offer::Gone;
+            }
+            if let Lag::Bounded(cap) = self.lag
+                && state.queue.len() >= cap.max(1)
+            {
+                return Offer::Full(n);
+            }
+            let before = state.initial_pending;
+            state.push(key, n);
+            let drained = before > 0 && state.initial_pending == 0;
+            (state.waker.take(), drained)
+        };
+        let (waker, drained) = waker;
+        if drained {
+            // A coalesced add-then-delete can finish the initial list.
+            self.changed.notify_waiters();
+        }
+        if let Some(w) = waker {
+            w.wake();
+        }
+        Offer::Queued
+    }
+
+    /// Registers: queues the replay (whole, whatever the bound) and opens.
+    pub(crate) fn open(
+        &self,
+        replay: impl IntoIterator<Item = (ObjectKey, std::sync::Arc<K>)>,
+        upstream: watch::Receiver<bool>,
+    ) {
+        let waker = {
+            let mut state = self.state.lock();
+            if state.phase != Phase::Requested {
+                return;
+            }
+            for (key, object) in replay {
+                state.push(
+                    &key,
+                    Notification::Added {
+                        object,
+                        in_initial_list: true,
+                    },
+                );
+            }
+            state.upstream = Some(upstream);
+            state.phase = Phase::Open;
+            state.waker.take()
+        };
+        self.changed.notify_waiters();
+        if let Some(w) = waker {
+            w.wake();
+        }
+    }
+
+    /// Moves to `to` if still in `from`, waking the receiver.
+    pub(crate) fn end(&self, from: &Phase, to: Phase) {
+        let waker = {
+            let mut state = self.state.lock();
+            if state.phase != *from {
+                return;
+            }
+            state.phase = to;
+            state.waker.take()
+        };
+        self.changed.notify_waiters();
+        if let Some(w) = waker {
+            w.wake();
+        }
+    }
+
+    /// The receiver went away: free its queue and release a waiting
+    /// distributor.
+    pub(crate) fn drop_receiver(&self) {
+        let queue = {
+            let mut state = self.state.lock();
+            state.receiver_dropped = true;
+            state.initial_pending = 0;
+            let empty = Queue::for_lag(self.lag);
+            mem::replace(&mut state.queue, empty)
+        };
+        // Notifications (and maybe the last Arc of some objects) are freed
+        // outside the lock.
+        drop(queue);
+        self.space.notify_one();
+    }
+
+    pub(crate) fn is_receiver_dropped(&self) -> bool {
+        self.state.lock().receiver_dropped
+    }
+}
+
+impl<K> State<K> {
+    fn push(&mut self, key: &ObjectKey, n: Notification<K>) {
+        let change = self.queue.push(key, n);
+        self.initial_pending = self.initial_pending.saturating_add_signed(change);
+    }
+
+    /// Registers the receiver's waker, replacing an older one.
+    pub(crate) fn set_waker(&mut self, waker: &Waker) {
+        match &self.waker {
+            Some(w) if w.will_wake(waker) => {}
+            _ => self.waker = Some(waker.clone()),
+        }
+    }
+
+    pub(crate) fn upstream_synced(&self) -> bool {
+        self.upstream.as_ref().is_some_and(|u| *u.borrow())
+    }
+}

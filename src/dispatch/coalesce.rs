@@ -1,0 +1,154 @@
+//! The queue of a [`Lag::Coalesce`](super::Lag::Coalesce) subscriber: the
+//! newest state per key, in the order keys first became pending.
+
+use std::collections::{HashMap, VecDeque};
+
+use smallvec::SmallVec;
+
+use super::queue::is_initial_added as is_initial;
+use crate::{key::ObjectKey, notification::Notification};
+
+/// At most two notifications per key: `[X]` or `[Deleted, X]` where `X` is
+/// not a `Deleted`.
+type Pending<K> = SmallVec<[Notification<K>; 2]>;
+
+pub(crate) struct CoalesceQueue<K> {
+    /// Each pending key once, oldest first. A key whose notifications
+    /// cancelled out keeps its slot (with nothing in it) until popped, so a
+    /// key never takes more than one slot.
+    order: VecDeque<ObjectKey>,
+    pending: HashMap<ObjectKey, Pending<K>>,
+    len: usize,
+}
+
+/// What two consecutive notifications of one key become.
+enum Merged<K> {
+    One(Notification<K>),
+    Both(Notification<K>, Notification<K>),
+    Nothing,
+}
+
+/// The merge rules, oldest first. Sequences the informer never produces
+/// (an update after a delete, an add after an add) still merge to a bounded
+/// result that folds to the same final state.
+fn merge<K>(older: Notification<K>, newer: Notification<K>) -> Merged<K> {
+    use Notification::*;
+    match (older, newer) {
+        (Added { in_initial_list, .. }, Updated { new, .. }) => Merged::One(Added {
+            object: new,
+            in_initial_list,
+        }),
+        (
+            Added {
+                in_initial_list: a, ..
+            },
+            Added {
+                object,
+                in_initial_list: b,
+            },
+        ) => Merged::One(Added {
+            object,
+            in_initial_list: a || b,
+        }),
+        // The subscriber never saw the object: nothing to tell.
+        (Added { .. }, Deleted { .. }) => Merged::Nothing,
+        (
+            Updated {
+                old, resync: r1, ..
+            },
+            Updated {
+                new, resync: r2, ..
+            },
+        ) => Merged::One(Updated {
+            old,
+            new,
+            resync: r1 && r2,
+        }),
+        (Updated { old, .. }, Added { object, .. }) => Merged::One(Updated {
+            old,
+            new: object,
+            resync: false,
+        }),
+        (Updated { .. }, deleted @ Deleted { .. }) => Merged::One(deleted),
+        (Deleted { .. }, deleted @ Deleted { .. }) => Merged::One(deleted),
+        // A recreate is news (a new uid): both stay.
+        (deleted @ Deleted { .. }, other) => Merged::Both(deleted, other),
+    }
+}
+
+fn count_initial<K>(pending: &Pending<K>) -> usize {
+    pending.iter().filter(|n| is_initial(n)).count()
+}
+
+impl<K> CoalesceQueue<K> {
+    pub(crate) fn new() -> Self {
+        Self {
+            order: VecDeque::new(),
+            pending: HashMap::new(),
+            len: 0,
+        }
+    }
+
+    /// Queues `n` for `key`, merging it into what is pending for that key.
+    /// Returns the change in the number of pending initial-list `Added`s.
+    pub(crate) fn push(&mut self, key: &ObjectKey, n: Notification<K>) -> isize {
+        let pending = match self.pending.get_mut(key) {
+            Some(p) => p,
+            None => {
+                self.order.push_back(key.clone());
+                self.pending.entry(key.clone()).or_default()
+            }
+        };
+        let (len_before, initial_before) = (pending.len(), count_initial(pending));
+        match pending.pop() {
+            None => pending.push(n),
+            Some(last) => match merge(last, n) {
+                Merged::One(m) => pending.push(m),
+                Merged::Both(a, b) => {
+                    pending.push(a);
+                    pending.push(b);
+                }
+                Merged::Nothing => {}
+            },
+        }
+        // `[Deleted, X] + Deleted` leaves two deletes: keep the newer only.
+        if let [Notification::Deleted { .. }, Notification::Deleted { .. }] = pending.as_slice() {
+            pending.remove(0);
+        }
+        self.len = self.len + pending.len() - len_before;
+        count_initial(pending) as isize - initial_before as isize
+    }
+
+    /// The oldest pending key's oldest notification.
+    pub(crate) fn pop(&mut self) -> Option<Notification<K>> {
+        loop {
+            let key = self.order.front()?;
+            let Some(pending) = self.pending.get_mut(key) else {
+                self.order.pop_front();
+                continue;
+            };
+            if pending.is_empty() {
+                self.pending.remove(key);
+                self.order.pop_front();
+                continue;
+            }
+            let n = pending.remove(0);
+            if pending.is_empty() {
+                self.pending.remove(key);
+                self.order.pop_front();
+            }
+            self.len -= 1;
+            return Some(n);
+        }
+    }
+
+    /// Pending notifications.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Keys holding a slot (at most the number of distinct keys).
+    pub(crate) fn pending_keys(&self) -> usize {
+        self.order.len()
+    }
+}

@@ -1,0 +1,244 @@
+//! The writer's side of dispatch: one queue per subscriber, resync rounds,
+//! closing.
+
+use std::{fmt, sync::Arc, time::Duration};
+
+use tokio::{sync::watch, time::Instant};
+
+use super::{
+    Error, SubscribeOptions, Subscription,
+    channel::{Channel, Offer, Phase},
+    resync::{MINIMUM_RESYNC_PERIOD, ResyncSchedule, effective_period},
+    subscription::SubscribeRequest,
+};
+use crate::{key::ObjectKey, notification::Notification};
+
+/// Hands each notification to every subscriber's own queue.
+///
+/// It belongs to the informer's single writer task, which, for each batch of
+/// deltas popped from the FIFO, updates the store, builds the
+/// [`Notification`] and awaits [`distribute`](Distributor::distribute); and
+/// between two batches registers subscribe requests (with the store snapshot
+/// as replay, L1) and runs resync rounds
+/// (`if distributor.should_resync(now) { fifo.resync() }`). You can drive one
+/// from your own pipeline the same way.
+///
+/// Dropping a distributor closes it.
+///
+/// # Examples
+///
+/// ```
+/// use std::{sync::Arc, time::Duration};
+/// use futures::StreamExt;
+/// use kube_informer::{Notification, ObjectKey};
+/// use kube_informer::dispatch::{Distributor, SubscribeOptions};
+/// use tokio::sync::watch;
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let (_synced, upstream) = watch::channel(false);
+/// let mut distributor = Distributor::<String>::new(Duration::from_secs(10), upstream);
+/// let mut a = distributor.subscribe(SubscribeOptions::default(), []);
+/// let mut b = distributor.subscribe(SubscribeOptions::default(), []);
+/// let key: ObjectKey = "default/x".parse()?;
+/// distributor
+///     .distribute(&key, Notification::Added { object: Arc::new("x".into()), in_initial_list: true })
+///     .await;
+/// assert_eq!(distributor.len(), 2);
+/// assert!(a.next().await.is_some());
+/// assert!(b.next().await.is_some());
+/// # Ok(()) }
+/// ```
+pub struct Distributor<K> {
+    listeners: Vec<Listener<K>>,
+    resync_check_period: Duration,
+    started: bool,
+    closed: bool,
+    upstream_synced: watch::Receiver<bool>,
+}
+
+struct Listener<K> {
+    channel: Arc<Channel<K>>,
+    resync: ResyncSchedule,
+}
+
+impl<K> Distributor<K> {
+    /// A distributor for an informer whose resync check period is
+    /// `resync_check_period` (zero: the informer never resyncs) and whose
+    /// synced flag is `upstream_synced` (it turns `true` once the initial
+    /// list was distributed).
+    pub fn new(resync_check_period: Duration, upstream_synced: watch::Receiver<bool>) -> Self {
+        Self {
+            listeners: Vec::new(),
+            resync_check_period,
+            started: false,
+            closed: false,
+            upstream_synced,
+        }
+    }
+
+    /// Registers a new subscriber at once; its queue starts with `replay` as
+    /// `Added { in_initial_list: true }` (L1). After [`close`](Self::close)
+    /// the subscription ends at once with [`Error::Stopped`] (L6).
+    pub fn subscribe(
+        &mut self,
+        options: SubscribeOptions,
+        replay: impl IntoIterator<Item = (ObjectKey, Arc<K>)>,
+    ) -> Subscription<K> {
+        let (subscription, request) = SubscribeRequest::new(options);
+        self.register(request, replay);
+        subscription
+    }
+
+    /// Registers a subscription asked for elsewhere with
+    /// [`SubscribeRequest::new`]. Call it between two batches with the store
+    /// snapshot as `replay`: the replay is queued before any later
+    /// notification, with nothing interleaved (L1).
+    ///
+    /// Resync periods follow L3: under one second is raised to one second;
+    /// before [`mark_started`](Self::mark_started) a period below the check
+    /// period lowers the check period (and every subscriber's period is
+    /// recomputed), after it such a period is raised to the check period.
+    pub fn register(
+        &mut self,
+        request: SubscribeRequest<K>,
+        replay: impl IntoIterator<Item = (ObjectKey, Arc<K>)>,
+    ) {
+        if self.closed {
+            request.refuse(Error::Stopped);
+            return;
+        }
+        let mut requested = request.options.resync_period();
+        if !requested.is_zero() {
+            requested = requested.max(MINIMUM_RESYNC_PERIOD);
+            if requested < self.resync_check_period {
+                if self.started {
+                    requested = self.resync_check_period;
+                } else {
+                    self.set_resync_check_period(requested);
+                }
+            }
+        }
+        let resync = ResyncSchedule::new(requested, self.resync_check_period, Instant::now());
+        let channel = Arc::clone(&request.channel);
+        channel.open(replay, self.upstream_synced.clone());
+        self.listeners.push(Listener { channel, resync });
+    }
+
+    fn set_resync_check_period(&mut self, check: Duration) {
+        self.resync_check_period = check;
+        for listener in &mut self.listeners {
+            listener.resync.period = effective_period(listener.resync.requested, check);
+        }
+    }
+
+    /// Hands `notification` (about `key`) to every subscriber, or, for a
+    /// resync update ([`Notification::is_resync`]), only to those in the due
+    /// set of the current round (I3).
+    ///
+    /// It never waits for `Unbounded` or `Coalesce` subscribers; it waits for
+    /// room in a full `Bounded` subscriber's queue (L4), which holds up every
+    /// other subscriber meanwhile. Not cancel-safe: a cancelled call may
+    /// have delivered to some subscribers only.
+    pub async fn distribute(&mut self, key: &ObjectKey, notification: Notification<K>) {
+        let resync = notification.is_resync();
+        let mut gone = false;
+        for listener in &self.listeners {
+            if resync && !listener.resync.due {
+                continue;
+            }
+            let mut n = notification.clone();
+            loop {
+                // Ask to be woken before offering, so room made in between
+                // is not missed.
+                let space = listener.channel.space.notified();
+                match listener.channel.offer(key, n) {
+                    Offer::Queued => break,
+                    Offer::Gone => {
+                        gone = true;
+                        break;
+                    }
+                    Offer::Full(back) => {
+                        n = back;
+                        space.await;
+                    }
+                }
+            }
+        }
+        if gone {
+            self.prune();
+        }
+    }
+
+    /// Starts a resync round at `now`: computes which subscribers are due
+    /// (each due one's next resync moves to `now + period`) and says whether
+    /// any is, i.e. whether the FIFO should resync now. The due set holds
+    /// until the next call.
+    pub fn should_resync(&mut self, now: Instant) -> bool {
+        self.prune();
+        let mut any = false;
+        for listener in &mut self.listeners {
+            any |= listener.resync.check(now);
+        }
+        any
+    }
+
+    /// The resync check period in force (L3): how often the informer should
+    /// call [`should_resync`](Self::should_resync). Zero: never.
+    pub fn resync_check_period(&self) -> Duration {
+        self.resync_check_period
+    }
+
+    /// Records that the informer started; from now on a short resync period
+    /// no longer lowers the check period (L3).
+    pub fn mark_started(&mut self) {
+        self.started = true;
+    }
+
+    /// Closes: every subscription ends after yielding what is already queued
+    /// for it, and later registrations are refused with [`Error::Stopped`].
+    pub fn close(&mut self) {
+        self.closed = true;
+        for listener in self.listeners.drain(..) {
+            listener.channel.end(&Phase::Open, Phase::Closed);
+        }
+    }
+
+    /// Whether [`close`](Self::close) was called.
+    pub fn is_closed(&self) -> bool {
+        self.closed
+    }
+
+    /// Live subscribers (dropped subscriptions are pruned first).
+    pub fn len(&mut self) -> usize {
+        self.prune();
+        self.listeners.len()
+    }
+
+    /// Whether no subscriber is live.
+    pub fn is_empty(&mut self) -> bool {
+        self.len() == 0
+    }
+
+    fn prune(&mut self) {
+        self.listeners
+            .retain(|l| !l.channel.is_receiver_dropped());
+    }
+}
+
+impl<K> Drop for Distributor<K> {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+impl<K> fmt::Debug for Distributor<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Distributor")
+            .field("subscribers", &self.listeners.len())
+            .field("resync_check_period", &self.resync_check_period)
+            .field("started", &self.started)
+            .field("closed", &self.closed)
+            .finish()
+    }
+}

@@ -1,0 +1,79 @@
+//! What a subscriber asks for: its resync period and its lag policy.
+
+use std::time::Duration;
+
+/// What a slow subscriber's queue does while it falls behind.
+///
+/// See the [module docs](crate::dispatch#lagging) for how each policy affects
+/// the other subscribers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Lag {
+    /// Queue every notification, however many (client-go's behaviour). A
+    /// stalled subscriber grows its own queue and slows nobody else.
+    #[default]
+    Unbounded,
+    /// Queue at most this many live notifications; when the queue is full the
+    /// distributor waits for this subscriber, which delays every subscriber of
+    /// the informer. A late subscriber's replay is queued whole regardless.
+    /// `Bounded(0)` behaves as `Bounded(1)`.
+    Bounded(usize),
+    /// While the subscriber lags keep only the newest state per key, in the
+    /// order keys first became pending. Its queue holds at most two
+    /// notifications per key, and the final state of every key is always
+    /// delivered. An `Added` followed by a `Deleted` that were both still
+    /// queued cancel out: the subscriber never hears of that object.
+    Coalesce,
+}
+
+/// Options of one subscription.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use kube_informer::dispatch::{Lag, SubscribeOptions};
+///
+/// let options = SubscribeOptions::default()
+///     .resync(Duration::from_secs(30))
+///     .lag(Lag::Coalesce);
+/// assert_eq!(options.resync_period(), Duration::from_secs(30));
+/// assert_eq!(options.lag_policy(), Lag::Coalesce);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SubscribeOptions {
+    resync: Duration,
+    lag: Lag,
+}
+
+impl SubscribeOptions {
+    /// Default options: no resync, [`Lag::Unbounded`].
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Asks for a resync of the whole cache every `period` (zero, the
+    /// default, means never). Periods under one second are raised to one
+    /// second; the informer's resync check period may raise it further (L3).
+    #[must_use]
+    pub fn resync(mut self, period: Duration) -> Self {
+        self.resync = period;
+        self
+    }
+
+    /// Sets the lag policy.
+    #[must_use]
+    pub fn lag(mut self, lag: Lag) -> Self {
+        self.lag = lag;
+        self
+    }
+
+    /// The resync period asked for.
+    pub fn resync_period(&self) -> Duration {
+        self.resync
+    }
+
+    /// The lag policy asked for.
+    pub fn lag_policy(&self) -> Lag {
+        self.lag
+    }
+}

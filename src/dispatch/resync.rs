@@ -1,0 +1,54 @@
+//! Per-subscriber resync periods and the due set of a resync round (L3, I3).
+
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+/// Resync periods below this are raised to it.
+pub const MINIMUM_RESYNC_PERIOD: Duration = Duration::from_secs(1);
+
+/// The period a subscriber actually gets, given what it asked for and the
+/// informer's resync check period: zero stays zero (never), a check period of
+/// zero means the informer does not resync at all, and a period shorter than
+/// the check period is raised to it.
+pub(crate) fn effective_period(requested: Duration, check: Duration) -> Duration {
+    if requested.is_zero() || check.is_zero() {
+        Duration::ZERO
+    } else {
+        requested.max(check)
+    }
+}
+
+/// One subscriber's resync clock.
+#[derive(Debug)]
+pub(crate) struct ResyncSchedule {
+    /// The period asked for, after the one-second floor.
+    pub(crate) requested: Duration,
+    /// The period in force.
+    pub(crate) period: Duration,
+    pub(crate) next: Instant,
+    /// Whether this subscriber is in the current round's due set.
+    pub(crate) due: bool,
+}
+
+impl ResyncSchedule {
+    pub(crate) fn new(requested: Duration, check: Duration, now: Instant) -> Self {
+        let period = effective_period(requested, check);
+        Self {
+            requested,
+            period,
+            next: now + period,
+            due: false,
+        }
+    }
+
+    /// Decides whether this subscriber is due at `now`; if so its next
+    /// resync moves to `now + period`.
+    pub(crate) fn check(&mut self, now: Instant) -> bool {
+        self.due = !self.period.is_zero() && now >= self.next;
+        if self.due {
+            self.next = now + self.period;
+        }
+        self.due
+    }
+}

@@ -1,0 +1,59 @@
+use std::{
+    pin::Pin,
+    task::{Context, Poll, ready},
+};
+
+use futures::{Stream, stream::FusedStream};
+use kube::Resource;
+use pin_project::pin_project;
+
+use crate::notification::Notification;
+
+/// Stream for the [`changed_only`](super::NotificationStreamExt::changed_only)
+/// method.
+#[pin_project]
+#[derive(Debug)]
+#[must_use = "streams do nothing unless polled"]
+pub struct ChangedOnly<S> {
+    #[pin]
+    stream: S,
+}
+
+impl<S> ChangedOnly<S> {
+    pub(super) fn new(stream: S) -> Self {
+        Self { stream }
+    }
+}
+
+fn unchanged<K: Resource>(n: &Notification<K>) -> bool {
+    match n {
+        Notification::Updated { old, new, .. } => {
+            old.meta().resource_version == new.meta().resource_version
+        }
+        Notification::Added { .. } | Notification::Deleted { .. } => false,
+    }
+}
+
+impl<K: Resource, S: Stream<Item = Notification<K>>> Stream for ChangedOnly<S> {
+    type Item = Notification<K>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let mut this = self.project();
+        loop {
+            match ready!(this.stream.as_mut().poll_next(cx)) {
+                Some(n) if unchanged(&n) => continue,
+                other => return Poll::Ready(other),
+            }
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (0, self.stream.size_hint().1)
+    }
+}
+
+impl<K: Resource, S: FusedStream<Item = Notification<K>>> FusedStream for ChangedOnly<S> {
+    fn is_terminated(&self) -> bool {
+        self.stream.is_terminated()
+    }
+}

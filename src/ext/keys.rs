@@ -1,0 +1,49 @@
+use std::{
+    pin::Pin,
+    task::{Context, Poll},
+};
+
+use futures::{Stream, stream::FusedStream};
+use kube::Resource;
+use pin_project::pin_project;
+
+use crate::{
+    key::{KeyError, ObjectKey},
+    notification::Notification,
+};
+
+/// Stream for the [`keys`](super::NotificationStreamExt::keys) method.
+#[pin_project]
+#[derive(Debug)]
+#[must_use = "streams do nothing unless polled"]
+pub struct Keys<S> {
+    #[pin]
+    stream: S,
+}
+
+impl<S> Keys<S> {
+    pub(super) fn new(stream: S) -> Self {
+        Self { stream }
+    }
+}
+
+impl<K: Resource, S: Stream<Item = Notification<K>>> Stream for Keys<S> {
+    type Item = Result<ObjectKey, KeyError>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.project()
+            .stream
+            .poll_next(cx)
+            .map(|n| n.map(|n| ObjectKey::from_object(&**n.object())))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.stream.size_hint()
+    }
+}
+
+impl<K: Resource, S: FusedStream<Item = Notification<K>>> FusedStream for Keys<S> {
+    fn is_terminated(&self) -> bool {
+        self.stream.is_terminated()
+    }
+}

@@ -1,0 +1,46 @@
+//! Public types are Send + Sync (and Unpin where true) for a real resource.
+
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube_informer::{
+    Lag, Notification, SubscribeOptions, Subscription,
+    dispatch::{Distributor, EventHandlerFuncs, SubscribeRequest, SyncStatus},
+    ext::{ChangedOnly, Keys, Objects},
+    store::{Indexers, Store},
+};
+
+fn send_sync_unpin<T: Send + Sync + Unpin>() {}
+fn send<T: Send>() {}
+
+#[test]
+fn public_types_are_send_sync_and_unpin() {
+    send_sync_unpin::<Store<ConfigMap>>();
+    send_sync_unpin::<Indexers<ConfigMap>>();
+    send_sync_unpin::<Subscription<ConfigMap>>();
+    send_sync_unpin::<SubscribeRequest<ConfigMap>>();
+    send_sync_unpin::<SyncStatus<ConfigMap>>();
+    send_sync_unpin::<SubscribeOptions>();
+    send_sync_unpin::<Lag>();
+    send_sync_unpin::<Distributor<ConfigMap>>();
+    send_sync_unpin::<Notification<ConfigMap>>();
+    send_sync_unpin::<ChangedOnly<Subscription<ConfigMap>>>();
+    send_sync_unpin::<Objects<Subscription<ConfigMap>>>();
+    send_sync_unpin::<Keys<Subscription<ConfigMap>>>();
+    send::<EventHandlerFuncs<ConfigMap>>();
+}
+
+#[test]
+fn the_handle_and_distribute_futures_are_send() {
+    fn is_send<T: Send>(_: &T) {}
+    let (_tx, rx) = tokio::sync::watch::channel(false);
+    let mut d = Distributor::<ConfigMap>::new(std::time::Duration::ZERO, rx);
+    let sub = d.subscribe(SubscribeOptions::default(), []);
+    let handling = sub.handle(EventHandlerFuncs::new());
+    is_send(&handling);
+    let k: kube_informer::ObjectKey = "a".parse().unwrap();
+    let n = Notification::Deleted {
+        object: std::sync::Arc::new(ConfigMap::default()),
+        final_state_unknown: false,
+    };
+    let distributing = d.distribute(&k, n);
+    is_send(&distributing);
+}

@@ -1,0 +1,82 @@
+//! Helpers shared by the store and dispatch tests.
+#![allow(dead_code)]
+
+use std::sync::Arc;
+
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube_informer::{Notification, ObjectKey};
+
+/// A ConfigMap `ns/name` at resourceVersion `rv`.
+pub fn cm(ns: &str, name: &str, rv: &str) -> Arc<ConfigMap> {
+    let mut cm = ConfigMap::default();
+    cm.metadata.namespace = Some(ns.into());
+    cm.metadata.name = Some(name.into());
+    cm.metadata.resource_version = Some(rv.into());
+    Arc::new(cm)
+}
+
+/// A ConfigMap with one label.
+pub fn labelled(ns: &str, name: &str, label: &str) -> Arc<ConfigMap> {
+    let mut cm = (*cm(ns, name, "1")).clone();
+    cm.metadata.labels = Some([("app".to_string(), label.to_string())].into());
+    Arc::new(cm)
+}
+
+pub fn key(s: &str) -> ObjectKey {
+    s.parse().unwrap()
+}
+
+pub fn key_of(obj: &ConfigMap) -> ObjectKey {
+    ObjectKey::from_object(obj).unwrap()
+}
+
+pub fn added(obj: Arc<ConfigMap>, initial: bool) -> Notification<ConfigMap> {
+    Notification::Added {
+        object: obj,
+        in_initial_list: initial,
+    }
+}
+
+pub fn updated(old: Arc<ConfigMap>, new: Arc<ConfigMap>) -> Notification<ConfigMap> {
+    let resync = old.metadata.resource_version == new.metadata.resource_version;
+    Notification::Updated { old, new, resync }
+}
+
+pub fn deleted(obj: Arc<ConfigMap>) -> Notification<ConfigMap> {
+    Notification::Deleted {
+        object: obj,
+        final_state_unknown: false,
+    }
+}
+
+/// A compact, comparable rendering: `A ns/name@rv`, `U old->new`, `D ...`,
+/// with `*` for in_initial_list / resync / final_state_unknown.
+pub fn show(n: &Notification<ConfigMap>) -> String {
+    let id = |o: &ConfigMap| {
+        format!(
+            "{}@{}",
+            key_of(o),
+            o.metadata.resource_version.as_deref().unwrap_or("")
+        )
+    };
+    match n {
+        Notification::Added {
+            object,
+            in_initial_list,
+        } => format!("A {}{}", id(object), if *in_initial_list { "*" } else { "" }),
+        Notification::Updated { old, new, resync } => format!(
+            "U {}->{}{}",
+            id(old),
+            new.metadata.resource_version.as_deref().unwrap_or(""),
+            if *resync { "*" } else { "" }
+        ),
+        Notification::Deleted {
+            object,
+            final_state_unknown,
+        } => format!(
+            "D {}{}",
+            id(object),
+            if *final_state_unknown { "*" } else { "" }
+        ),
+    }
+}
