@@ -1,0 +1,201 @@
+//! Paginated lists (R1, R2): which resourceVersion and limit to ask for,
+//! following continue tokens, and the two immediate retries: a full list
+//! when a continue token expired, and a consistent list (resourceVersion
+//! "") when the resourceVersion is gone or ahead of the server.
+
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::{
+    config::DEFAULT_PAGE_SIZE,
+    decode::Decoder,
+    error::{Error, api_status, is_expired, is_too_large_resource_version},
+    target::{ListQuery, Target},
+};
+
+#[derive(Deserialize)]
+struct RawList {
+    kind: Option<String>,
+    #[serde(default)]
+    metadata: RawListMeta,
+    #[serde(default)]
+    items: Vec<Value>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct RawListMeta {
+    resource_version: Option<String>,
+    #[serde(rename = "continue")]
+    continue_token: Option<String>,
+}
+
+/// Which lists get a `limit`: client-go's rule unless the user fixed a size.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PageSizePolicy {
+    /// Set by `Config::page_size`: always used (0 means no limit).
+    pub(crate) explicit: Option<u32>,
+    /// A first list at resourceVersion "0" came back in pages, so the server
+    /// has no watch cache for this resource and every list should page.
+    pub(crate) paginated_at_rv0: bool,
+}
+
+impl PageSizePolicy {
+    /// The limit for a list at `resource_version`. A list from a known
+    /// resourceVersion goes without limit so the watch cache can answer it;
+    /// "0" keeps the limit since a cache ignores it anyway and a server
+    /// without cache then pages; "" is a read from etcd and pages.
+    pub(crate) fn limit_for(&self, resource_version: &str) -> Option<u32> {
+        match self.explicit {
+            Some(0) => None,
+            Some(size) => Some(size),
+            None if self.paginated_at_rv0 => Some(DEFAULT_PAGE_SIZE),
+            None if !resource_version.is_empty() && resource_version != "0" => None,
+            None => Some(DEFAULT_PAGE_SIZE),
+        }
+    }
+}
+
+/// What one step of a list gave.
+#[derive(Debug)]
+pub(crate) enum PageOutcome<T> {
+    /// One page. `fresh` marks the first page of a list attempt (a relist
+    /// starts there); `done` carries the list's resourceVersion on the last page.
+    Page {
+        fresh: bool,
+        items: Vec<Result<T, Error>>,
+        done: Option<String>,
+    },
+    /// This attempt failed; the next call retries at once.
+    Retry(Error),
+    /// This relist failed; retry after a backoff.
+    Failed(Error),
+}
+
+/// One relist, page by page.
+#[derive(Debug)]
+pub(crate) struct Pager {
+    requested_rv: String,
+    query: ListQuery,
+    /// The snapshot's resourceVersion, from the first page of this attempt.
+    list_rv: Option<String>,
+    tried_consistent: bool,
+    paginated: bool,
+}
+
+impl Pager {
+    /// A relist at `resource_version` with `limit` per page.
+    pub(crate) fn new(resource_version: String, limit: Option<u32>) -> Self {
+        Self {
+            query: ListQuery {
+                resource_version: resource_version.clone(),
+                limit,
+                continue_token: None,
+            },
+            requested_rv: resource_version,
+            list_rv: None,
+            tried_consistent: false,
+            paginated: false,
+        }
+    }
+
+    /// The resourceVersion the relist was asked for.
+    pub(crate) fn requested_resource_version(&self) -> &str {
+        &self.requested_rv
+    }
+
+    /// Whether the resourceVersion turned out unavailable (410 or too large),
+    /// so the next relist must be a consistent one until a list succeeds.
+    pub(crate) fn resource_version_unavailable(&self) -> bool {
+        self.tried_consistent
+    }
+
+    /// Whether the answer came in more than one page.
+    pub(crate) fn paginated(&self) -> bool {
+        self.paginated
+    }
+
+    /// Fetches and decodes the next page.
+    pub(crate) async fn next_page<T: DeserializeOwned>(
+        &mut self,
+        target: &Target,
+        decoder: &mut Decoder<T>,
+    ) -> PageOutcome<T> {
+        let fresh = self.query.continue_token.is_none();
+        let text = match target.list(&self.query).await {
+            Ok(text) => text,
+            Err(error) => return self.on_error(error),
+        };
+        let raw: RawList = match serde_json::from_str(&text) {
+            Ok(raw) => raw,
+            Err(source) => return PageOutcome::Failed(Error::Decode { what: "list", source }),
+        };
+        decoder.learn_list_kind(raw.kind.as_deref());
+        if fresh {
+            self.list_rv = raw.metadata.resource_version.clone();
+        }
+        let items = raw
+            .items
+            .into_iter()
+            .map(|item| decoder.object(item, "list item"))
+            .collect();
+        let done = match raw.metadata.continue_token.filter(|t| !t.is_empty()) {
+            Some(token) => {
+                self.paginated = true;
+                self.query.continue_token = Some(token);
+                None
+            }
+            None => Some(self.list_rv.clone().unwrap_or_default()),
+        };
+        PageOutcome::Page { fresh, items, done }
+    }
+
+    /// Decides how a failed request continues: a full list after an
+    /// expired continue token, a consistent list after an unavailable
+    /// resourceVersion, otherwise give up this relist.
+    fn on_error<T>(&mut self, error: Error) -> PageOutcome<T> {
+        let status = match &error {
+            Error::List(e) => api_status(e),
+            _ => None,
+        };
+        let expired = status.is_some_and(|s| is_expired(s.code, &s.reason));
+        let too_large = status.is_some_and(is_too_large_resource_version);
+        if expired && self.query.continue_token.is_some() {
+            // The snapshot behind the token was compacted: list everything at
+            // the requested resourceVersion in one go.
+            self.query = ListQuery {
+                resource_version: self.requested_rv.clone(),
+                limit: None,
+                continue_token: None,
+            };
+            return PageOutcome::Retry(error);
+        }
+        if (expired || too_large) && !self.tried_consistent {
+            self.tried_consistent = true;
+            self.query.resource_version = String::new();
+            self.query.continue_token = None;
+            return PageOutcome::Retry(error);
+        }
+        PageOutcome::Failed(error)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn r2_limits_follow_client_go() {
+        let default = PageSizePolicy { explicit: None, paginated_at_rv0: false };
+        assert_eq!(default.limit_for("0"), Some(500));
+        assert_eq!(default.limit_for(""), Some(500));
+        assert_eq!(default.limit_for("42"), None);
+        let no_cache = PageSizePolicy { paginated_at_rv0: true, ..default };
+        assert_eq!(no_cache.limit_for("42"), Some(500));
+        let fixed = PageSizePolicy { explicit: Some(7), ..default };
+        assert_eq!(fixed.limit_for("42"), Some(7));
+        let off = PageSizePolicy { explicit: Some(0), ..default };
+        assert_eq!(off.limit_for("0"), None);
+    }
+}

@@ -1,0 +1,36 @@
+//! What the fake server was asked.
+
+/// One HTTP request the fake server received.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordedRequest {
+    /// HTTP method, e.g. `GET`.
+    pub method: String,
+    /// URL path without the query.
+    pub path: String,
+    /// Query parameters in the order they were sent, decoded.
+    pub query: Vec<(String, String)>,
+    /// The `Accept` header, if any.
+    pub accept: Option<String>,
+}
+
+impl RecordedRequest {
+    /// The value of a query parameter, if it was sent.
+    pub fn param(&self, name: &str) -> Option<&str> {
+        self.query
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// Whether this was a watch (`watch=true` or `watch=1`).
+    pub fn is_watch(&self) -> bool {
+        matches!(self.param("watch"), Some("true" | "1"))
+    }
+
+    /// Whether this asked for metadata-only objects (`as=PartialObjectMetadata…`).
+    pub fn is_metadata_only(&self) -> bool {
+        self.accept
+            .as_deref()
+            .is_some_and(|a| a.contains("as=PartialObjectMetadata"))
+    }
+}

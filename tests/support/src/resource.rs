@@ -1,0 +1,166 @@
+//! Which collection a request or an object belongs to.
+
+use std::fmt;
+
+use kube::Resource;
+
+/// One kind of object the fake server stores: its API group, version,
+/// plural name (as in the URL), kind and scope.
+///
+/// Build it from a typed resource with [`ResourceType::of`], or by hand for
+/// anything else (custom resources, `DynamicObject`s).
+///
+/// # Examples
+///
+/// ```
+/// use fake_apiserver::ResourceType;
+/// use k8s_openapi::api::core::v1::Node;
+///
+/// let nodes = ResourceType::of::<Node>();
+/// assert_eq!(nodes.plural, "nodes");
+/// assert!(!nodes.namespaced);
+///
+/// let crd = ResourceType::new("example.com", "v1", "widgets", "Widget", true);
+/// assert_eq!(crd.api_version(), "example.com/v1");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ResourceType {
+    /// API group, empty for the core group.
+    pub group: String,
+    /// API version, e.g. `v1`.
+    pub version: String,
+    /// Plural name used in URLs, e.g. `configmaps`.
+    pub plural: String,
+    /// Kind, e.g. `ConfigMap`.
+    pub kind: String,
+    /// Whether objects live in namespaces.
+    pub namespaced: bool,
+}
+
+impl ResourceType {
+    /// A resource type from its parts.
+    pub fn new(group: &str, version: &str, plural: &str, kind: &str, namespaced: bool) -> Self {
+        Self {
+            group: group.to_owned(),
+            version: version.to_owned(),
+            plural: plural.to_owned(),
+            kind: kind.to_owned(),
+            namespaced,
+        }
+    }
+
+    /// The resource type of a static Kubernetes type such as `ConfigMap`.
+    pub fn of<K>() -> Self
+    where
+        K: Resource<DynamicType = ()>,
+        K::Scope: ScopeName,
+    {
+        Self::new(
+            &K::group(&()),
+            &K::version(&()),
+            &K::plural(&()),
+            &K::kind(&()),
+            <K::Scope as ScopeName>::NAMESPACED,
+        )
+    }
+
+    /// `group/version`, or `version` for the core group.
+    pub fn api_version(&self) -> String {
+        if self.group.is_empty() {
+            self.version.clone()
+        } else {
+            format!("{}/{}", self.group, self.version)
+        }
+    }
+
+    pub(crate) fn id(&self) -> ResourceId {
+        ResourceId {
+            group: self.group.clone(),
+            version: self.version.clone(),
+            plural: self.plural.clone(),
+        }
+    }
+}
+
+/// Tells [`ResourceType::of`] whether a k8s-openapi scope marker is namespaced.
+pub trait ScopeName {
+    /// True for namespace-scoped resources.
+    const NAMESPACED: bool;
+}
+
+impl ScopeName for k8s_openapi::NamespaceResourceScope {
+    const NAMESPACED: bool = true;
+}
+
+impl ScopeName for k8s_openapi::ClusterResourceScope {
+    const NAMESPACED: bool = false;
+}
+
+/// The part of a resource type that a URL names.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) struct ResourceId {
+    pub(crate) group: String,
+    pub(crate) version: String,
+    pub(crate) plural: String,
+}
+
+impl fmt::Display for ResourceId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.group.is_empty() {
+            write!(f, "{}/{}", self.version, self.plural)
+        } else {
+            write!(f, "{}/{}/{}", self.group, self.version, self.plural)
+        }
+    }
+}
+
+/// A collection URL taken apart: which resource, and which namespace if the
+/// request is limited to one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct CollectionPath {
+    pub(crate) resource: ResourceId,
+    pub(crate) namespace: Option<String>,
+}
+
+impl CollectionPath {
+    /// Parses `/api/v1[/namespaces/NS]/PLURAL` and
+    /// `/apis/GROUP/VERSION[/namespaces/NS]/PLURAL`; anything else is `None`.
+    pub(crate) fn parse(path: &str) -> Option<Self> {
+        let parts: Vec<&str> = path.trim_matches('/').split('/').collect();
+        let (group, version, rest) = match parts.as_slice() {
+            ["api", version, rest @ ..] => ("", *version, rest),
+            ["apis", group, version, rest @ ..] => (*group, *version, rest),
+            _ => return None,
+        };
+        let (namespace, plural) = match rest {
+            [plural] => (None, *plural),
+            ["namespaces", ns, plural] => (Some((*ns).to_owned()), *plural),
+            _ => return None,
+        };
+        Some(Self {
+            resource: ResourceId {
+                group: group.to_owned(),
+                version: version.to_owned(),
+                plural: plural.to_owned(),
+            },
+            namespace,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_core_and_group_paths() {
+        let p = CollectionPath::parse("/api/v1/namespaces/default/configmaps").unwrap();
+        assert_eq!(p.resource.plural, "configmaps");
+        assert_eq!(p.namespace.as_deref(), Some("default"));
+        let p = CollectionPath::parse("/apis/apps/v1/deployments").unwrap();
+        assert_eq!(p.resource.group, "apps");
+        assert_eq!(p.namespace, None);
+        assert!(CollectionPath::parse("/healthz").is_none());
+        assert!(CollectionPath::parse("/api/v1/namespaces/default/configmaps/x").is_none());
+    }
+}
