@@ -30,8 +30,8 @@ pub const DEFAULT_RESYNC_CHECK_PERIOD: Duration = Duration::from_secs(30);
 enum SourceSpec<K> {
     Api {
         api: Api<K>,
-        config: source::Config,
-        open: fn(Api<K>, source::Config) -> EventStream<K>,
+        config: source::Config<K>,
+        open: fn(Api<K>, source::Config<K>) -> EventStream<K>,
     },
     Stream(EventStream<K>),
 }
@@ -97,7 +97,7 @@ where
     where
         K: Clone + DeserializeOwned + fmt::Debug,
     {
-        fn open<K>(api: Api<K>, config: source::Config) -> EventStream<K>
+        fn open<K>(api: Api<K>, config: source::Config<K>) -> EventStream<K>
         where
             K: Resource + Clone + DeserializeOwned + fmt::Debug + Send + Sync + 'static,
         {
@@ -128,7 +128,7 @@ where
     ///
     /// Only meaningful for builders made by [`Informer::builder`]; a builder
     /// over a stream has no list/watch to configure and ignores it.
-    pub fn source_config(mut self, config: source::Config) -> Self {
+    pub fn source_config(mut self, config: source::Config<K>) -> Self {
         match &mut self.source {
             SourceSpec::Api { config: slot, .. } => *slot = config,
             SourceSpec::Stream(_) => {
