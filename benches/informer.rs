@@ -67,7 +67,11 @@ async fn run_once(events: Vec<Event<ConfigMap>>, subscribers: usize) {
     informer.run().await.expect("informer runs");
     for counter in counters {
         let seen = counter.await.expect("counter task");
-        assert_eq!(seen, OBJECTS * (UPDATES + 1), "a subscriber missed notifications");
+        assert_eq!(
+            seen,
+            OBJECTS * (UPDATES + 1),
+            "a subscriber missed notifications"
+        );
     }
 }
 

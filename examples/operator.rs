@@ -42,7 +42,11 @@ fn reconcile(deployment: &Deployment, pods: &Store<Pod>) {
     println!(
         "reconcile {}: wants {wanted} pods, sees {selected}{}",
         deployment.name_any(),
-        if selected as i32 == wanted { "" } else { " (not there yet)" }
+        if selected as i32 == wanted {
+            ""
+        } else {
+            " (not there yet)"
+        }
     );
 }
 
@@ -77,12 +81,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         })
         .cancellation_token(stop.clone())
         .build();
-    let mut deployment_events = deployments.subscribe(SubscribeOptions::default())?.changed_only();
+    let mut deployment_events = deployments
+        .subscribe(SubscribeOptions::default())?
+        .changed_only();
     let mut pod_events = pods.subscribe(SubscribeOptions::default())?.changed_only();
-    let runs = [
-        tokio::spawn(deployments.run()),
-        tokio::spawn(pods.run()),
-    ];
+    let runs = [tokio::spawn(deployments.run()), tokio::spawn(pods.run())];
 
     if let Some(server) = &server {
         tokio::spawn(demo_changes(Arc::clone(server), stop.clone()));

@@ -47,14 +47,23 @@ async fn main() {
 
     let print = subscription.for_each(|n| async move {
         match n {
-            Notification::Added { object, in_initial_list } => println!(
+            Notification::Added {
+                object,
+                in_initial_list,
+            } => println!(
                 "{} {}/{} {}",
-                if in_initial_list { "listed " } else { "added  " },
+                if in_initial_list {
+                    "listed "
+                } else {
+                    "added  "
+                },
                 object.namespace().unwrap_or_default(),
                 object.name_any(),
                 phase(&object)
             ),
-            Notification::Updated { new, resync: false, .. } => println!(
+            Notification::Updated {
+                new, resync: false, ..
+            } => println!(
                 "updated {}/{} {}",
                 new.namespace().unwrap_or_default(),
                 new.name_any(),

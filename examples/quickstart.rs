@@ -47,7 +47,11 @@ fn describe(n: &Notification<ConfigMap>) -> String {
         Notification::Added {
             object,
             in_initial_list: true,
-        } => format!("Added   {} (color {}), from the initial list", key(object), color(object)),
+        } => format!(
+            "Added   {} (color {}), from the initial list",
+            key(object),
+            color(object)
+        ),
         Notification::Added { object, .. } => {
             format!("Added   {} (color {})", key(object), color(object))
         }
@@ -123,8 +127,16 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     informer.stop();
     run.await??;
     printer.await?;
-    let mut cached: Vec<_> = informer.store().list_keys().iter().map(ToString::to_string).collect();
+    let mut cached: Vec<_> = informer
+        .store()
+        .list_keys()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
     cached.sort();
-    println!("stopped; the cache held {cached:?}; {} errors", informer.error_count());
+    println!(
+        "stopped; the cache held {cached:?}; {} errors",
+        informer.error_count()
+    );
     Ok(())
 }

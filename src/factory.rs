@@ -147,7 +147,13 @@ impl InformerFactory {
     /// the selectors.
     pub fn informer<K>(&self, namespace: Option<&str>, config: source::Config<K>) -> Informer<K>
     where
-        K: Resource<DynamicType = ()> + Clone + DeserializeOwned + fmt::Debug + Send + Sync + 'static,
+        K: Resource<DynamicType = ()>
+            + Clone
+            + DeserializeOwned
+            + fmt::Debug
+            + Send
+            + Sync
+            + 'static,
         K::Scope: NamespaceScope,
     {
         let api = match namespace {
@@ -161,7 +167,13 @@ impl InformerFactory {
     /// `config`'s selectors.
     pub fn cluster_informer<K>(&self, config: source::Config<K>) -> Informer<K>
     where
-        K: Resource<DynamicType = ()> + Clone + DeserializeOwned + fmt::Debug + Send + Sync + 'static,
+        K: Resource<DynamicType = ()>
+            + Clone
+            + DeserializeOwned
+            + fmt::Debug
+            + Send
+            + Sync
+            + 'static,
     {
         self.informer_for_api(Api::all(self.client.clone()), config)
     }

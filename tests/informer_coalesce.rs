@@ -41,7 +41,9 @@ async fn coalesce_subscriber_stalled_during_10k_updates_stays_bounded_and_conver
         if update % 500 == 0 {
             // Let the informer apply what was sent, then look at the queue.
             let store = informer.store();
-            while store.get(&format!("default/{key}").parse().unwrap()).map(|o| rv(&o))
+            while store
+                .get(&format!("default/{key}").parse().unwrap())
+                .map(|o| rv(&o))
                 != Some(update.to_string())
             {
                 tokio::task::yield_now().await;

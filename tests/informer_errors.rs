@@ -21,7 +21,9 @@ async fn r9_every_source_error_reaches_errors_callback_and_count() {
         Err(std::io::Error::other("list failed: 500")),
         Ok(Event::ListStart),
         Ok(Event::Listed(cm("a", "1"))),
-        Ok(Event::ListDone { resource_version: "1".into() }),
+        Ok(Event::ListDone {
+            resource_version: "1".into(),
+        }),
         Err(std::io::Error::other("watch failed: connection reset")),
         Ok(Event::Modified(cm("a", "2"))),
         // An object the FIFO cannot key: reported, skipped, nothing else lost.
@@ -52,7 +54,11 @@ async fn r9_every_source_error_reaches_errors_callback_and_count() {
     assert_eq!(calls.load(Ordering::Relaxed), 3);
 
     // The informer went on after each error.
-    let seen: Vec<String> = collect_all(subscription).await.iter().map(describe).collect();
+    let seen: Vec<String> = collect_all(subscription)
+        .await
+        .iter()
+        .map(describe)
+        .collect();
     assert_eq!(
         seen,
         [
@@ -90,7 +96,9 @@ async fn transform_runs_before_caching() {
     let events = futures::stream::iter([
         Ok::<_, std::io::Error>(Event::ListStart),
         Ok(Event::Listed(cm("a", "1"))),
-        Ok(Event::ListDone { resource_version: "1".into() }),
+        Ok(Event::ListDone {
+            resource_version: "1".into(),
+        }),
     ]);
     let informer = Informer::builder_from_stream(events)
         .transform(|mut cm: ConfigMap| {
@@ -98,7 +106,12 @@ async fn transform_runs_before_caching() {
             cm
         })
         .indexer("seen", |cm: &ConfigMap| {
-            cm.metadata.labels.iter().flatten().map(|(_, v)| v.clone()).collect()
+            cm.metadata
+                .labels
+                .iter()
+                .flatten()
+                .map(|(_, v)| v.clone())
+                .collect()
         })
         .build();
     informer.run().await.unwrap();

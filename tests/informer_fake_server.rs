@@ -10,15 +10,9 @@ use futures::StreamExt;
 use informer_common::*;
 use k8s_openapi::api::core::v1::{ConfigMap, Node};
 use kube::Api;
-use kube_informer::{
-    Informer, InformerFactory, Notification,
-    dispatch::SubscribeOptions,
-    source,
-};
+use kube_informer::{Informer, InformerFactory, Notification, dispatch::SubscribeOptions, source};
 
-async fn next_description(
-    subscription: &mut kube_informer::Subscription<ConfigMap>,
-) -> String {
+async fn next_description(subscription: &mut kube_informer::Subscription<ConfigMap>) -> String {
     let n = tokio::time::timeout(Duration::from_secs(10), subscription.next())
         .await
         .expect("no notification within 10 s")
@@ -77,10 +71,13 @@ async fn builder_api_lists_watches_and_notifies() {
 async fn r9_api_errors_reach_the_user_and_the_informer_recovers() {
     let server = FakeApiServer::start().await;
     server.create(&cm("a", "")).unwrap();
-    server.fail_requests(RequestMatch::List, ApiStatus::new(500, "InternalError", "etcd is down"), 2);
+    server.fail_requests(
+        RequestMatch::List,
+        ApiStatus::new(500, "InternalError", "etcd is down"),
+        2,
+    );
     let api: Api<ConfigMap> = Api::default_namespaced(server.client());
-    let informer = Informer::builder(api)
-        .build();
+    let informer = Informer::builder(api).build();
     let mut errors = informer.errors();
     let run = tokio::spawn(informer.run());
     let first = errors.next().await.unwrap();
@@ -121,7 +118,10 @@ async fn factory_shares_one_informer_per_key_and_syncs_them() {
     assert_eq!(nodes.store().len(), 1);
     assert!(matches!(
         subscription.next().await,
-        Some(Notification::Added { in_initial_list: true, .. })
+        Some(Notification::Added {
+            in_initial_list: true,
+            ..
+        })
     ));
 
     factory.shutdown().await;

@@ -54,13 +54,25 @@ async fn l1_late_subscriber_during_a_burst_gets_replay_then_live() {
     let seen = collect_all(late).await;
     let replayed = seen
         .iter()
-        .take_while(|n| matches!(n, Notification::Added { in_initial_list: true, .. }))
+        .take_while(|n| {
+            matches!(
+                n,
+                Notification::Added {
+                    in_initial_list: true,
+                    ..
+                }
+            )
+        })
         .count();
     assert!(replayed > 0, "the late subscriber saw no replay");
     assert!(
-        seen[replayed..]
-            .iter()
-            .all(|n| !matches!(n, Notification::Added { in_initial_list: true, .. })),
+        seen[replayed..].iter().all(|n| !matches!(
+            n,
+            Notification::Added {
+                in_initial_list: true,
+                ..
+            }
+        )),
         "an initial-list add came after a live notification"
     );
     let mut fold = Fold::default();
@@ -69,7 +81,11 @@ async fn l1_late_subscriber_during_a_burst_gets_replay_then_live() {
     }
     assert_eq!(fold.0, store_state(&informer.store()));
     assert_eq!(fold.0.len(), KEYS);
-    assert!(fold.0.values().all(|rv| rv.parse::<usize>().unwrap() > KEYS * (ROUNDS - 1)));
+    assert!(
+        fold.0
+            .values()
+            .all(|rv| rv.parse::<usize>().unwrap() > KEYS * (ROUNDS - 1))
+    );
 }
 
 // L2: a subscription has synced once the informer synced and it has been
@@ -179,10 +195,16 @@ async fn l5_dropped_subscription_does_not_stop_the_informer() {
     let mut kept = informer.subscribe(SubscribeOptions::default()).unwrap();
     let run = tokio::spawn(informer.run());
     relist(&source, &[cm("a", "1")], "1");
-    assert_eq!(describe(&kept.next().await.unwrap()), "added a@1 initial=true");
+    assert_eq!(
+        describe(&kept.next().await.unwrap()),
+        "added a@1 initial=true"
+    );
     drop(dropped);
     send(&source, Event::Modified(cm("a", "2")));
-    assert_eq!(describe(&kept.next().await.unwrap()), "updated a@1->2 resync=false");
+    assert_eq!(
+        describe(&kept.next().await.unwrap()),
+        "updated a@1->2 resync=false"
+    );
     assert!(!informer.is_stopped());
     drop(source);
     run.await.unwrap().unwrap();

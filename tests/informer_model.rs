@@ -50,13 +50,16 @@ struct Subscriber {
 }
 
 fn subscriber() -> impl Strategy<Value = Subscriber> {
-    (any::<bool>(), 0..40usize, proptest::collection::vec(0..4u8, 1..6)).prop_map(
-        |(coalesce, joins_at, pacing)| Subscriber {
+    (
+        any::<bool>(),
+        0..40usize,
+        proptest::collection::vec(0..4u8, 1..6),
+    )
+        .prop_map(|(coalesce, joins_at, pacing)| Subscriber {
             coalesce,
             joins_at,
             pacing,
-        },
-    )
+        })
 }
 
 /// The source items for `ops`: an initial relist, then the ops, each watch
@@ -66,7 +69,9 @@ fn items(ops: &[Op]) -> Vec<Result<Event<ConfigMap>, std::io::Error>> {
     let mut current: BTreeMap<usize, String> = BTreeMap::new();
     let mut out = vec![
         Ok(Event::ListStart),
-        Ok(Event::ListDone { resource_version: "1".into() }),
+        Ok(Event::ListDone {
+            resource_version: "1".into(),
+        }),
     ];
     let fresh = |rv: &mut u64| {
         *rv += 1;
@@ -137,7 +142,11 @@ async fn check(ops: Vec<Op>, subscribers: Vec<Subscriber>, source_pacing: Vec<u8
     let (source, stream) = hand_source();
     let informer = Informer::builder_from_stream(stream).build();
     let options = |s: &Subscriber| {
-        SubscribeOptions::default().lag(if s.coalesce { Lag::Coalesce } else { Lag::Unbounded })
+        SubscribeOptions::default().lag(if s.coalesce {
+            Lag::Coalesce
+        } else {
+            Lag::Unbounded
+        })
     };
     let mut consumers = Vec::new();
     for s in subscribers.iter().filter(|s| s.joins_at == 0) {
@@ -171,7 +180,11 @@ async fn check(ops: Vec<Op>, subscribers: Vec<Subscriber>, source_pacing: Vec<u8
     let store = store_state(&informer.store());
     assert_eq!(store, fold_events(&events), "store differs from the source");
     for consumer in consumers {
-        assert_eq!(consumer.await.unwrap().0, store, "a subscriber's fold differs");
+        assert_eq!(
+            consumer.await.unwrap().0,
+            store,
+            "a subscriber's fold differs"
+        );
     }
     assert_eq!(informer.error_count(), expected_errors);
 }

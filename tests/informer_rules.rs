@@ -18,9 +18,10 @@ fn describe_all(ns: &[kube_informer::Notification<ConfigMap>]) -> Vec<String> {
 async fn observe(
     events: Vec<Event<ConfigMap>>,
 ) -> (Vec<String>, std::collections::BTreeMap<String, String>) {
-    let informer =
-        Informer::builder_from_stream(futures::stream::iter(events.into_iter().map(Ok::<_, std::io::Error>)))
-            .build();
+    let informer = Informer::builder_from_stream(futures::stream::iter(
+        events.into_iter().map(Ok::<_, std::io::Error>),
+    ))
+    .build();
     let subscription = informer.subscribe(SubscribeOptions::default()).unwrap();
     informer.run().await.unwrap();
     let seen = collect_all(subscription).await;
@@ -33,7 +34,9 @@ async fn i1_absent_key_is_added_present_key_is_updated() {
     let (seen, store) = observe(vec![
         Event::ListStart,
         Event::Listed(cm("a", "1")),
-        Event::ListDone { resource_version: "1".into() },
+        Event::ListDone {
+            resource_version: "1".into(),
+        },
         Event::Modified(cm("a", "2")),
         // An ADDED for a key the cache holds is an update of it.
         Event::Added(cm("a", "3")),
@@ -63,13 +66,17 @@ async fn i2_deleted_carries_the_queued_object_and_tombstones_are_final_state_unk
         Event::ListStart,
         Event::Listed(cm("a", "1")),
         Event::Listed(cm("b", "1")),
-        Event::ListDone { resource_version: "1".into() },
+        Event::ListDone {
+            resource_version: "1".into(),
+        },
         // The watched delete carries the object's final state.
         Event::Deleted(cm("a", "2")),
         // b vanishes between two lists: its tombstone carries the last
         // state the cache knew.
         Event::ListStart,
-        Event::ListDone { resource_version: "3".into() },
+        Event::ListDone {
+            resource_version: "3".into(),
+        },
     ])
     .await;
     // Each key's deltas come as one batch, oldest first (I5).
@@ -99,28 +106,52 @@ async fn i3_same_resource_version_is_a_resync_and_reaches_only_due_subscribers()
     let run = tokio::spawn(informer.run());
 
     relist(&source, &[cm("a", "1")], "1");
-    assert_eq!(describe(&due.next().await.unwrap()), "added a@1 initial=true");
-    assert_eq!(describe(&never.next().await.unwrap()), "added a@1 initial=true");
+    assert_eq!(
+        describe(&due.next().await.unwrap()),
+        "added a@1 initial=true"
+    );
+    assert_eq!(
+        describe(&never.next().await.unwrap()),
+        "added a@1 initial=true"
+    );
 
     // An unchanged relist outside a resync round is a resync nobody is due
     // for; a watched MODIFIED with a new version is real news for all.
     relist(&source, &[cm("a", "1")], "1");
     send(&source, Event::Modified(cm("a", "2")));
-    assert_eq!(describe(&due.next().await.unwrap()), "updated a@1->2 resync=false");
-    assert_eq!(describe(&never.next().await.unwrap()), "updated a@1->2 resync=false");
+    assert_eq!(
+        describe(&due.next().await.unwrap()),
+        "updated a@1->2 resync=false"
+    );
+    assert_eq!(
+        describe(&never.next().await.unwrap()),
+        "updated a@1->2 resync=false"
+    );
 
     // A resync round: only the subscriber with a period gets it.
     tokio::time::sleep(Duration::from_millis(1500)).await;
-    assert_eq!(describe(&due.next().await.unwrap()), "updated a@2->2 resync=true");
+    assert_eq!(
+        describe(&due.next().await.unwrap()),
+        "updated a@2->2 resync=true"
+    );
     assert!(ready(&mut never).is_empty());
 
     // Same version whatever the delta type: a MODIFIED that changed nothing
     // also counts as a resync (the due set of the last round still holds).
     send(&source, Event::Modified(cm("a", "2")));
     send(&source, Event::Modified(cm("a", "3")));
-    assert_eq!(describe(&due.next().await.unwrap()), "updated a@2->2 resync=true");
-    assert_eq!(describe(&due.next().await.unwrap()), "updated a@2->3 resync=false");
-    assert_eq!(describe(&never.next().await.unwrap()), "updated a@2->3 resync=false");
+    assert_eq!(
+        describe(&due.next().await.unwrap()),
+        "updated a@2->2 resync=true"
+    );
+    assert_eq!(
+        describe(&due.next().await.unwrap()),
+        "updated a@2->3 resync=false"
+    );
+    assert_eq!(
+        describe(&never.next().await.unwrap()),
+        "updated a@2->3 resync=false"
+    );
 
     drop(source);
     run.await.unwrap().unwrap();
@@ -133,7 +164,9 @@ async fn i4_in_initial_list_only_before_the_fifo_synced() {
         Event::ListStart,
         Event::Listed(cm("a", "1")),
         Event::Listed(cm("b", "1")),
-        Event::ListDone { resource_version: "1".into() },
+        Event::ListDone {
+            resource_version: "1".into(),
+        },
         Event::Added(cm("c", "2")),
         // New keys of a later relist are not part of the initial list.
         Event::ListStart,
@@ -141,10 +174,15 @@ async fn i4_in_initial_list_only_before_the_fifo_synced() {
         Event::Listed(cm("b", "1")),
         Event::Listed(cm("c", "2")),
         Event::Listed(cm("d", "3")),
-        Event::ListDone { resource_version: "3".into() },
+        Event::ListDone {
+            resource_version: "3".into(),
+        },
     ])
     .await;
-    let added: Vec<_> = seen.into_iter().filter(|s| s.starts_with("added")).collect();
+    let added: Vec<_> = seen
+        .into_iter()
+        .filter(|s| s.starts_with("added"))
+        .collect();
     assert_eq!(
         added,
         [
@@ -177,7 +215,9 @@ async fn i5_one_keys_deltas_apply_oldest_first_without_interleaving() {
     // when popped.
     for event in [
         Event::ListStart,
-        Event::ListDone { resource_version: "0".into() },
+        Event::ListDone {
+            resource_version: "0".into(),
+        },
         Event::Added(cm("a", "1")),
         Event::Added(cm("b", "1")),
         Event::Modified(cm("a", "2")),
@@ -203,7 +243,9 @@ async fn i5_one_keys_deltas_apply_oldest_first_without_interleaving() {
         ]
     );
     assert_eq!(
-        store_state(&informer.store()).into_iter().collect::<Vec<_>>(),
+        store_state(&informer.store())
+            .into_iter()
+            .collect::<Vec<_>>(),
         [("a".to_string(), "3".to_string())]
     );
 }

@@ -7,11 +7,7 @@ use kube::{Api, Resource};
 use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
-use super::{
-    Informer,
-    error::Error,
-    report::ErrorCallback,
-};
+use super::{Informer, error::Error, report::ErrorCallback};
 use crate::{
     key::{KeyFn, default_key_fn},
     source::{self, Event},
@@ -28,12 +24,17 @@ pub const DEFAULT_RESYNC_CHECK_PERIOD: Duration = Duration::from_secs(30);
 /// Where the events come from; the API variant is turned into a stream only
 /// at [`InformerBuilder::build`], so its config can still change.
 enum SourceSpec<K> {
-    Api {
-        api: Api<K>,
-        config: source::Config<K>,
-        open: fn(Api<K>, source::Config<K>) -> EventStream<K>,
-    },
+    Api(Box<ApiSource<K>>),
     Stream(EventStream<K>),
+}
+
+/// A list/watch not opened yet.
+struct ApiSource<K> {
+    api: Api<K>,
+    config: source::Config<K>,
+    /// Opens the stream; a function pointer so the list/watch bounds on `K`
+    /// stay on [`Informer::builder`] and off the builder type.
+    open: fn(Api<K>, source::Config<K>) -> EventStream<K>,
 }
 
 /// Builds an [`Informer`]; made by [`Informer::builder`] or
@@ -105,11 +106,11 @@ where
                 .map(|item| item.map_err(|e| Error::Source(Arc::new(e))))
                 .boxed()
         }
-        Self::with_source(SourceSpec::Api {
+        Self::with_source(SourceSpec::Api(Box::new(ApiSource {
             api,
             config: source::Config::default(),
             open: open::<K>,
-        })
+        })))
     }
 
     pub(crate) fn from_stream<S, E>(events: S) -> Self
@@ -130,7 +131,7 @@ where
     /// over a stream has no list/watch to configure and ignores it.
     pub fn source_config(mut self, config: source::Config<K>) -> Self {
         match &mut self.source {
-            SourceSpec::Api { config: slot, .. } => *slot = config,
+            SourceSpec::Api(source) => source.config = config,
             SourceSpec::Stream(_) => {
                 tracing::warn!("source_config ignored: this informer reads a given stream")
             }
@@ -204,7 +205,10 @@ where
     /// [`Informer::run`] is polled.
     pub fn build(self) -> Informer<K> {
         let events = match self.source {
-            SourceSpec::Api { api, config, open } => open(api, config),
+            SourceSpec::Api(source) => {
+                let ApiSource { api, config, open } = *source;
+                open(api, config)
+            }
             SourceSpec::Stream(events) => events,
         };
         Informer::from_parts(super::handle::Parts {
@@ -222,7 +226,7 @@ where
 impl<K> fmt::Debug for InformerBuilder<K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let source = match &self.source {
-            SourceSpec::Api { .. } => "api",
+            SourceSpec::Api(_) => "api",
             SourceSpec::Stream(_) => "stream",
         };
         f.debug_struct("InformerBuilder")

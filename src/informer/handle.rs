@@ -265,9 +265,7 @@ where
         let core = self.core();
         let mut lifecycle = core.lifecycle.lock();
         match &mut *lifecycle {
-            Lifecycle::Ready { distributor, .. } => {
-                Ok(distributor.subscribe(options, []))
-            }
+            Lifecycle::Ready { distributor, .. } => Ok(distributor.subscribe(options, [])),
             Lifecycle::Running { requests } => {
                 let (subscription, request) = SubscribeRequest::new(options);
                 requests.send(request).map_err(|_| Error::Stopped)?;

@@ -64,7 +64,11 @@ pub fn describe(n: &Notification<ConfigMap>) -> String {
         Notification::Added {
             object,
             in_initial_list,
-        } => format!("added {}@{} initial={in_initial_list}", name(object), rv(object)),
+        } => format!(
+            "added {}@{} initial={in_initial_list}",
+            name(object),
+            rv(object)
+        ),
         Notification::Updated { old, new, resync } => format!(
             "updated {}@{}->{} resync={resync}",
             name(new),
@@ -124,7 +128,9 @@ pub fn store_state(store: &Store<ConfigMap>) -> BTreeMap<String, String> {
 
 /// What a cache fed by `events` must end up holding: watch events upsert or
 /// remove, a relist replaces everything.
-pub fn fold_events<'a>(events: impl IntoIterator<Item = &'a Event<ConfigMap>>) -> BTreeMap<String, String> {
+pub fn fold_events<'a>(
+    events: impl IntoIterator<Item = &'a Event<ConfigMap>>,
+) -> BTreeMap<String, String> {
     let mut state = BTreeMap::new();
     let mut relist: Option<BTreeMap<String, String>> = None;
     for event in events {
