@@ -245,7 +245,7 @@ async fn newest_per_key_matches_last_write(coalesce: Coalesce) {
             let f = f.clone();
             tokio::spawn(async move {
                 let mut rng = StdRng::seed_from_u64(p as u64);
-                let mut next = vec![1u64; KEYS_EACH];
+                let mut next = [1u64; KEYS_EACH];
                 while next.iter().any(|&v| v <= VERSIONS as u64) {
                     let k = rng.random_range(0..KEYS_EACH);
                     if next[k] > VERSIONS as u64 {

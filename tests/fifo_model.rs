@@ -14,8 +14,7 @@ use proptest::prelude::*;
 
 use DeltaType::*;
 
-/// `(type, resourceVersion, is_tombstone)`
-type D = (DeltaType, String, bool);
+type D = fifo_common::DeltaSummary;
 
 #[derive(Debug, Clone)]
 enum Op {
@@ -228,7 +227,7 @@ fn run(ops: Vec<Op>, coalesce: Coalesce) -> Result<(), TestCaseError> {
                 model.populate();
                 prop_assert_eq!(got.is_ok(), name != "x");
                 if name != "x" {
-                    model.append(&key(name).to_string(), (t, rv.clone(), false));
+                    model.append(key(name).as_str(), (t, rv.clone(), false));
                 }
             }
             Op::Delete(n) => {

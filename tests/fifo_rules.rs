@@ -5,7 +5,7 @@ mod fifo_common;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use fifo_common::{Known, cm, key, popped, rv, summary};
+use fifo_common::{DeltaSummary, Known, Popped, cm, key, popped, rv, summary};
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube_informer::fifo::{Coalesce, DeltaFifo, Error, FifoOptions};
@@ -21,15 +21,15 @@ fn with_known(known: Arc<Known>) -> DeltaFifo<ConfigMap> {
     DeltaFifo::new(FifoOptions::default().known_objects(known))
 }
 
-fn s(t: DeltaType, rv: &str) -> (DeltaType, String, bool) {
+fn s(t: DeltaType, rv: &str) -> DeltaSummary {
     (t, rv.to_owned(), false)
 }
 
-fn tomb(rv: &str) -> (DeltaType, String, bool) {
+fn tomb(rv: &str) -> DeltaSummary {
     (Deleted, rv.to_owned(), true)
 }
 
-fn drain(fifo: &DeltaFifo<ConfigMap>) -> Vec<(String, Vec<(DeltaType, String, bool)>)> {
+fn drain(fifo: &DeltaFifo<ConfigMap>) -> Vec<Popped> {
     std::iter::from_fn(|| fifo.try_pop())
         .map(|d| popped(&d))
         .collect()
@@ -509,7 +509,7 @@ fn f12_latest_keeps_deletes_and_recreations() {
 }
 
 /// Runs a relist both ways on two FIFOs in the same starting state.
-fn relist_both_ways(list: &[ConfigMap]) -> [Vec<(String, Vec<(DeltaType, String, bool)>)>; 2] {
+fn relist_both_ways(list: &[ConfigMap]) -> [Vec<Popped>; 2] {
     let make = || {
         let known = Known::with([cm("k1", "1"), cm("k2", "1"), cm("l", "1")]);
         let f = with_known(known);

@@ -31,8 +31,14 @@ pub fn rv(obj: &ConfigMap) -> String {
     obj.metadata.resource_version.clone().unwrap_or_default()
 }
 
+/// `(type, resourceVersion, is_tombstone)` of one delta.
+pub type DeltaSummary = (DeltaType, String, bool);
+
+/// `(key, summaries)` of one popped item.
+pub type Popped = (String, Vec<DeltaSummary>);
+
 /// `(type, resourceVersion, is_tombstone)` per delta, oldest first.
-pub fn summary(deltas: &Deltas<ConfigMap>) -> Vec<(DeltaType, String, bool)> {
+pub fn summary(deltas: &Deltas<ConfigMap>) -> Vec<DeltaSummary> {
     deltas
         .iter()
         .map(|d| (d.delta_type, rv(d.object.object()), d.object.is_tombstone()))
@@ -40,7 +46,7 @@ pub fn summary(deltas: &Deltas<ConfigMap>) -> Vec<(DeltaType, String, bool)> {
 }
 
 /// `(key, summary)` of a popped item.
-pub fn popped(deltas: &Deltas<ConfigMap>) -> (String, Vec<(DeltaType, String, bool)>) {
+pub fn popped(deltas: &Deltas<ConfigMap>) -> Popped {
     (deltas.key().to_string(), summary(deltas))
 }
 
