@@ -75,7 +75,13 @@ fn l4_coalesce_updated_then_deleted_is_deleted() {
 
 #[test]
 fn l4_coalesce_added_then_deleted_cancels_out() {
-    assert!(coalesced(vec![added(cm("ns", "a", "1"), false), deleted(cm("ns", "a", "1"))]).is_empty());
+    assert!(
+        coalesced(vec![
+            added(cm("ns", "a", "1"), false),
+            deleted(cm("ns", "a", "1"))
+        ])
+        .is_empty()
+    );
 }
 
 #[test]
@@ -152,7 +158,10 @@ fn l4_coalesce_notifications_after_a_partial_drain_merge_with_what_is_left() {
     ] {
         d.distribute(&a, n).now_or_never().unwrap();
     }
-    assert_eq!(show(&sub.next().now_or_never().unwrap().unwrap()), "D ns/a@1");
+    assert_eq!(
+        show(&sub.next().now_or_never().unwrap().unwrap()),
+        "D ns/a@1"
+    );
     d.distribute(&a, updated(cm("ns", "a", "2"), cm("ns", "a", "3")))
         .now_or_never()
         .unwrap();

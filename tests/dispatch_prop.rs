@@ -54,7 +54,11 @@ fn fold(view: &mut HashMap<String, String>, n: &Notification<ConfigMap>) {
         }
         Notification::Updated { old, new, .. } => {
             let held = view.insert(k, rv(new));
-            assert_eq!(held, Some(rv(old)), "update does not start from the held state");
+            assert_eq!(
+                held,
+                Some(rv(old)),
+                "update does not start from the held state"
+            );
         }
         Notification::Deleted { .. } => {
             assert!(view.remove(&k).is_some(), "deleted an absent key");

@@ -42,7 +42,10 @@ async fn l1_late_subscriber_gets_replay_then_live_without_interleaving() {
     // The writer registers the late subscriber between batches with the
     // store snapshot.
     let (mut late, request) = SubscribeRequest::new(SubscribeOptions::default());
-    assert!(poll!(late.next()).is_pending(), "nothing before registration");
+    assert!(
+        poll!(late.next()).is_pending(),
+        "nothing before registration"
+    );
     d.register(
         request,
         [
@@ -54,12 +57,7 @@ async fn l1_late_subscriber_gets_replay_then_live_without_interleaving() {
     send(&mut d, deleted(cm("ns", "b", "1"))).await;
     assert_eq!(
         drain(&mut late),
-        [
-            "A ns/a@1*",
-            "A ns/b@1*",
-            "U ns/a@1->2",
-            "D ns/b@1"
-        ]
+        ["A ns/a@1*", "A ns/b@1*", "U ns/a@1->2", "D ns/b@1"]
     );
     assert_eq!(
         drain(&mut early),
@@ -118,7 +116,10 @@ async fn l2_wait_until_synced_is_false_when_stopped_before_sync() {
 #[tokio::test(start_paused = true)]
 async fn l3_periods_under_one_second_are_raised_to_one_second() {
     let (_s, mut d) = distributor(Duration::from_secs(5));
-    let _sub = d.subscribe(SubscribeOptions::default().resync(Duration::from_millis(10)), []);
+    let _sub = d.subscribe(
+        SubscribeOptions::default().resync(Duration::from_millis(10)),
+        [],
+    );
     // Before start, the 1 s period lowered the check period from 5 s.
     assert_eq!(d.resync_check_period(), Duration::from_secs(1));
     let start = Instant::now();
@@ -129,8 +130,14 @@ async fn l3_periods_under_one_second_are_raised_to_one_second() {
 #[tokio::test(start_paused = true)]
 async fn l3_before_start_a_smaller_period_lowers_the_check_period() {
     let (_s, mut d) = distributor(Duration::from_secs(30));
-    let mut slow = d.subscribe(SubscribeOptions::default().resync(Duration::from_secs(40)), []);
-    let mut fast = d.subscribe(SubscribeOptions::default().resync(Duration::from_secs(10)), []);
+    let mut slow = d.subscribe(
+        SubscribeOptions::default().resync(Duration::from_secs(40)),
+        [],
+    );
+    let mut fast = d.subscribe(
+        SubscribeOptions::default().resync(Duration::from_secs(10)),
+        [],
+    );
     let mut never = d.subscribe(SubscribeOptions::default(), []);
     assert_eq!(d.resync_check_period(), Duration::from_secs(10));
     d.mark_started();
@@ -154,7 +161,10 @@ async fn l3_before_start_a_smaller_period_lowers_the_check_period() {
 async fn l3_after_start_a_smaller_period_is_raised_to_the_check_period() {
     let (_s, mut d) = distributor(Duration::from_secs(30));
     d.mark_started();
-    let _sub = d.subscribe(SubscribeOptions::default().resync(Duration::from_secs(5)), []);
+    let _sub = d.subscribe(
+        SubscribeOptions::default().resync(Duration::from_secs(5)),
+        [],
+    );
     assert_eq!(d.resync_check_period(), Duration::from_secs(30));
     let start = Instant::now();
     assert!(!d.should_resync(start + Duration::from_secs(29)));
@@ -171,7 +181,10 @@ async fn l3_zero_means_never_and_a_zero_check_period_disables_resync() {
     assert!(!d.should_resync(Instant::now() + Duration::from_secs(3600)));
 
     let (_s, mut off) = distributor(Duration::ZERO);
-    let _sub = off.subscribe(SubscribeOptions::default().resync(Duration::from_secs(5)), []);
+    let _sub = off.subscribe(
+        SubscribeOptions::default().resync(Duration::from_secs(5)),
+        [],
+    );
     assert_eq!(off.resync_check_period(), Duration::ZERO);
     assert!(!off.should_resync(Instant::now() + Duration::from_secs(3600)));
 }
@@ -179,8 +192,14 @@ async fn l3_zero_means_never_and_a_zero_check_period_disables_resync() {
 #[tokio::test(start_paused = true)]
 async fn i3_resync_updates_reach_only_the_due_set_and_real_updates_reach_all() {
     let (_s, mut d) = distributor(Duration::from_secs(1));
-    let mut due = d.subscribe(SubscribeOptions::default().resync(Duration::from_secs(1)), []);
-    let mut not_due = d.subscribe(SubscribeOptions::default().resync(Duration::from_secs(60)), []);
+    let mut due = d.subscribe(
+        SubscribeOptions::default().resync(Duration::from_secs(1)),
+        [],
+    );
+    let mut not_due = d.subscribe(
+        SubscribeOptions::default().resync(Duration::from_secs(60)),
+        [],
+    );
     d.mark_started();
     tokio::time::advance(Duration::from_secs(1)).await;
     assert!(d.should_resync(Instant::now()));
@@ -223,7 +242,10 @@ async fn l4_a_stalled_coalesce_subscriber_does_not_delay_others_and_stays_small(
         let k = format!("k{}", i % 10);
         d.distribute(
             &key(&format!("ns/{k}")),
-            updated(cm("ns", &k, &(i - 10).to_string()), cm("ns", &k, &i.to_string())),
+            updated(
+                cm("ns", &k, &(i - 10).to_string()),
+                cm("ns", &k, &i.to_string()),
+            ),
         )
         .now_or_never()
         .expect("distribute must not wait under Coalesce");
@@ -247,7 +269,10 @@ async fn l4_bounded_applies_back_pressure_to_the_distributor() {
         let c = key("ns/c");
         let third = d.distribute(&c, added(cm("ns", "c", "1"), false));
         tokio::pin!(third);
-        assert!(poll!(third.as_mut()).is_pending(), "full: the distributor waits");
+        assert!(
+            poll!(third.as_mut()).is_pending(),
+            "full: the distributor waits"
+        );
         assert!(poll!(third.as_mut()).is_pending());
         // The other subscriber is held up behind the full one (documented).
         assert_eq!(other.pending(), 2);
@@ -334,7 +359,10 @@ async fn l6_subscribing_after_close_ends_at_once_with_a_reason() {
 #[tokio::test]
 async fn l6_a_request_the_writer_never_registers_ends_the_subscription() {
     let (mut sub, request) = SubscribeRequest::<ConfigMap>::new(SubscribeOptions::default());
-    let waiting = tokio::spawn(async move { sub.next().await.is_none() && sub.error() == Some(Error::Stopped) });
+    let waiting =
+        tokio::spawn(
+            async move { sub.next().await.is_none() && sub.error() == Some(Error::Stopped) },
+        );
     tokio::task::yield_now().await;
     drop(request);
     assert!(waiting.await.unwrap());
@@ -356,18 +384,25 @@ async fn handle_drives_a_handler_until_the_stream_ends() {
     use std::sync::Mutex;
 
     let (_s, mut d) = distributor(Duration::ZERO);
-    let sub = d.subscribe(SubscribeOptions::default(), [(key("ns/a"), cm("ns", "a", "1"))]);
+    let sub = d.subscribe(
+        SubscribeOptions::default(),
+        [(key("ns/a"), cm("ns", "a", "1"))],
+    );
     let seen = Arc::new(Mutex::new(Vec::new()));
     let (s1, s2, s3) = (seen.clone(), seen.clone(), seen.clone());
     let handler = EventHandlerFuncs::new()
         .on_add(move |o: &Arc<ConfigMap>, initial| {
-            s1.lock().unwrap().push(format!("add {} {initial}", key_of(o)))
+            s1.lock()
+                .unwrap()
+                .push(format!("add {} {initial}", key_of(o)))
         })
         .on_update(move |_, n: &Arc<ConfigMap>| {
             s2.lock().unwrap().push(format!("update {}", key_of(n)))
         })
         .on_delete(move |o: &Arc<ConfigMap>, unknown| {
-            s3.lock().unwrap().push(format!("delete {} {unknown}", key_of(o)))
+            s3.lock()
+                .unwrap()
+                .push(format!("delete {} {unknown}", key_of(o)))
         });
     let task = tokio::spawn(sub.handle(handler));
     send(&mut d, updated(cm("ns", "a", "1"), cm("ns", "a", "2"))).await;

@@ -31,12 +31,7 @@ fn sorted(mut v: Vec<String>) -> Vec<String> {
 }
 
 fn names(objects: Vec<Arc<ConfigMap>>) -> Vec<String> {
-    sorted(
-        objects
-            .iter()
-            .map(|o| key_of(o).to_string())
-            .collect(),
-    )
+    sorted(objects.iter().map(|o| key_of(o).to_string()).collect())
 }
 
 #[test]
@@ -56,7 +51,11 @@ fn get_list_len_follow_upserts_and_deletes() {
     assert!(Arc::ptr_eq(&removed, &a2));
     assert!(store.apply_delete(&key("ns/a")).is_none());
     assert_eq!(
-        store.list_keys().iter().map(|k| k.to_string()).collect::<Vec<_>>(),
+        store
+            .list_keys()
+            .iter()
+            .map(|k| k.to_string())
+            .collect::<Vec<_>>(),
         ["other/b"]
     );
 }
@@ -86,7 +85,10 @@ fn custom_index_refiles_on_update_and_forgets_on_delete() {
     store.apply_upsert(key("ns/a"), labelled("ns", "a", "web"));
     store.apply_upsert(key("ns/b"), labelled("ns", "b", "web"));
     store.apply_upsert(key("ns/c"), cm("ns", "c", "1")); // no label: no value
-    assert_eq!(names(store.by_index("by-app", "web").unwrap()), ["ns/a", "ns/b"]);
+    assert_eq!(
+        names(store.by_index("by-app", "web").unwrap()),
+        ["ns/a", "ns/b"]
+    );
 
     store.apply_upsert(key("ns/a"), labelled("ns", "a", "db"));
     assert_eq!(names(store.by_index("by-app", "web").unwrap()), ["ns/b"]);
@@ -95,10 +97,7 @@ fn custom_index_refiles_on_update_and_forgets_on_delete() {
 
     store.apply_delete(&key("ns/b"));
     assert_eq!(store.index_values("by-app").unwrap(), ["db"]);
-    assert_eq!(
-        store.index_keys("by-app", "db").unwrap(),
-        [key("ns/a")]
-    );
+    assert_eq!(store.index_keys("by-app", "db").unwrap(), [key("ns/a")]);
 }
 
 #[test]
@@ -116,8 +115,8 @@ fn unknown_index_is_an_error() {
 
 #[test]
 fn an_indexer_under_an_existing_name_replaces_it() {
-    let indexers = Indexers::<ConfigMap>::new()
-        .with(NAMESPACE_INDEX, |_| vec!["everything".into()]);
+    let indexers =
+        Indexers::<ConfigMap>::new().with(NAMESPACE_INDEX, |_| vec!["everything".into()]);
     assert_eq!(indexers.names().collect::<Vec<_>>(), [NAMESPACE_INDEX]);
     let store = Store::new(indexers);
     store.apply_upsert(key("ns/a"), cm("ns", "a", "1"));
@@ -158,7 +157,10 @@ async fn readers_never_see_objects_and_indexes_disagree() {
     let store = Store::new(by_app());
     let apps = ["a", "b", "c"];
     for i in 0..50 {
-        store.apply_upsert(key(&format!("ns/o{i}")), labelled("ns", &format!("o{i}"), "a"));
+        store.apply_upsert(
+            key(&format!("ns/o{i}")),
+            labelled("ns", &format!("o{i}"), "a"),
+        );
     }
     let stop = Arc::new(AtomicBool::new(false));
     let mut readers = Vec::new();

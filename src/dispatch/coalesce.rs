@@ -34,7 +34,12 @@ enum Merged<K> {
 fn merge<K>(older: Notification<K>, newer: Notification<K>) -> Merged<K> {
     use Notification::*;
     match (older, newer) {
-        (Added { in_initial_list, .. }, Updated { new, .. }) => Merged::One(Added {
+        (
+            Added {
+                in_initial_list, ..
+            },
+            Updated { new, .. },
+        ) => Merged::One(Added {
             object: new,
             in_initial_list,
         }),

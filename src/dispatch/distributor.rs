@@ -221,8 +221,7 @@ impl<K> Distributor<K> {
     }
 
     fn prune(&mut self) {
-        self.listeners
-            .retain(|l| !l.channel.is_receiver_dropped());
+        self.listeners.retain(|l| !l.channel.is_receiver_dropped());
     }
 }
 

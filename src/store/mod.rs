@@ -10,7 +10,25 @@
 //!
 //! # Why one lock
 //!
-//! BENCH_SUMMARY
+//! `benches/store.rs` compares (a) this design with (b) a `DashMap` of
+//! objects plus a separately locked index (the writer holds the index lock
+//! while it updates both, `by_index` holds it while it reads objects); a
+//! sharded-lock design would need the same global index lock, since index
+//! values cross shards. 10,000 ConfigMaps, one label index, median time per
+//! upsert on a 2-core machine shared with other builds (load 7–8), over four
+//! runs:
+//!
+//! | writer upserting with | (a) one `RwLock` | (b) dashmap + index lock |
+//! |---|---|---|
+//! | no reader  | 3.2–4.2 µs (3 runs) | 1.8–6.4 µs (3 runs) |
+//! | 2 reader threads (`get`, `by_index`) | 5.7–15.6 µs, median ≈ 7.3 µs | 5.0–12.4 µs, median ≈ 5.8 µs |
+//!
+//! and a reader doing `get` (+ `by_index` every 64th) while a writer runs:
+//! 22 µs (a) vs 19 µs (b) per read on one run. The ranges overlap and the
+//! sign flipped between runs: on this machine neither candidate won by more
+//! than the noise (at best (b) by ≈ 1.25× with readers, (a) by ≈ 1.5× alone
+//! in two of three runs). One lock stays, because it makes the invariant
+//! obvious and gives `list`, `len` and `snapshot` an atomic view for free.
 //!
 //! # Memory
 //!
@@ -21,12 +39,12 @@
 //! stored once and shared by reference count; each custom index value adds one
 //! more `ObjectKey` slot.
 
+mod cache;
 mod index;
 mod indexers;
-mod store;
 
+pub use cache::Store;
 pub use indexers::{IndexFn, Indexers, NAMESPACE_INDEX};
-pub use store::Store;
 
 /// Errors of the store.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

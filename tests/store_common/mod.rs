@@ -63,7 +63,11 @@ pub fn show(n: &Notification<ConfigMap>) -> String {
         Notification::Added {
             object,
             in_initial_list,
-        } => format!("A {}{}", id(object), if *in_initial_list { "*" } else { "" }),
+        } => format!(
+            "A {}{}",
+            id(object),
+            if *in_initial_list { "*" } else { "" }
+        ),
         Notification::Updated { old, new, resync } => format!(
             "U {}->{}{}",
             id(old),

@@ -139,7 +139,10 @@ impl<K> Store<K> {
     pub fn index_values(&self, index_name: &str) -> Result<Vec<String>, Error> {
         let position = self.index_position(index_name)?;
         let state = self.shared.state.read();
-        Ok(state.indexes[position].values().map(str::to_owned).collect())
+        Ok(state.indexes[position]
+            .values()
+            .map(str::to_owned)
+            .collect())
     }
 
     /// Whether the informer filling this store has delivered its first full
