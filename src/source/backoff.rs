@@ -42,7 +42,9 @@ impl Backoff {
         }
         self.last = Some(now);
         let base = self.next;
-        self.next = base.mul_f64(self.config.factor.max(1.0)).min(self.config.max);
+        self.next = base
+            .mul_f64(self.config.factor.max(1.0))
+            .min(self.config.max);
         if self.config.jitter > 0.0 {
             base.mul_f64(1.0 + self.config.jitter * rand::random::<f64>())
         } else {
@@ -66,7 +68,10 @@ mod tests {
     async fn r5_doubles_to_the_cap() {
         let mut b = Backoff::new(plain());
         let delays: Vec<u64> = (0..9).map(|_| b.next_delay().as_millis() as u64).collect();
-        assert_eq!(delays, [800, 1600, 3200, 6400, 12800, 25600, 30000, 30000, 30000]);
+        assert_eq!(
+            delays,
+            [800, 1600, 3200, 6400, 12800, 25600, 30000, 30000, 30000]
+        );
     }
 
     #[tokio::test(start_paused = true)]
@@ -74,11 +79,17 @@ mod tests {
         let mut b = Backoff::new(BackoffConfig::default());
         for _ in 0..50 {
             let d = b.next_delay();
-            assert!(d >= Duration::from_millis(800) && d < Duration::from_secs(60), "{d:?}");
+            assert!(
+                d >= Duration::from_millis(800) && d < Duration::from_secs(60),
+                "{d:?}"
+            );
         }
         for _ in 0..20 {
             let d = b.next_delay();
-            assert!(d >= Duration::from_secs(30) && d < Duration::from_secs(60), "{d:?}");
+            assert!(
+                d >= Duration::from_secs(30) && d < Duration::from_secs(60),
+                "{d:?}"
+            );
         }
     }
 

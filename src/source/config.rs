@@ -217,7 +217,8 @@ mod tests {
             let t = config.draw_watch_timeout();
             assert!((300..600).contains(&t), "{t}");
         }
-        let fixed = Config::<()>::default().watch_timeout(Duration::from_secs(7), Duration::from_secs(7));
+        let fixed =
+            Config::<()>::default().watch_timeout(Duration::from_secs(7), Duration::from_secs(7));
         assert_eq!(fixed.draw_watch_timeout(), 7);
     }
 }

@@ -32,10 +32,11 @@ impl<T: DeserializeOwned> Decoder<T> {
 
     /// Remembers the item kind of a list answer.
     pub(crate) fn learn_list_kind(&mut self, list_kind: Option<&str>) {
-        if let Some(kind) = list_kind.and_then(|k| k.strip_suffix("List")) {
-            if !kind.is_empty() {
-                self.expected_kind = Some(kind.to_owned());
-            }
+        if let Some(kind) = list_kind
+            .and_then(|k| k.strip_suffix("List"))
+            .filter(|k| !k.is_empty())
+        {
+            self.expected_kind = Some(kind.to_owned());
         }
     }
 
@@ -45,25 +46,25 @@ impl<T: DeserializeOwned> Decoder<T> {
         let Some(metadata) = metadata else {
             return Err(Error::MissingMetadata);
         };
-        if !metadata
+        if metadata
             .get("name")
             .and_then(Value::as_str)
-            .is_some_and(|n| !n.is_empty())
+            .is_none_or(str::is_empty)
         {
             return Err(Error::MissingName);
         }
         if let (Some(expected), Some(found)) = (
             &self.expected_kind,
             value.get("kind").and_then(Value::as_str),
-        ) {
-            if expected != found {
-                return Err(Error::WrongKind {
-                    expected: expected.clone(),
-                    found: found.to_owned(),
-                });
-            }
+        ) && expected != found
+        {
+            return Err(Error::WrongKind {
+                expected: expected.clone(),
+                found: found.to_owned(),
+            });
         }
-        let object = serde_json::from_value(value).map_err(|source| Error::Decode { what, source })?;
+        let object =
+            serde_json::from_value(value).map_err(|source| Error::Decode { what, source })?;
         Ok(match &self.transform {
             Some(transform) => transform(object),
             None => object,
@@ -82,8 +83,14 @@ mod tests {
     fn r7_checks_metadata_name_and_kind() {
         let mut d = Decoder::<ConfigMap>::new(None);
         d.learn_list_kind(Some("ConfigMapList"));
-        assert!(matches!(d.object(json!({"kind": "ConfigMap"}), "x"), Err(Error::MissingMetadata)));
-        assert!(matches!(d.object(json!({"metadata": {}}), "x"), Err(Error::MissingName)));
+        assert!(matches!(
+            d.object(json!({"kind": "ConfigMap"}), "x"),
+            Err(Error::MissingMetadata)
+        ));
+        assert!(matches!(
+            d.object(json!({"metadata": {}}), "x"),
+            Err(Error::MissingName)
+        ));
         assert!(matches!(
             d.object(json!({"kind": "Secret", "metadata": {"name": "a"}}), "x"),
             Err(Error::WrongKind { .. })
@@ -103,7 +110,10 @@ mod tests {
             cm
         })));
         let cm = d
-            .object(json!({"metadata": {"name": "a", "labels": {"x": "y"}}}), "x")
+            .object(
+                json!({"metadata": {"name": "a", "labels": {"x": "y"}}}),
+                "x",
+            )
             .unwrap();
         assert_eq!(cm.metadata.labels, None);
     }

@@ -118,10 +118,11 @@ pub(crate) fn is_expired(code: u16, reason: &str) -> bool {
 
 /// The server does not have the requested resourceVersion yet.
 pub(crate) fn is_too_large_resource_version(status: &kube::core::Status) -> bool {
-    let by_cause = status
-        .details
-        .as_ref()
-        .is_some_and(|d| d.causes.iter().any(|c| c.reason == "ResourceVersionTooLarge"));
+    let by_cause = status.details.as_ref().is_some_and(|d| {
+        d.causes
+            .iter()
+            .any(|c| c.reason == "ResourceVersionTooLarge")
+    });
     let by_message = (status.code == 504 || status.reason == "Timeout")
         && (status.message.contains("Too large resource version")
             || status.details.as_ref().is_some_and(|d| {

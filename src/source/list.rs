@@ -129,7 +129,12 @@ impl Pager {
         };
         let raw: RawList = match serde_json::from_str(&text) {
             Ok(raw) => raw,
-            Err(source) => return PageOutcome::Failed(Error::Decode { what: "list", source }),
+            Err(source) => {
+                return PageOutcome::Failed(Error::Decode {
+                    what: "list",
+                    source,
+                });
+            }
         };
         decoder.learn_list_kind(raw.kind.as_deref());
         if fresh {
@@ -187,15 +192,27 @@ mod tests {
 
     #[test]
     fn r2_limits_follow_client_go() {
-        let default = PageSizePolicy { explicit: None, paginated_at_rv0: false };
+        let default = PageSizePolicy {
+            explicit: None,
+            paginated_at_rv0: false,
+        };
         assert_eq!(default.limit_for("0"), Some(500));
         assert_eq!(default.limit_for(""), Some(500));
         assert_eq!(default.limit_for("42"), None);
-        let no_cache = PageSizePolicy { paginated_at_rv0: true, ..default };
+        let no_cache = PageSizePolicy {
+            paginated_at_rv0: true,
+            ..default
+        };
         assert_eq!(no_cache.limit_for("42"), Some(500));
-        let fixed = PageSizePolicy { explicit: Some(7), ..default };
+        let fixed = PageSizePolicy {
+            explicit: Some(7),
+            ..default
+        };
         assert_eq!(fixed.limit_for("42"), Some(7));
-        let off = PageSizePolicy { explicit: Some(0), ..default };
+        let off = PageSizePolicy {
+            explicit: Some(0),
+            ..default
+        };
         assert_eq!(off.limit_for("0"), None);
     }
 }

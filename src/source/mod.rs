@@ -17,8 +17,27 @@
 //! what the server sends. Bad events (unknown types, objects without
 //! metadata or name, objects of another kind) are reported and skipped. A
 //! watch line that is not JSON ends that watch and relists after a backoff,
-//! because the event it carried is lost. The [`stream`](self) module docs
-//! of the source list every transition.
+//! because the event it carried is lost.
+//!
+//! | what happened | what the source does next |
+//! |---|---|
+//! | list succeeded | watch from its resourceVersion |
+//! | list: 410 or "too large resource version" | at once, list with "" (once per relist) |
+//! | list: continue token expired (410) | at once, one full list without limit |
+//! | list: any other failure | backoff, relist |
+//! | watch start: 429 or connection refused | backoff, watch again |
+//! | watch start: other failure | backoff, relist |
+//! | watch ended normally, or its connection broke | watch again at once |
+//! | watch ended within 1 s without any event | backoff, relist |
+//! | `ERROR` event 429 | backoff, watch again |
+//! | `ERROR` event 410 or other | backoff, relist |
+//! | watch line that is not JSON | backoff, relist |
+//! | unknown event type, object without metadata/name or of another kind | skip, the watch goes on |
+//! | streaming list refused, broken or ended early | this relist falls back to a paginated list |
+//!
+//! kube's client retries 429, 503 and 504 by itself unless its
+//! `Config::default_retry` is off; the source sees those errors only once
+//! the client gives up.
 //!
 //! # Paging
 //!

@@ -2,23 +2,7 @@
 //! list's resourceVersion, re-watching after normal ends and relisting
 //! after errors, with backoff where client-go's reflector backs off.
 //!
-//! Transitions (R1–R9):
-//!
-//! | what happened | next |
-//! |---|---|
-//! | list succeeded | watch from its resourceVersion |
-//! | list 410 / too large resourceVersion | at once, list with "" (once per relist) |
-//! | continue token 410 | at once, full list without limit |
-//! | any other list failure | backoff, relist |
-//! | watch start 429 or connection refused | backoff, watch again |
-//! | watch start, other failure | backoff, relist |
-//! | watch ended normally, or its connection broke | watch again at once |
-//! | watch ended within 1 s with no event | backoff, relist |
-//! | `ERROR` event 429 | backoff, watch again |
-//! | `ERROR` event 410 or other | backoff, relist |
-//! | a line that is not JSON | backoff, relist (an event may be lost) |
-//! | unknown type, bad or foreign object | skip, watch goes on |
-//! | streaming list refused or broken | this relist falls back to pages |
+//! The transition table is in the module docs of `source` (R1–R9).
 
 use std::{fmt::Debug, time::Duration};
 
@@ -31,7 +15,9 @@ use super::{
     backoff::Backoff,
     config::{Config, ListStrategy},
     decode::Decoder,
-    error::{Error, is_expired, is_retriable_watch_start, is_too_large_resource_version, api_status},
+    error::{
+        Error, api_status, is_expired, is_retriable_watch_start, is_too_large_resource_version,
+    },
     event::Event,
     list::{PageOutcome, PageSizePolicy, Pager},
     target::{Target, WatchLines, WatchQuery},
@@ -88,9 +74,8 @@ fn after_watch_start_error(error: &Error) -> Next {
 /// Whether a watch start failed because its resourceVersion is unavailable.
 fn is_unavailable_resource_version(error: &Error) -> bool {
     match error {
-        Error::WatchStart(e) => {
-            api_status(e).is_some_and(|s| is_expired(s.code, &s.reason) || is_too_large_resource_version(s))
-        }
+        Error::WatchStart(e) => api_status(e)
+            .is_some_and(|s| is_expired(s.code, &s.reason) || is_too_large_resource_version(s)),
         Error::WatchEvent { code, reason, .. } => is_expired(*code, reason),
         _ => false,
     }
@@ -112,7 +97,10 @@ fn report(error: &Error) {
 }
 
 /// The source stream over `target`.
-pub(crate) fn run<T>(target: Target, config: Config<T>) -> impl Stream<Item = Result<Event<T>, Error>> + Send + 'static
+pub(crate) fn run<T>(
+    target: Target,
+    config: Config<T>,
+) -> impl Stream<Item = Result<Event<T>, Error>> + Send + 'static
 where
     T: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
 {

@@ -101,16 +101,34 @@ mod tests {
             Ok(Some(WatchLine::Object(Change::Added, _)))
         ));
         assert!(matches!(
-            parse_line(r#"{"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"9","annotations":{"k8s.io/initial-events-end":"true"}}}}"#),
-            Ok(Some(WatchLine::Bookmark { initial_events_end: true, .. }))
+            parse_line(
+                r#"{"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"9","annotations":{"k8s.io/initial-events-end":"true"}}}}"#
+            ),
+            Ok(Some(WatchLine::Bookmark {
+                initial_events_end: true,
+                ..
+            }))
         ));
         assert!(matches!(
-            parse_line(r#"{"type":"ERROR","object":{"kind":"Status","code":410,"reason":"Expired","message":"old"}}"#),
+            parse_line(
+                r#"{"type":"ERROR","object":{"kind":"Status","code":410,"reason":"Expired","message":"old"}}"#
+            ),
             Ok(Some(WatchLine::Error { code: 410, .. }))
         ));
-        assert!(matches!(parse_line(r#"{"type":"NOPE","object":{}}"#), Err(Error::UnknownEventType(t)) if t == "NOPE"));
-        assert!(matches!(parse_line("{not json"), Err(Error::Decode { what: "watch line", .. })));
-        assert!(matches!(parse_line(r#"{"type":"BOOKMARK","object":{}}"#), Err(Error::MissingMetadata)));
+        assert!(
+            matches!(parse_line(r#"{"type":"NOPE","object":{}}"#), Err(Error::UnknownEventType(t)) if t == "NOPE")
+        );
+        assert!(matches!(
+            parse_line("{not json"),
+            Err(Error::Decode {
+                what: "watch line",
+                ..
+            })
+        ));
+        assert!(matches!(
+            parse_line(r#"{"type":"BOOKMARK","object":{}}"#),
+            Err(Error::MissingMetadata)
+        ));
         assert!(matches!(parse_line(""), Ok(None)));
     }
 }

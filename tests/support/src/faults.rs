@@ -94,7 +94,11 @@ impl ApiStatus {
 
     /// 500 Internal Server Error.
     pub fn internal_error() -> Self {
-        Self::new(500, "InternalError", "internal error injected by the fake server")
+        Self::new(
+            500,
+            "InternalError",
+            "internal error injected by the fake server",
+        )
     }
 
     /// The JSON `Status` object.
@@ -186,7 +190,10 @@ impl Faults {
     }
 
     /// The watch faults for a new watch, each used once.
-    pub(crate) fn take_watch_faults(&mut self, request: &RecordedRequest) -> Vec<(usize, WatchFault)> {
+    pub(crate) fn take_watch_faults(
+        &mut self,
+        request: &RecordedRequest,
+    ) -> Vec<(usize, WatchFault)> {
         let mut taken = Vec::new();
         self.watches.retain(|f| {
             if f.matcher.matches(request) {

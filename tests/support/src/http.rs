@@ -22,7 +22,26 @@ use crate::{
 
 /// The one handler: records the request, applies request faults, then
 /// serves a list or a watch.
+///
+/// Every answer closes its connection. With tokio's clock paused, a watch
+/// answered on a reused keep-alive connection never showed its end to the
+/// client (hyper's pooled-connection path and the frozen clock do not mix),
+/// so the fake server trades connection reuse for determinism.
 pub(crate) async fn handle(
+    state: AxumState<Arc<Shared>>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Response {
+    let mut response = serve(state, method, uri, headers).await;
+    response.headers_mut().insert(
+        header::CONNECTION,
+        axum::http::HeaderValue::from_static("close"),
+    );
+    response
+}
+
+async fn serve(
     AxumState(shared): AxumState<Arc<Shared>>,
     method: Method,
     uri: Uri,
@@ -39,6 +58,7 @@ pub(crate) async fn handle(
             .get(header::ACCEPT)
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned),
+        received_at: tokio::time::Instant::now(),
     };
     shared.requests.lock().push(request.clone());
     shared.requests_changed.notify_waiters();
@@ -52,10 +72,18 @@ pub(crate) async fn handle(
     }
 
     let Some(path) = CollectionPath::parse(&request.path) else {
-        return status_response(&ApiStatus::new(404, "NotFound", "the server could not find the requested resource"));
+        return status_response(&ApiStatus::new(
+            404,
+            "NotFound",
+            "the server could not find the requested resource",
+        ));
     };
     if method != Method::GET {
-        return status_response(&ApiStatus::new(405, "MethodNotAllowed", "the fake server only serves list and watch"));
+        return status_response(&ApiStatus::new(
+            405,
+            "MethodNotAllowed",
+            "the fake server only serves list and watch",
+        ));
     }
     let query = match Query::parse(&request) {
         Ok(q) => q,
@@ -70,7 +98,12 @@ pub(crate) async fn handle(
 
 fn status_response(status: &ApiStatus) -> Response {
     let code = StatusCode::from_u16(status.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    (code, [(header::CONTENT_TYPE, "application/json")], status.to_json().to_string()).into_response()
+    (
+        code,
+        [(header::CONTENT_TYPE, "application/json")],
+        status.to_json().to_string(),
+    )
+        .into_response()
 }
 
 /// The query parameters that change what is served.
@@ -90,13 +123,15 @@ struct Query {
 impl Query {
     fn parse(request: &RecordedRequest) -> Result<Self, ApiStatus> {
         let bad = |m: String| ApiStatus::new(400, "BadRequest", &m);
-        let selector = |name: &str| {
-            Selector::parse(request.param(name).unwrap_or("")).map_err(|e| bad(e.0))
-        };
+        let selector =
+            |name: &str| Selector::parse(request.param(name).unwrap_or("")).map_err(|e| bad(e.0));
         let number = |name: &str| -> Result<Option<u64>, ApiStatus> {
             request
                 .param(name)
-                .map(|v| v.parse::<u64>().map_err(|_| bad(format!("invalid {name} {v:?}"))))
+                .map(|v| {
+                    v.parse::<u64>()
+                        .map_err(|_| bad(format!("invalid {name} {v:?}")))
+                })
                 .transpose()
         };
         Ok(Self {
@@ -114,8 +149,8 @@ impl Query {
     }
 
     fn selects(&self, namespace: Option<&str>, object: &Value) -> bool {
-        let in_namespace = namespace
-            .is_none_or(|ns| object["metadata"]["namespace"].as_str() == Some(ns));
+        let in_namespace =
+            namespace.is_none_or(|ns| object["metadata"]["namespace"].as_str() == Some(ns));
         in_namespace && self.labels.matches_labels(object) && self.fields.matches_fields(object)
     }
 
@@ -133,17 +168,20 @@ impl Query {
 }
 
 fn json_response(value: &Value) -> Response {
-    ([(header::CONTENT_TYPE, "application/json")], value.to_string()).into_response()
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        value.to_string(),
+    )
+        .into_response()
 }
 
 /// A parsed resourceVersion: `None` for "" or "0" (any/most recent).
 fn parse_rv(rv: Option<&str>) -> Result<Option<u64>, ApiStatus> {
     match rv {
         None | Some("") | Some("0") => Ok(None),
-        Some(v) => v
-            .parse()
-            .map(Some)
-            .map_err(|_| ApiStatus::new(400, "BadRequest", &format!("invalid resourceVersion {v:?}"))),
+        Some(v) => v.parse().map(Some).map_err(|_| {
+            ApiStatus::new(400, "BadRequest", &format!("invalid resourceVersion {v:?}"))
+        }),
     }
 }
 
@@ -151,7 +189,11 @@ fn list(shared: &Shared, path: &CollectionPath, query: &Query) -> Response {
     let settings = shared.settings.lock().clone();
     let state = shared.state.lock();
     let Some(collection) = state.collections.get(&path.resource) else {
-        return status_response(&ApiStatus::new(404, "NotFound", &format!("unknown resource {}", path.resource)));
+        return status_response(&ApiStatus::new(
+            404,
+            "NotFound",
+            &format!("unknown resource {}", path.resource),
+        ));
     };
     let (snapshot_rv, after): (u64, Option<ObjKey>) = if let Some(token) = &query.continue_token {
         match serde_json::from_str::<(u64, String, String)>(token) {
@@ -163,12 +205,20 @@ fn list(shared: &Shared, path: &CollectionPath, query: &Query) -> Response {
                 ));
             }
             Ok((rv, ns, name)) => (rv, Some((ns, name))),
-            Err(_) => return status_response(&ApiStatus::new(400, "BadRequest", "invalid continue token")),
+            Err(_) => {
+                return status_response(&ApiStatus::new(
+                    400,
+                    "BadRequest",
+                    "invalid continue token",
+                ));
+            }
         }
     } else {
         match parse_rv(query.resource_version.as_deref()) {
             Err(status) => return status_response(&status),
-            Ok(Some(rv)) if rv > state.rv => return status_response(&ApiStatus::too_large_resource_version()),
+            Ok(Some(rv)) if rv > state.rv => {
+                return status_response(&ApiStatus::too_large_resource_version());
+            }
             Ok(Some(rv)) if query.version_match.as_deref() == Some("Exact") => {
                 if rv < state.compacted {
                     return status_response(&ApiStatus::expired());
@@ -178,8 +228,13 @@ fn list(shared: &Shared, path: &CollectionPath, query: &Query) -> Response {
             _ => (state.rv, None),
         }
     };
-    let from_cache = query.resource_version.as_deref() == Some("0") && query.continue_token.is_none();
-    let limit = if settings.ignore_limit_at_rv0 && from_cache { None } else { query.limit };
+    let from_cache =
+        query.resource_version.as_deref() == Some("0") && query.continue_token.is_none();
+    let limit = if settings.ignore_limit_at_rv0 && from_cache {
+        None
+    } else {
+        query.limit
+    };
 
     let mut items = Vec::new();
     let mut next = None;
@@ -188,16 +243,25 @@ fn list(shared: &Shared, path: &CollectionPath, query: &Query) -> Response {
             continue;
         }
         if limit.is_some_and(|l| items.len() == l) {
-            let last = items.last().map(|(k, _): &(ObjKey, Value)| k.clone()).unwrap_or_else(|| key.clone());
+            let last = items
+                .last()
+                .map(|(k, _): &(ObjKey, Value)| k.clone())
+                .unwrap_or_else(|| key.clone());
             next = Some(json!([snapshot_rv, last.0, last.1]).to_string());
             break;
         }
         items.push((key.clone(), query.render(object)));
     }
     let (kind, api_version) = if query.metadata_only {
-        ("PartialObjectMetadataList".to_owned(), "meta.k8s.io/v1".to_owned())
+        (
+            "PartialObjectMetadataList".to_owned(),
+            "meta.k8s.io/v1".to_owned(),
+        )
     } else {
-        (format!("{}List", collection.kind), collection.api_version.clone())
+        (
+            format!("{}List", collection.kind),
+            collection.api_version.clone(),
+        )
     };
     let mut metadata = json!({"resourceVersion": snapshot_rv.to_string()});
     if let Some(token) = next {
@@ -247,15 +311,22 @@ impl Outbox {
             let ends = fault.ends_stream();
             let type_meta = json!({"kind": self.kind, "apiVersion": self.api_version});
             match fault {
-                WatchFault::ErrorEvent(status) => chunks.push(Chunk::Line(event_line("ERROR", &status.to_json()))),
+                WatchFault::ErrorEvent(status) => {
+                    chunks.push(Chunk::Line(event_line("ERROR", &status.to_json())))
+                }
                 WatchFault::DropConnection => chunks.push(Chunk::Drop),
-                WatchFault::MalformedLine => chunks.push(Chunk::Line(Bytes::from_static(b"{\"type\": \"ADDED\", \"object\": {not json\n"))),
+                WatchFault::MalformedLine => chunks.push(Chunk::Line(Bytes::from_static(
+                    b"{\"type\": \"ADDED\", \"object\": {not json\n",
+                ))),
                 WatchFault::UnknownEventType => {
                     let mut object = type_meta;
-                    object["metadata"] = json!({"name": "surprise", "namespace": "default", "resourceVersion": "1"});
+                    object["metadata"] =
+                        json!({"name": "surprise", "namespace": "default", "resourceVersion": "1"});
                     chunks.push(Chunk::Line(event_line("SURPRISE", &object)));
                 }
-                WatchFault::ObjectWithoutMetadata => chunks.push(Chunk::Line(event_line("ADDED", &type_meta))),
+                WatchFault::ObjectWithoutMetadata => {
+                    chunks.push(Chunk::Line(event_line("ADDED", &type_meta)))
+                }
                 WatchFault::ObjectWithoutName => {
                     let mut object = type_meta;
                     object["metadata"] = json!({"namespace": "default", "resourceVersion": "1"});
@@ -281,7 +352,11 @@ impl Outbox {
 
 /// Turns one log entry into what this watch sees, given its selectors: an
 /// object entering the selection is ADDED, one leaving it is DELETED.
-fn watch_event(event: &LogEvent, query: &Query, namespace: Option<&str>) -> Option<(&'static str, Value)> {
+fn watch_event(
+    event: &LogEvent,
+    query: &Query,
+    namespace: Option<&str>,
+) -> Option<(&'static str, Value)> {
     let selects = |o: &Value| query.selects(namespace, o);
     let was = event.old.as_deref().is_some_and(selects);
     let is = selects(&event.new);
@@ -296,14 +371,27 @@ fn watch_event(event: &LogEvent, query: &Query, namespace: Option<&str>) -> Opti
     Some((kind, query.render(&event.new)))
 }
 
-fn watch(shared: Arc<Shared>, path: CollectionPath, query: Query, request: &RecordedRequest) -> Response {
+fn watch(
+    shared: Arc<Shared>,
+    path: CollectionPath,
+    query: Query,
+    request: &RecordedRequest,
+) -> Response {
     let settings = shared.settings.lock().clone();
     if query.send_initial_events {
         if !settings.streaming_list_supported {
-            return status_response(&ApiStatus::new(422, "Invalid", "sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled"));
+            return status_response(&ApiStatus::new(
+                422,
+                "Invalid",
+                "sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled",
+            ));
         }
         if query.version_match.as_deref() != Some("NotOlderThan") {
-            return status_response(&ApiStatus::new(422, "Invalid", "sendInitialEvents requires resourceVersionMatch=NotOlderThan"));
+            return status_response(&ApiStatus::new(
+                422,
+                "Invalid",
+                "sendInitialEvents requires resourceVersionMatch=NotOlderThan",
+            ));
         }
     }
     let start_rv = match parse_rv(query.resource_version.as_deref()) {
@@ -313,17 +401,29 @@ fn watch(shared: Arc<Shared>, path: CollectionPath, query: Query, request: &Reco
     let (kind, api_version) = {
         let state = shared.state.lock();
         let Some(c) = state.collections.get(&path.resource) else {
-            return status_response(&ApiStatus::new(404, "NotFound", &format!("unknown resource {}", path.resource)));
+            return status_response(&ApiStatus::new(
+                404,
+                "NotFound",
+                &format!("unknown resource {}", path.resource),
+            ));
         };
         if query.metadata_only {
-            ("PartialObjectMetadata".to_owned(), "meta.k8s.io/v1".to_owned())
+            (
+                "PartialObjectMetadata".to_owned(),
+                "meta.k8s.io/v1".to_owned(),
+            )
         } else {
             (c.kind.clone(), c.api_version.clone())
         }
     };
     let faults = shared.faults.lock().take_watch_faults(request);
     let timeout = query.timeout.unwrap_or(settings.default_watch_timeout);
-    let mut outbox = Outbox { sent: 0, faults: faults.into(), kind: kind.clone(), api_version: api_version.clone() };
+    let mut outbox = Outbox {
+        sent: 0,
+        faults: faults.into(),
+        kind: kind.clone(),
+        api_version: api_version.clone(),
+    };
 
     let body = async_stream::stream! {
         let _open = OpenWatch::new(&shared);

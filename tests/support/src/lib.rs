@@ -52,7 +52,12 @@
 //! # Ok(())
 //! # }
 //! ```
-#![warn(missing_docs, missing_debug_implementations, rust_2018_idioms, unreachable_pub)]
+#![warn(
+    missing_docs,
+    missing_debug_implementations,
+    rust_2018_idioms,
+    unreachable_pub
+)]
 #![forbid(unsafe_code)]
 
 mod faults;
@@ -201,10 +206,22 @@ impl FakeApiServer {
         format!("http://{}", self.addr)
     }
 
-    /// A `kube::Client` whose cluster URL points at this server (default namespace `default`).
+    /// A `kube::Config` whose cluster URL points at this server (default
+    /// namespace `default`), with kube's own retries of 429/503/504 turned
+    /// off so that injected faults reach the code under test.
+    pub fn config(&self) -> kube::Config {
+        let uri = self
+            .url()
+            .parse()
+            .expect("a socket address makes a valid URI");
+        let mut config = kube::Config::new(uri);
+        config.default_retry = false;
+        config
+    }
+
+    /// A `kube::Client` built from [`config`](Self::config).
     pub fn client(&self) -> kube::Client {
-        let uri = self.url().parse().expect("a socket address makes a valid URI");
-        kube::Client::try_from(kube::Config::new(uri)).expect("a plain HTTP config builds a client")
+        kube::Client::try_from(self.config()).expect("a plain HTTP config builds a client")
     }
 
     // ---- the object store ----
@@ -214,7 +231,10 @@ impl FakeApiServer {
         self.shared.state.lock().register(resource);
     }
 
-    fn write<T>(&self, change: impl FnOnce(&mut State) -> Result<T, StoreError>) -> Result<T, StoreError> {
+    fn write<T>(
+        &self,
+        change: impl FnOnce(&mut State) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
         let result = change(&mut self.shared.state.lock());
         self.shared.changed.notify_waiters();
         result
@@ -222,12 +242,20 @@ impl FakeApiServer {
 
     /// Creates an object of any resource from JSON; returns it as stored
     /// (with `resourceVersion`, `uid`, `kind` and `apiVersion` set).
-    pub fn create_value(&self, resource: &ResourceType, object: Value) -> Result<Value, StoreError> {
+    pub fn create_value(
+        &self,
+        resource: &ResourceType,
+        object: Value,
+    ) -> Result<Value, StoreError> {
         self.write(|s| s.put(resource, object, Some(false)))
     }
 
     /// Replaces an existing object of any resource.
-    pub fn update_value(&self, resource: &ResourceType, object: Value) -> Result<Value, StoreError> {
+    pub fn update_value(
+        &self,
+        resource: &ResourceType,
+        object: Value,
+    ) -> Result<Value, StoreError> {
         self.write(|s| s.put(resource, object, Some(true)))
     }
 
@@ -237,7 +265,12 @@ impl FakeApiServer {
     }
 
     /// Deletes an object of any resource; returns its last state.
-    pub fn delete_value(&self, resource: &ResourceType, namespace: Option<&str>, name: &str) -> Result<Value, StoreError> {
+    pub fn delete_value(
+        &self,
+        resource: &ResourceType,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Result<Value, StoreError> {
         self.write(|s| s.delete(resource, namespace, name))
     }
 
@@ -248,26 +281,37 @@ impl FakeApiServer {
 
     /// Creates a typed object.
     pub fn create<K: StaticResource>(&self, object: &K) -> Result<K, StoreError> {
-        self.create_value(&ResourceType::of::<K>(), to_value(object)).map(from_value)
+        self.create_value(&ResourceType::of::<K>(), to_value(object))
+            .map(from_value)
     }
 
     /// Replaces a typed object.
     pub fn update<K: StaticResource>(&self, object: &K) -> Result<K, StoreError> {
-        self.update_value(&ResourceType::of::<K>(), to_value(object)).map(from_value)
+        self.update_value(&ResourceType::of::<K>(), to_value(object))
+            .map(from_value)
     }
 
     /// Creates or replaces a typed object.
     pub fn apply<K: StaticResource>(&self, object: &K) -> Result<K, StoreError> {
-        self.apply_value(&ResourceType::of::<K>(), to_value(object)).map(from_value)
+        self.apply_value(&ResourceType::of::<K>(), to_value(object))
+            .map(from_value)
     }
 
     /// Deletes a typed object; returns its last state.
-    pub fn delete<K: StaticResource>(&self, namespace: Option<&str>, name: &str) -> Result<K, StoreError> {
-        self.delete_value(&ResourceType::of::<K>(), namespace, name).map(from_value)
+    pub fn delete<K: StaticResource>(
+        &self,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Result<K, StoreError> {
+        self.delete_value(&ResourceType::of::<K>(), namespace, name)
+            .map(from_value)
     }
 
     /// Creates many typed objects under one lock, waking watches once.
-    pub fn bulk_create<K: StaticResource>(&self, objects: impl IntoIterator<Item = K>) -> Result<(), StoreError> {
+    pub fn bulk_create<K: StaticResource>(
+        &self,
+        objects: impl IntoIterator<Item = K>,
+    ) -> Result<(), StoreError> {
         let rt = ResourceType::of::<K>();
         self.write(|s| {
             for object in objects {
@@ -279,7 +323,10 @@ impl FakeApiServer {
 
     /// The current typed objects, in key order.
     pub fn objects<K: StaticResource>(&self) -> Vec<K> {
-        self.objects_value(&ResourceType::of::<K>()).into_iter().map(from_value).collect()
+        self.objects_value(&ResourceType::of::<K>())
+            .into_iter()
+            .map(from_value)
+            .collect()
     }
 
     /// The newest resourceVersion handed out (0 before any write).
@@ -322,19 +369,36 @@ impl FakeApiServer {
 
     /// Answers the next `times` requests matching `matcher` with `status`.
     pub fn fail_requests(&self, matcher: RequestMatch, status: ApiStatus, times: usize) {
-        self.shared.faults.lock().requests.push(RequestFault { matcher, answer: Answer::Status(status), remaining: times });
+        self.shared.faults.lock().requests.push(RequestFault {
+            matcher,
+            answer: Answer::Status(status),
+            remaining: times,
+        });
     }
 
     /// Delays the answers to the next `times` requests matching `matcher` (tokio's clock).
     pub fn delay_requests(&self, matcher: RequestMatch, delay: Duration, times: usize) {
-        self.shared.faults.lock().requests.push(RequestFault { matcher, answer: Answer::Delay(delay), remaining: times });
+        self.shared.faults.lock().requests.push(RequestFault {
+            matcher,
+            answer: Answer::Delay(delay),
+            remaining: times,
+        });
     }
 
     /// Makes the next watch matching `matcher` misbehave once it has sent
     /// `after_events` events (initial ADDED events and bookmarks count;
     /// lines sent by earlier faults do not).
-    pub fn inject_watch_fault(&self, matcher: RequestMatch, after_events: usize, fault: WatchFault) {
-        self.shared.faults.lock().watches.push(PendingWatchFault { matcher, after_events, fault });
+    pub fn inject_watch_fault(
+        &self,
+        matcher: RequestMatch,
+        after_events: usize,
+        fault: WatchFault,
+    ) {
+        self.shared.faults.lock().watches.push(PendingWatchFault {
+            matcher,
+            after_events,
+            fault,
+        });
     }
 
     /// Whether `sendInitialEvents=true` watches are served (default) or

@@ -11,6 +11,8 @@ pub struct RecordedRequest {
     pub query: Vec<(String, String)>,
     /// The `Accept` header, if any.
     pub accept: Option<String>,
+    /// When it arrived, on tokio's clock (so paused-clock tests can check delays).
+    pub received_at: tokio::time::Instant,
 }
 
 impl RecordedRequest {

@@ -90,7 +90,15 @@ mod tests {
     #[test]
     fn field_paths() {
         let o = json!({"metadata": {"name": "a", "namespace": "ns"}});
-        assert!(Selector::parse("metadata.name=a").unwrap().matches_fields(&o));
-        assert!(!Selector::parse("metadata.namespace!=ns").unwrap().matches_fields(&o));
+        assert!(
+            Selector::parse("metadata.name=a")
+                .unwrap()
+                .matches_fields(&o)
+        );
+        assert!(
+            !Selector::parse("metadata.namespace!=ns")
+                .unwrap()
+                .matches_fields(&o)
+        );
     }
 }

@@ -40,6 +40,10 @@ impl std::error::Error for StoreError {}
 /// `(namespace, name)`; the namespace is empty for cluster-scoped objects.
 pub(crate) type ObjKey = (String, String);
 
+/// One stored version of an object: its resourceVersion and its state
+/// (`None` marks a deletion).
+pub(crate) type Version = (u64, Option<Arc<Value>>);
+
 /// What happened to an object, as a watch reports it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ChangeType {
@@ -67,7 +71,7 @@ pub(crate) struct Collection {
     pub(crate) api_version: String,
     pub(crate) namespaced: bool,
     /// Every key's versions, oldest first; `None` marks a deletion.
-    history: BTreeMap<ObjKey, Vec<(u64, Option<Arc<Value>>)>>,
+    history: BTreeMap<ObjKey, Vec<Version>>,
 }
 
 impl Collection {
@@ -244,7 +248,11 @@ impl State {
     pub(crate) fn current_objects(&self, rt: &ResourceType) -> Vec<Value> {
         self.collections
             .get(&rt.id())
-            .map(|c| c.snapshot_at(self.rv, None).map(|(_, o)| (**o).clone()).collect())
+            .map(|c| {
+                c.snapshot_at(self.rv, None)
+                    .map(|(_, o)| (**o).clone())
+                    .collect()
+            })
             .unwrap_or_default()
     }
 }
@@ -267,7 +275,10 @@ mod tests {
         let c = &s.collections[&rt.id()];
         assert_eq!(c.snapshot_at(2, None).count(), 2);
         assert_eq!(c.snapshot_at(3, None).count(), 1);
-        assert_eq!(s.put(&rt, cm("b"), Some(false)), Err(StoreError::AlreadyExists("ns/b".into())));
+        assert_eq!(
+            s.put(&rt, cm("b"), Some(false)),
+            Err(StoreError::AlreadyExists("ns/b".into()))
+        );
         s.compact();
         assert!(s.log.is_empty());
         assert_eq!(s.current_objects(&rt).len(), 1);
