@@ -130,3 +130,22 @@ async fn factory_shares_one_informer_per_key_and_syncs_them() {
     let late = factory.informer::<ConfigMap>(Some("other"), source::Config::default());
     assert!(late.is_stopped());
 }
+
+#[tokio::test]
+async fn metadata_informer_caches_metadata_only() {
+    let server = FakeApiServer::start().await;
+    let mut a = cm("a", "");
+    a.data = Some([("big".to_string(), "x".repeat(1000))].into());
+    server.create(&a).unwrap();
+    let api: Api<ConfigMap> = Api::default_namespaced(server.client());
+    let informer = Informer::metadata_builder(api).build();
+    let run = tokio::spawn(informer.run());
+    assert!(informer.wait_until_synced().await);
+    let cached = informer.store().list();
+    assert_eq!(cached.len(), 1);
+    assert_eq!(cached[0].metadata.name.as_deref(), Some("a"));
+    let request = server.requests().into_iter().next().unwrap();
+    assert!(request.path.ends_with("/configmaps"), "{}", request.path);
+    informer.stop();
+    run.await.unwrap().unwrap();
+}

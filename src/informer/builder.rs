@@ -3,7 +3,7 @@
 use std::{fmt, sync::Arc, time::Duration};
 
 use futures::{Stream, StreamExt, stream::BoxStream};
-use kube::{Api, Resource};
+use kube::{Api, Resource, core::PartialObjectMeta};
 use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
@@ -24,18 +24,18 @@ pub const DEFAULT_RESYNC_CHECK_PERIOD: Duration = Duration::from_secs(30);
 /// Where the events come from; the API variant is turned into a stream only
 /// at [`InformerBuilder::build`], so its config can still change.
 enum SourceSpec<K> {
-    Api(Box<ApiSource<K>>),
+    Api {
+        config: source::Config<K>,
+        open: OpenSource<K>,
+    },
     Stream(EventStream<K>),
 }
 
-/// A list/watch not opened yet.
-struct ApiSource<K> {
-    api: Api<K>,
-    config: source::Config<K>,
-    /// Opens the stream; a function pointer so the list/watch bounds on `K`
-    /// stay on [`Informer::builder`] and off the builder type.
-    open: fn(Api<K>, source::Config<K>) -> EventStream<K>,
-}
+/// Opens a list/watch with its final config. A closure holding the `Api`,
+/// so the list/watch bounds stay on the constructors and off the builder
+/// type, and so the `Api`'s type may differ from the informer's (metadata
+/// informers watch `Api<K>` and cache `PartialObjectMeta<K>`).
+type OpenSource<K> = Box<dyn FnOnce(source::Config<K>) -> EventStream<K> + Send>;
 
 /// Builds an [`Informer`]; made by [`Informer::builder`] or
 /// [`Informer::builder_from_stream`].
@@ -98,19 +98,10 @@ where
     where
         K: Clone + DeserializeOwned + fmt::Debug,
     {
-        fn open<K>(api: Api<K>, config: source::Config<K>) -> EventStream<K>
-        where
-            K: Resource + Clone + DeserializeOwned + fmt::Debug + Send + Sync + 'static,
-        {
-            source::watch_source(api, config)
-                .map(|item| item.map_err(|e| Error::Source(Arc::new(e))))
-                .boxed()
-        }
-        Self::with_source(SourceSpec::Api(Box::new(ApiSource {
-            api,
+        Self::with_source(SourceSpec::Api {
             config: source::Config::default(),
-            open: open::<K>,
-        })))
+            open: Box::new(move |config| wrap_errors(source::watch_source(api, config))),
+        })
     }
 
     pub(crate) fn from_stream<S, E>(events: S) -> Self
@@ -118,10 +109,7 @@ where
         S: Stream<Item = Result<Event<K>, E>> + Send + 'static,
         E: std::error::Error + Send + Sync + 'static,
     {
-        let events = events
-            .map(|item| item.map_err(|e| Error::Source(Arc::new(e))))
-            .boxed();
-        Self::with_source(SourceSpec::Stream(events))
+        Self::with_source(SourceSpec::Stream(wrap_errors(events)))
     }
 
     /// The list/watch settings: selectors, page size, timeouts, list
@@ -131,7 +119,7 @@ where
     /// over a stream has no list/watch to configure and ignores it.
     pub fn source_config(mut self, config: source::Config<K>) -> Self {
         match &mut self.source {
-            SourceSpec::Api(source) => source.config = config,
+            SourceSpec::Api { config: slot, .. } => *slot = config,
             SourceSpec::Stream(_) => {
                 tracing::warn!("source_config ignored: this informer reads a given stream")
             }
@@ -205,10 +193,7 @@ where
     /// [`Informer::run`] is polled.
     pub fn build(self) -> Informer<K> {
         let events = match self.source {
-            SourceSpec::Api(source) => {
-                let ApiSource { api, config, open } = *source;
-                open(api, config)
-            }
+            SourceSpec::Api { config, open } => open(config),
             SourceSpec::Stream(events) => events,
         };
         Informer::from_parts(super::handle::Parts {
@@ -223,10 +208,35 @@ where
     }
 }
 
+impl<R> InformerBuilder<PartialObjectMeta<R>>
+where
+    R: Resource + Clone + fmt::Debug + Send + Sync + 'static,
+    PartialObjectMeta<R>: Resource + Clone + DeserializeOwned + fmt::Debug + Send + Sync + 'static,
+{
+    pub(crate) fn from_metadata_api(api: Api<R>) -> Self {
+        Self::with_source(SourceSpec::Api {
+            config: source::Config::default(),
+            open: Box::new(move |config| wrap_errors(source::watch_metadata_source(api, config))),
+        })
+    }
+}
+
+/// Boxes a source stream, its errors shared so every error listener gets
+/// them.
+fn wrap_errors<K, S, E>(events: S) -> EventStream<K>
+where
+    S: Stream<Item = Result<Event<K>, E>> + Send + 'static,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    events
+        .map(|item| item.map_err(|e| Error::Source(Arc::new(e))))
+        .boxed()
+}
+
 impl<K> fmt::Debug for InformerBuilder<K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let source = match &self.source {
-            SourceSpec::Api(_) => "api",
+            SourceSpec::Api { .. } => "api",
             SourceSpec::Stream(_) => "stream",
         };
         f.debug_struct("InformerBuilder")

@@ -3,7 +3,7 @@
 use std::{fmt, sync::Arc};
 
 use futures::Stream;
-use kube::{Api, Resource};
+use kube::{Api, Resource, core::PartialObjectMeta};
 use parking_lot::Mutex;
 use serde::de::DeserializeOwned;
 use tokio::sync::mpsc;
@@ -157,6 +157,37 @@ where
     /// ```
     pub fn builder(api: Api<K>) -> InformerBuilder<K> {
         InformerBuilder::from_api(api)
+    }
+}
+
+impl<R> Informer<PartialObjectMeta<R>>
+where
+    R: Resource + Clone + fmt::Debug + Send + Sync + 'static,
+    PartialObjectMeta<R>: Resource + Clone + DeserializeOwned + fmt::Debug + Send + Sync + 'static,
+{
+    /// An informer that lists and watches only the metadata of `api`'s
+    /// objects (`PartialObjectMetadata`): names, labels, annotations, owners,
+    /// but no spec or status, for much less memory when that is all it needs.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use k8s_openapi::api::core::v1::Secret;
+    /// use kube::{Api, Client};
+    /// use kube_informer::Informer;
+    ///
+    /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+    /// let secrets: Api<Secret> = Api::all(Client::try_default().await?);
+    /// let informer = Informer::metadata_builder(secrets).build();
+    /// tokio::spawn(informer.run());
+    /// informer.wait_until_synced().await;
+    /// for secret in informer.store().list() {
+    ///     println!("{:?}", secret.metadata.name);
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn metadata_builder(api: Api<R>) -> InformerBuilder<PartialObjectMeta<R>> {
+        InformerBuilder::from_metadata_api(api)
     }
 }
 
