@@ -8,7 +8,6 @@
 
 use std::{mem, sync::Arc};
 
-use futures::FutureExt;
 use kube::Resource;
 use tokio::sync::{Notify, mpsc};
 use tracing::Instrument;
@@ -102,7 +101,8 @@ async fn write<K>(
         while let Ok(request) = requests.try_recv() {
             register(core, distributor, request);
         }
-        if let Some(now) = timer.tick().now_or_never() {
+        let now = tokio::time::Instant::now();
+        if timer.due(now) {
             resync_round(core, distributor, now);
         }
 
