@@ -1,5 +1,5 @@
 //! End-to-end in-memory throughput: a stream of source events through the
-//! FIFO, the store and the distributor to 1, 4 and 16 `Unbounded`
+//! FIFO, the store and the distributor to 0 (the pipeline alone), 1, 4 and 16 `Unbounded`
 //! subscribers, each counting its notifications until the informer stops.
 //!
 //! 10,000 ConfigMaps are listed, then each is updated 20 times: 210,000
@@ -87,7 +87,7 @@ fn informer_throughput(c: &mut Criterion) {
     group.sample_size(10);
     group.warm_up_time(Duration::from_secs(1));
     group.measurement_time(Duration::from_secs(15));
-    for subscribers in [1, 4, 16] {
+    for subscribers in [0, 1, 4, 16] {
         group.bench_function(format!("{subscribers}_subscribers"), |b| {
             b.to_async(&runtime).iter_batched(
                 || template.clone(),
