@@ -255,7 +255,9 @@ where
     ///
     /// # Cancel safety
     ///
-    /// Dropping the future stops the informer as [`Informer::stop`] would.
+    /// Dropping the future once it has been polled stops the informer as
+    /// [`Informer::stop`] would. A future dropped before its first poll
+    /// started nothing, and `run` may be called again.
     pub fn run(&self) -> impl Future<Output = Result<()>> + Send + 'static {
         run::run(Arc::clone(self.core()))
     }
