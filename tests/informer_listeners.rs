@@ -283,3 +283,25 @@ async fn cancellation_token_stops_and_run_runs_once() {
     run.await.unwrap().unwrap();
     assert!(!informer.wait_until_synced().await);
 }
+
+// A run future dropped before its first poll started nothing: the informer
+// can still run. One dropped after it started stops the informer.
+#[tokio::test]
+async fn dropping_the_run_future_before_or_after_it_started() {
+    let (source, events) = hand_source();
+    let informer = Informer::builder_from_stream(events).build();
+    drop(informer.run());
+    let mut run = Box::pin(informer.run());
+    assert!(futures::poll!(run.as_mut()).is_pending());
+    relist(&source, &[cm("a", "1")], "1");
+    tokio::select! {
+        _ = &mut run => panic!("run ended on its own"),
+        synced = informer.wait_until_synced() => assert!(synced),
+    }
+    drop(run);
+    assert!(informer.is_stopped());
+    assert!(matches!(
+        informer.subscribe(SubscribeOptions::default()),
+        Err(Error::Stopped)
+    ));
+}
