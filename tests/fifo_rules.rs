@@ -264,6 +264,13 @@ fn f7_add_update_delete_before_replace_mark_synced() {
         f.replace([cm("b", "1")], "1").unwrap();
         assert!(f.has_synced(), "op {op}");
     }
+    // As in client-go, a rejected add still marks the FIFO populated (the
+    // key is computed under the lock after that); a rejected delete does not.
+    let f = fifo();
+    assert!(f.delete(ConfigMap::default()).is_err());
+    assert!(!f.has_synced());
+    assert!(f.add(ConfigMap::default()).is_err());
+    assert!(f.has_synced());
     // An empty first relist syncs at once; resync alone does not.
     let f = with_known(Known::with([]));
     f.resync().unwrap();
@@ -566,6 +573,17 @@ fn f13_listed_without_list_start_is_an_error() {
     f.list_start();
     f.list_done("1").unwrap();
     assert!(matches!(f.list_done("2"), Err(Error::NoListInProgress)));
+}
+
+#[test]
+fn f13_replace_supersedes_an_open_streamed_relist() {
+    let f = fifo();
+    f.list_start();
+    f.listed(cm("a", "1")).unwrap();
+    f.replace([cm("a", "2"), cm("b", "2")], "2").unwrap();
+    assert!(matches!(f.list_done("1"), Err(Error::NoListInProgress)));
+    assert_eq!(f.last_sync_resource_version().as_deref(), Some("2"));
+    assert_eq!(f.list_keys(), [key("a"), key("b")]);
 }
 
 #[test]

@@ -58,6 +58,7 @@ mod fifo;
 mod known;
 mod merge;
 mod options;
+mod produce;
 mod state;
 mod stream;
 

@@ -1,0 +1,404 @@
+//! The producer half of [`DeltaFifo`]: every way a change enters the queue.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use kube::Resource;
+
+use super::error::{Error, Result};
+use super::fifo::DeltaFifo;
+use super::state::FifoState;
+use crate::delta::{Delta, DeltaObject, DeltaType, Deltas};
+use crate::key::ObjectKey;
+
+impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
+    /// Queues an `Added` delta (F3). Marks the FIFO populated (F7), even when
+    /// the object is then rejected.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use k8s_openapi::api::core::v1::ConfigMap;
+    /// # use kube_informer::fifo::{DeltaFifo, FifoOptions};
+    /// # fn cm(name: &str, rv: &str) -> ConfigMap {
+    /// #     let mut c = ConfigMap::default();
+    /// #     c.metadata.name = Some(name.into());
+    /// #     c.metadata.resource_version = Some(rv.into());
+    /// #     c
+    /// # }
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let fifo = DeltaFifo::new(FifoOptions::default());
+    /// fifo.add(cm("a", "1"))?;
+    /// assert_eq!(fifo.len(), 1);
+    /// assert!(fifo.add(ConfigMap::default()).is_err()); // no name
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn add(&self, obj: K) -> Result<()> {
+        self.enqueue_live(DeltaType::Added, obj)
+    }
+
+    /// Queues an `Updated` delta (F3), whether or not the key is known.
+    /// Marks the FIFO populated (F7), even when the object is then rejected.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use k8s_openapi::api::core::v1::ConfigMap;
+    /// # use kube_informer::fifo::{DeltaFifo, FifoOptions};
+    /// # fn cm(name: &str, rv: &str) -> ConfigMap {
+    /// #     let mut c = ConfigMap::default();
+    /// #     c.metadata.name = Some(name.into());
+    /// #     c.metadata.resource_version = Some(rv.into());
+    /// #     c
+    /// # }
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let fifo = DeltaFifo::new(FifoOptions::default());
+    /// fifo.update(cm("a", "1"))?;
+    /// assert_eq!(fifo.try_pop().unwrap().oldest().delta_type, kube_informer::DeltaType::Updated);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn update(&self, obj: K) -> Result<()> {
+        self.enqueue_live(DeltaType::Updated, obj)
+    }
+
+    /// Queues a `Deleted` delta, unless the key has nothing pending and the
+    /// known objects (if any) do not hold it (F4).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use k8s_openapi::api::core::v1::ConfigMap;
+    /// # use kube_informer::fifo::{DeltaFifo, FifoOptions};
+    /// # fn cm(name: &str, rv: &str) -> ConfigMap {
+    /// #     let mut c = ConfigMap::default();
+    /// #     c.metadata.name = Some(name.into());
+    /// #     c.metadata.resource_version = Some(rv.into());
+    /// #     c
+    /// # }
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let fifo = DeltaFifo::new(FifoOptions::default());
+    /// fifo.delete(cm("a", "1"))?; // nothing pending, no known objects: dropped
+    /// assert!(fifo.is_empty());
+    /// fifo.add(cm("a", "1"))?;
+    /// fifo.delete(cm("a", "2"))?;
+    /// assert_eq!(fifo.try_pop().unwrap().len(), 2);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn delete(&self, obj: K) -> Result<()> {
+        let key = (self.options().key_fn)(&obj)?;
+        let mut state = self.lock();
+        state.mark_populated();
+        if !state.is_pending(&key) {
+            let known = self.known().is_some_and(|k| k.get_by_key(&key).is_some());
+            if !known {
+                return Ok(());
+            }
+        }
+        let obj = self.transform(&key, obj)?;
+        self.append_and_wake(state, key, Delta::new(DeltaType::Deleted, obj));
+        Ok(())
+    }
+
+    /// Replaces the FIFO's view with a complete list (F6): every object is
+    /// queued as `Replaced` (or `Sync`, see
+    /// [`emit_replaced`](super::FifoOptions::emit_replaced)) in list order, then every
+    /// key that vanished gets a tombstone. The whole relist happens under one
+    /// lock, so no consumer sees half of it.
+    ///
+    /// On a rejected object the relist stops there: objects before it stay
+    /// queued, no tombstones are computed, and the error is returned (F11).
+    ///
+    /// A complete list supersedes a streamed relist left open by
+    /// [`list_start`](Self::list_start): that listing is discarded, and its
+    /// [`list_done`](Self::list_done) returns [`Error::NoListInProgress`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use k8s_openapi::api::core::v1::ConfigMap;
+    /// # use kube_informer::fifo::{DeltaFifo, FifoOptions};
+    /// # fn cm(name: &str, rv: &str) -> ConfigMap {
+    /// #     let mut c = ConfigMap::default();
+    /// #     c.metadata.name = Some(name.into());
+    /// #     c.metadata.resource_version = Some(rv.into());
+    /// #     c
+    /// # }
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let fifo = DeltaFifo::new(FifoOptions::default());
+    /// fifo.add(cm("old", "1"))?;
+    /// fifo.replace([cm("a", "2"), cm("b", "2")], "2")?;
+    /// let keys: Vec<String> = fifo.list_keys().iter().map(|k| k.to_string()).collect();
+    /// assert_eq!(keys, ["old", "a", "b"]);
+    /// // "old" was not in the list: its deltas end with a tombstone.
+    /// assert!(fifo.try_pop().unwrap().newest().object.is_tombstone());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn replace(&self, list: impl IntoIterator<Item = K>, resource_version: &str) -> Result<()> {
+        let list = list.into_iter();
+        let mut listed = HashSet::with_capacity(list.size_hint().0);
+        let mut state = self.lock();
+        let before = state.len();
+        let result = self.replace_locked(&mut state, list, &mut listed, resource_version);
+        self.wake_for(state, before);
+        result
+    }
+
+    fn replace_locked(
+        &self,
+        state: &mut FifoState<K>,
+        list: impl Iterator<Item = K>,
+        listed: &mut HashSet<ObjectKey>,
+        resource_version: &str,
+    ) -> Result<()> {
+        state.take_listing();
+        let delta_type = self.relist_delta_type();
+        for obj in list {
+            let (key, obj) = self.prepare(obj)?;
+            listed.insert(key.clone());
+            state.append(key, Delta::new(delta_type, obj));
+        }
+        let deletions = state.tombstone_unlisted(listed, self.known());
+        state.finish_relist(listed.len(), deletions, 0, resource_version);
+        Ok(())
+    }
+
+    /// Opens a streamed relist (F13): objects follow one by one through
+    /// [`listed`](Self::listed), then [`list_done`](Self::list_done) queues
+    /// the tombstones. Calling it again discards an unfinished listing.
+    ///
+    /// While a listing is open, an [`add`](Self::add) or
+    /// [`update`](Self::update) counts its key as listed (the object is
+    /// evidently alive, so it gets no tombstone); a [`delete`](Self::delete)
+    /// is queued as usual.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube_informer::fifo::{DeltaFifo, FifoOptions};
+    ///
+    /// # fn main() -> Result<(), kube_informer::fifo::Error> {
+    /// let named = |n: &str| { let mut cm = ConfigMap::default(); cm.metadata.name = Some(n.into()); cm };
+    /// let fifo = DeltaFifo::new(FifoOptions::default());
+    /// fifo.add(named("old"))?;
+    /// fifo.list_start();
+    /// fifo.listed(named("a"))?;
+    /// fifo.listed(named("b"))?;
+    /// fifo.list_done("42")?;
+    /// // "old" was not listed: it now ends with a tombstone.
+    /// assert!(fifo.get_by_key(&"old".parse()?).unwrap().newest().object.is_tombstone());
+    /// assert_eq!(fifo.last_sync_resource_version().as_deref(), Some("42"));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn list_start(&self) {
+        self.lock().list_start();
+    }
+
+    /// Queues one object of a streamed relist as it arrives (F13).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use k8s_openapi::api::core::v1::ConfigMap;
+    /// # use kube_informer::fifo::{DeltaFifo, FifoOptions};
+    /// # fn cm(name: &str, rv: &str) -> ConfigMap {
+    /// #     let mut c = ConfigMap::default();
+    /// #     c.metadata.name = Some(name.into());
+    /// #     c.metadata.resource_version = Some(rv.into());
+    /// #     c
+    /// # }
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let fifo = DeltaFifo::new(FifoOptions::default());
+    /// assert!(fifo.listed(cm("a", "1")).is_err()); // no list_start yet
+    /// fifo.list_start();
+    /// fifo.listed(cm("a", "1"))?;
+    /// assert_eq!(fifo.len(), 1); // queued at once
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn listed(&self, obj: K) -> Result<()> {
+        let prepared = self.prepare(obj);
+        let mut state = self.lock();
+        let listing = state.listing_mut().ok_or(Error::NoListInProgress)?;
+        let (key, obj) = prepared?;
+        listing.keys.insert(key.clone());
+        let delta = Delta::new(self.relist_delta_type(), obj);
+        self.append_and_wake(state, key, delta);
+        Ok(())
+    }
+
+    /// Ends a streamed relist: queues tombstones exactly as
+    /// [`replace`](Self::replace) would for the same list (F13).
+    ///
+    /// When the first relist is streamed and the consumer pops while it is
+    /// open, those pops count toward [`has_synced`](Self::has_synced).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use k8s_openapi::api::core::v1::ConfigMap;
+    /// # use kube_informer::fifo::{DeltaFifo, FifoOptions};
+    /// # fn cm(name: &str, rv: &str) -> ConfigMap {
+    /// #     let mut c = ConfigMap::default();
+    /// #     c.metadata.name = Some(name.into());
+    /// #     c.metadata.resource_version = Some(rv.into());
+    /// #     c
+    /// # }
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let fifo = DeltaFifo::new(FifoOptions::default());
+    /// fifo.list_start();
+    /// fifo.listed(cm("a", "1"))?;
+    /// fifo.list_done("7")?;
+    /// assert_eq!(fifo.last_sync_resource_version().as_deref(), Some("7"));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn list_done(&self, resource_version: &str) -> Result<()> {
+        let mut state = self.lock();
+        let listing = state.take_listing().ok_or(Error::NoListInProgress)?;
+        let before = state.len();
+        let deletions = state.tombstone_unlisted(&listing.keys, self.known());
+        state.finish_relist(
+            listing.keys.len(),
+            deletions,
+            listing.popped,
+            resource_version,
+        );
+        self.wake_for(state, before);
+        Ok(())
+    }
+
+    /// Queues `Sync` for every known object whose key has nothing pending
+    /// (F8). Does nothing without known objects; does not touch `has_synced`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use k8s_openapi::api::core::v1::ConfigMap;
+    /// # use kube_informer::fifo::{DeltaFifo, FifoOptions};
+    /// # fn cm(name: &str, rv: &str) -> ConfigMap {
+    /// #     let mut c = ConfigMap::default();
+    /// #     c.metadata.name = Some(name.into());
+    /// #     c.metadata.resource_version = Some(rv.into());
+    /// #     c
+    /// # }
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # use std::sync::Arc;
+    /// # use kube_informer::{fifo::KnownObjects, ObjectKey};
+    /// struct One(Arc<ConfigMap>);
+    /// impl KnownObjects<ConfigMap> for One {
+    ///     fn get_by_key(&self, _: &ObjectKey) -> Option<Arc<ConfigMap>> { Some(self.0.clone()) }
+    ///     fn list_keys(&self) -> Vec<ObjectKey> { vec!["a".parse().unwrap()] }
+    /// }
+    /// let known = Arc::new(One(Arc::new(cm("a", "1"))));
+    /// let fifo = DeltaFifo::new(FifoOptions::default().known_objects(known));
+    /// fifo.resync()?;
+    /// assert_eq!(fifo.try_pop().unwrap().oldest().delta_type, kube_informer::DeltaType::Sync);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn resync(&self) -> Result<()> {
+        let Some(known) = self.known() else {
+            return Ok(());
+        };
+        let mut state = self.lock();
+        let before = state.len();
+        let result = state.resync(known, &self.options().key_fn);
+        self.wake_for(state, before);
+        result
+    }
+
+    /// Puts popped deltas back at the tail of the queue, unless the key has
+    /// pending deltas again, in which case the newer deltas win (F10).
+    ///
+    /// Every object in `deltas` must have the key of `deltas`; otherwise
+    /// nothing is queued and [`Error::RequeueKeyMismatch`] is returned.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use k8s_openapi::api::core::v1::ConfigMap;
+    /// # use kube_informer::fifo::{DeltaFifo, FifoOptions};
+    /// # fn cm(name: &str, rv: &str) -> ConfigMap {
+    /// #     let mut c = ConfigMap::default();
+    /// #     c.metadata.name = Some(name.into());
+    /// #     c.metadata.resource_version = Some(rv.into());
+    /// #     c
+    /// # }
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let fifo = DeltaFifo::new(FifoOptions::default());
+    /// fifo.add(cm("a", "1"))?;
+    /// let deltas = fifo.try_pop().unwrap();
+    /// // Processing failed: put it back for a later attempt.
+    /// fifo.requeue(deltas)?;
+    /// assert_eq!(fifo.len(), 1);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn requeue(&self, deltas: Deltas<K>) -> Result<()> {
+        for delta in &deltas {
+            let found = match &delta.object {
+                DeltaObject::Object(obj) => (self.options().key_fn)(obj)?,
+                DeltaObject::DeletedFinalStateUnknown { key, .. } => key.clone(),
+            };
+            if &found != deltas.key() {
+                return Err(Error::RequeueKeyMismatch {
+                    expected: deltas.key().clone(),
+                    found,
+                });
+            }
+        }
+        let mut state = self.lock();
+        let before = state.len();
+        state.requeue(deltas);
+        self.wake_for(state, before);
+        Ok(())
+    }
+
+    fn relist_delta_type(&self) -> DeltaType {
+        if self.options().emit_replaced {
+            DeltaType::Replaced
+        } else {
+            DeltaType::Sync
+        }
+    }
+
+    fn transform(&self, key: &ObjectKey, obj: K) -> Result<Arc<K>> {
+        match &self.options().transform {
+            None => Ok(Arc::new(obj)),
+            Some(transform) => transform(obj)
+                .map(Arc::new)
+                .map_err(|source| Error::Transform {
+                    key: key.clone(),
+                    source,
+                }),
+        }
+    }
+
+    /// Keys and transforms an entering object: the one place a `K` becomes an
+    /// `Arc<K>`.
+    fn prepare(&self, obj: K) -> Result<(ObjectKey, Arc<K>)> {
+        let key = (self.options().key_fn)(&obj)?;
+        let obj = self.transform(&key, obj)?;
+        Ok((key, obj))
+    }
+
+    fn enqueue_live(&self, delta_type: DeltaType, obj: K) -> Result<()> {
+        // Keying and transforming outside the lock keeps producers from
+        // serialising on user code.
+        let prepared = self.prepare(obj);
+        let mut state = self.lock();
+        state.mark_populated();
+        let (key, obj) = prepared?;
+        if let Some(listing) = state.listing_mut() {
+            listing.keys.insert(key.clone());
+        }
+        self.append_and_wake(state, key, Delta::new(delta_type, obj));
+        Ok(())
+    }
+}
