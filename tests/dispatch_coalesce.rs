@@ -8,7 +8,7 @@ use std::time::Duration;
 use futures::{FutureExt, StreamExt};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube_informer::{
-    Notification, Subscription,
+    Notification,
     dispatch::{Distributor, Lag, SubscribeOptions},
 };
 use store_common::*;
@@ -29,14 +29,6 @@ fn coalesced(ns: Vec<Notification<ConfigMap>>) -> Vec<String> {
         d.distribute(&k, n).now_or_never().expect("never waits");
     }
     drain(&mut sub)
-}
-
-fn drain(sub: &mut Subscription<ConfigMap>) -> Vec<String> {
-    let mut out = Vec::new();
-    while let Some(Some(n)) = sub.next().now_or_never() {
-        out.push(show(&n));
-    }
-    out
 }
 
 #[test]

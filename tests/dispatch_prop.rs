@@ -149,3 +149,57 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    /// L1 with a real store: subscribers registered at random points of a
+    /// burst of writes (replay = the store snapshot) fold to the store.
+    #[test]
+    fn l1_late_subscribers_during_a_burst_fold_to_the_store(
+        writes in prop::collection::vec((0..KEYS, 0u8..3), 0..80),
+        joins in prop::collection::vec((0usize..80, lag()), 1..4),
+    ) {
+        use kube_informer::store::{Indexers, Store};
+
+        let store = Store::new(Indexers::<ConfigMap>::new());
+        let mut d = Distributor::new(Duration::ZERO, store.watch_synced());
+        store.mark_synced();
+        let mut subs = Vec::new();
+        let mut rv = 0u64;
+        for (at, (k, what)) in writes.iter().enumerate() {
+            for (_, lag) in joins.iter().filter(|(j, _)| *j == at) {
+                subs.push(d.subscribe(SubscribeOptions::default().lag(*lag), store.snapshot()));
+            }
+            let name = format!("k{k}");
+            let full = key(&format!("ns/{name}"));
+            rv += 1;
+            let n = match (store.get(&full), what) {
+                (Some(old), 2) => {
+                    store.apply_delete(&full);
+                    deleted(old)
+                }
+                (_, _) => {
+                    let new = cm("ns", &name, &rv.to_string());
+                    match store.apply_upsert(full.clone(), new.clone()) {
+                        Some(old) => updated(old, new),
+                        None => added(new, false),
+                    }
+                }
+            };
+            d.distribute(&full, n).now_or_never().expect("never waits");
+        }
+        let truth: HashMap<String, String> = store
+            .snapshot()
+            .into_iter()
+            .map(|(k, o)| (k.to_string(), o.metadata.resource_version.clone().unwrap()))
+            .collect();
+        d.close();
+        for sub in &mut subs {
+            let mut view = HashMap::new();
+            take(sub, &mut view, usize::MAX);
+            prop_assert!(sub.has_synced());
+            prop_assert_eq!(&view, &truth);
+        }
+    }
+}

@@ -19,15 +19,6 @@ fn distributor(check: Duration) -> (watch::Sender<bool>, Distributor<ConfigMap>)
     (tx, Distributor::new(check, rx))
 }
 
-/// Everything queued right now, without waiting.
-fn drain(sub: &mut kube_informer::Subscription<ConfigMap>) -> Vec<String> {
-    let mut out = Vec::new();
-    while let Some(Some(n)) = sub.next().now_or_never() {
-        out.push(show(&n));
-    }
-    out
-}
-
 async fn send(d: &mut Distributor<ConfigMap>, n: Notification<ConfigMap>) {
     let k = key_of(n.object());
     d.distribute(&k, n).await;

@@ -60,6 +60,11 @@ type DeleteFn<K> = Box<dyn FnMut(&Arc<K>, bool) + Send>;
 /// A [`ResourceEventHandler`] made of closures, each optional (client-go's
 /// `ResourceEventHandlerFuncs`).
 ///
+/// Its builder methods are named like the trait methods they fill in, so
+/// calling a handler method on it directly needs the trait path
+/// (`ResourceEventHandler::on_add(&mut h, ..)`); usually
+/// [`Subscription::handle`](super::Subscription::handle) does the calling.
+///
 /// # Examples
 ///
 /// ```
@@ -70,7 +75,8 @@ type DeleteFn<K> = Box<dyn FnMut(&Arc<K>, bool) + Send>;
 /// let mut handler = EventHandlerFuncs::new()
 ///     .on_add(|cm: &Arc<ConfigMap>, initial| println!("added {:?} (initial: {initial})", cm.metadata.name))
 ///     .on_delete(|cm: &Arc<ConfigMap>, _| println!("deleted {:?}", cm.metadata.name));
-/// handler.on_add(&Arc::new(ConfigMap::default()), false);
+/// // The builder methods share the trait's names; call the trait explicitly.
+/// ResourceEventHandler::on_add(&mut handler, &Arc::new(ConfigMap::default()), false);
 /// ```
 pub struct EventHandlerFuncs<K> {
     add: Option<AddFn<K>>,

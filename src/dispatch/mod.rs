@@ -7,6 +7,48 @@
 //! between two batches, so a late subscriber's replay of the cache and its
 //! registration happen at one point, before any later notification (L1).
 //!
+//! # Wiring
+//!
+//! The writer owns the store and the distributor; other tasks send it
+//! [`SubscribeRequest`]s. A sketch of one turn of its loop:
+//!
+//! ```
+//! use std::{sync::Arc, time::Duration};
+//! use futures::StreamExt;
+//! use kube_informer::{Notification, ObjectKey, store::{Indexers, Store}};
+//! use kube_informer::dispatch::{Distributor, SubscribeOptions, SubscribeRequest};
+//! use tokio::sync::mpsc;
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let store = Store::<String>::new(Indexers::new());
+//! let mut distributor = Distributor::new(Duration::ZERO, store.watch_synced());
+//! let (requests_tx, mut requests) = mpsc::unbounded_channel();
+//!
+//! // Any task, any time: a subscription now, registered by the writer later.
+//! let (mut sub, request) = SubscribeRequest::new(SubscribeOptions::default());
+//! requests_tx.send(request)?;
+//!
+//! // The writer, between two batches: register, replaying the store.
+//! while let Ok(request) = requests.try_recv() {
+//!     distributor.register(request, store.snapshot());
+//! }
+//! // A batch: apply to the store, then notify.
+//! let fifo_synced = false;
+//! let key: ObjectKey = "default/a".parse()?;
+//! let object = Arc::new("a".to_string());
+//! let n = match store.apply_upsert(key.clone(), object.clone()) {
+//!     None => Notification::Added { object, in_initial_list: !fifo_synced },
+//!     Some(old) => Notification::Updated { old, new: object, resync: false },
+//! };
+//! distributor.distribute(&key, n).await;
+//! store.mark_synced(); // once the FIFO has synced
+//!
+//! assert!(matches!(sub.next().await, Some(Notification::Added { in_initial_list: true, .. })));
+//! assert!(sub.has_synced());
+//! # Ok(()) }
+//! ```
+//!
 //! # Lagging
 //!
 //! There is no shared ring: the distributor pushes one `Arc` clone of each

@@ -3,8 +3,9 @@
 
 use std::sync::Arc;
 
+use futures::{FutureExt, StreamExt};
 use k8s_openapi::api::core::v1::ConfigMap;
-use kube_informer::{Notification, ObjectKey};
+use kube_informer::{Notification, ObjectKey, Subscription};
 
 /// A ConfigMap `ns/name` at resourceVersion `rv`.
 pub fn cm(ns: &str, name: &str, rv: &str) -> Arc<ConfigMap> {
@@ -83,4 +84,14 @@ pub fn show(n: &Notification<ConfigMap>) -> String {
             if *final_state_unknown { "*" } else { "" }
         ),
     }
+}
+
+/// Everything queued for `sub` right now, rendered by [`show`], without
+/// waiting.
+pub fn drain(sub: &mut Subscription<ConfigMap>) -> Vec<String> {
+    let mut out = Vec::new();
+    while let Some(Some(n)) = sub.next().now_or_never() {
+        out.push(show(&n));
+    }
+    out
 }
