@@ -199,3 +199,13 @@ async fn transform_runs_before_objects_leave_the_source() {
     };
     assert_eq!(added.metadata.labels, None);
 }
+
+#[test]
+fn public_source_types_are_send_and_sync() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<Event<ConfigMap>>();
+    send_sync::<Config<ConfigMap>>();
+    send_sync::<kube_informer::source::Error>();
+    send_sync::<kube_informer::source::BackoffConfig>();
+    // The streams themselves are `Send + 'static` by their signatures.
+}

@@ -234,15 +234,7 @@ async fn r2_relists_keep_paging_when_the_first_list_paged() {
     let mut events = cm_source(&server, Config::default());
     read_relist(&mut events).await;
     wait_watches(&server, 1).await;
-    // Let the watch live past the one-second "very short watch" mark, so its
-    // normal end re-watches instead of relisting.
-    tokio::time::sleep(Duration::from_secs(2)).await;
-    server.inject_watch_fault(
-        RequestMatch::Watch,
-        0,
-        WatchFault::ErrorEvent(ApiStatus::internal_error()),
-    );
-    server.close_watches();
+    error_on_rewatch(&server, ApiStatus::internal_error()).await;
     assert_eq!(next_error(&mut events).await.status_code(), Some(500));
     read_relist(&mut events).await;
     let calls = calls(&server);
@@ -264,15 +256,7 @@ async fn r2_cache_answer_in_one_page_keeps_relists_unpaged() {
     let (names, _) = read_relist(&mut events).await;
     assert_eq!(names.len(), 501);
     wait_watches(&server, 1).await;
-    // Let the watch live past the one-second "very short watch" mark, so its
-    // normal end re-watches instead of relisting.
-    tokio::time::sleep(Duration::from_secs(2)).await;
-    server.inject_watch_fault(
-        RequestMatch::Watch,
-        0,
-        WatchFault::ErrorEvent(ApiStatus::internal_error()),
-    );
-    server.close_watches();
+    error_on_rewatch(&server, ApiStatus::internal_error()).await;
     assert_eq!(next_error(&mut events).await.status_code(), Some(500));
     read_relist(&mut events).await;
     let calls = calls(&server);

@@ -2,8 +2,6 @@
 
 mod source_helpers;
 
-use std::time::Duration;
-
 use fake_apiserver::{ApiStatus, FakeApiServer, RequestMatch, WatchFault};
 use kube_informer::source::{Config, Error, ListStrategy};
 use source_helpers::*;
@@ -59,13 +57,7 @@ async fn r8_streaming_relist_uses_last_resource_version() {
     wait_watches(&server, 1).await;
     server.create(&cm("b", "web")).unwrap();
     next_event(&mut events).await;
-    tokio::time::sleep(Duration::from_secs(2)).await;
-    server.inject_watch_fault(
-        RequestMatch::Watch,
-        0,
-        WatchFault::ErrorEvent(ApiStatus::internal_error()),
-    );
-    server.close_watches();
+    error_on_rewatch(&server, ApiStatus::internal_error()).await;
     assert_eq!(next_error(&mut events).await.status_code(), Some(500));
     let (names, rv) = read_relist(&mut events).await;
     assert_eq!(names, ["a", "b"]);

@@ -301,13 +301,8 @@ async fn r5_backoff_resets_after_two_quiet_minutes() {
     }
     read_relist(&mut events).await;
     wait_watches(&server, 1).await;
-    tokio::time::sleep(Duration::from_secs(150)).await;
-    server.inject_watch_fault(
-        RequestMatch::Watch,
-        0,
-        WatchFault::ErrorEvent(ApiStatus::internal_error()),
-    );
-    server.close_watches();
+    tokio::time::sleep(Duration::from_secs(148)).await;
+    error_on_rewatch(&server, ApiStatus::internal_error()).await;
     assert_eq!(next_error(&mut events).await.status_code(), Some(500));
     read_relist(&mut events).await;
     let watches = watches(&server);

@@ -163,3 +163,16 @@ pub async fn wait_watch_requests(server: &FakeApiServer, n: usize) {
     .await
     .expect("watch requests never reached");
 }
+
+/// Ends the open watch normally once it has lived past the one-second
+/// "very short watch" mark (so the source re-watches rather than relists),
+/// and makes that re-watch answer with an `ERROR` event carrying `status`.
+pub async fn error_on_rewatch(server: &FakeApiServer, status: fake_apiserver::ApiStatus) {
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    server.inject_watch_fault(
+        fake_apiserver::RequestMatch::Watch,
+        0,
+        fake_apiserver::WatchFault::ErrorEvent(status),
+    );
+    server.close_watches();
+}

@@ -38,7 +38,7 @@ impl RequestMatch {
 
 /// How the server answers a request that a fault matched.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Answer {
+pub(crate) enum Answer {
     /// An HTTP error with a Kubernetes `Status` body.
     Status(ApiStatus),
     /// Wait this long (on tokio's clock), then answer normally.

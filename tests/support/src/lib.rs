@@ -62,10 +62,12 @@
 
 mod faults;
 mod http;
+mod list;
 mod record;
 mod resource;
 mod selector;
 mod store;
+mod watch;
 
 use std::{
     net::SocketAddr,
@@ -86,12 +88,12 @@ use serde::{Serialize, de::DeserializeOwned};
 use serde_json::Value;
 use tokio::{sync::Notify, task::JoinHandle};
 
-pub use faults::{Answer, ApiStatus, RequestMatch, WatchFault};
+pub use faults::{ApiStatus, RequestMatch, WatchFault};
 pub use record::RecordedRequest;
 pub use resource::{ResourceType, ScopeName};
 pub use store::StoreError;
 
-use faults::{Faults, PendingWatchFault, RequestFault};
+use faults::{Answer, Faults, PendingWatchFault, RequestFault};
 use store::State;
 
 /// Server-wide behaviour switches.
