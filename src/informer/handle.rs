@@ -326,6 +326,31 @@ where
         }
     }
 
+    /// The resourceVersion of the last complete relist, once there was one
+    /// (client-go's `LastSyncResourceVersion`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube_informer::{Informer, source::Event};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let events = futures::stream::iter([
+    ///     Ok::<_, std::io::Error>(Event::<ConfigMap>::ListStart),
+    ///     Ok(Event::ListDone { resource_version: "42".into() }),
+    /// ]);
+    /// let informer = Informer::builder_from_stream(events).build();
+    /// assert_eq!(informer.last_sync_resource_version(), None);
+    /// informer.run().await.unwrap();
+    /// assert_eq!(informer.last_sync_resource_version().as_deref(), Some("42"));
+    /// # }
+    /// ```
+    pub fn last_sync_resource_version(&self) -> Option<String> {
+        self.core().fifo.last_sync_resource_version()
+    }
+
     /// Stops the informer: `run` resolves, subscriptions end after what was
     /// already queued for them, later subscriptions are refused.
     pub fn stop(&self) {
