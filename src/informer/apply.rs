@@ -16,8 +16,10 @@ use crate::{
     store::Store,
 };
 
-/// Applies `deltas` to `store`, oldest first (I5), and returns the
-/// notifications that describe the changes, in the same order.
+/// Applies `deltas` to `store`, oldest first (I5), appends the
+/// notifications that describe the changes to `out`, in the same order, and
+/// returns the key. `out` is the writer's reused buffer, so a batch costs no
+/// allocation of its own.
 ///
 /// - `Sync`, `Replaced`, `Added`, `Updated`: the key is upserted; if the store
 ///   held it the result is `Updated { old, new, resync }` where `resync` says
@@ -31,13 +33,14 @@ pub(crate) fn apply_deltas<K>(
     store: &Store<K>,
     deltas: Deltas<K>,
     in_initial_list: bool,
-) -> (ObjectKey, Vec<Notification<K>>)
+    out: &mut Vec<Notification<K>>,
+) -> ObjectKey
 where
     K: Resource + Send + Sync + 'static,
 {
-    let (key, items) = deltas.into_parts();
-    let mut out = Vec::with_capacity(items.len());
-    for delta in items {
+    // Iterating the deltas in place keeps a single inline delta off the heap.
+    let key = deltas.key().clone();
+    for delta in deltas {
         let notification = match delta.delta_type {
             DeltaType::Sync | DeltaType::Replaced | DeltaType::Added | DeltaType::Updated => {
                 let new = delta.object.into_object();
@@ -63,7 +66,7 @@ where
         };
         out.push(notification);
     }
-    (key, out)
+    key
 }
 
 /// I3: an update whose old and new objects carry the same resourceVersion is a

@@ -96,6 +96,7 @@ async fn write<K>(
     let store = &core.store;
     let mut timer = ResyncTimer::new(distributor.resync_check_period());
     let mut synced = false;
+    let mut batch = Vec::new();
     loop {
         // Between two batches: control messages first.
         while let Ok(request) = requests.try_recv() {
@@ -111,8 +112,8 @@ async fn write<K>(
         // FIFO had synced before this pop (I4).
         let in_initial_list = !fifo.has_synced();
         if let Some(deltas) = fifo.try_pop() {
-            let (key, notifications) = apply_deltas(store, deltas, in_initial_list);
-            for notification in notifications {
+            let key = apply_deltas(store, deltas, in_initial_list, &mut batch);
+            for notification in batch.drain(..) {
                 distributor.distribute(&key, notification).await;
             }
             mark_synced_once(core, &mut synced);
