@@ -1,166 +1,142 @@
-//! Drives a DeltaFifo by hand with ConfigMaps and says what happens, in
-//! plain words. Needs no cluster: `cargo run --example quickstart`.
+//! An informer at work, no cluster needed.
 //!
-//! (A later version of this example runs a whole informer against a fake API
-//! server; until then it shows the queue at the heart of one.)
+//! Starts the fake API server in this process, runs an informer on its
+//! ConfigMaps, creates, updates and deletes a few, and prints what two
+//! subscribers see: `watcher` (every change) and `auditor` (also a resync
+//! every second, so you see one).
+//!
+//! ```sh
+//! cargo run --example quickstart
+//! ```
 
-use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::{sync::Arc, time::Duration};
 
-use futures::StreamExt;
+use fake_apiserver::FakeApiServer;
+use futures::{StreamExt, stream};
 use k8s_openapi::api::core::v1::ConfigMap;
-use kube::api::ObjectMeta;
-use kube_informer::fifo::{Coalesce, DeltaFifo, FifoOptions, KnownObjects};
-use kube_informer::{DeltaType, Deltas, ObjectKey};
-use parking_lot::Mutex;
+use kube::{Api, api::ObjectMeta};
+use kube_informer::{Informer, Notification, ObjectKey, dispatch::SubscribeOptions};
 
-fn config_map(name: &str, resource_version: &str) -> ConfigMap {
+fn config_map(name: &str, color: &str) -> ConfigMap {
     ConfigMap {
         metadata: ObjectMeta {
             namespace: Some("default".into()),
             name: Some(name.into()),
-            resource_version: Some(resource_version.into()),
             ..Default::default()
         },
+        data: Some([("color".to_string(), color.to_string())].into()),
         ..Default::default()
     }
 }
 
-/// What the consumer has applied so far: the FIFO asks it which keys it
-/// knows, to spot objects that vanish in a relist.
-#[derive(Default)]
-struct Cache(Mutex<BTreeMap<ObjectKey, Arc<ConfigMap>>>);
+fn key(object: &Arc<ConfigMap>) -> String {
+    ObjectKey::from_object(&**object).map_or_else(|e| format!("<{e}>"), |k| k.to_string())
+}
 
-impl Cache {
-    fn apply(&self, deltas: &Deltas<ConfigMap>) {
-        let mut cache = self.0.lock();
-        for delta in deltas {
-            match delta.delta_type {
-                DeltaType::Deleted => cache.remove(deltas.key()),
-                _ => cache.insert(deltas.key().clone(), Arc::clone(delta.object.object())),
-            };
+fn color(object: &Arc<ConfigMap>) -> &str {
+    object
+        .data
+        .as_ref()
+        .and_then(|d| d.get("color"))
+        .map_or("?", String::as_str)
+}
+
+/// One notification in plain words.
+fn describe(n: &Notification<ConfigMap>) -> String {
+    match n {
+        Notification::Added {
+            object,
+            in_initial_list: true,
+        } => format!(
+            "Added   {} (color {}), from the initial list",
+            key(object),
+            color(object)
+        ),
+        Notification::Added { object, .. } => {
+            format!("Added   {} (color {})", key(object), color(object))
         }
-    }
-}
-
-impl KnownObjects<ConfigMap> for Cache {
-    fn get_by_key(&self, key: &ObjectKey) -> Option<Arc<ConfigMap>> {
-        self.0.lock().get(key).cloned()
-    }
-
-    fn list_keys(&self) -> Vec<ObjectKey> {
-        self.0.lock().keys().cloned().collect()
-    }
-}
-
-fn describe(deltas: &Deltas<ConfigMap>) -> String {
-    let parts: Vec<String> = deltas
-        .iter()
-        .map(|d| {
-            let rv = d
-                .object
-                .object()
-                .metadata
-                .resource_version
-                .as_deref()
-                .unwrap_or("?");
-            let tombstone = if d.object.is_tombstone() {
-                " (tombstone)"
+        Notification::Updated {
+            new, resync: true, ..
+        } => format!("Updated {} by a resync: nothing changed", key(new)),
+        Notification::Updated { old, new, .. } => format!(
+            "Updated {}: color {} -> {}",
+            key(new),
+            color(old),
+            color(new)
+        ),
+        Notification::Deleted {
+            object,
+            final_state_unknown,
+        } => format!(
+            "Deleted {}{}",
+            key(object),
+            if *final_state_unknown {
+                " (missed by the watch, found by a relist)"
             } else {
                 ""
-            };
-            format!("{:?}@{rv}{tombstone}", d.delta_type)
-        })
-        .collect();
-    format!("popped {}: {}", deltas.key(), parts.join(", "))
+            }
+        ),
+    }
 }
 
-#[tokio::main(flavor = "current_thread")]
-async fn main() -> Result<(), kube_informer::fifo::Error> {
-    let cache = Arc::new(Cache::default());
-    let fifo = DeltaFifo::new(FifoOptions::default().known_objects(cache.clone()));
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let server = FakeApiServer::start().await;
+    server.create(&config_map("settings", "blue"))?;
+    server.create(&config_map("features", "green"))?;
+    println!("fake API server on {}", server.url());
 
-    println!("== the first list: a relist of two ConfigMaps");
-    fifo.replace([config_map("a", "1"), config_map("b", "1")], "10")?;
-    println!("relist at resourceVersion 10: default/a and default/b queued as Replaced");
-    println!(
-        "has synced? {} (the first list has not been consumed yet)",
-        fifo.has_synced()
+    let api: Api<ConfigMap> = Api::default_namespaced(server.client());
+    let informer = Informer::builder(api).build();
+    let watcher = informer.subscribe(SubscribeOptions::default())?;
+    let auditor = informer.subscribe(SubscribeOptions::default().resync(Duration::from_secs(1)))?;
+    let run = tokio::spawn(informer.run());
+
+    // Both subscriptions as one stream, each item tagged with its reader.
+    let printer = tokio::spawn(
+        stream::select(
+            watcher.map(|n| ("watcher", n)),
+            auditor.map(|n| ("auditor", n)),
+        )
+        .for_each(|(who, n)| async move { println!("[{who}] {}", describe(&n)) }),
     );
-    while let Some(deltas) = fifo.try_pop() {
-        println!("{}", describe(&deltas));
-        cache.apply(&deltas);
-    }
-    println!("has synced? {}", fifo.has_synced());
 
-    println!("\n== watch events: changes of one key gather in one queue slot");
-    fifo.add(config_map("c", "11"))?;
-    println!("added default/c");
-    fifo.update(config_map("a", "12"))?;
-    println!("updated default/a");
-    fifo.update(config_map("c", "13"))?;
-    println!("updated default/c (it keeps its place, ahead of default/a)");
-    println!("queued keys: {:?}", fifo.list_keys());
-    while let Some(deltas) = fifo.try_pop() {
-        println!("{}", describe(&deltas));
-        cache.apply(&deltas);
-    }
+    informer.wait_until_synced().await;
+    println!("synced: {} ConfigMaps cached", informer.store().len());
 
-    println!("\n== a relist that no longer contains default/b");
-    fifo.replace([config_map("a", "12"), config_map("c", "13")], "20")?;
-    while let Some(deltas) = fifo.try_pop() {
-        if deltas.newest().object.is_tombstone() {
-            println!("relist: {} vanished → tombstone", deltas.key());
-        }
-        println!("{}", describe(&deltas));
-        cache.apply(&deltas);
-    }
+    let pause = || tokio::time::sleep(Duration::from_millis(200));
+    pause().await;
+    println!("-- create default/theme");
+    server.create(&config_map("theme", "red"))?;
+    pause().await;
+    println!("-- update default/settings");
+    let mut settings = server
+        .objects::<ConfigMap>()
+        .into_iter()
+        .find(|cm| cm.metadata.name.as_deref() == Some("settings"))
+        .ok_or("settings vanished")?;
+    settings.data = Some([("color".to_string(), "purple".to_string())].into());
+    server.update(&settings)?;
+    pause().await;
+    println!("-- delete default/features");
+    server.delete::<ConfigMap>(Some("default"), "features")?;
 
-    println!("\n== bad input is refused, nothing queued is lost");
-    fifo.add(config_map("d", "21"))?;
-    match fifo.add(ConfigMap::default()) {
-        Err(err) => {
-            let cause = std::error::Error::source(&err).map(ToString::to_string);
-            println!(
-                "an object without a name: error \"{err}: {}\"",
-                cause.unwrap_or_default()
-            );
-        }
-        Ok(()) => println!("unexpected: a nameless object was accepted"),
-    }
-    println!("still queued: {:?}", fifo.list_keys());
+    println!("-- waiting for a resync round");
+    tokio::time::sleep(Duration::from_millis(1300)).await;
 
-    println!("\n== a consumer as a stream, woken when something arrives");
-    let consumer = tokio::spawn({
-        let fifo = fifo.clone();
-        let cache = cache.clone();
-        async move {
-            let mut stream = fifo.stream();
-            while let Some(deltas) = stream.next().await {
-                println!("{}", describe(&deltas));
-                cache.apply(&deltas);
-            }
-            println!("stream ended: the FIFO is closed and empty");
-        }
-    });
-    fifo.delete(config_map("a", "22"))?;
-    println!("deleted default/a");
-    fifo.close();
-    println!("closed the FIFO (what is queued still comes out)");
-    consumer.await.expect("consumer task");
-
-    println!("\n== Coalesce::Latest: a slow consumer sees only the newest state");
-    let latest = DeltaFifo::new(FifoOptions::default().coalesce(Coalesce::Latest));
-    latest.add(config_map("e", "30"))?;
-    for rv in 31..=40 {
-        latest.update(config_map("e", &rv.to_string()))?;
-    }
-    println!("added default/e, then updated it 10 times");
-    if let Some(deltas) = latest.try_pop() {
-        println!(
-            "{} (still Added: the consumer learns the key is new)",
-            describe(&deltas)
-        );
-    }
+    informer.stop();
+    run.await??;
+    printer.await?;
+    let mut cached: Vec<_> = informer
+        .store()
+        .list_keys()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    cached.sort();
+    println!(
+        "stopped; the cache held {cached:?}; {} errors",
+        informer.error_count()
+    );
     Ok(())
 }

@@ -1,1 +1,57 @@
-//! informer (not built yet).
+//! The [`Informer`]: list/watch source → [`DeltaFifo`](crate::fifo::DeltaFifo)
+//! → [`Store`](crate::store::Store) → per-subscriber
+//! [`Subscription`](crate::dispatch::Subscription)s, wired together.
+//!
+//! # How it runs
+//!
+//! [`Informer::run`] drives two parts on one task. The *pump* moves source
+//! events into the FIFO (watch events become add/update/delete, relists
+//! become `list_start` / `listed` / `list_done`, bookmarks nothing). The
+//! *writer* is the only code that writes the store or notifies: it pops one
+//! key's deltas at a time, applies them oldest first (I5) and turns each
+//! into a [`Notification`](crate::Notification):
+//!
+//! - `Sync`, `Replaced`, `Added`, `Updated`: `Updated { old, new, resync }`
+//!   if the store held the key, else `Added { in_initial_list }` (I1), where
+//!   `resync` means both have the same resourceVersion (I3) and
+//!   `in_initial_list` means the FIFO had not synced yet (I4);
+//! - `Deleted`: `Deleted { object, final_state_unknown }` with exactly what
+//!   was queued, `final_state_unknown` for a tombstone (I2).
+//!
+//! Between two batches the writer registers late subscribers (the store as
+//! it is at that point is their replay, L1) and runs resync rounds: every
+//! resync check period it asks the distributor whether any subscriber is
+//! due, and only then resyncs the FIFO; the resulting resync updates go
+//! only to the due subscribers (I3, L3).
+//!
+//! # Errors
+//!
+//! The source retries by itself; every error it yields, and every object the
+//! FIFO refuses (no name, failed transform), is counted
+//! ([`Informer::error_count`]), logged with `tracing`, passed to the
+//! builder's [`on_error`](InformerBuilder::on_error) callback and sent to
+//! every [`Informer::errors`] stream (R9). None of them stops the informer.
+//!
+//! # Stopping
+//!
+//! The informer stops on [`Informer::stop`], on the builder's
+//! [`cancellation_token`](InformerBuilder::cancellation_token), when every
+//! [`Informer`] handle has been dropped, when the `run` future is dropped, or
+//! when the source stream ends (then the writer first drains the FIFO). Then
+//! `run` resolves, subscriptions end after what was already queued for them,
+//! error streams end, and [`Informer::subscribe`] returns
+//! [`Error::Stopped`] (L6).
+
+mod apply;
+mod builder;
+mod error;
+mod handle;
+mod pump;
+mod report;
+mod resync;
+mod run;
+
+pub use builder::{DEFAULT_RESYNC_CHECK_PERIOD, InformerBuilder};
+pub use error::{Error, Result, SharedError};
+pub use handle::Informer;
+pub use report::ErrorStream;

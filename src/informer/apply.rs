@@ -1,0 +1,78 @@
+//! Turning one key's popped [`Deltas`] into store writes and
+//! [`Notification`]s (I1–I5).
+//!
+//! This is the only place the informer writes to its [`Store`]; it runs on the
+//! single writer inside [`Informer::run`](super::Informer::run), so the "old"
+//! object it reads before a write is exactly the one the write replaces.
+
+use std::sync::Arc;
+
+use kube::Resource;
+
+use crate::{
+    delta::{DeltaType, Deltas},
+    key::ObjectKey,
+    notification::Notification,
+    store::Store,
+};
+
+/// Applies `deltas` to `store`, oldest first (I5), appends the
+/// notifications that describe the changes to `out`, in the same order, and
+/// returns the key. `out` is the writer's reused buffer, so a batch costs no
+/// allocation of its own.
+///
+/// - `Sync`, `Replaced`, `Added`, `Updated`: the key is upserted; if the store
+///   held it the result is `Updated { old, new, resync }` where `resync` says
+///   whether both have the same resourceVersion (I1, I3), otherwise
+///   `Added { in_initial_list }` (I1, I4).
+/// - `Deleted`: the key is removed and `Deleted` carries exactly the queued
+///   object; a tombstone is reported as `final_state_unknown` (I2). The
+///   notification is sent even when the store did not hold the key, because
+///   the delete was news to the FIFO.
+pub(crate) fn apply_deltas<K>(
+    store: &Store<K>,
+    deltas: Deltas<K>,
+    in_initial_list: bool,
+    out: &mut Vec<Notification<K>>,
+) -> ObjectKey
+where
+    K: Resource + Send + Sync + 'static,
+{
+    // Iterating the deltas in place keeps a single inline delta off the heap.
+    let key = deltas.key().clone();
+    for delta in deltas {
+        let notification = match delta.delta_type {
+            DeltaType::Sync | DeltaType::Replaced | DeltaType::Added | DeltaType::Updated => {
+                let new = delta.object.into_object();
+                match store.apply_upsert(key.clone(), Arc::clone(&new)) {
+                    Some(old) => {
+                        let resync = same_resource_version(&*old, &*new);
+                        Notification::Updated { old, new, resync }
+                    }
+                    None => Notification::Added {
+                        object: new,
+                        in_initial_list,
+                    },
+                }
+            }
+            DeltaType::Deleted => {
+                let final_state_unknown = delta.object.is_tombstone();
+                store.apply_delete(&key);
+                Notification::Deleted {
+                    object: delta.object.into_object(),
+                    final_state_unknown,
+                }
+            }
+        };
+        out.push(notification);
+    }
+    key
+}
+
+/// I3: an update whose old and new objects carry the same resourceVersion is a
+/// resync, whatever delta produced it. A missing resourceVersion reads as the
+/// empty string, as it does in Go.
+fn same_resource_version<K: Resource>(old: &K, new: &K) -> bool {
+    old.meta().resource_version.as_deref().unwrap_or("")
+        == new.meta().resource_version.as_deref().unwrap_or("")
+}

@@ -1,0 +1,415 @@
+//! [`Informer`]: the cheap handle users clone, subscribe with and stop.
+
+use std::{fmt, sync::Arc};
+
+use futures::Stream;
+use kube::{Api, Resource, core::PartialObjectMeta};
+use parking_lot::Mutex;
+use serde::de::DeserializeOwned;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::{
+    builder::{EventStream, InformerBuilder},
+    error::{Error, Result},
+    report::{ErrorReporter, ErrorStream},
+    run,
+};
+use crate::{
+    dispatch::{Distributor, SubscribeOptions, SubscribeRequest, Subscription},
+    fifo::{DeltaFifo, FifoOptions},
+    key::KeyFn,
+    source::Event,
+    store::{Indexers, Store},
+};
+
+/// A shared, indexed, watched cache of one kind of Kubernetes object, with
+/// any number of subscribers.
+///
+/// Build one with [`Informer::builder`] (list/watch through a
+/// [`kube::Api`]) or [`Informer::builder_from_stream`] (any stream of
+/// [`source::Event`](crate::source::Event)s), then poll [`Informer::run`]
+/// (usually `tokio::spawn(informer.run())`). Subscribe with
+/// [`Informer::subscribe`] before or while it runs; read the cache with
+/// [`Informer::store`].
+///
+/// Cloning is cheap and every clone is the same informer. The informer stops
+/// when [`Informer::stop`] is called, when the builder's cancellation token
+/// is cancelled, when its source ends (after handing out what was queued),
+/// or when every handle is dropped. The future returned by `run` holds no
+/// handle, so spawning it does not keep the informer alive.
+///
+/// # Examples
+///
+/// ```
+/// use futures::StreamExt;
+/// use k8s_openapi::api::core::v1::ConfigMap;
+/// use kube::api::ObjectMeta;
+/// use kube_informer::{Informer, Notification, dispatch::SubscribeOptions, source::Event};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let cm = |name: &str| ConfigMap {
+///     metadata: ObjectMeta {
+///         namespace: Some("default".into()),
+///         name: Some(name.into()),
+///         resource_version: Some("1".into()),
+///         ..Default::default()
+///     },
+///     ..Default::default()
+/// };
+/// let events = futures::stream::iter([
+///     Ok::<_, std::io::Error>(Event::ListStart),
+///     Ok(Event::Listed(cm("a"))),
+///     Ok(Event::ListDone { resource_version: "1".into() }),
+///     Ok(Event::Added(cm("b"))),
+/// ]);
+/// let informer = Informer::builder_from_stream(events).build();
+/// let mut subscription = informer.subscribe(SubscribeOptions::default())?;
+/// tokio::spawn(informer.run());
+///
+/// let mut seen = Vec::new();
+/// while let Some(notification) = subscription.next().await {
+///     if let Notification::Added { object, in_initial_list } = notification {
+///         seen.push((object.metadata.name.clone().unwrap(), in_initial_list));
+///     }
+/// }
+/// assert_eq!(seen, [("a".to_string(), true), ("b".to_string(), false)]);
+/// assert_eq!(informer.store().len(), 2);
+/// # Ok(()) }
+/// ```
+pub struct Informer<K> {
+    handle: Arc<UserHandle<K>>,
+}
+
+/// The users' share of the informer: when the last one goes, it stops.
+struct UserHandle<K> {
+    core: Arc<Core<K>>,
+}
+
+impl<K> Drop for UserHandle<K> {
+    fn drop(&mut self) {
+        self.core.stop.cancel();
+    }
+}
+
+/// What the handles and the run loop share.
+pub(crate) struct Core<K> {
+    pub(crate) store: Store<K>,
+    pub(crate) fifo: DeltaFifo<K>,
+    /// Cancelled to stop: by `stop`, by the builder's token, by the last
+    /// handle's drop.
+    pub(crate) stop: CancellationToken,
+    /// Cancelled once `run` has finished (or will never run).
+    pub(crate) done: CancellationToken,
+    pub(crate) reporter: ErrorReporter,
+    pub(crate) lifecycle: Mutex<Lifecycle<K>>,
+}
+
+/// Where the informer is in its life; decides what `subscribe` does.
+pub(crate) enum Lifecycle<K> {
+    /// Built, not running: subscriptions register directly.
+    Ready {
+        events: EventStream<K>,
+        distributor: Distributor<K>,
+    },
+    /// Running: subscriptions are requests the writer registers between two
+    /// batches (L1).
+    Running {
+        requests: mpsc::UnboundedSender<SubscribeRequest<K>>,
+    },
+    /// Stopped: subscriptions are refused (L6).
+    Stopped,
+}
+
+/// Everything the builder decided.
+pub(crate) struct Parts<K> {
+    pub(crate) events: EventStream<K>,
+    pub(crate) transform: Option<Arc<dyn Fn(K) -> K + Send + Sync>>,
+    pub(crate) indexers: Indexers<K>,
+    pub(crate) resync_check_period: std::time::Duration,
+    pub(crate) key_fn: KeyFn<K>,
+    pub(crate) on_error: Option<super::report::ErrorCallback>,
+    pub(crate) cancel: Option<CancellationToken>,
+}
+
+impl<K> Informer<K>
+where
+    K: Resource + Clone + DeserializeOwned + fmt::Debug + Send + Sync + 'static,
+{
+    /// An informer that lists and watches `api` (see
+    /// [`source`](crate::source) for the list/watch rules).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use k8s_openapi::api::core::v1::Pod;
+    /// use kube::{Api, Client};
+    /// use kube_informer::Informer;
+    ///
+    /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+    /// let pods: Api<Pod> = Api::all(Client::try_default().await?);
+    /// let informer = Informer::builder(pods).build();
+    /// tokio::spawn(informer.run());
+    /// informer.wait_until_synced().await;
+    /// println!("{} pods", informer.store().len());
+    /// # Ok(()) }
+    /// ```
+    pub fn builder(api: Api<K>) -> InformerBuilder<K> {
+        InformerBuilder::from_api(api)
+    }
+}
+
+impl<R> Informer<PartialObjectMeta<R>>
+where
+    R: Resource + Clone + fmt::Debug + Send + Sync + 'static,
+    PartialObjectMeta<R>: Resource + Clone + DeserializeOwned + fmt::Debug + Send + Sync + 'static,
+{
+    /// An informer that lists and watches only the metadata of `api`'s
+    /// objects (`PartialObjectMetadata`): names, labels, annotations, owners,
+    /// but no spec or status, for much less memory when that is all it needs.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use k8s_openapi::api::core::v1::Secret;
+    /// use kube::{Api, Client};
+    /// use kube_informer::Informer;
+    ///
+    /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+    /// let secrets: Api<Secret> = Api::all(Client::try_default().await?);
+    /// let informer = Informer::metadata_builder(secrets).build();
+    /// tokio::spawn(informer.run());
+    /// informer.wait_until_synced().await;
+    /// for secret in informer.store().list() {
+    ///     println!("{:?}", secret.metadata.name);
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn metadata_builder(api: Api<R>) -> InformerBuilder<PartialObjectMeta<R>> {
+        InformerBuilder::from_metadata_api(api)
+    }
+}
+
+impl<K> Informer<K>
+where
+    K: Resource + Send + Sync + 'static,
+{
+    /// An informer fed by `events` instead of a list/watch: useful for tests,
+    /// replays and sources of your own. Errors the stream yields are reported
+    /// through [`Informer::errors`]; when the stream ends the informer hands
+    /// out what was queued and stops.
+    ///
+    /// See the [type docs](Informer) for an example.
+    pub fn builder_from_stream<S, E>(events: S) -> InformerBuilder<K>
+    where
+        S: Stream<Item = std::result::Result<Event<K>, E>> + Send + 'static,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        InformerBuilder::from_stream(events)
+    }
+
+    pub(crate) fn from_parts(parts: Parts<K>) -> Self {
+        let store = Store::new(parts.indexers);
+        let distributor = Distributor::new(parts.resync_check_period, store.watch_synced());
+        let mut options = FifoOptions::default()
+            .key_fn(parts.key_fn)
+            .known_objects(Arc::new(store.clone()));
+        if let Some(transform) = parts.transform {
+            options = options.transform(move |object| Ok(transform(object)));
+        }
+        let stop = match parts.cancel {
+            Some(token) => token.child_token(),
+            None => CancellationToken::new(),
+        };
+        let core = Core {
+            store,
+            fifo: DeltaFifo::new(options),
+            stop,
+            done: CancellationToken::new(),
+            reporter: ErrorReporter::new(parts.on_error),
+            lifecycle: Mutex::new(Lifecycle::Ready {
+                events: parts.events,
+                distributor,
+            }),
+        };
+        Self {
+            handle: Arc::new(UserHandle {
+                core: Arc::new(core),
+            }),
+        }
+    }
+
+    fn core(&self) -> &Arc<Core<K>> {
+        &self.handle.core
+    }
+
+    /// Drives the informer: lists and watches, fills the store, notifies
+    /// every subscriber, resyncs on time. Resolves once stopped.
+    ///
+    /// The future does not borrow or hold the handle, so
+    /// `tokio::spawn(informer.run())` works and does not keep the informer
+    /// alive. Runs once: a second call resolves to
+    /// [`Error::AlreadyRunning`]. Errors met while running do not end it;
+    /// they go to [`Informer::errors`].
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future once it has been polled stops the informer as
+    /// [`Informer::stop`] would. A future dropped before its first poll
+    /// started nothing, and `run` may be called again.
+    pub fn run(&self) -> impl Future<Output = Result<()>> + Send + 'static {
+        run::run(Arc::clone(self.core()))
+    }
+
+    /// A reader of the informer's cache.
+    pub fn store(&self) -> Store<K> {
+        self.core().store.clone()
+    }
+
+    /// A new subscriber: a stream of [`Notification`](crate::Notification)s.
+    ///
+    /// Callable at any time from any task. Before `run`, the subscriber sees
+    /// the initial list as it arrives; while running, it first gets the
+    /// whole cache as `Added { in_initial_list: true }`, then live changes,
+    /// never interleaved (L1). After the informer stopped it is refused with
+    /// [`Error::Stopped`] (L6).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube_informer::{Informer, dispatch::{Lag, SubscribeOptions}, source::Event};
+    ///
+    /// let informer = Informer::<ConfigMap>::builder_from_stream(
+    ///     futures::stream::empty::<Result<Event<ConfigMap>, std::io::Error>>(),
+    /// )
+    /// .build();
+    /// let subscription = informer.subscribe(
+    ///     SubscribeOptions::default()
+    ///         .resync(Duration::from_secs(60))
+    ///         .lag(Lag::Coalesce),
+    /// )?;
+    /// # drop(subscription);
+    /// # Ok::<(), kube_informer::informer::Error>(())
+    /// ```
+    pub fn subscribe(&self, options: SubscribeOptions) -> Result<Subscription<K>> {
+        let core = self.core();
+        let mut lifecycle = core.lifecycle.lock();
+        match &mut *lifecycle {
+            Lifecycle::Ready { distributor, .. } => Ok(distributor.subscribe(options, [])),
+            Lifecycle::Running { requests } => {
+                let (subscription, request) = SubscribeRequest::new(options);
+                requests.send(request).map_err(|_| Error::Stopped)?;
+                Ok(subscription)
+            }
+            Lifecycle::Stopped => Err(Error::Stopped),
+        }
+    }
+
+    /// Whether the first full list has been applied to the store.
+    pub fn has_synced(&self) -> bool {
+        self.core().store.has_synced()
+    }
+
+    /// Waits until [`has_synced`](Informer::has_synced), or until the
+    /// informer stops without syncing. Returns whether it synced.
+    ///
+    /// Cancel-safe.
+    pub async fn wait_until_synced(&self) -> bool {
+        let core = self.core();
+        tokio::select! {
+            biased;
+            () = core.store.wait_until_synced() => true,
+            () = core.done.cancelled() => core.store.has_synced(),
+        }
+    }
+
+    /// The resourceVersion of the last complete relist, once there was one
+    /// (client-go's `LastSyncResourceVersion`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube_informer::{Informer, source::Event};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let events = futures::stream::iter([
+    ///     Ok::<_, std::io::Error>(Event::<ConfigMap>::ListStart),
+    ///     Ok(Event::ListDone { resource_version: "42".into() }),
+    /// ]);
+    /// let informer = Informer::builder_from_stream(events).build();
+    /// assert_eq!(informer.last_sync_resource_version(), None);
+    /// informer.run().await.unwrap();
+    /// assert_eq!(informer.last_sync_resource_version().as_deref(), Some("42"));
+    /// # }
+    /// ```
+    pub fn last_sync_resource_version(&self) -> Option<String> {
+        self.core().fifo.last_sync_resource_version()
+    }
+
+    /// Stops the informer: `run` resolves, subscriptions end after what was
+    /// already queued for them, later subscriptions are refused.
+    pub fn stop(&self) {
+        self.core().stop.cancel();
+    }
+
+    /// Whether the informer was asked to stop or has stopped.
+    pub fn is_stopped(&self) -> bool {
+        self.core().stop.is_cancelled() || self.core().done.is_cancelled()
+    }
+
+    /// Every error met while running from now on (source failures, objects
+    /// the queue refused), until the informer stops (R9).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use futures::StreamExt;
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube_informer::{Informer, source::Event};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let events = futures::stream::iter([Err::<Event<ConfigMap>, _>(std::io::Error::other("boom"))]);
+    /// let informer = Informer::builder_from_stream(events).build();
+    /// let errors = informer.errors();
+    /// informer.run().await.unwrap();
+    /// let errors: Vec<_> = errors.collect().await;
+    /// assert_eq!(errors.len(), 1);
+    /// assert_eq!(informer.error_count(), 1);
+    /// # }
+    /// ```
+    pub fn errors(&self) -> ErrorStream {
+        self.core().reporter.listen()
+    }
+
+    /// How many errors were met while running.
+    pub fn error_count(&self) -> u64 {
+        self.core().reporter.count()
+    }
+}
+
+impl<K> Clone for Informer<K> {
+    fn clone(&self) -> Self {
+        Self {
+            handle: Arc::clone(&self.handle),
+        }
+    }
+}
+
+impl<K> fmt::Debug for Informer<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let core = &self.handle.core;
+        f.debug_struct("Informer")
+            .field("resource", &std::any::type_name::<K>())
+            .field("cached", &core.store.len())
+            .field("synced", &core.store.has_synced())
+            .field("stopped", &core.stop.is_cancelled())
+            .field("errors", &core.reporter.count())
+            .finish()
+    }
+}

@@ -1,0 +1,197 @@
+//! The informer's run loop: the source pump and the single writer, driven
+//! together on the caller's task.
+//!
+//! The writer is the only code that writes the store or hands notifications
+//! to subscribers. Subscribe requests and resync ticks are handled between
+//! two batches, so a late subscriber's replay is taken at one consistent
+//! point (L1) and a resync round never splits a key's batch.
+
+use std::{mem, sync::Arc};
+
+use kube::Resource;
+use tokio::sync::{Notify, mpsc};
+use tracing::Instrument;
+
+use super::{
+    apply::apply_deltas,
+    error::{Error, Result},
+    handle::{Core, Lifecycle},
+    pump::pump,
+    resync::ResyncTimer,
+};
+use crate::dispatch::{Distributor, SubscribeRequest};
+
+/// The body of [`Informer::run`](super::Informer::run).
+pub(crate) async fn run<K>(core: Arc<Core<K>>) -> Result<()>
+where
+    K: Resource + Send + Sync + 'static,
+{
+    let (events, distributor, requests) = {
+        let mut lifecycle = core.lifecycle.lock();
+        match mem::replace(&mut *lifecycle, Lifecycle::Stopped) {
+            Lifecycle::Ready {
+                events,
+                distributor,
+            } => {
+                let (sender, receiver) = mpsc::unbounded_channel();
+                *lifecycle = Lifecycle::Running { requests: sender };
+                (events, distributor, receiver)
+            }
+            other => {
+                *lifecycle = other;
+                return Err(Error::AlreadyRunning);
+            }
+        }
+    };
+    // Whether `run` completes or its future is dropped, the informer ends
+    // the same way: stopped, subscribers told, requests refused.
+    let mut teardown = Teardown {
+        core: Arc::clone(&core),
+        distributor,
+        requests,
+    };
+    let span = tracing::info_span!("informer", resource = std::any::type_name::<K>());
+    async {
+        tracing::info!("informer started");
+        let Teardown {
+            distributor,
+            requests,
+            ..
+        } = &mut teardown;
+        distributor.mark_started();
+        let progress = Notify::new();
+        let source = async {
+            pump(events, &core.fifo, &core.reporter, &progress).await;
+            // Closing lets the writer drain what is queued, then end.
+            core.fifo.close();
+            progress.notify_one();
+            std::future::pending::<()>().await;
+        };
+        let writer = write(&core, distributor, requests, &progress);
+        tokio::select! {
+            biased;
+            () = core.stop.cancelled() => tracing::info!("informer stopped"),
+            () = writer => tracing::info!("source ended; informer stopped"),
+            () = source => {}
+        }
+    }
+    .instrument(span)
+    .await;
+    drop(teardown);
+    Ok(())
+}
+
+/// The single writer: pops the FIFO, applies, distributes; between batches,
+/// registers subscribers and runs resync rounds. Returns once the FIFO is
+/// closed and empty.
+async fn write<K>(
+    core: &Core<K>,
+    distributor: &mut Distributor<K>,
+    requests: &mut mpsc::UnboundedReceiver<SubscribeRequest<K>>,
+    progress: &Notify,
+) where
+    K: Resource + Send + Sync + 'static,
+{
+    let fifo = &core.fifo;
+    let store = &core.store;
+    let mut timer = ResyncTimer::new(distributor.resync_check_period());
+    let mut synced = false;
+    let mut batch = Vec::new();
+    loop {
+        // Between two batches: control messages first.
+        while let Ok(request) = requests.try_recv() {
+            register(core, distributor, request);
+        }
+        let now = tokio::time::Instant::now();
+        if timer.due(now) {
+            resync_round(core, distributor, now);
+        }
+
+        // The producer (the pump) shares this task, so nothing enqueues
+        // between this check and the pop: the flag is exactly whether the
+        // FIFO had synced before this pop (I4).
+        let in_initial_list = !fifo.has_synced();
+        if let Some(deltas) = fifo.try_pop() {
+            let key = apply_deltas(store, deltas, in_initial_list, &mut batch);
+            for notification in batch.drain(..) {
+                distributor.distribute(&key, notification).await;
+            }
+            mark_synced_once(core, &mut synced);
+            // Let the pump and timers in between long runs of batches.
+            tokio::task::coop::consume_budget().await;
+            continue;
+        }
+        mark_synced_once(core, &mut synced);
+        if fifo.is_closed() {
+            return;
+        }
+        tokio::select! {
+            biased;
+            Some(request) = requests.recv() => register(core, distributor, request),
+            now = timer.tick() => resync_round(core, distributor, now),
+            () = progress.notified() => {}
+        }
+    }
+}
+
+/// Registers a subscriber asked for while running: the store as it is now is
+/// its replay (L1).
+fn register<K>(core: &Core<K>, distributor: &mut Distributor<K>, request: SubscribeRequest<K>)
+where
+    K: Resource + Send + Sync + 'static,
+{
+    let replay = core.store.snapshot();
+    tracing::debug!(replayed = replay.len(), "subscriber joined");
+    distributor.register(request, replay);
+}
+
+/// A resync check: the FIFO resyncs only when some subscriber is due (I3).
+fn resync_round<K>(core: &Core<K>, distributor: &mut Distributor<K>, now: tokio::time::Instant)
+where
+    K: Resource + Send + Sync + 'static,
+{
+    if distributor.should_resync(now) {
+        tracing::debug!("resync round");
+        if let Err(error) = core.fifo.resync() {
+            core.reporter.report(Error::Queue(Arc::new(error)));
+        }
+    }
+}
+
+/// Marks the store synced once the FIFO has handed out the whole initial
+/// list (F7); from then on `has_synced` is true for good.
+fn mark_synced_once<K>(core: &Core<K>, synced: &mut bool)
+where
+    K: Resource + Send + Sync + 'static,
+{
+    if !*synced && core.fifo.has_synced() {
+        *synced = true;
+        core.store.mark_synced();
+        tracing::info!(objects = core.store.len(), "informer synced");
+    }
+}
+
+/// Ends the informer when dropped: refuses new subscribers, ends the open
+/// ones after what is queued for them (L6), ends the error streams.
+struct Teardown<K: Resource + Send + Sync + 'static> {
+    core: Arc<Core<K>>,
+    distributor: Distributor<K>,
+    requests: mpsc::UnboundedReceiver<SubscribeRequest<K>>,
+}
+
+impl<K: Resource + Send + Sync + 'static> Drop for Teardown<K> {
+    fn drop(&mut self) {
+        let core = &self.core;
+        *core.lifecycle.lock() = Lifecycle::Stopped;
+        core.stop.cancel();
+        core.fifo.close();
+        // Requests sent before the lifecycle turned to Stopped are refused.
+        self.requests.close();
+        while let Ok(request) = self.requests.try_recv() {
+            request.refuse(crate::dispatch::Error::Stopped);
+        }
+        self.distributor.close();
+        core.reporter.close();
+        core.done.cancel();
+    }
+}

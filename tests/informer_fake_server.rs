@@ -1,0 +1,151 @@
+//! The whole pipeline against the fake API server, through
+//! `Informer::builder(api)` and the `InformerFactory`.
+
+mod informer_common;
+
+use std::time::Duration;
+
+use fake_apiserver::{ApiStatus, FakeApiServer, RequestMatch};
+use futures::StreamExt;
+use informer_common::*;
+use k8s_openapi::api::core::v1::{ConfigMap, Node};
+use kube::Api;
+use kube_informer::{Informer, InformerFactory, Notification, dispatch::SubscribeOptions, source};
+
+async fn next_description(subscription: &mut kube_informer::Subscription<ConfigMap>) -> String {
+    let n = tokio::time::timeout(Duration::from_secs(10), subscription.next())
+        .await
+        .expect("no notification within 10 s")
+        .expect("subscription ended");
+    describe(&n)
+}
+
+fn rv_of(object: &ConfigMap) -> String {
+    rv(object)
+}
+
+#[tokio::test]
+async fn builder_api_lists_watches_and_notifies() {
+    let server = FakeApiServer::start().await;
+    let a = server.create(&cm("a", "")).unwrap();
+    let api: Api<ConfigMap> = Api::default_namespaced(server.client());
+    let informer = Informer::builder(api).build();
+    let mut subscription = informer.subscribe(SubscribeOptions::default()).unwrap();
+    let run = tokio::spawn(informer.run());
+
+    assert_eq!(
+        next_description(&mut subscription).await,
+        format!("added a@{} initial=true", rv_of(&a))
+    );
+    assert!(informer.wait_until_synced().await);
+    assert!(subscription.has_synced());
+
+    let mut changed = a.clone();
+    changed.data = Some([("k".to_string(), "v".to_string())].into());
+    let changed = server.update(&changed).unwrap();
+    assert_eq!(
+        next_description(&mut subscription).await,
+        format!("updated a@{}->{} resync=false", rv_of(&a), rv_of(&changed))
+    );
+    let b = server.create(&cm("b", "")).unwrap();
+    assert_eq!(
+        next_description(&mut subscription).await,
+        format!("added b@{} initial=false", rv_of(&b))
+    );
+    server.delete::<ConfigMap>(Some("default"), "a").unwrap();
+    let deleted = next_description(&mut subscription).await;
+    assert!(deleted.starts_with("deleted a@"), "{deleted}");
+    assert!(deleted.ends_with("unknown=false"), "{deleted}");
+
+    let store = informer.store();
+    assert_eq!(store.len(), 1);
+    assert!(store.get(&"default/b".parse().unwrap()).is_some());
+    informer.stop();
+    run.await.unwrap().unwrap();
+    assert!(subscription.next().await.is_none());
+}
+
+// R9 through the real source: a failing list reaches errors(), the source
+// retries and the informer syncs.
+#[tokio::test(start_paused = true)]
+async fn r9_api_errors_reach_the_user_and_the_informer_recovers() {
+    let server = FakeApiServer::start().await;
+    server.create(&cm("a", "")).unwrap();
+    server.fail_requests(
+        RequestMatch::List,
+        ApiStatus::new(500, "InternalError", "etcd is down"),
+        2,
+    );
+    let api: Api<ConfigMap> = Api::default_namespaced(server.client());
+    let informer = Informer::builder(api).build();
+    let mut errors = informer.errors();
+    let run = tokio::spawn(informer.run());
+    let first = errors.next().await.unwrap();
+    assert!(first.is_runtime(), "{first}");
+    assert!(informer.wait_until_synced().await);
+    assert!(informer.error_count() >= 2);
+    assert_eq!(informer.store().len(), 1);
+    informer.stop();
+    run.await.unwrap().unwrap();
+}
+
+#[tokio::test]
+async fn factory_shares_one_informer_per_key_and_syncs_them() {
+    let server = FakeApiServer::start().await;
+    server.create(&cm("a", "")).unwrap();
+    let mut node = Node::default();
+    node.metadata.name = Some("node-1".into());
+    server.create(&node).unwrap();
+
+    let factory = InformerFactory::new(server.client());
+    let first = factory.informer::<ConfigMap>(Some("default"), source::Config::default());
+    let second = factory.informer::<ConfigMap>(Some("default"), source::Config::default());
+    let selected = factory.informer::<ConfigMap>(
+        Some("default"),
+        source::Config::default().label_selector("app=web"),
+    );
+    let everywhere = factory.informer::<ConfigMap>(None, source::Config::default());
+    let nodes = factory.cluster_informer::<Node>(source::Config::default());
+    assert_eq!(factory.len(), 4);
+
+    // Same informer: a subscription on one sees what the other caches.
+    let mut subscription = second.subscribe(SubscribeOptions::default()).unwrap();
+    factory.start();
+    assert!(factory.wait_for_cache_sync().await);
+    assert_eq!(first.store().len(), 1);
+    assert_eq!(selected.store().len(), 0);
+    assert_eq!(everywhere.store().len(), 1);
+    assert_eq!(nodes.store().len(), 1);
+    assert!(matches!(
+        subscription.next().await,
+        Some(Notification::Added {
+            in_initial_list: true,
+            ..
+        })
+    ));
+
+    factory.shutdown().await;
+    assert!(first.is_stopped());
+    assert!(subscription.next().await.is_none());
+    let late = factory.informer::<ConfigMap>(Some("other"), source::Config::default());
+    assert!(late.is_stopped());
+}
+
+#[tokio::test]
+async fn metadata_informer_caches_metadata_only() {
+    let server = FakeApiServer::start().await;
+    let mut a = cm("a", "");
+    a.data = Some([("big".to_string(), "x".repeat(1000))].into());
+    server.create(&a).unwrap();
+    let api: Api<ConfigMap> = Api::default_namespaced(server.client());
+    let informer = Informer::metadata_builder(api).build();
+    let run = tokio::spawn(informer.run());
+    assert!(informer.wait_until_synced().await);
+    let cached = informer.store().list();
+    assert_eq!(cached.len(), 1);
+    assert_eq!(cached[0].metadata.name.as_deref(), Some("a"));
+    let request = server.requests().into_iter().next().unwrap();
+    assert!(request.path.ends_with("/configmaps"), "{}", request.path);
+    informer.stop();
+    run.await.unwrap().unwrap();
+}
