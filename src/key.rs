@@ -7,6 +7,7 @@
 use std::{fmt, str::FromStr, sync::Arc};
 
 use kube::Resource;
+use smallvec::SmallVec;
 
 /// Why an object or a string could not be turned into an [`ObjectKey`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -79,11 +80,7 @@ impl ObjectKey {
                         value: ns.to_owned(),
                     });
                 }
-                let mut s = String::with_capacity(ns.len() + 1 + name.len());
-                s.push_str(ns);
-                s.push('/');
-                s.push_str(name);
-                Ok(Self(s.into()))
+                Ok(Self(join_namespace_and_name(ns, name)))
             }
             _ => Ok(Self(name.into())),
         }
@@ -134,6 +131,21 @@ impl ObjectKey {
     /// The whole key as a string: `namespace/name` or `name`.
     pub fn as_str(&self) -> &str {
         &self.0
+    }
+}
+
+/// `namespace/name` in one shared allocation. Keys are built for every event,
+/// so the joined bytes are assembled on the stack (names are at most 253
+/// bytes, namespaces 63) instead of in a `String` that `Arc<str>` would copy.
+fn join_namespace_and_name(namespace: &str, name: &str) -> Arc<str> {
+    let mut joined: SmallVec<[u8; 320]> = SmallVec::with_capacity(namespace.len() + 1 + name.len());
+    joined.extend_from_slice(namespace.as_bytes());
+    joined.push(b'/');
+    joined.extend_from_slice(name.as_bytes());
+    match std::str::from_utf8(&joined) {
+        Ok(key) => Arc::from(key),
+        // Unreachable (both parts are str), but a fallback costs nothing.
+        Err(_) => Arc::from(format!("{namespace}/{name}")),
     }
 }
 
