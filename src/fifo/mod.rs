@@ -1,5 +1,68 @@
 //! The keyed, async DeltaFifo (F1–F13).
+//!
+//! A [`DeltaFifo`] sits between a source of watch events and the consumer that
+//! applies them to a cache. Producers hand it owned objects through
+//! [`add`](DeltaFifo::add), [`update`](DeltaFifo::update),
+//! [`delete`](DeltaFifo::delete), [`replace`](DeltaFifo::replace) (a relist),
+//! the streamed relist [`list_start`](DeltaFifo::list_start) /
+//! [`listed`](DeltaFifo::listed) / [`list_done`](DeltaFifo::list_done),
+//! [`resync`](DeltaFifo::resync) and [`requeue`](DeltaFifo::requeue). The FIFO
+//! keys each object, runs the optional transform, wraps the object in an `Arc`
+//! once, and appends a [`Delta`](crate::Delta) to that key's pending
+//! [`Deltas`](crate::Deltas). A key holds one place in the queue, the place it
+//! got when it first had something pending; consumers get all of a key's
+//! deltas at once, oldest key first, through [`pop`](DeltaFifo::pop),
+//! [`try_pop`](DeltaFifo::try_pop) or the [`stream`](DeltaFifo::stream).
+//!
+//! The rules are client-go's DeltaFIFO (F1–F11 in the conformance list), with
+//! two deliberate additions: [`Coalesce::Latest`] bounds a slow consumer's
+//! backlog by the number of keys (F12), and the streamed relist avoids holding
+//! a whole list in memory (F13).
+//!
+//! # Waiting
+//!
+//! A waiting consumer is parked on a [`tokio::sync::Notify`] and costs nothing
+//! until a key joins the queue. Each key that joins wakes one waiting
+//! consumer, so any number of producers and consumers may share one FIFO;
+//! every item goes to exactly one consumer.
+//!
+//! # Closing
+//!
+//! [`close`](DeltaFifo::close) wakes every waiting consumer. What is queued
+//! still comes out; once the queue is empty, [`pop`](DeltaFifo::pop) returns
+//! [`Error::Closed`] and the [`DeltaStream`] ends. As in client-go, closing does
+//! not refuse producers: changes made after `close` are queued and pop as long
+//! as the queue is not empty (a stream that already ended stays ended).
+//!
+//! # Cancel safety
+//!
+//! An item leaves the queue only inside the poll that hands it out, so
+//! dropping a pending `pop()` future, or a [`DeltaStream`] between polls,
+//! loses nothing: the item stays queued for the next consumer. A wakeup that
+//! was meant for a dropped waiter is passed on to another.
+//!
+//! # Bad input
+//!
+//! An object that cannot be keyed, that the transform rejects, or deltas
+//! requeued under the wrong key are returned as an [`Error`]; nothing already
+//! queued is touched. The lock is a `parking_lot` mutex, which cannot be
+//! poisoned; each append leaves the queue whole, so even a panicking
+//! transform or key function leaves a consistent queue behind.
+//!
+//! [`KnownObjects`] methods are called with the FIFO's lock held: an
+//! implementation must not call back into the same FIFO.
 
+mod error;
+#[allow(clippy::module_inception)] // the handle type is the module's namesake
+mod fifo;
 mod known;
+mod merge;
+mod options;
+mod state;
+mod stream;
 
+pub use error::{BoxError, Error, Result};
+pub use fifo::DeltaFifo;
 pub use known::KnownObjects;
+pub use options::{Coalesce, FifoOptions, TransformFn};
+pub use stream::DeltaStream;

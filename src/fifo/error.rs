@@ -1,0 +1,51 @@
+//! What can go wrong when handing objects to a [`DeltaFifo`](super::DeltaFifo).
+
+use crate::delta::EmptyDeltas;
+use crate::key::{KeyError, ObjectKey};
+
+/// A boxed error, as returned by a [transform](super::FifoOptions::transform).
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// Why a [`DeltaFifo`](super::DeltaFifo) operation failed.
+///
+/// A failed operation rejects only the object it was given: nothing already
+/// queued is lost, and items of a relist enqueued before the failing one stay.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The key function could not key the object (for example, it has no name).
+    #[error("cannot key object")]
+    Key(#[from] KeyError),
+    /// The transform rejected the object.
+    #[error("transform rejected object {key}")]
+    Transform {
+        /// The key of the rejected object.
+        key: ObjectKey,
+        /// The transform's error.
+        #[source]
+        source: BoxError,
+    },
+    /// Deltas to requeue were empty.
+    #[error(transparent)]
+    EmptyDeltas(#[from] EmptyDeltas),
+    /// Deltas handed to [`requeue`](super::DeltaFifo::requeue) hold an object
+    /// whose key is not the key of the deltas.
+    #[error("requeued deltas for key {expected} hold an object keyed {found}")]
+    RequeueKeyMismatch {
+        /// The key of the deltas.
+        expected: ObjectKey,
+        /// The key of the stray object.
+        found: ObjectKey,
+    },
+    /// [`listed`](super::DeltaFifo::listed) or
+    /// [`list_done`](super::DeltaFifo::list_done) was called without an open
+    /// [`list_start`](super::DeltaFifo::list_start).
+    #[error("no streamed relist is in progress")]
+    NoListInProgress,
+    /// The FIFO is closed and has nothing left to pop.
+    #[error("delta fifo is closed")]
+    Closed,
+}
+
+/// A `Result` whose error defaults to this module's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;

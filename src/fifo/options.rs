@@ -1,0 +1,129 @@
+//! How a [`DeltaFifo`](super::DeltaFifo) is configured.
+
+use std::{fmt, sync::Arc};
+
+use kube::Resource;
+
+use super::error::BoxError;
+use super::known::KnownObjects;
+use crate::key::{KeyFn, default_key_fn};
+
+/// A function applied to every object entering the FIFO (F11), for example to
+/// strip `managedFields` before anything is kept.
+pub type TransformFn<K> = Arc<dyn Fn(K) -> Result<K, BoxError> + Send + Sync>;
+
+/// How the deltas of one key accumulate while the key waits in the queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Coalesce {
+    /// Keep every delta, deduplicating only two `Deleted` in a row (F5).
+    /// This is what client-go does.
+    #[default]
+    KeepAll,
+    /// Keep at most the newest object delta per key, plus a `Deleted` marker
+    /// (F12, a deliberate difference from client-go), so a slow consumer costs
+    /// memory bounded by the number of keys, not the number of events.
+    ///
+    /// A key's pending deltas are then one of `[object]`, `[Deleted]`,
+    /// `[object, Deleted]` or `[Deleted, object]`, where "object" is any of
+    /// `Added`, `Updated`, `Replaced` or `Sync`:
+    ///
+    /// - an object delta arriving after an object delta merges into it: the
+    ///   merged delta carries the newer object, and keeps the older delta's
+    ///   type if that was `Added` or `Updated` (so a consumer still learns
+    ///   that the key is new), otherwise takes the newer type;
+    /// - an object delta arriving after a `Deleted` is a re-creation: what came
+    ///   before the `Deleted` is dropped and the result is `[Deleted, object]`;
+    /// - a `Deleted` arriving after an object delta is appended, unless a
+    ///   `Deleted` is already pending before that object (a re-creation that
+    ///   was deleted again), in which case the new `Deleted` alone remains;
+    /// - a `Deleted` arriving after a `Deleted` is deduplicated as in F5.
+    Latest,
+}
+
+/// Options for [`DeltaFifo::new`](super::DeltaFifo::new).
+///
+/// # Examples
+///
+/// ```
+/// use k8s_openapi::api::core::v1::ConfigMap;
+/// use kube_informer::fifo::{Coalesce, DeltaFifo, FifoOptions};
+///
+/// let fifo = DeltaFifo::<ConfigMap>::new(
+///     FifoOptions::default()
+///         .coalesce(Coalesce::Latest)
+///         .transform(|mut cm: ConfigMap| {
+///             cm.metadata.managed_fields = None;
+///             Ok(cm)
+///         }),
+/// );
+/// assert!(fifo.is_empty());
+/// ```
+#[must_use]
+pub struct FifoOptions<K> {
+    pub(crate) key_fn: KeyFn<K>,
+    pub(crate) known_objects: Option<Arc<dyn KnownObjects<K>>>,
+    pub(crate) emit_replaced: bool,
+    pub(crate) transform: Option<TransformFn<K>>,
+    pub(crate) coalesce: Coalesce,
+}
+
+impl<K: Resource + 'static> Default for FifoOptions<K> {
+    fn default() -> Self {
+        Self {
+            key_fn: default_key_fn(),
+            known_objects: None,
+            emit_replaced: true,
+            transform: None,
+            coalesce: Coalesce::KeepAll,
+        }
+    }
+}
+
+impl<K> FifoOptions<K> {
+    /// How objects are keyed; [`ObjectKey::from_object`](crate::ObjectKey::from_object) by default.
+    pub fn key_fn(mut self, key_fn: KeyFn<K>) -> Self {
+        self.key_fn = key_fn;
+        self
+    }
+
+    /// The objects the consumer already holds (usually the informer's store),
+    /// consulted by delete (F4), relist (F6) and resync (F8). None by default.
+    pub fn known_objects(mut self, known: Arc<dyn KnownObjects<K>>) -> Self {
+        self.known_objects = Some(known);
+        self
+    }
+
+    /// Whether relisted objects are queued as `Replaced` (true, the default,
+    /// as informers use) or as `Sync` (false).
+    pub fn emit_replaced(mut self, emit_replaced: bool) -> Self {
+        self.emit_replaced = emit_replaced;
+        self
+    }
+
+    /// A function run on every object entering the FIFO except tombstones and
+    /// the `Sync` deltas of a resync (F11). An error rejects that one object.
+    pub fn transform(
+        mut self,
+        transform: impl Fn(K) -> Result<K, BoxError> + Send + Sync + 'static,
+    ) -> Self {
+        self.transform = Some(Arc::new(transform));
+        self
+    }
+
+    /// How deltas of one key accumulate; [`Coalesce::KeepAll`] by default.
+    pub fn coalesce(mut self, coalesce: Coalesce) -> Self {
+        self.coalesce = coalesce;
+        self
+    }
+}
+
+impl<K> fmt::Debug for FifoOptions<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FifoOptions")
+            .field("known_objects", &self.known_objects.is_some())
+            .field("emit_replaced", &self.emit_replaced)
+            .field("transform", &self.transform.is_some())
+            .field("coalesce", &self.coalesce)
+            .finish_non_exhaustive()
+    }
+}

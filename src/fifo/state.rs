@@ -1,0 +1,240 @@
+//! The queue itself: plain, synchronous data that the [`DeltaFifo`](super::DeltaFifo)
+//! handle keeps behind one lock. Nothing here knows about waking or async.
+
+use std::collections::{HashMap, HashSet, VecDeque, hash_map::Entry};
+use std::sync::Arc;
+
+use super::error::Error;
+use super::known::KnownObjects;
+use super::merge;
+use super::options::Coalesce;
+use crate::delta::{Delta, DeltaType, Deltas};
+use crate::key::{KeyFn, ObjectKey};
+
+/// A streamed relist between `list_start` and `list_done` (F13): only the
+/// listed keys are held, never the objects a second time.
+#[derive(Debug, Default)]
+pub(crate) struct Listing {
+    pub(crate) keys: HashSet<ObjectKey>,
+    /// Items popped while the listing was open; they count toward the
+    /// initial population the listing defines.
+    pub(crate) popped: usize,
+}
+
+/// Pending deltas per key plus the order keys were enqueued in, and the
+/// bookkeeping behind `has_synced` (F7).
+#[derive(Debug)]
+pub(crate) struct FifoState<K> {
+    items: HashMap<ObjectKey, Deltas<K>>,
+    /// Every key in `items` exactly once, oldest first (F3).
+    queue: VecDeque<ObjectKey>,
+    coalesce: Coalesce,
+    /// Set by the first relist or by any add/update/delete/requeue.
+    populated: bool,
+    /// Items counted by the first relist that have not been popped yet.
+    initial_population_count: usize,
+    /// Latched: once true, never false again.
+    synced: bool,
+    closed: bool,
+    listing: Option<Listing>,
+    last_sync_resource_version: Option<String>,
+}
+
+impl<K> FifoState<K> {
+    pub(crate) fn new(coalesce: Coalesce) -> Self {
+        Self {
+            items: HashMap::new(),
+            queue: VecDeque::new(),
+            coalesce,
+            populated: false,
+            initial_population_count: 0,
+            synced: false,
+            closed: false,
+            listing: None,
+            last_sync_resource_version: None,
+        }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.queue.len()
+    }
+
+    pub(crate) fn is_pending(&self, key: &ObjectKey) -> bool {
+        self.items.contains_key(key)
+    }
+
+    pub(crate) fn get(&self, key: &ObjectKey) -> Option<&Deltas<K>> {
+        self.items.get(key)
+    }
+
+    pub(crate) fn keys(&self) -> impl Iterator<Item = &ObjectKey> {
+        self.queue.iter()
+    }
+
+    pub(crate) fn has_synced(&self) -> bool {
+        self.synced
+    }
+
+    pub(crate) fn close(&mut self) {
+        self.closed = true;
+    }
+
+    pub(crate) fn is_closed(&self) -> bool {
+        self.closed
+    }
+
+    pub(crate) fn last_sync_resource_version(&self) -> Option<&str> {
+        self.last_sync_resource_version.as_deref()
+    }
+
+    /// Records that the consumer's view is being fed by live events.
+    pub(crate) fn mark_populated(&mut self) {
+        self.populated = true;
+        self.check_synced();
+    }
+
+    fn check_synced(&mut self) {
+        if self.populated && self.initial_population_count == 0 {
+            self.synced = true;
+        }
+    }
+
+    /// Appends one delta to `key`'s pending deltas (F3, F5, F12); the key
+    /// joins the queue's tail only if it had none.
+    pub(crate) fn append(&mut self, key: ObjectKey, delta: Delta<K>) {
+        match self.items.entry(key) {
+            Entry::Occupied(mut pending) => {
+                merge::append(pending.get_mut().items_mut(), delta, self.coalesce)
+            }
+            Entry::Vacant(slot) => {
+                let key = slot.key().clone();
+                self.queue.push_back(key.clone());
+                slot.insert(Deltas::new(key, delta));
+            }
+        }
+    }
+
+    /// Removes and returns the oldest key's deltas (F9), counting the pop
+    /// toward the initial population (F7).
+    pub(crate) fn pop(&mut self) -> Option<Deltas<K>> {
+        loop {
+            let key = self.queue.pop_front()?;
+            if self.initial_population_count > 0 {
+                self.initial_population_count -= 1;
+                self.check_synced();
+            }
+            if let Some(listing) = &mut self.listing {
+                listing.popped += 1;
+            }
+            // `queue` and `items` hold the same keys; the loop only guards
+            // against that invariant ever breaking.
+            if let Some(deltas) = self.items.remove(&key) {
+                return Some(deltas);
+            }
+        }
+    }
+
+    /// Puts popped deltas back at the tail unless the key is pending again (F10).
+    pub(crate) fn requeue(&mut self, deltas: Deltas<K>) {
+        self.mark_populated();
+        if let Entry::Vacant(slot) = self.items.entry(deltas.key().clone()) {
+            self.queue.push_back(slot.key().clone());
+            slot.insert(deltas);
+        }
+    }
+
+    /// Opens a streamed relist, discarding one left unfinished.
+    pub(crate) fn list_start(&mut self) {
+        self.listing = Some(Listing::default());
+    }
+
+    pub(crate) fn listing_mut(&mut self) -> Option<&mut Listing> {
+        self.listing.as_mut()
+    }
+
+    pub(crate) fn take_listing(&mut self) -> Option<Listing> {
+        self.listing.take()
+    }
+
+    /// Enqueues a tombstone for every key that vanished from a relist and
+    /// returns how many (F6): first pending keys (queue order), then keys only
+    /// the known objects hold (sorted, so the order is reproducible).
+    pub(crate) fn tombstone_unlisted(
+        &mut self,
+        listed: &HashSet<ObjectKey>,
+        known: Option<&dyn KnownObjects<K>>,
+    ) -> usize {
+        let vanished: Vec<(ObjectKey, Arc<K>)> = self
+            .queue
+            .iter()
+            .filter(|key| !listed.contains(*key))
+            .filter_map(|key| {
+                let newest = self.items.get(key)?.newest().object.object();
+                Some((key.clone(), Arc::clone(newest)))
+            })
+            .collect();
+        let mut deletions = vanished.len();
+        for (key, object) in vanished {
+            self.append(key.clone(), Delta::tombstone(key, object));
+        }
+
+        let Some(known) = known else {
+            return deletions;
+        };
+        let mut known_keys: Vec<ObjectKey> = known
+            .list_keys()
+            .into_iter()
+            .filter(|key| !listed.contains(key))
+            .collect();
+        known_keys.sort_unstable();
+        known_keys.dedup();
+        for key in known_keys {
+            if self.is_pending(&key) {
+                continue;
+            }
+            // A key listed but gone by the time it is read has no state to
+            // carry; client-go would queue a tombstone with no object.
+            if let Some(object) = known.get_by_key(&key) {
+                self.append(key.clone(), Delta::tombstone(key, object));
+                deletions += 1;
+            }
+        }
+        deletions
+    }
+
+    /// Ends a relist: the first one fixes how many pops make the FIFO synced (F7).
+    pub(crate) fn finish_relist(
+        &mut self,
+        listed_keys: usize,
+        deletions: usize,
+        popped_meanwhile: usize,
+        resource_version: &str,
+    ) {
+        if !self.populated {
+            self.populated = true;
+            self.initial_population_count =
+                (listed_keys + deletions).saturating_sub(popped_meanwhile);
+            self.check_synced();
+        }
+        self.last_sync_resource_version = Some(resource_version.to_owned());
+    }
+
+    /// Enqueues `Sync` for every known object whose key has nothing pending (F8).
+    pub(crate) fn resync(
+        &mut self,
+        known: &dyn KnownObjects<K>,
+        key_fn: &KeyFn<K>,
+    ) -> Result<(), Error> {
+        for known_key in known.list_keys() {
+            let Some(object) = known.get_by_key(&known_key) else {
+                continue;
+            };
+            let key = key_fn(&object)?;
+            if self.is_pending(&key) {
+                continue;
+            }
+            self.append(key, Delta::new(DeltaType::Sync, object));
+        }
+        Ok(())
+    }
+}
