@@ -1,0 +1,62 @@
+//! The named edge-case traces under `conformance/traces/`.
+
+use std::path::{Path, PathBuf};
+
+use crate::trace::{Trace, TraceError};
+
+/// Why the corpus could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum CorpusError {
+    /// The directory or a file could not be read.
+    #[error("reading {path}: {source}")]
+    Io {
+        /// The path.
+        path: PathBuf,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A file is not a valid trace.
+    #[error("{path}: {source}")]
+    Trace {
+        /// The file.
+        path: PathBuf,
+        /// The parse error.
+        #[source]
+        source: TraceError,
+    },
+}
+
+/// The directory holding the corpus in this source tree.
+pub fn default_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("traces")
+}
+
+/// Every `*.jsonl` trace in `dir`, sorted by file name. Each trace's name is
+/// its file stem, whatever its header says.
+pub fn load(dir: &Path) -> Result<Vec<Trace>, CorpusError> {
+    let io = |path: &Path| {
+        let path = path.to_owned();
+        move |source| CorpusError::Io { path, source }
+    };
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(io(dir))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    paths.sort();
+    paths
+        .iter()
+        .map(|path| {
+            let text = std::fs::read_to_string(path).map_err(io(path))?;
+            let mut trace = Trace::parse(&text).map_err(|source| CorpusError::Trace {
+                path: path.clone(),
+                source,
+            })?;
+            if let Some(stem) = path.file_stem() {
+                trace.header.trace = stem.to_string_lossy().into_owned();
+            }
+            Ok(trace)
+        })
+        .collect()
+}

@@ -1,0 +1,218 @@
+//! `conformance`: runs DeltaFifo traces through kube-informer and client-go
+//! and fails on the first line where they disagree.
+//!
+//! ```text
+//! conformance fifo [--random N] [--seed S] [--trace N] [--only NAME]
+//!                  [--corpus DIR] [--no-corpus] [--go-dir DIR] [--print-trace]
+//! ```
+//!
+//! `--seed S --trace N` reruns random trace N of seed S alone and prints it
+//! with both outputs; `--print-trace` prints only the trace (to save it in
+//! the corpus). The Go harness binaries `fifo-trace-v034` and
+//! `fifo-trace-v032` are looked up in `--go-dir`, `$CONFORMANCE_GO_DIR`, or
+//! `target/conformance/` of this workspace (`scripts/suites/conformance.sh`
+//! builds them there).
+
+use std::{
+    path::{Path, PathBuf},
+    process::ExitCode,
+    time::{SystemTime, UNIX_EPOCH},
+};
+
+use kube_informer_conformance::{
+    compare::compare,
+    corpus, generate,
+    go_runner::{GoError, GoHarness},
+    rust_runner,
+    trace::Trace,
+};
+use serde_json::Value;
+
+const USAGE: &str = "usage: conformance fifo [--random N] [--seed S] [--trace N] [--only NAME] \
+[--corpus DIR] [--no-corpus] [--go-dir DIR] [--print-trace]";
+
+#[derive(Debug, Default)]
+struct Args {
+    random: u64,
+    seed: Option<u64>,
+    trace: Option<u64>,
+    only: Option<String>,
+    corpus: Option<PathBuf>,
+    no_corpus: bool,
+    go_dir: Option<PathBuf>,
+    print_trace: bool,
+}
+
+fn parse_args() -> Result<Args, String> {
+    let mut args = std::env::args().skip(1);
+    match args.next().as_deref() {
+        Some("fifo") => {}
+        _ => return Err(USAGE.to_owned()),
+    }
+    let mut parsed = Args::default();
+    while let Some(flag) = args.next() {
+        let mut value = || args.next().ok_or_else(|| format!("{flag} needs a value\n{USAGE}"));
+        let number = |s: String| s.parse::<u64>().map_err(|e| format!("{flag}: {e}"));
+        match flag.as_str() {
+            "--random" => parsed.random = number(value()?)?,
+            "--seed" => parsed.seed = Some(number(value()?)?),
+            "--trace" => parsed.trace = Some(number(value()?)?),
+            "--only" => parsed.only = Some(value()?),
+            "--corpus" => parsed.corpus = Some(value()?.into()),
+            "--go-dir" => parsed.go_dir = Some(value()?.into()),
+            "--no-corpus" => parsed.no_corpus = true,
+            "--print-trace" => parsed.print_trace = true,
+            _ => return Err(format!("unknown argument {flag}\n{USAGE}")),
+        }
+    }
+    if parsed.trace.is_some() && parsed.seed.is_none() {
+        return Err("--trace N needs --seed S".to_owned());
+    }
+    Ok(parsed)
+}
+
+/// The two Go harness processes: requeue traces need client-go v0.32.
+struct Harnesses {
+    dir: PathBuf,
+    current: Option<GoHarness>,
+    v032: Option<GoHarness>,
+}
+
+impl Harnesses {
+    fn run(&mut self, trace: &Trace) -> Result<Vec<Value>, GoError> {
+        let (slot, file) = if trace.uses_requeue() {
+            (&mut self.v032, "fifo-trace-v032")
+        } else {
+            (&mut self.current, "fifo-trace-v034")
+        };
+        if slot.is_none() {
+            *slot = Some(GoHarness::start(&self.dir.join(file))?);
+        }
+        let result = slot.as_mut().expect("started above").run(trace);
+        if result.is_err() {
+            // A dead process is restarted for the next trace.
+            *slot = None;
+        }
+        result
+    }
+}
+
+fn default_go_dir() -> PathBuf {
+    std::env::var_os("CONFORMANCE_GO_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/conformance"))
+}
+
+fn print_lines(label: &str, lines: &[Value]) {
+    println!("  {label}:");
+    for line in lines {
+        println!("    {line}");
+    }
+}
+
+/// Runs one trace both ways; true when they agree. `verbose` prints the
+/// outputs even when they agree.
+fn check(go: &mut Harnesses, trace: &Trace, rerun: &str, verbose: bool) -> Result<bool, GoError> {
+    let go_out = go.run(trace)?;
+    let rust_out = rust_runner::run(trace);
+    let difference = compare(&go_out, &rust_out);
+    if difference.is_some() || verbose {
+        let verdict = if difference.is_some() { "FAIL" } else { "ok" };
+        println!("{verdict} {} ({})", trace.header.trace, trace_versions(trace));
+        println!("  trace:");
+        for line in trace.to_jsonl().lines() {
+            println!("    {line}");
+        }
+        print_lines("client-go output", &go_out);
+        print_lines("kube-informer output", &rust_out);
+        if let Some(d) = &difference {
+            println!("{d}");
+            println!("  rerun: {rerun}");
+        }
+    }
+    Ok(difference.is_none())
+}
+
+fn trace_versions(trace: &Trace) -> &'static str {
+    if trace.uses_requeue() {
+        "client-go v0.32.13"
+    } else {
+        "client-go v0.34.13"
+    }
+}
+
+fn main() -> ExitCode {
+    let args = match parse_args() {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
+    match run(args) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("conformance: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(args: Args) -> Result<bool, Box<dyn std::error::Error>> {
+    let seed = args.seed.unwrap_or_else(|| {
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64)
+    });
+
+    if let (Some(index), true) = (args.trace, args.print_trace) {
+        print!("{}", generate::trace(seed, index).to_jsonl());
+        return Ok(true);
+    }
+
+    let mut go = Harnesses {
+        dir: args.go_dir.clone().unwrap_or_else(default_go_dir),
+        current: None,
+        v032: None,
+    };
+    let (mut passed, mut failed) = (0u64, 0u64);
+    let mut tally = |ok: bool| if ok { passed += 1 } else { failed += 1 };
+
+    if let Some(index) = args.trace {
+        println!("seed: {seed}");
+        let trace = generate::trace(seed, index);
+        let rerun = rerun_random(seed, index);
+        tally(check(&mut go, &trace, &rerun, true)?);
+    } else {
+        if !args.no_corpus {
+            let dir = args.corpus.clone().unwrap_or_else(corpus::default_dir);
+            for trace in corpus::load(&dir)? {
+                if args.only.as_ref().is_some_and(|o| *o != trace.header.trace) {
+                    continue;
+                }
+                let rerun = format!(
+                    "cargo run -p kube-informer-conformance -- fifo --no-corpus --random 0 --only {0} \
+                     # or: --corpus {1} --only {0}",
+                    trace.header.trace,
+                    dir.display()
+                );
+                let verbose = args.only.is_some();
+                tally(check(&mut go, &trace, &rerun, verbose)?);
+            }
+        }
+        if args.random > 0 {
+            println!("seed: {seed}");
+            for index in 0..args.random {
+                let trace = generate::trace(seed, index);
+                tally(check(&mut go, &trace, &rerun_random(seed, index), false)?);
+            }
+        }
+    }
+    println!("conformance: {passed} passed, {failed} failed");
+    Ok(failed == 0)
+}
+
+fn rerun_random(seed: u64, index: u64) -> String {
+    format!("cargo run -p kube-informer-conformance -- fifo --seed {seed} --trace {index}")
+}
