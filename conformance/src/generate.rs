@@ -95,7 +95,12 @@ pub fn trace(seed: u64, index: u64) -> Trace {
         next_rv: 0,
         transform: header.transform,
     };
-    let mut ops = Vec::with_capacity(len);
+    let mut ops = Vec::with_capacity(len + 1);
+    // Half the traces start the way an informer does, with the initial list,
+    // so the synced count (F7) and initial-list pops are exercised.
+    if g.rng.random_bool(0.5) {
+        ops.push(g.replace());
+    }
     for i in 0..len {
         if close_at == Some(i) {
             ops.push(Op::Close);

@@ -12,6 +12,7 @@
 
 pub mod compare;
 pub mod corpus;
+pub mod coverage;
 pub mod generate;
 pub mod go_runner;
 pub mod rust_runner;

@@ -21,7 +21,9 @@ use std::{
 
 use kube_informer_conformance::{
     compare::compare,
-    corpus, generate,
+    corpus,
+    coverage::{Coverage, EDGE_CASES},
+    generate,
     go_runner::{GoError, GoHarness},
     rust_runner,
     trace::Trace,
@@ -112,9 +114,15 @@ fn print_lines(label: &str, lines: &[Value]) {
 
 /// Runs one trace both ways; true when they agree. `verbose` prints the
 /// outputs even when they agree.
-fn check(go: &mut Harnesses, trace: &Trace, rerun: &str, verbose: bool) -> Result<bool, GoError> {
+fn check(
+    go: &mut Harnesses,
+    coverage: &mut Coverage,
+    trace: &Trace,
+    rerun: &str,
+    verbose: bool,
+) -> Result<bool, GoError> {
     let go_out = go.run(trace)?;
-    let rust_out = rust_runner::run(trace);
+    let rust_out = rust_runner::run_with_coverage(trace, coverage);
     let difference = compare(&go_out, &rust_out);
     if difference.is_some() || verbose {
         let verdict = if difference.is_some() { "FAIL" } else { "ok" };
@@ -176,6 +184,7 @@ fn run(args: Args) -> Result<bool, Box<dyn std::error::Error>> {
         current: None,
         v032: None,
     };
+    let mut coverage = Coverage::new();
     let (mut passed, mut failed) = (0u64, 0u64);
     let mut tally = |ok: bool| if ok { passed += 1 } else { failed += 1 };
 
@@ -183,7 +192,7 @@ fn run(args: Args) -> Result<bool, Box<dyn std::error::Error>> {
         println!("seed: {seed}");
         let trace = generate::trace(seed, index);
         let rerun = rerun_random(seed, index);
-        tally(check(&mut go, &trace, &rerun, true)?);
+        tally(check(&mut go, &mut coverage, &trace, &rerun, true)?);
     } else {
         if !args.no_corpus {
             let dir = args.corpus.clone().unwrap_or_else(corpus::default_dir);
@@ -198,17 +207,31 @@ fn run(args: Args) -> Result<bool, Box<dyn std::error::Error>> {
                     dir.display()
                 );
                 let verbose = args.only.is_some();
-                tally(check(&mut go, &trace, &rerun, verbose)?);
+                tally(check(&mut go, &mut coverage, &trace, &rerun, verbose)?);
             }
         }
         if args.random > 0 {
             println!("seed: {seed}");
             for index in 0..args.random {
                 let trace = generate::trace(seed, index);
-                tally(check(&mut go, &trace, &rerun_random(seed, index), false)?);
+                tally(check(&mut go, &mut coverage, &trace, &rerun_random(seed, index), false)?);
             }
         }
     }
+    let missing: Vec<_> = EDGE_CASES
+        .iter()
+        .filter(|c| !coverage.contains_key(*c))
+        .collect();
+    println!(
+        "coverage: {} of {} edge cases reached{}",
+        EDGE_CASES.len() - missing.len(),
+        EDGE_CASES.len(),
+        if missing.is_empty() {
+            String::new()
+        } else {
+            format!(" (missing: {missing:?})")
+        }
+    );
     println!("conformance: {passed} passed, {failed} failed");
     Ok(failed == 0)
 }

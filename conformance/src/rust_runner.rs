@@ -12,7 +12,10 @@ use kube_informer::{
 use parking_lot::Mutex;
 use serde_json::{Map, Value, json};
 
-use crate::trace::{Obj, Op, Trace};
+use crate::{
+    coverage::{Before, Coverage, classify},
+    trace::{Obj, Op, Trace},
+};
 
 /// The annotation the trace transform increments on every run.
 pub const TRANSFORM_COUNT: &str = "conformance/transformed";
@@ -93,6 +96,11 @@ pub fn error_kind(err: &Error) -> String {
 /// Runs `trace` through a fresh DeltaFifo and returns one JSON value per
 /// operation (no header echo, no end line).
 pub fn run(trace: &Trace) -> Vec<Value> {
+    run_with_coverage(trace, &mut Coverage::new())
+}
+
+/// Like [`run`], and counts in `coverage` the edge cases the trace reached.
+pub fn run_with_coverage(trace: &Trace, coverage: &mut Coverage) -> Vec<Value> {
     let known = trace
         .header
         .known_objects
@@ -106,9 +114,20 @@ pub fn run(trace: &Trace) -> Vec<Value> {
     }
     let fifo = DeltaFifo::new(options);
     let mut last_pop: Option<Deltas<ConfigMap>> = None;
+    let mut replaced_once = false;
     let mut lines = Vec::with_capacity(trace.ops.len());
 
     for (i, op) in trace.ops.iter().enumerate() {
+        let before = Before {
+            fifo: &fifo,
+            known: known.as_deref().map(|k| k as &dyn KnownObjects<ConfigMap>),
+            last_pop: last_pop.as_ref(),
+            emit_replaced: trace.header.emit_replaced,
+            transform: trace.header.transform,
+            replaced_once,
+        };
+        classify(&before, op, coverage);
+        replaced_once |= matches!(op, Op::Replace { .. });
         let mut line = Map::new();
         line.insert("i".into(), json!(i));
         line.insert("op".into(), json!(op_name(op)));
