@@ -2,6 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
+use serde_json::Value;
+
 use crate::trace::{Trace, TraceError};
 
 /// Why the corpus could not be loaded.
@@ -59,4 +61,49 @@ pub fn load(dir: &Path) -> Result<Vec<Trace>, CorpusError> {
             Ok(trace)
         })
         .collect()
+}
+
+/// Where client-go's recorded output of corpus trace `name` lives.
+pub fn recording_path(dir: &Path, name: &str) -> PathBuf {
+    dir.join("expected").join(format!("{name}.jsonl"))
+}
+
+/// client-go's recorded output of corpus trace `name`, if recorded.
+pub fn load_recording(dir: &Path, name: &str) -> Result<Option<Vec<Value>>, CorpusError> {
+    let path = recording_path(dir, name);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => return Err(CorpusError::Io { path, source }),
+    };
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(n, l)| {
+            serde_json::from_str(l).map_err(|source| CorpusError::Trace {
+                path: path.clone(),
+                source: TraceError::Json { line: n + 1, source },
+            })
+        })
+        .collect::<Result<_, _>>()
+        .map(Some)
+}
+
+/// Saves client-go's output of corpus trace `name`, so the corpus can be
+/// checked by `cargo test` on machines without Go.
+pub fn save_recording(dir: &Path, name: &str, lines: &[Value]) -> Result<(), CorpusError> {
+    let path = recording_path(dir, name);
+    let io = |source| CorpusError::Io {
+        path: path.clone(),
+        source,
+    };
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(io)?;
+    }
+    let mut text = String::new();
+    for line in lines {
+        text.push_str(&line.to_string());
+        text.push('\n');
+    }
+    std::fs::write(&path, text).map_err(io)
 }

@@ -83,6 +83,7 @@ pub fn trace(seed: u64, index: u64) -> Trace {
     let mut rng = StdRng::seed_from_u64(trace_seed(seed, index));
     let header = Header {
         trace: format!("random seed={seed} trace={index}"),
+        about: None,
         emit_replaced: rng.random_bool(0.5),
         known_objects: rng.random_bool(0.75),
         transform: rng.random_bool(0.25),

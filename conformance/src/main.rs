@@ -4,11 +4,15 @@
 //! ```text
 //! conformance fifo [--random N] [--seed S] [--trace N] [--only NAME]
 //!                  [--corpus DIR] [--no-corpus] [--go-dir DIR] [--print-trace]
+//!                  [--record]
 //! ```
 //!
 //! `--seed S --trace N` reruns random trace N of seed S alone and prints it
 //! with both outputs; `--print-trace` prints only the trace (to save it in
-//! the corpus). The Go harness binaries `fifo-trace-v034` and
+//! the corpus). `--record` saves client-go's output of each corpus trace
+//! under `traces/expected/`, which `cargo test` compares kube-informer with
+//! on machines without Go; a normal run fails when a recording no longer
+//! matches client-go. The Go harness binaries `fifo-trace-v034` and
 //! `fifo-trace-v032` are looked up in `--go-dir`, `$CONFORMANCE_GO_DIR`, or
 //! `target/conformance/` of this workspace (`scripts/suites/conformance.sh`
 //! builds them there).
@@ -31,7 +35,7 @@ use kube_informer_conformance::{
 use serde_json::Value;
 
 const USAGE: &str = "usage: conformance fifo [--random N] [--seed S] [--trace N] [--only NAME] \
-[--corpus DIR] [--no-corpus] [--go-dir DIR] [--print-trace]";
+[--corpus DIR] [--no-corpus] [--go-dir DIR] [--print-trace] [--record]";
 
 #[derive(Debug, Default)]
 struct Args {
@@ -43,6 +47,7 @@ struct Args {
     no_corpus: bool,
     go_dir: Option<PathBuf>,
     print_trace: bool,
+    record: bool,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -64,6 +69,7 @@ fn parse_args() -> Result<Args, String> {
             "--go-dir" => parsed.go_dir = Some(value()?.into()),
             "--no-corpus" => parsed.no_corpus = true,
             "--print-trace" => parsed.print_trace = true,
+            "--record" => parsed.record = true,
             _ => return Err(format!("unknown argument {flag}\n{USAGE}")),
         }
     }
@@ -120,8 +126,19 @@ fn check(
     trace: &Trace,
     rerun: &str,
     verbose: bool,
-) -> Result<bool, GoError> {
+    recorded: Option<&[Value]>,
+) -> Result<(bool, Vec<Value>), GoError> {
     let go_out = go.run(trace)?;
+    if let Some(recorded) = recorded
+        && let Some(d) = compare(recorded, &go_out)
+    {
+        println!(
+            "FAIL {}: the recorded client-go output is stale (rerun with --record)",
+            trace.header.trace
+        );
+        println!("{d}");
+        return Ok((false, go_out));
+    }
     let rust_out = rust_runner::run_with_coverage(trace, coverage);
     let difference = compare(&go_out, &rust_out);
     if difference.is_some() || verbose {
@@ -138,7 +155,7 @@ fn check(
             println!("  rerun: {rerun}");
         }
     }
-    Ok(difference.is_none())
+    Ok((difference.is_none(), go_out))
 }
 
 fn trace_versions(trace: &Trace) -> &'static str {
@@ -192,7 +209,7 @@ fn run(args: Args) -> Result<bool, Box<dyn std::error::Error>> {
         println!("seed: {seed}");
         let trace = generate::trace(seed, index);
         let rerun = rerun_random(seed, index);
-        tally(check(&mut go, &mut coverage, &trace, &rerun, true)?);
+        tally(check(&mut go, &mut coverage, &trace, &rerun, true, None)?.0);
     } else {
         if !args.no_corpus {
             let dir = args.corpus.clone().unwrap_or_else(corpus::default_dir);
@@ -207,14 +224,26 @@ fn run(args: Args) -> Result<bool, Box<dyn std::error::Error>> {
                     dir.display()
                 );
                 let verbose = args.only.is_some();
-                tally(check(&mut go, &mut coverage, &trace, &rerun, verbose)?);
+                let name = trace.header.trace.clone();
+                let recorded = if args.record {
+                    None
+                } else {
+                    corpus::load_recording(&dir, &name)?
+                };
+                let (ok, go_out) =
+                    check(&mut go, &mut coverage, &trace, &rerun, verbose, recorded.as_deref())?;
+                if args.record {
+                    corpus::save_recording(&dir, &name, &go_out)?;
+                }
+                tally(ok);
             }
         }
         if args.random > 0 {
             println!("seed: {seed}");
             for index in 0..args.random {
                 let trace = generate::trace(seed, index);
-                tally(check(&mut go, &mut coverage, &trace, &rerun_random(seed, index), false)?);
+                let rerun = rerun_random(seed, index);
+                tally(check(&mut go, &mut coverage, &trace, &rerun, false, None)?.0);
             }
         }
     }

@@ -7,6 +7,9 @@ use serde::{Deserialize, Serialize};
 pub struct Header {
     /// A name for reports; corpus traces use their file name.
     pub trace: String,
+    /// What the trace shows, for readers of the corpus; ignored by runners.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub about: Option<String>,
     /// Relisted objects are `Replaced` (true) or `Sync` (false).
     #[serde(rename = "emitReplaced")]
     pub emit_replaced: bool,
