@@ -28,6 +28,7 @@ pub const EDGE_CASES: &[&str] = &[
     "replace-key-error",
     "replace-empty-list",
     "replace-emit-sync",
+    "replace-streamed",
     "resync-while-pending",
     "resync-without-known-objects",
     "op-after-close",
@@ -49,6 +50,7 @@ pub(crate) struct Before<'a> {
     pub(crate) known: Option<&'a dyn KnownObjects<ConfigMap>>,
     pub(crate) last_pop: Option<&'a Deltas<ConfigMap>>,
     pub(crate) emit_replaced: bool,
+    pub(crate) streamed_relist: bool,
     pub(crate) transform: bool,
     pub(crate) replaced_once: bool,
 }
@@ -102,6 +104,9 @@ pub(crate) fn classify(b: &Before<'_>, op: &Op, coverage: &mut Coverage) {
             }
             if !b.emit_replaced {
                 hit("replace-emit-sync");
+            }
+            if b.streamed_relist {
+                hit("replace-streamed");
             }
             let mut listed = HashSet::new();
             for obj in items {

@@ -87,6 +87,7 @@ pub fn trace(seed: u64, index: u64) -> Trace {
         emit_replaced: rng.random_bool(0.5),
         known_objects: rng.random_bool(0.75),
         transform: rng.random_bool(0.25),
+        streamed_relist: rng.random_bool(0.3),
     };
     let requeue = rng.random_bool(0.3);
     let len = rng.random_range(4..=60);

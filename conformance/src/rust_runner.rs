@@ -123,6 +123,7 @@ pub fn run_with_coverage(trace: &Trace, coverage: &mut Coverage) -> Vec<Value> {
             known: known.as_deref().map(|k| k as &dyn KnownObjects<ConfigMap>),
             last_pop: last_pop.as_ref(),
             emit_replaced: trace.header.emit_replaced,
+            streamed_relist: trace.header.streamed_relist,
             transform: trace.header.transform,
             replaced_once,
         };
@@ -135,6 +136,9 @@ pub fn run_with_coverage(trace: &Trace, coverage: &mut Coverage) -> Vec<Value> {
             Op::Add { obj } => fifo.add(config_map(obj)),
             Op::Update { obj } => fifo.update(config_map(obj)),
             Op::Delete { obj } => fifo.delete(config_map(obj)),
+            Op::Replace { items, rv } if trace.header.streamed_relist => {
+                streamed_relist(&fifo, items, rv)
+            }
             Op::Replace { items, rv } => fifo.replace(items.iter().map(config_map), rv),
             Op::Resync => fifo.resync(),
             Op::Close => {
@@ -166,6 +170,16 @@ pub fn run_with_coverage(trace: &Trace, coverage: &mut Coverage) -> Vec<Value> {
         lines.push(Value::Object(line));
     }
     lines
+}
+
+/// A Replace delivered as a streamed relist (F13). A rejected item ends the
+/// relist there, without `list_done`, as client-go's Replace stops at it.
+fn streamed_relist(fifo: &DeltaFifo<ConfigMap>, items: &[Obj], rv: &str) -> Result<(), Error> {
+    fifo.list_start();
+    for obj in items {
+        fifo.listed(config_map(obj))?;
+    }
+    fifo.list_done(rv)
 }
 
 fn pop(

@@ -20,6 +20,15 @@ pub struct Header {
     /// name starts with `reject` and counts its runs in an annotation.
     #[serde(default)]
     pub transform: bool,
+    /// kube-informer only (client-go ignores it): run each Replace as a
+    /// streamed relist, `list_start`, `listed` per item, `list_done` (F13),
+    /// which must be indistinguishable from client-go's Replace.
+    #[serde(
+        default,
+        rename = "streamedRelist",
+        skip_serializing_if = "std::ops::Not::not"
+    )]
+    pub streamed_relist: bool,
 }
 
 /// A ConfigMap as a trace names it. No name makes a nameless object (a key
