@@ -34,9 +34,24 @@ pub fn default_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("traces")
 }
 
-/// Every `*.jsonl` trace in `dir`, sorted by file name. Each trace's name is
-/// its file stem, whatever its header says.
-pub fn load(dir: &Path) -> Result<Vec<Trace>, CorpusError> {
+/// The directory holding the informer scripts in this source tree.
+pub fn default_informer_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("informer-traces")
+}
+
+/// A file of the corpus, unparsed.
+#[derive(Debug, Clone)]
+pub struct NamedText {
+    /// The file stem.
+    pub name: String,
+    /// Where it was read from.
+    pub path: PathBuf,
+    /// The JSON lines.
+    pub text: String,
+}
+
+/// Every `*.jsonl` file directly in `dir`, sorted by file name.
+pub fn load_texts(dir: &Path) -> Result<Vec<NamedText>, CorpusError> {
     let io = |path: &Path| {
         let path = path.to_owned();
         move |source| CorpusError::Io { path, source }
@@ -48,16 +63,29 @@ pub fn load(dir: &Path) -> Result<Vec<Trace>, CorpusError> {
         .collect();
     paths.sort();
     paths
-        .iter()
+        .into_iter()
         .map(|path| {
-            let text = std::fs::read_to_string(path).map_err(io(path))?;
-            let mut trace = Trace::parse(&text).map_err(|source| CorpusError::Trace {
-                path: path.clone(),
+            let text = std::fs::read_to_string(&path).map_err(io(&path))?;
+            let name = path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            Ok(NamedText { name, path, text })
+        })
+        .collect()
+}
+
+/// Every `*.jsonl` trace in `dir`, sorted by file name. Each trace's name is
+/// its file stem, whatever its header says.
+pub fn load(dir: &Path) -> Result<Vec<Trace>, CorpusError> {
+    load_texts(dir)?
+        .into_iter()
+        .map(|file| {
+            let mut trace = Trace::parse(&file.text).map_err(|source| CorpusError::Trace {
+                path: file.path.clone(),
                 source,
             })?;
-            if let Some(stem) = path.file_stem() {
-                trace.header.trace = stem.to_string_lossy().into_owned();
-            }
+            trace.header.trace = file.name;
             Ok(trace)
         })
         .collect()
@@ -82,7 +110,10 @@ pub fn load_recording(dir: &Path, name: &str) -> Result<Option<Vec<Value>>, Corp
         .map(|(n, l)| {
             serde_json::from_str(l).map_err(|source| CorpusError::Trace {
                 path: path.clone(),
-                source: TraceError::Json { line: n + 1, source },
+                source: TraceError::Json {
+                    line: n + 1,
+                    source,
+                },
             })
         })
         .collect::<Result<_, _>>()

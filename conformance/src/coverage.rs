@@ -86,9 +86,7 @@ pub(crate) fn classify(b: &Before<'_>, op: &Op, coverage: &mut Coverage) {
             let pending = b.fifo.get_by_key(&key);
             match op {
                 Op::Add { .. } if !b.replaced_once => hit("add-before-first-replace"),
-                Op::Update { .. } if pending.is_none() && !known(&key) => {
-                    hit("update-unknown-key")
-                }
+                Op::Update { .. } if pending.is_none() && !known(&key) => hit("update-unknown-key"),
                 Op::Delete { .. } => match &pending {
                     None if known(&key) => hit("delete-known-idle-key"),
                     None => hit("delete-unknown-key"),

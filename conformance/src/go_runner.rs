@@ -75,8 +75,14 @@ impl GoHarness {
     /// The harness answers only after reading the end line, so writing the
     /// whole trace first cannot deadlock on full pipes.
     pub fn run(&mut self, trace: &Trace) -> Result<Vec<Value>, GoError> {
-        let mut input = trace.to_jsonl();
-        input.push_str("{\"end\":true}\n");
+        self.run_text(&trace.to_jsonl())
+    }
+
+    /// Runs one trace or script given as JSON lines (header first, no end
+    /// line) and returns one JSON value per operation or step.
+    pub fn run_text(&mut self, jsonl: &str) -> Result<Vec<Value>, GoError> {
+        let mut input = jsonl.trim_end().to_owned();
+        input.push_str("\n{\"end\":true}\n");
         if let Err(e) = self
             .stdin
             .write_all(input.as_bytes())
@@ -84,7 +90,7 @@ impl GoHarness {
         {
             return Err(self.exited().unwrap_or(GoError::Io(e)));
         }
-        let mut lines = Vec::with_capacity(trace.ops.len());
+        let mut lines = Vec::new();
         let mut first = true;
         loop {
             let mut line = String::new();
@@ -98,8 +104,8 @@ impl GoHarness {
             }
             let value: Value =
                 serde_json::from_str(&line).map_err(|_| GoError::BadLine { line: line.clone() })?;
-            // The first line echoes the trace name.
-            if first && value.get("trace").is_some() {
+            // The first line echoes the trace or script name.
+            if first && (value.get("trace").is_some() || value.get("script").is_some()) {
                 first = false;
                 continue;
             }

@@ -35,10 +35,13 @@ use kube_informer_conformance::{
 use serde_json::Value;
 
 const USAGE: &str = "usage: conformance fifo [--random N] [--seed S] [--trace N] [--only NAME] \
-[--corpus DIR] [--no-corpus] [--go-dir DIR] [--print-trace] [--record]";
+[--corpus DIR] [--no-corpus] [--go-dir DIR] [--print-trace] [--record]
+       conformance informer [--only NAME] [--corpus DIR] [--go-dir DIR] [--repeat N] [--record]";
 
 #[derive(Debug, Default)]
 struct Args {
+    informer: bool,
+    repeat: Option<u64>,
     random: u64,
     seed: Option<u64>,
     trace: Option<u64>,
@@ -52,18 +55,23 @@ struct Args {
 
 fn parse_args() -> Result<Args, String> {
     let mut args = std::env::args().skip(1);
+    let mut parsed = Args::default();
     match args.next().as_deref() {
         Some("fifo") => {}
+        Some("informer") => parsed.informer = true,
         _ => return Err(USAGE.to_owned()),
     }
-    let mut parsed = Args::default();
     while let Some(flag) = args.next() {
-        let mut value = || args.next().ok_or_else(|| format!("{flag} needs a value\n{USAGE}"));
+        let mut value = || {
+            args.next()
+                .ok_or_else(|| format!("{flag} needs a value\n{USAGE}"))
+        };
         let number = |s: String| s.parse::<u64>().map_err(|e| format!("{flag}: {e}"));
         match flag.as_str() {
             "--random" => parsed.random = number(value()?)?,
             "--seed" => parsed.seed = Some(number(value()?)?),
             "--trace" => parsed.trace = Some(number(value()?)?),
+            "--repeat" => parsed.repeat = Some(number(value()?)?),
             "--only" => parsed.only = Some(value()?),
             "--corpus" => parsed.corpus = Some(value()?.into()),
             "--go-dir" => parsed.go_dir = Some(value()?.into()),
@@ -143,7 +151,11 @@ fn check(
     let difference = compare(&go_out, &rust_out);
     if difference.is_some() || verbose {
         let verdict = if difference.is_some() { "FAIL" } else { "ok" };
-        println!("{verdict} {} ({})", trace.header.trace, trace_versions(trace));
+        println!(
+            "{verdict} {} ({})",
+            trace.header.trace,
+            trace_versions(trace)
+        );
         println!("  trace:");
         for line in trace.to_jsonl().lines() {
             println!("    {line}");
@@ -174,7 +186,12 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match run(args) {
+    let result = if args.informer {
+        run_informer(args)
+    } else {
+        run(args)
+    };
+    match result {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::FAILURE,
         Err(e) => {
@@ -230,8 +247,14 @@ fn run(args: Args) -> Result<bool, Box<dyn std::error::Error>> {
                 } else {
                     corpus::load_recording(&dir, &name)?
                 };
-                let (ok, go_out) =
-                    check(&mut go, &mut coverage, &trace, &rerun, verbose, recorded.as_deref())?;
+                let (ok, go_out) = check(
+                    &mut go,
+                    &mut coverage,
+                    &trace,
+                    &rerun,
+                    verbose,
+                    recorded.as_deref(),
+                )?;
                 if args.record {
                     corpus::save_recording(&dir, &name, &go_out)?;
                 }
@@ -267,4 +290,65 @@ fn run(args: Args) -> Result<bool, Box<dyn std::error::Error>> {
 
 fn rerun_random(seed: u64, index: u64) -> String {
     format!("cargo run -p kube-informer-conformance -- fifo --seed {seed} --trace {index}")
+}
+
+/// The informer scripts: client-go only until kube-informer's Informer
+/// exists. Each script runs `--repeat` times (default 3) through
+/// `informer-trace`; every run must equal the recording under
+/// `informer-traces/expected/`, which proves the harness deterministic and
+/// keeps the recordings (the future reference for our Informer) current.
+fn run_informer(args: Args) -> Result<bool, Box<dyn std::error::Error>> {
+    let dir = args
+        .corpus
+        .clone()
+        .unwrap_or_else(corpus::default_informer_dir);
+    let go_dir = args.go_dir.clone().unwrap_or_else(default_go_dir);
+    let mut go = GoHarness::start(&go_dir.join("informer-trace"))?;
+    let repeat = args.repeat.unwrap_or(3).max(1);
+    let (mut passed, mut failed) = (0u64, 0u64);
+    for script in corpus::load_texts(&dir)? {
+        if args.only.as_ref().is_some_and(|o| *o != script.name) {
+            continue;
+        }
+        let first = go.run_text(&script.text)?;
+        let mut ok = true;
+        if let Some(error) = first.iter().find_map(|l| l.get("harness_error")) {
+            println!("FAIL {}: harness error: {error}", script.name);
+            ok = false;
+        }
+        for _ in 1..repeat {
+            if let Some(d) = compare(&first, &go.run_text(&script.text)?) {
+                println!("FAIL {}: client-go runs differ\n{d}", script.name);
+                ok = false;
+                break;
+            }
+        }
+        if args.record {
+            corpus::save_recording(&dir, &script.name, &first)?;
+        } else if let Some(recorded) = corpus::load_recording(&dir, &script.name)? {
+            if let Some(d) = compare(&recorded, &first) {
+                println!(
+                    "FAIL {}: recorded client-go output is stale (rerun with --record)\n{d}",
+                    script.name
+                );
+                ok = false;
+            }
+        } else {
+            println!("FAIL {}: no recording (run with --record)", script.name);
+            ok = false;
+        }
+        if args.only.is_some() {
+            print_lines("client-go output", &first);
+        }
+        if ok {
+            passed += 1;
+        } else {
+            failed += 1;
+        }
+    }
+    println!(
+        "informer: kube-informer side not run yet (the Informer does not exist); client-go checked {repeat}x per script"
+    );
+    println!("conformance informer: {passed} passed, {failed} failed");
+    Ok(failed == 0)
 }

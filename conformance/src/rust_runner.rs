@@ -6,7 +6,7 @@ use std::{collections::BTreeMap, sync::Arc};
 use futures::FutureExt;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube_informer::{
-    Deltas, DeltaObject, DeltaType, ObjectKey,
+    DeltaObject, DeltaType, Deltas, ObjectKey,
     fifo::{DeltaFifo, Error, FifoOptions, KnownObjects},
 };
 use parking_lot::Mutex;

@@ -180,8 +180,10 @@ mod tests {
     #[test]
     fn bad_lines_are_errors_with_line_numbers() {
         assert!(matches!(Trace::parse(""), Err(TraceError::MissingHeader)));
-        let err = Trace::parse("{\"trace\":\"t\",\"emitReplaced\":true,\"knownObjects\":true}\n{\"op\":\"fly\"}")
-            .unwrap_err();
+        let err = Trace::parse(
+            "{\"trace\":\"t\",\"emitReplaced\":true,\"knownObjects\":true}\n{\"op\":\"fly\"}",
+        )
+        .unwrap_err();
         assert!(matches!(err, TraceError::Json { line: 2, .. }), "{err}");
     }
 }

@@ -9,7 +9,11 @@ use kube_informer_conformance::{compare::compare, corpus, rust_runner};
 fn every_corpus_trace_matches_recorded_client_go_output() {
     let dir = corpus::default_dir();
     let traces = corpus::load(&dir).expect("corpus loads");
-    assert!(traces.len() >= 20, "corpus has only {} traces", traces.len());
+    assert!(
+        traces.len() >= 20,
+        "corpus has only {} traces",
+        traces.len()
+    );
     let mut failures = Vec::new();
     for trace in &traces {
         let name = &trace.header.trace;

@@ -16,5 +16,8 @@ fn two_thousand_random_traces_reach_every_edge_case() {
         .iter()
         .filter(|case| !coverage.contains_key(*case))
         .collect();
-    assert!(missing.is_empty(), "never reached: {missing:?}\nreached: {coverage:?}");
+    assert!(
+        missing.is_empty(),
+        "never reached: {missing:?}\nreached: {coverage:?}"
+    );
 }

@@ -33,9 +33,26 @@ func newScriptClock() *scriptClock {
 }
 
 func (c *scriptClock) NewTimer(d time.Duration) clock.Timer {
-	t := c.FakeClock.NewTimer(d)
-	c.timers <- timerMade{d: d, deadline: c.Now().Add(d)}
+	t := &reportingTimer{Timer: c.FakeClock.NewTimer(d), clock: c}
+	c.report(d)
 	return t
+}
+
+func (c *scriptClock) report(d time.Duration) {
+	c.timers <- timerMade{d: d, deadline: c.Now().Add(d)}
+}
+
+// reportingTimer reports a Reset too: the reflector's backoff reuses one
+// timer for every wait after the first.
+type reportingTimer struct {
+	clock.Timer
+	clock *scriptClock
+}
+
+func (t *reportingTimer) Reset(d time.Duration) bool {
+	active := t.Timer.Reset(d)
+	t.clock.report(d)
+	return active
 }
 
 // installClock puts the script clock into a not yet started informer.

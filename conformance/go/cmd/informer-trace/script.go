@@ -129,6 +129,10 @@ func newScriptRun(h header, out *bytes.Buffer) *scriptRun {
 		r.fail("resyncCheck: %v", err)
 		return r
 	}
+	if r.checkPeriod != 0 && r.checkPeriod <= relistBackoffStep {
+		r.fail("resyncCheck must be 0 or above %v", relistBackoffStep)
+		return r
+	}
 	lw := &cache.ListWatch{ListWithContextFunc: r.lw.list, WatchFuncWithContext: r.lw.watch}
 	r.informer = cache.NewSharedIndexInformerWithOptions(lw, &corev1.ConfigMap{},
 		cache.SharedIndexInformerOptions{ResyncPeriod: r.checkPeriod})
@@ -156,6 +160,10 @@ func (r *scriptRun) subscribe(h handler) {
 	period, err := parseDuration(h.Resync)
 	if err != nil {
 		r.fail("handler %s: %v", h.Name, err)
+		return
+	}
+	if period != 0 && period <= relistBackoffStep {
+		r.fail("handler %s: resync must be 0 or above %v", h.Name, relistBackoffStep)
 		return
 	}
 	rec := newRecorder(h.Name)
@@ -244,8 +252,8 @@ func (r *scriptRun) run(s step) {
 		r.clock.Step(relistBackoffStep)
 		r.awaitListAndWatch()
 	case "resync":
-		if r.checkPeriod == 0 {
-			r.fail("resync step without a resyncCheck period")
+		if r.resyncAt.IsZero() {
+			r.fail("resync step, but the informer has no resync timer")
 			return
 		}
 		r.clock.SetTime(r.resyncAt)
@@ -265,8 +273,12 @@ func (r *scriptRun) run(s step) {
 	}
 }
 
+// isResyncTimer tells the reflector's resync timer from its backoff timers
+// by length: backoffs never exceed relistBackoffStep, and scripts keep every
+// resync period above it. (The resync timer's length is the check period,
+// which a handler registered before start may have lowered, L3.)
 func (r *scriptRun) isResyncTimer(t timerMade) bool {
-	return r.checkPeriod > 0 && t.d == r.checkPeriod
+	return t.d > relistBackoffStep
 }
 
 func (r *scriptRun) setList(items []object, rv string) {
