@@ -3,7 +3,7 @@
 //! cost one process start.
 
 use std::{
-    io::{BufRead, BufReader, Read, Write},
+    io::{BufRead, BufReader, Write},
     path::{Path, PathBuf},
     process::{Child, ChildStdin, ChildStdout, Command, Stdio},
 };
@@ -27,11 +27,11 @@ pub enum GoError {
     /// Reading or writing the pipe failed.
     #[error("pipe to the go harness failed: {0}")]
     Io(#[from] std::io::Error),
-    /// The harness exited before answering; its stderr says why.
-    #[error("go harness exited early: {stderr}")]
+    /// The harness exited before answering; its stderr (printed above) says why.
+    #[error("go harness exited early ({status}); its stderr is above")]
     Exited {
-        /// What the harness printed on stderr.
-        stderr: String,
+        /// How it exited.
+        status: String,
     },
     /// The harness printed a line that is not JSON.
     #[error("go harness printed a line that is not json: {line:?}")]
@@ -55,7 +55,9 @@ impl GoHarness {
         let mut child = Command::new(path)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
+            // Inherited, not piped: nobody would drain a pipe between
+            // traces, and a full pipe would stall the harness.
+            .stderr(Stdio::inherit())
             .spawn()
             .map_err(|source| GoError::Spawn {
                 path: path.to_owned(),
@@ -96,7 +98,7 @@ impl GoHarness {
             let mut line = String::new();
             if self.stdout.read_line(&mut line)? == 0 {
                 return Err(self.exited().unwrap_or(GoError::Exited {
-                    stderr: String::new(),
+                    status: "stdout closed".to_owned(),
                 }));
             }
             if is_end_line(&line) {
@@ -116,12 +118,8 @@ impl GoHarness {
 
     fn exited(&mut self) -> Option<GoError> {
         let status = self.child.try_wait().ok().flatten();
-        status.map(|_| {
-            let mut stderr = String::new();
-            if let Some(mut err) = self.child.stderr.take() {
-                let _ = err.read_to_string(&mut stderr);
-            }
-            GoError::Exited { stderr }
+        status.map(|status| GoError::Exited {
+            status: status.to_string(),
         })
     }
 }

@@ -4,7 +4,8 @@
 # Builds the Go harnesses (client-go v0.34.13, and v0.32.13 for requeue
 # traces), then runs the named corpus under conformance/traces/ and
 # $CONFORMANCE_TRACES (default 2000) random traces through both client-go and
-# kube-informer, failing on the first difference of any trace.
+# kube-informer, failing on the first difference of any trace. Also checks the
+# informer scripts under conformance/informer-traces/ against client-go.
 #
 #   CONFORMANCE_SEED=S      reuse a seed (default: time-based, always printed)
 #   CONFORMANCE_TRACES=N    number of random traces
@@ -29,10 +30,12 @@ export GOFLAGS=-mod=mod
   cd conformance/go
   go build -o "$out_dir/fifo-trace-v034" ./cmd/fifo-trace
   go build -modfile=go.v032.mod -tags clientgo_v032 -o "$out_dir/fifo-trace-v032" ./cmd/fifo-trace
-  if [ -d cmd/informer-trace ]; then
-    go build -o "$out_dir/informer-trace" ./cmd/informer-trace
-  fi
+  go build -o "$out_dir/informer-trace" ./cmd/informer-trace
 )
+
+# Informer scripts: client-go only until kube-informer's Informer lands; checks
+# that client-go's answers are deterministic and equal the recordings.
+CONFORMANCE_GO_DIR="$out_dir" cargo run -q -p kube-informer-conformance -- informer
 
 seed="${CONFORMANCE_SEED:-$(date +%s)}"
 traces="${CONFORMANCE_TRACES:-2000}"
