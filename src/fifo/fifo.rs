@@ -95,18 +95,79 @@ impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
 
     /// Queues an `Added` delta (F3). Marks the FIFO populated (F7), even when
     /// the object is then rejected.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use k8s_openapi::api::core::v1::ConfigMap;
+    /// # use kube_informer::fifo::{DeltaFifo, FifoOptions};
+    /// # fn cm(name: &str, rv: &str) -> ConfigMap {
+    /// #     let mut c = ConfigMap::default();
+    /// #     c.metadata.name = Some(name.into());
+    /// #     c.metadata.resource_version = Some(rv.into());
+    /// #     c
+    /// # }
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let fifo = DeltaFifo::new(FifoOptions::default());
+    /// fifo.add(cm("a", "1"))?;
+    /// assert_eq!(fifo.len(), 1);
+    /// assert!(fifo.add(ConfigMap::default()).is_err()); // no name
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn add(&self, obj: K) -> Result<()> {
         self.enqueue_live(DeltaType::Added, obj)
     }
 
     /// Queues an `Updated` delta (F3), whether or not the key is known.
     /// Marks the FIFO populated (F7), even when the object is then rejected.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use k8s_openapi::api::core::v1::ConfigMap;
+    /// # use kube_informer::fifo::{DeltaFifo, FifoOptions};
+    /// # fn cm(name: &str, rv: &str) -> ConfigMap {
+    /// #     let mut c = ConfigMap::default();
+    /// #     c.metadata.name = Some(name.into());
+    /// #     c.metadata.resource_version = Some(rv.into());
+    /// #     c
+    /// # }
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let fifo = DeltaFifo::new(FifoOptions::default());
+    /// fifo.update(cm("a", "1"))?;
+    /// assert_eq!(fifo.try_pop().unwrap().oldest().delta_type, kube_informer::DeltaType::Updated);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn update(&self, obj: K) -> Result<()> {
         self.enqueue_live(DeltaType::Updated, obj)
     }
 
     /// Queues a `Deleted` delta, unless the key has nothing pending and the
     /// known objects (if any) do not hold it (F4).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use k8s_openapi::api::core::v1::ConfigMap;
+    /// # use kube_informer::fifo::{DeltaFifo, FifoOptions};
+    /// # fn cm(name: &str, rv: &str) -> ConfigMap {
+    /// #     let mut c = ConfigMap::default();
+    /// #     c.metadata.name = Some(name.into());
+    /// #     c.metadata.resource_version = Some(rv.into());
+    /// #     c
+    /// # }
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let fifo = DeltaFifo::new(FifoOptions::default());
+    /// fifo.delete(cm("a", "1"))?; // nothing pending, no known objects: dropped
+    /// assert!(fifo.is_empty());
+    /// fifo.add(cm("a", "1"))?;
+    /// fifo.delete(cm("a", "2"))?;
+    /// assert_eq!(fifo.try_pop().unwrap().len(), 2);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn delete(&self, obj: K) -> Result<()> {
         let key = (self.options().key_fn)(&obj)?;
         let mut state = self.lock();
@@ -130,6 +191,29 @@ impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
     ///
     /// On a rejected object the relist stops there: objects before it stay
     /// queued, no tombstones are computed, and the error is returned (F11).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use k8s_openapi::api::core::v1::ConfigMap;
+    /// # use kube_informer::fifo::{DeltaFifo, FifoOptions};
+    /// # fn cm(name: &str, rv: &str) -> ConfigMap {
+    /// #     let mut c = ConfigMap::default();
+    /// #     c.metadata.name = Some(name.into());
+    /// #     c.metadata.resource_version = Some(rv.into());
+    /// #     c
+    /// # }
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let fifo = DeltaFifo::new(FifoOptions::default());
+    /// fifo.add(cm("old", "1"))?;
+    /// fifo.replace([cm("a", "2"), cm("b", "2")], "2")?;
+    /// let keys: Vec<String> = fifo.list_keys().iter().map(|k| k.to_string()).collect();
+    /// assert_eq!(keys, ["old", "a", "b"]);
+    /// // "old" was not in the list: its deltas end with a tombstone.
+    /// assert!(fifo.try_pop().unwrap().newest().object.is_tombstone());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn replace(&self, list: impl IntoIterator<Item = K>, resource_version: &str) -> Result<()> {
         let list = list.into_iter();
         let mut listed = HashSet::with_capacity(list.size_hint().0);
@@ -192,6 +276,27 @@ impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
     }
 
     /// Queues one object of a streamed relist as it arrives (F13).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use k8s_openapi::api::core::v1::ConfigMap;
+    /// # use kube_informer::fifo::{DeltaFifo, FifoOptions};
+    /// # fn cm(name: &str, rv: &str) -> ConfigMap {
+    /// #     let mut c = ConfigMap::default();
+    /// #     c.metadata.name = Some(name.into());
+    /// #     c.metadata.resource_version = Some(rv.into());
+    /// #     c
+    /// # }
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let fifo = DeltaFifo::new(FifoOptions::default());
+    /// assert!(fifo.listed(cm("a", "1")).is_err()); // no list_start yet
+    /// fifo.list_start();
+    /// fifo.listed(cm("a", "1"))?;
+    /// assert_eq!(fifo.len(), 1); // queued at once
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn listed(&self, obj: K) -> Result<()> {
         let prepared = self.prepare(obj);
         let mut state = self.lock();
@@ -208,6 +313,27 @@ impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
     ///
     /// When the first relist is streamed and the consumer pops while it is
     /// open, those pops count toward [`has_synced`](Self::has_synced).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use k8s_openapi::api::core::v1::ConfigMap;
+    /// # use kube_informer::fifo::{DeltaFifo, FifoOptions};
+    /// # fn cm(name: &str, rv: &str) -> ConfigMap {
+    /// #     let mut c = ConfigMap::default();
+    /// #     c.metadata.name = Some(name.into());
+    /// #     c.metadata.resource_version = Some(rv.into());
+    /// #     c
+    /// # }
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let fifo = DeltaFifo::new(FifoOptions::default());
+    /// fifo.list_start();
+    /// fifo.listed(cm("a", "1"))?;
+    /// fifo.list_done("7")?;
+    /// assert_eq!(fifo.last_sync_resource_version().as_deref(), Some("7"));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn list_done(&self, resource_version: &str) -> Result<()> {
         let mut state = self.lock();
         let listing = state.take_listing().ok_or(Error::NoListInProgress)?;
@@ -225,6 +351,33 @@ impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
 
     /// Queues `Sync` for every known object whose key has nothing pending
     /// (F8). Does nothing without known objects; does not touch `has_synced`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use k8s_openapi::api::core::v1::ConfigMap;
+    /// # use kube_informer::fifo::{DeltaFifo, FifoOptions};
+    /// # fn cm(name: &str, rv: &str) -> ConfigMap {
+    /// #     let mut c = ConfigMap::default();
+    /// #     c.metadata.name = Some(name.into());
+    /// #     c.metadata.resource_version = Some(rv.into());
+    /// #     c
+    /// # }
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # use std::sync::Arc;
+    /// # use kube_informer::{fifo::KnownObjects, ObjectKey};
+    /// struct One(Arc<ConfigMap>);
+    /// impl KnownObjects<ConfigMap> for One {
+    ///     fn get_by_key(&self, _: &ObjectKey) -> Option<Arc<ConfigMap>> { Some(self.0.clone()) }
+    ///     fn list_keys(&self) -> Vec<ObjectKey> { vec!["a".parse().unwrap()] }
+    /// }
+    /// let known = Arc::new(One(Arc::new(cm("a", "1"))));
+    /// let fifo = DeltaFifo::new(FifoOptions::default().known_objects(known));
+    /// fifo.resync()?;
+    /// assert_eq!(fifo.try_pop().unwrap().oldest().delta_type, kube_informer::DeltaType::Sync);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn resync(&self) -> Result<()> {
         let Some(known) = self.known() else {
             return Ok(());
@@ -241,6 +394,28 @@ impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
     ///
     /// Every object in `deltas` must have the key of `deltas`; otherwise
     /// nothing is queued and [`Error::RequeueKeyMismatch`] is returned.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use k8s_openapi::api::core::v1::ConfigMap;
+    /// # use kube_informer::fifo::{DeltaFifo, FifoOptions};
+    /// # fn cm(name: &str, rv: &str) -> ConfigMap {
+    /// #     let mut c = ConfigMap::default();
+    /// #     c.metadata.name = Some(name.into());
+    /// #     c.metadata.resource_version = Some(rv.into());
+    /// #     c
+    /// # }
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let fifo = DeltaFifo::new(FifoOptions::default());
+    /// fifo.add(cm("a", "1"))?;
+    /// let deltas = fifo.try_pop().unwrap();
+    /// // Processing failed: put it back for a later attempt.
+    /// fifo.requeue(deltas)?;
+    /// assert_eq!(fifo.len(), 1);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn requeue(&self, deltas: Deltas<K>) -> Result<()> {
         for delta in &deltas {
             let found = match &delta.object {
@@ -267,12 +442,53 @@ impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
     ///
     /// Producers are not stopped: like client-go, a closed FIFO still accepts
     /// changes, and they pop until the queue is empty.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use k8s_openapi::api::core::v1::ConfigMap;
+    /// # use kube_informer::fifo::{DeltaFifo, FifoOptions};
+    /// # fn cm(name: &str, rv: &str) -> ConfigMap {
+    /// #     let mut c = ConfigMap::default();
+    /// #     c.metadata.name = Some(name.into());
+    /// #     c.metadata.resource_version = Some(rv.into());
+    /// #     c
+    /// # }
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), kube_informer::fifo::Error> {
+    /// let fifo = DeltaFifo::new(FifoOptions::default());
+    /// fifo.add(cm("a", "1"))?;
+    /// fifo.close();
+    /// assert!(fifo.pop().await.is_ok()); // still drains
+    /// assert!(matches!(fifo.pop().await, Err(kube_informer::fifo::Error::Closed)));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn close(&self) {
         self.lock().close();
         self.shared.notify.notify_waiters();
     }
 
     /// Whether [`close`](Self::close) was called.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use k8s_openapi::api::core::v1::ConfigMap;
+    /// # use kube_informer::fifo::{DeltaFifo, FifoOptions};
+    /// # fn cm(name: &str, rv: &str) -> ConfigMap {
+    /// #     let mut c = ConfigMap::default();
+    /// #     c.metadata.name = Some(name.into());
+    /// #     c.metadata.resource_version = Some(rv.into());
+    /// #     c
+    /// # }
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let fifo = DeltaFifo::<ConfigMap>::new(FifoOptions::default());
+    /// fifo.close();
+    /// assert!(fifo.is_closed());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn is_closed(&self) -> bool {
         self.lock().is_closed()
     }
@@ -286,6 +502,30 @@ impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
     /// This method is cancel safe: an item is taken from the queue only in
     /// the same poll that returns it, so dropping the future loses nothing.
     /// A wakeup meant for a dropped `pop` passes on to another waiting one.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use k8s_openapi::api::core::v1::ConfigMap;
+    /// # use kube_informer::fifo::{DeltaFifo, FifoOptions};
+    /// # fn cm(name: &str, rv: &str) -> ConfigMap {
+    /// #     let mut c = ConfigMap::default();
+    /// #     c.metadata.name = Some(name.into());
+    /// #     c.metadata.resource_version = Some(rv.into());
+    /// #     c
+    /// # }
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), kube_informer::fifo::Error> {
+    /// let fifo = DeltaFifo::new(FifoOptions::default());
+    /// let consumer = tokio::spawn({
+    ///     let fifo = fifo.clone();
+    ///     async move { fifo.pop().await.map(|d| d.key().to_string()) }
+    /// });
+    /// fifo.add(cm("a", "1"))?;
+    /// assert_eq!(consumer.await.unwrap()?, "a");
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn pop(&self) -> Result<Deltas<K>> {
         loop {
             if let Some(popped) = self.poll_queue() {
@@ -304,6 +544,26 @@ impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
     }
 
     /// Pops the oldest key's deltas if any are queued, without waiting.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use k8s_openapi::api::core::v1::ConfigMap;
+    /// # use kube_informer::fifo::{DeltaFifo, FifoOptions};
+    /// # fn cm(name: &str, rv: &str) -> ConfigMap {
+    /// #     let mut c = ConfigMap::default();
+    /// #     c.metadata.name = Some(name.into());
+    /// #     c.metadata.resource_version = Some(rv.into());
+    /// #     c
+    /// # }
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let fifo = DeltaFifo::new(FifoOptions::default());
+    /// assert!(fifo.try_pop().is_none());
+    /// fifo.add(cm("a", "1"))?;
+    /// assert!(fifo.try_pop().is_some());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn try_pop(&self) -> Option<Deltas<K>> {
         self.lock().pop()
     }
@@ -312,6 +572,28 @@ impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
     ///
     /// Several streams and `pop` calls may consume the same FIFO; each item
     /// goes to exactly one of them.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use k8s_openapi::api::core::v1::ConfigMap;
+    /// # use kube_informer::fifo::{DeltaFifo, FifoOptions};
+    /// # fn cm(name: &str, rv: &str) -> ConfigMap {
+    /// #     let mut c = ConfigMap::default();
+    /// #     c.metadata.name = Some(name.into());
+    /// #     c.metadata.resource_version = Some(rv.into());
+    /// #     c
+    /// # }
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), kube_informer::fifo::Error> {
+    /// use futures::StreamExt;
+    /// let fifo = DeltaFifo::new(FifoOptions::default());
+    /// fifo.add(cm("a", "1"))?;
+    /// let mut stream = fifo.stream();
+    /// assert_eq!(stream.next().await.unwrap().key().as_str(), "a");
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn stream(&self) -> DeltaStream<K> {
         DeltaStream::new(self.clone())
     }
@@ -319,31 +601,152 @@ impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
     /// True once the first relist happened (or an add, update, delete or
     /// requeue came first) and every item counted by that relist was popped
     /// (F7). Never turns false again.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use k8s_openapi::api::core::v1::ConfigMap;
+    /// # use kube_informer::fifo::{DeltaFifo, FifoOptions};
+    /// # fn cm(name: &str, rv: &str) -> ConfigMap {
+    /// #     let mut c = ConfigMap::default();
+    /// #     c.metadata.name = Some(name.into());
+    /// #     c.metadata.resource_version = Some(rv.into());
+    /// #     c
+    /// # }
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let fifo = DeltaFifo::new(FifoOptions::default());
+    /// fifo.replace([cm("a", "1")], "1")?;
+    /// assert!(!fifo.has_synced());
+    /// fifo.try_pop();
+    /// assert!(fifo.has_synced());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn has_synced(&self) -> bool {
         self.lock().has_synced()
     }
 
     /// The number of keys with pending deltas.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use k8s_openapi::api::core::v1::ConfigMap;
+    /// # use kube_informer::fifo::{DeltaFifo, FifoOptions};
+    /// # fn cm(name: &str, rv: &str) -> ConfigMap {
+    /// #     let mut c = ConfigMap::default();
+    /// #     c.metadata.name = Some(name.into());
+    /// #     c.metadata.resource_version = Some(rv.into());
+    /// #     c
+    /// # }
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let fifo = DeltaFifo::new(FifoOptions::default());
+    /// fifo.add(cm("a", "1"))?;
+    /// fifo.update(cm("a", "2"))?;
+    /// assert_eq!(fifo.len(), 1); // one key, two deltas
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn len(&self) -> usize {
         self.lock().len()
     }
 
     /// Whether no key has pending deltas.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use k8s_openapi::api::core::v1::ConfigMap;
+    /// # use kube_informer::fifo::{DeltaFifo, FifoOptions};
+    /// # fn cm(name: &str, rv: &str) -> ConfigMap {
+    /// #     let mut c = ConfigMap::default();
+    /// #     c.metadata.name = Some(name.into());
+    /// #     c.metadata.resource_version = Some(rv.into());
+    /// #     c
+    /// # }
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let fifo = DeltaFifo::<ConfigMap>::new(FifoOptions::default());
+    /// assert!(fifo.is_empty());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
     /// The keys with pending deltas, in the order they will pop.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use k8s_openapi::api::core::v1::ConfigMap;
+    /// # use kube_informer::fifo::{DeltaFifo, FifoOptions};
+    /// # fn cm(name: &str, rv: &str) -> ConfigMap {
+    /// #     let mut c = ConfigMap::default();
+    /// #     c.metadata.name = Some(name.into());
+    /// #     c.metadata.resource_version = Some(rv.into());
+    /// #     c
+    /// # }
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let fifo = DeltaFifo::new(FifoOptions::default());
+    /// fifo.add(cm("b", "1"))?;
+    /// fifo.add(cm("a", "1"))?;
+    /// let keys: Vec<String> = fifo.list_keys().iter().map(|k| k.to_string()).collect();
+    /// assert_eq!(keys, ["b", "a"]);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn list_keys(&self) -> Vec<ObjectKey> {
         self.lock().keys().cloned().collect()
     }
 
     /// A copy of the pending deltas of `key` (objects are shared, not cloned).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use k8s_openapi::api::core::v1::ConfigMap;
+    /// # use kube_informer::fifo::{DeltaFifo, FifoOptions};
+    /// # fn cm(name: &str, rv: &str) -> ConfigMap {
+    /// #     let mut c = ConfigMap::default();
+    /// #     c.metadata.name = Some(name.into());
+    /// #     c.metadata.resource_version = Some(rv.into());
+    /// #     c
+    /// # }
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let fifo = DeltaFifo::new(FifoOptions::default());
+    /// fifo.add(cm("a", "1"))?;
+    /// let pending = fifo.get_by_key(&"a".parse()?).unwrap();
+    /// assert_eq!(pending.len(), 1);
+    /// assert_eq!(fifo.len(), 1); // still queued
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn get_by_key(&self, key: &ObjectKey) -> Option<Deltas<K>> {
         self.lock().get(key).cloned()
     }
 
     /// The resourceVersion of the last completed relist.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use k8s_openapi::api::core::v1::ConfigMap;
+    /// # use kube_informer::fifo::{DeltaFifo, FifoOptions};
+    /// # fn cm(name: &str, rv: &str) -> ConfigMap {
+    /// #     let mut c = ConfigMap::default();
+    /// #     c.metadata.name = Some(name.into());
+    /// #     c.metadata.resource_version = Some(rv.into());
+    /// #     c
+    /// # }
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let fifo = DeltaFifo::<ConfigMap>::new(FifoOptions::default());
+    /// assert_eq!(fifo.last_sync_resource_version(), None);
+    /// fifo.replace([], "42")?;
+    /// assert_eq!(fifo.last_sync_resource_version().as_deref(), Some("42"));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn last_sync_resource_version(&self) -> Option<String> {
         self.lock().last_sync_resource_version().map(str::to_owned)
     }
@@ -387,12 +790,12 @@ impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
     fn transform(&self, key: &ObjectKey, obj: K) -> Result<Arc<K>> {
         match &self.options().transform {
             None => Ok(Arc::new(obj)),
-            Some(transform) => transform(obj).map(Arc::new).map_err(|source| {
-                Error::Transform {
+            Some(transform) => transform(obj)
+                .map(Arc::new)
+                .map_err(|source| Error::Transform {
                     key: key.clone(),
                     source,
-                }
-            }),
+                }),
         }
     }
 

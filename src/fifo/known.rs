@@ -6,7 +6,7 @@ use std::sync::Arc;
 use crate::key::ObjectKey;
 
 /// Read access to the objects the FIFO's consumer has already applied,
-/// usually the informer's [`Store`](crate::Store).
+/// usually the informer's store (`Store`).
 ///
 /// The FIFO consults it to decide whether a delete of a key with no pending
 /// deltas is news (F4), which known keys vanished in a relist (F6), and what

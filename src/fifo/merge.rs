@@ -26,7 +26,8 @@ fn dedup_last_two<K>(items: &mut Items<K>) {
     if n < 2 {
         return;
     }
-    if items[n - 1].delta_type != DeltaType::Deleted || items[n - 2].delta_type != DeltaType::Deleted
+    if items[n - 1].delta_type != DeltaType::Deleted
+        || items[n - 2].delta_type != DeltaType::Deleted
     {
         return;
     }
@@ -134,7 +135,10 @@ mod tests {
             [(Added, 1, false), (Deleted, 1, false)]
         );
         assert_eq!(
-            run(l, vec![d(Added, 1), d(Deleted, 1), d(Added, 2), d(Updated, 3)]),
+            run(
+                l,
+                vec![d(Added, 1), d(Deleted, 1), d(Added, 2), d(Updated, 3)]
+            ),
             [(Deleted, 1, false), (Added, 3, false)]
         );
         assert_eq!(

@@ -81,6 +81,26 @@ impl<K: Resource + 'static> Default for FifoOptions<K> {
 
 impl<K> FifoOptions<K> {
     /// How objects are keyed; [`ObjectKey::from_object`](crate::ObjectKey::from_object) by default.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube_informer::{fifo::{DeltaFifo, FifoOptions}, KeyError, ObjectKey};
+    ///
+    /// // Key by name only, ignoring the namespace.
+    /// let by_name = Arc::new(|cm: &ConfigMap| {
+    ///     ObjectKey::new(None, cm.metadata.name.as_deref().ok_or(KeyError::MissingName)?)
+    /// });
+    /// let fifo = DeltaFifo::new(FifoOptions::default().key_fn(by_name));
+    /// let mut cm = ConfigMap::default();
+    /// cm.metadata.namespace = Some("ns".into());
+    /// cm.metadata.name = Some("a".into());
+    /// fifo.add(cm)?;
+    /// assert_eq!(fifo.list_keys()[0].as_str(), "a");
+    /// # Ok::<(), kube_informer::fifo::Error>(())
+    /// ```
     pub fn key_fn(mut self, key_fn: KeyFn<K>) -> Self {
         self.key_fn = key_fn;
         self
@@ -88,6 +108,24 @@ impl<K> FifoOptions<K> {
 
     /// The objects the consumer already holds (usually the informer's store),
     /// consulted by delete (F4), relist (F6) and resync (F8). None by default.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube_informer::{fifo::{DeltaFifo, FifoOptions, KnownObjects}, ObjectKey};
+    ///
+    /// struct Nothing;
+    /// impl KnownObjects<ConfigMap> for Nothing {
+    ///     fn get_by_key(&self, _: &ObjectKey) -> Option<Arc<ConfigMap>> { None }
+    ///     fn list_keys(&self) -> Vec<ObjectKey> { Vec::new() }
+    /// }
+    /// let fifo = DeltaFifo::new(FifoOptions::default().known_objects(Arc::new(Nothing)));
+    /// fifo.resync()?;
+    /// assert!(fifo.is_empty());
+    /// # Ok::<(), kube_informer::fifo::Error>(())
+    /// ```
     pub fn known_objects(mut self, known: Arc<dyn KnownObjects<K>>) -> Self {
         self.known_objects = Some(known);
         self
@@ -95,6 +133,20 @@ impl<K> FifoOptions<K> {
 
     /// Whether relisted objects are queued as `Replaced` (true, the default,
     /// as informers use) or as `Sync` (false).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube_informer::{fifo::{DeltaFifo, FifoOptions}, DeltaType};
+    ///
+    /// let fifo = DeltaFifo::new(FifoOptions::default().emit_replaced(false));
+    /// let mut cm = ConfigMap::default();
+    /// cm.metadata.name = Some("a".into());
+    /// fifo.replace([cm], "1")?;
+    /// assert_eq!(fifo.try_pop().unwrap().oldest().delta_type, DeltaType::Sync);
+    /// # Ok::<(), kube_informer::fifo::Error>(())
+    /// ```
     pub fn emit_replaced(mut self, emit_replaced: bool) -> Self {
         self.emit_replaced = emit_replaced;
         self
@@ -102,6 +154,21 @@ impl<K> FifoOptions<K> {
 
     /// A function run on every object entering the FIFO except tombstones and
     /// the `Sync` deltas of a resync (F11). An error rejects that one object.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube_informer::fifo::{DeltaFifo, Error, FifoOptions};
+    ///
+    /// let fifo = DeltaFifo::new(FifoOptions::default().transform(|cm: ConfigMap| {
+    ///     if cm.data.is_none() { Err("refusing an empty ConfigMap".into()) } else { Ok(cm) }
+    /// }));
+    /// let mut cm = ConfigMap::default();
+    /// cm.metadata.name = Some("a".into());
+    /// assert!(matches!(fifo.add(cm), Err(Error::Transform { .. })));
+    /// assert!(fifo.is_empty());
+    /// ```
     pub fn transform(
         mut self,
         transform: impl Fn(K) -> Result<K, BoxError> + Send + Sync + 'static,
@@ -111,6 +178,21 @@ impl<K> FifoOptions<K> {
     }
 
     /// How deltas of one key accumulate; [`Coalesce::KeepAll`] by default.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube_informer::fifo::{Coalesce, DeltaFifo, FifoOptions};
+    ///
+    /// let fifo = DeltaFifo::new(FifoOptions::default().coalesce(Coalesce::Latest));
+    /// let mut cm = ConfigMap::default();
+    /// cm.metadata.name = Some("a".into());
+    /// fifo.add(cm.clone())?;
+    /// fifo.update(cm)?;
+    /// assert_eq!(fifo.try_pop().unwrap().len(), 1);
+    /// # Ok::<(), kube_informer::fifo::Error>(())
+    /// ```
     pub fn coalesce(mut self, coalesce: Coalesce) -> Self {
         self.coalesce = coalesce;
         self
