@@ -26,6 +26,19 @@ impl fmt::Display for Difference {
 
 /// Compares exactly, line by line.
 ///
+/// # Examples
+///
+/// ```
+/// use kube_informer_conformance::compare::compare;
+/// use serde_json::json;
+///
+/// let go = [json!({"i": 0, "synced": true})];
+/// let rust = [json!({"synced": true, "i": 0})];
+/// assert_eq!(compare(&go, &rust), None); // key order does not matter
+/// let d = compare(&go, &[json!({"i": 0, "synced": false})]).unwrap();
+/// assert_eq!(d.index, 0);
+/// ```
+///
 /// No tolerance is needed for the order of the tombstones a Replace adds for
 /// vanished known keys (Go map order in client-go): both harnesses hand the
 /// FIFO a known-objects store that lists keys sorted, and both FIFOs queue

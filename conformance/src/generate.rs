@@ -79,6 +79,17 @@ impl Gen {
 }
 
 /// Random trace `index` of the run seeded with `seed`.
+///
+/// # Examples
+///
+/// ```
+/// use kube_informer_conformance::generate;
+///
+/// // The 17th trace of seed 42, without generating the 16 before it.
+/// let trace = generate::trace(42, 17);
+/// assert_eq!(trace, generate::trace(42, 17));
+/// assert!(!trace.ops.is_empty());
+/// ```
 pub fn trace(seed: u64, index: u64) -> Trace {
     let mut rng = StdRng::seed_from_u64(trace_seed(seed, index));
     let header = Header {

@@ -95,6 +95,22 @@ pub fn error_kind(err: &Error) -> String {
 
 /// Runs `trace` through a fresh DeltaFifo and returns one JSON value per
 /// operation (no header echo, no end line).
+///
+/// # Examples
+///
+/// ```
+/// use kube_informer_conformance::{rust_runner, trace::Trace};
+///
+/// let trace = Trace::parse(
+///     r#"{"trace":"t","emitReplaced":true,"knownObjects":false}
+/// {"op":"add","obj":{"ns":"default","name":"a","rv":"1"}}
+/// {"op":"pop"}"#,
+/// )?;
+/// let out = rust_runner::run(&trace);
+/// assert_eq!(out[1]["key"], "default/a");
+/// assert_eq!(out[1]["deltas"][0]["type"], "Added");
+/// # Ok::<(), kube_informer_conformance::trace::TraceError>(())
+/// ```
 pub fn run(trace: &Trace) -> Vec<Value> {
     run_with_coverage(trace, &mut Coverage::new())
 }

@@ -116,6 +116,20 @@ impl Trace {
 
     /// Parses JSON lines: a header, then operations. Blank lines and an
     /// `{"end":true}` line are ignored.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use kube_informer_conformance::trace::{Op, Trace};
+    ///
+    /// let trace = Trace::parse(
+    ///     r#"{"trace":"t","emitReplaced":false,"knownObjects":true}
+    /// {"op":"resync"}
+    /// {"end":true}"#,
+    /// )?;
+    /// assert_eq!(trace.ops, [Op::Resync]);
+    /// # Ok::<(), kube_informer_conformance::trace::TraceError>(())
+    /// ```
     pub fn parse(text: &str) -> Result<Self, TraceError> {
         let mut lines = text
             .lines()
