@@ -6,68 +6,22 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
-	"fmt"
-	"os"
+
+	"kube-informer/conformance/go/internal/blocks"
 )
 
 func main() {
-	in := bufio.NewScanner(os.Stdin)
-	in.Buffer(make([]byte, 0, 1<<20), 64<<20)
-	out := bufio.NewWriter(os.Stdout)
-	defer out.Flush()
-
-	var run *traceRun
-	var block bytes.Buffer
-	for in.Scan() {
-		line := bytes.TrimSpace(in.Bytes())
-		if len(line) == 0 {
-			continue
+	blocks.Serve("fifo-trace", "trace", func(line []byte, out *bytes.Buffer) blocks.Run {
+		var h header
+		if err := json.Unmarshal(line, &h); err != nil {
+			blocks.Fatalf("malformed header %q: %v", line, err)
 		}
-		var probe struct {
-			Trace *string `json:"trace"`
-			End   bool    `json:"end"`
-		}
-		if err := json.Unmarshal(line, &probe); err != nil {
-			fatalf("malformed line %q: %v", line, err)
-		}
-		switch {
-		case probe.Trace != nil:
-			var h header
-			if err := json.Unmarshal(line, &h); err != nil {
-				fatalf("malformed header %q: %v", line, err)
-			}
-			block.Reset()
-			run = newTraceRun(h, &block)
-		case probe.End:
-			if run == nil {
-				fatalf("end line without a header")
-			}
-			writeJSON(&block, map[string]any{"end": true})
-			// The whole answer is written only once the trace is read, so a
-			// caller that writes a full trace before reading never deadlocks.
-			out.Write(block.Bytes())
-			out.Flush()
-			run = nil
-		default:
-			if run == nil {
-				fatalf("operation before any header: %q", line)
-			}
-			var o op
-			if err := json.Unmarshal(line, &o); err != nil {
-				fatalf("malformed operation %q: %v", line, err)
-			}
-			run.apply(o)
-		}
-	}
-	if err := in.Err(); err != nil {
-		fatalf("reading stdin: %v", err)
-	}
+		return newTraceRun(h, out)
+	})
 }
 
-func fatalf(format string, args ...any) {
-	fmt.Fprintf(os.Stderr, "fifo-trace: "+format+"\n", args...)
-	os.Exit(2)
-}
+func fatalf(format string, args ...any) { blocks.Fatalf(format, args...) }
+
+func writeJSON(out *bytes.Buffer, v any) { blocks.WriteJSON(out, v) }

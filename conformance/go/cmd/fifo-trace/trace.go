@@ -123,6 +123,18 @@ func (o object) configMap() *corev1.ConfigMap {
 	return cm
 }
 
+// Apply runs one operation line.
+func (r *traceRun) Apply(raw []byte) {
+	var o op
+	if err := json.Unmarshal(raw, &o); err != nil {
+		fatalf("malformed operation %q: %v", raw, err)
+	}
+	r.apply(o)
+}
+
+// Finish has nothing to release: a FIFO needs no stopping.
+func (r *traceRun) Finish() {}
+
 func (r *traceRun) apply(o op) {
 	line := map[string]any{"i": r.index, "op": o.Op}
 	r.index++
@@ -262,13 +274,4 @@ func errorKind(err error) string {
 	default:
 		return "other: " + err.Error()
 	}
-}
-
-func writeJSON(out *bytes.Buffer, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		fatalf("encoding %v: %v", v, err)
-	}
-	out.Write(b)
-	out.WriteByte('\n')
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"sync"
@@ -175,6 +176,18 @@ func (r *scriptRun) subscribe(h handler) {
 	rec.registration = reg
 	r.recorders = append(r.recorders, rec)
 }
+
+// Apply runs one step line.
+func (r *scriptRun) Apply(raw []byte) {
+	var s step
+	if err := json.Unmarshal(raw, &s); err != nil {
+		fatalf("malformed step %q: %v", raw, err)
+	}
+	r.apply(s)
+}
+
+// Finish stops the informer.
+func (r *scriptRun) Finish() { r.stop() }
 
 func (r *scriptRun) apply(s step) {
 	line := map[string]any{"step": r.index, "op": s.Step}
