@@ -4,16 +4,20 @@
 //! ```text
 //! conformance fifo [--random N] [--seed S] [--trace N] [--only NAME]
 //!                  [--corpus DIR] [--no-corpus] [--go-dir DIR] [--print-trace]
-//!                  [--record]
+//!                  [--record] [--client-go v034|v036]
+//! conformance informer [--only NAME] [--corpus DIR] [--go-dir DIR]
+//!                      [--repeat N] [--record] [--client-go v034|v036]
 //! ```
 //!
 //! `--seed S --trace N` reruns random trace N of seed S alone and prints it
 //! with both outputs; `--print-trace` prints only the trace (to save it in
-//! the corpus). `--record` saves client-go's output of each corpus trace
+//! the corpus). `--client-go v036` compares with client-go v0.36.6 instead
+//! of the default v0.34.13 (requeue traces always use v0.32.13). `--record` saves client-go's output of each corpus trace
 //! under `traces/expected/`, which `cargo test` compares kube-informer with
 //! on machines without Go; a normal run fails when a recording no longer
-//! matches client-go. The Go harness binaries `fifo-trace-v034` and
-//! `fifo-trace-v032` are looked up in `--go-dir`, `$CONFORMANCE_GO_DIR`, or
+//! matches client-go. The Go harness binaries (`fifo-trace-v034`,
+//! `fifo-trace-v036`, `fifo-trace-v032`, `informer-trace`,
+//! `informer-trace-v036`) are looked up in `--go-dir`, `$CONFORMANCE_GO_DIR`, or
 //! `target/conformance/` of this workspace (`scripts/suites/conformance.sh`
 //! builds them there).
 
@@ -35,12 +39,14 @@ use kube_informer_conformance::{
 use serde_json::Value;
 
 const USAGE: &str = "usage: conformance fifo [--random N] [--seed S] [--trace N] [--only NAME] \
-[--corpus DIR] [--no-corpus] [--go-dir DIR] [--print-trace] [--record]
-       conformance informer [--only NAME] [--corpus DIR] [--go-dir DIR] [--repeat N] [--record]";
+[--corpus DIR] [--no-corpus] [--go-dir DIR] [--print-trace] [--record] [--client-go v034|v036]
+       conformance informer [--only NAME] [--corpus DIR] [--go-dir DIR] [--repeat N] [--record] \
+[--client-go v034|v036]";
 
 #[derive(Debug, Default)]
 struct Args {
     informer: bool,
+    client_go: String,
     repeat: Option<u64>,
     random: u64,
     seed: Option<u64>,
@@ -55,7 +61,10 @@ struct Args {
 
 fn parse_args() -> Result<Args, String> {
     let mut args = std::env::args().skip(1);
-    let mut parsed = Args::default();
+    let mut parsed = Args {
+        client_go: CLIENT_GO[0].0.to_owned(),
+        ..Args::default()
+    };
     match args.next().as_deref() {
         Some("fifo") => {}
         Some("informer") => parsed.informer = true,
@@ -72,6 +81,12 @@ fn parse_args() -> Result<Args, String> {
             "--seed" => parsed.seed = Some(number(value()?)?),
             "--trace" => parsed.trace = Some(number(value()?)?),
             "--repeat" => parsed.repeat = Some(number(value()?)?),
+            "--client-go" => {
+                parsed.client_go = value()?;
+                if !CLIENT_GO.iter().any(|(t, _)| *t == parsed.client_go) {
+                    return Err(format!("--client-go must be one of {CLIENT_GO:?}"));
+                }
+            }
             "--only" => parsed.only = Some(value()?),
             "--corpus" => parsed.corpus = Some(value()?.into()),
             "--go-dir" => parsed.go_dir = Some(value()?.into()),
@@ -87,9 +102,26 @@ fn parse_args() -> Result<Args, String> {
     Ok(parsed)
 }
 
-/// The two Go harness processes: requeue traces need client-go v0.32.
+/// The client-go builds of the Go harnesses, by `--client-go` tag.
+const CLIENT_GO: &[(&str, &str)] = &[
+    ("v034", "client-go v0.34.13"),
+    ("v036", "client-go v0.36.6"),
+];
+/// Requeue traces need client-go's AddIfNotPresent, gone after v0.32.
+const REQUEUE_CLIENT_GO: &str = "client-go v0.32.13";
+
+fn client_go_label(tag: &str) -> &str {
+    CLIENT_GO
+        .iter()
+        .find(|(t, _)| *t == tag)
+        .map_or(tag, |(_, label)| label)
+}
+
+/// The two Go harness processes: the chosen client-go, and v0.32 for
+/// requeue traces.
 struct Harnesses {
     dir: PathBuf,
+    tag: String,
     current: Option<GoHarness>,
     v032: Option<GoHarness>,
 }
@@ -97,9 +129,9 @@ struct Harnesses {
 impl Harnesses {
     fn run(&mut self, trace: &Trace) -> Result<Vec<Value>, GoError> {
         let (slot, file) = if trace.uses_requeue() {
-            (&mut self.v032, "fifo-trace-v032")
+            (&mut self.v032, "fifo-trace-v032".to_owned())
         } else {
-            (&mut self.current, "fifo-trace-v034")
+            (&mut self.current, format!("fifo-trace-{}", self.tag))
         };
         if slot.is_none() {
             *slot = Some(GoHarness::start(&self.dir.join(file))?);
@@ -154,7 +186,7 @@ fn check(
         println!(
             "{verdict} {} ({})",
             trace.header.trace,
-            trace_versions(trace)
+            trace_versions(go, trace)
         );
         println!("  trace:");
         for line in trace.to_jsonl().lines() {
@@ -170,11 +202,11 @@ fn check(
     Ok((difference.is_none(), go_out))
 }
 
-fn trace_versions(trace: &Trace) -> &'static str {
+fn trace_versions<'a>(go: &'a Harnesses, trace: &Trace) -> &'a str {
     if trace.uses_requeue() {
-        "client-go v0.32.13"
+        REQUEUE_CLIENT_GO
     } else {
-        "client-go v0.34.13"
+        client_go_label(&go.tag)
     }
 }
 
@@ -215,6 +247,7 @@ fn run(args: Args) -> Result<bool, Box<dyn std::error::Error>> {
 
     let mut go = Harnesses {
         dir: args.go_dir.clone().unwrap_or_else(default_go_dir),
+        tag: args.client_go.clone(),
         current: None,
         v032: None,
     };
@@ -262,7 +295,7 @@ fn run(args: Args) -> Result<bool, Box<dyn std::error::Error>> {
             }
         }
         if args.random > 0 {
-            println!("seed: {seed}");
+            println!("seed: {seed} ({})", client_go_label(&go.tag));
             for index in 0..args.random {
                 let trace = generate::trace(seed, index);
                 let rerun = rerun_random(seed, index);
@@ -303,7 +336,11 @@ fn run_informer(args: Args) -> Result<bool, Box<dyn std::error::Error>> {
         .clone()
         .unwrap_or_else(corpus::default_informer_dir);
     let go_dir = args.go_dir.clone().unwrap_or_else(default_go_dir);
-    let mut go = GoHarness::start(&go_dir.join("informer-trace"))?;
+    let binary = match args.client_go.as_str() {
+        "v034" => "informer-trace".to_owned(),
+        tag => format!("informer-trace-{tag}"),
+    };
+    let mut go = GoHarness::start(&go_dir.join(binary))?;
     let repeat = args.repeat.unwrap_or(3).max(1);
     let (mut passed, mut failed) = (0u64, 0u64);
     for script in corpus::load_texts(&dir)? {
@@ -347,7 +384,8 @@ fn run_informer(args: Args) -> Result<bool, Box<dyn std::error::Error>> {
         }
     }
     println!(
-        "informer: kube-informer side not run yet (the Informer does not exist); client-go checked {repeat}x per script"
+        "informer: kube-informer side not run yet (the Informer does not exist); {} checked {repeat}x per script",
+        client_go_label(&args.client_go)
     );
     println!("conformance informer: {passed} passed, {failed} failed");
     Ok(failed == 0)

@@ -14,9 +14,14 @@ var inOrderInformers atomic.Bool
 
 type scriptGates struct{ fallback clientfeatures.Gates }
 
+// Enabled also keeps WatchListClient off (the default up to v0.34, on in
+// later releases): scripts describe paginated lists, not streaming lists.
 func (g scriptGates) Enabled(key clientfeatures.Feature) bool {
-	if key == clientfeatures.InOrderInformers {
+	switch key {
+	case clientfeatures.InOrderInformers:
 		return inOrderInformers.Load()
+	case clientfeatures.WatchListClient:
+		return false
 	}
 	return g.fallback.Enabled(key)
 }

@@ -258,11 +258,6 @@ func (r *scriptRun) run(s step) {
 		// lists again and gets the new list.
 		r.setList(s.Items, s.RV)
 		r.watcher.Error(&apierrors.NewResourceExpired("conformance relist").ErrStatus)
-		if !r.awaitTimer(func(t timerMade) bool { return !r.isResyncTimer(t) }) {
-			r.fail("no backoff timer after the watch error")
-			return
-		}
-		r.clock.Step(relistBackoffStep)
 		r.awaitListAndWatch()
 	case "resync":
 		if r.resyncAt.IsZero() {
@@ -301,16 +296,28 @@ func (r *scriptRun) setList(items []object, rv string) {
 }
 
 // awaitListAndWatch waits for the watch that follows a list and, when resync
-// is on, for the resync timer that list started.
+// is on, for the resync timer that list started. A backoff before the list
+// on the script clock (client-go v0.34) is passed by moving the clock
+// relistBackoffStep; later releases back off on the real clock, and then
+// the list simply arrives after that short real wait.
 func (r *scriptRun) awaitListAndWatch() {
-	select {
-	case r.watcher = <-r.lw.watches:
-	case <-time.After(waitLimit):
-		r.fail("the informer never started watching")
-		return
-	}
-	if r.checkPeriod > 0 && !r.awaitTimer(r.isResyncTimer) {
-		r.fail("no resync timer after the list")
+	limit := time.After(waitLimit)
+	watching, resyncing := false, r.checkPeriod == 0
+	for !watching || !resyncing {
+		select {
+		case r.watcher = <-r.lw.watches:
+			watching = true
+		case t := <-r.clock.timers:
+			if r.isResyncTimer(t) {
+				r.resyncAt = t.deadline
+				resyncing = true
+			} else if !watching {
+				r.clock.Step(relistBackoffStep)
+			}
+		case <-limit:
+			r.fail("no list and watch (watching %v, resync timer %v)", watching, resyncing)
+			return
+		}
 	}
 }
 
