@@ -15,12 +15,26 @@ pub struct Difference {
     pub rust: Option<Value>,
 }
 
+impl Difference {
+    /// The difference with other names for the two sides, e.g. when two
+    /// client-go outputs are compared.
+    pub fn labelled(&self, first: &str, second: &str) -> String {
+        let show = |v: &Option<Value>| v.as_ref().map_or("<none>".to_owned(), Value::to_string);
+        let width = first.len().max(second.len()) + 1;
+        format!(
+            "first difference at line {}:\n  {:width$} {}\n  {:width$} {}",
+            self.index,
+            format!("{first}:"),
+            show(&self.go),
+            format!("{second}:"),
+            show(&self.rust),
+        )
+    }
+}
+
 impl fmt::Display for Difference {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let show = |v: &Option<Value>| v.as_ref().map_or("<none>".to_owned(), Value::to_string);
-        writeln!(f, "first difference at operation {}:", self.index)?;
-        writeln!(f, "  client-go:     {}", show(&self.go))?;
-        write!(f, "  kube-informer: {}", show(&self.rust))
+        f.write_str(&self.labelled("client-go", "kube-informer"))
     }
 }
 

@@ -17,7 +17,7 @@ const NAMESPACES: [&str; 3] = ["default", "kube-system", ""];
 const NAMES: [&str; 4] = ["a", "b", "c", "d"];
 
 /// The seed of trace `index` in a run seeded with `seed` (SplitMix64 of both).
-fn trace_seed(seed: u64, index: u64) -> u64 {
+pub(crate) fn trace_seed(seed: u64, index: u64) -> u64 {
     let mut z = seed ^ index.wrapping_mul(0x9E37_79B9_7F4A_7C15);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);

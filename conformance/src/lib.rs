@@ -15,5 +15,6 @@ pub mod corpus;
 pub mod coverage;
 pub mod generate;
 pub mod go_runner;
+pub mod informer_script;
 pub mod rust_runner;
 pub mod trace;

@@ -33,7 +33,7 @@ use kube_informer_conformance::{
     coverage::{Coverage, EDGE_CASES},
     generate,
     go_runner::{GoError, GoHarness},
-    rust_runner,
+    informer_script, rust_runner,
     trace::Trace,
 };
 use serde_json::Value;
@@ -176,7 +176,7 @@ fn check(
             "FAIL {}: the recorded client-go output is stale (rerun with --record)",
             trace.header.trace
         );
-        println!("{d}");
+        println!("{}", d.labelled("recorded", "live"));
         return Ok((false, go_out));
     }
     let rust_out = rust_runner::run_with_coverage(trace, coverage);
@@ -234,11 +234,7 @@ fn main() -> ExitCode {
 }
 
 fn run(args: Args) -> Result<bool, Box<dyn std::error::Error>> {
-    let seed = args.seed.unwrap_or_else(|| {
-        SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos() as u64)
-    });
+    let seed = args.seed.unwrap_or_else(time_seed);
 
     if let (Some(index), true) = (args.trace, args.print_trace) {
         print!("{}", generate::trace(seed, index).to_jsonl());
@@ -321,15 +317,45 @@ fn run(args: Args) -> Result<bool, Box<dyn std::error::Error>> {
     Ok(failed == 0)
 }
 
+/// Saves (`record`) or checks a named script's recorded client-go output.
+fn check_recording(
+    dir: &Path,
+    name: &str,
+    live: &[Value],
+    record: bool,
+) -> Result<Option<String>, Box<dyn std::error::Error>> {
+    if record {
+        corpus::save_recording(dir, name, live)?;
+        return Ok(None);
+    }
+    Ok(match corpus::load_recording(dir, name)? {
+        None => Some("no recording (run with --record)".to_owned()),
+        Some(recorded) => compare(&recorded, live).map(|d| {
+            format!(
+                "recorded client-go output is stale (rerun with --record)\n{}",
+                d.labelled("recorded", "live")
+            )
+        }),
+    })
+}
+
+fn time_seed() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
+}
+
 fn rerun_random(seed: u64, index: u64) -> String {
     format!("cargo run -p kube-informer-conformance -- fifo --seed {seed} --trace {index}")
 }
 
 /// The informer scripts: client-go only until kube-informer's Informer
-/// exists. Each script runs `--repeat` times (default 3) through
+/// exists. Each named script runs `--repeat` times (default 3) through
 /// `informer-trace`; every run must equal the recording under
 /// `informer-traces/expected/`, which proves the harness deterministic and
 /// keeps the recordings (the future reference for our Informer) current.
+/// `--random N` adds N generated scripts, each run `--repeat` times and
+/// compared run against run; `--seed S --trace N` shows one of them.
 fn run_informer(args: Args) -> Result<bool, Box<dyn std::error::Error>> {
     let dir = args
         .corpus
@@ -342,42 +368,67 @@ fn run_informer(args: Args) -> Result<bool, Box<dyn std::error::Error>> {
     };
     let mut go = GoHarness::start(&go_dir.join(binary))?;
     let repeat = args.repeat.unwrap_or(3).max(1);
+    let seed = args.seed.unwrap_or_else(time_seed);
     let (mut passed, mut failed) = (0u64, 0u64);
-    for script in corpus::load_texts(&dir)? {
-        if args.only.as_ref().is_some_and(|o| *o != script.name) {
-            continue;
+
+    let mut scripts = Vec::new();
+    if let Some(index) = args.trace {
+        scripts.push((
+            format!("random seed={seed} script={index}"),
+            informer_script::random(seed, index),
+            true,
+        ));
+    } else {
+        if !args.no_corpus {
+            for script in corpus::load_texts(&dir)? {
+                if args.only.as_ref().is_none_or(|o| *o == script.name) {
+                    scripts.push((script.name, script.text, false));
+                }
+            }
         }
-        let first = go.run_text(&script.text)?;
-        let mut ok = true;
+        if args.random > 0 {
+            println!("seed: {seed} ({})", client_go_label(&args.client_go));
+        }
+        for index in 0..args.random {
+            scripts.push((
+                format!("random seed={seed} script={index}"),
+                informer_script::random(seed, index),
+                true,
+            ));
+        }
+    }
+
+    for (name, text, random) in scripts {
+        let first = go.run_text(&text)?;
+        let mut problems = Vec::new();
         if let Some(error) = first.iter().find_map(|l| l.get("harness_error")) {
-            println!("FAIL {}: harness error: {error}", script.name);
-            ok = false;
+            problems.push(format!("harness error: {error}"));
         }
         for _ in 1..repeat {
-            if let Some(d) = compare(&first, &go.run_text(&script.text)?) {
-                println!("FAIL {}: client-go runs differ\n{d}", script.name);
-                ok = false;
+            if let Some(d) = compare(&first, &go.run_text(&text)?) {
+                problems.push(format!(
+                    "client-go runs differ\n{}",
+                    d.labelled("first run", "later run")
+                ));
                 break;
             }
         }
-        if args.record {
-            corpus::save_recording(&dir, &script.name, &first)?;
-        } else if let Some(recorded) = corpus::load_recording(&dir, &script.name)? {
-            if let Some(d) = compare(&recorded, &first) {
-                println!(
-                    "FAIL {}: recorded client-go output is stale (rerun with --record)\n{d}",
-                    script.name
-                );
-                ok = false;
-            }
-        } else {
-            println!("FAIL {}: no recording (run with --record)", script.name);
-            ok = false;
+        if !random {
+            problems.extend(check_recording(&dir, &name, &first, args.record)?);
         }
-        if args.only.is_some() {
+        let verbose = args.only.is_some() || args.trace.is_some();
+        if !problems.is_empty() || verbose {
+            println!("{} {name}", if problems.is_empty() { "ok" } else { "FAIL" });
+            for problem in &problems {
+                println!("{problem}");
+            }
+            println!("  script:");
+            for line in text.lines() {
+                println!("    {line}");
+            }
             print_lines("client-go output", &first);
         }
-        if ok {
+        if problems.is_empty() {
             passed += 1;
         } else {
             failed += 1;

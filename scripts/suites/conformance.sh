@@ -9,6 +9,7 @@
 #
 #   CONFORMANCE_SEED=S      reuse a seed (default: time-based, always printed)
 #   CONFORMANCE_TRACES=N    number of random traces
+#   CONFORMANCE_INFORMER_SCRIPTS=N   number of random informer scripts (default 200)
 #
 # A failing random trace reruns alone with the command it prints:
 #   cargo run -p kube-informer-conformance -- fifo --seed S --trace N
@@ -40,10 +41,11 @@ traces="${CONFORMANCE_TRACES:-2000}"
 run() { CONFORMANCE_GO_DIR="$out_dir" cargo run -q -p kube-informer-conformance -- "$@"; }
 
 # Informer scripts: client-go only until kube-informer's Informer lands; checks
-# that client-go's answers are deterministic and equal the recordings, for the
-# pinned release and the newest one tracked (which backs off for about a
-# second of real time per relist).
-run informer
+# that client-go's answers for the named scripts are deterministic and equal
+# the recordings, for the pinned release and the newest one tracked (which
+# backs off for about a second of real time per relist), and that 200 random
+# scripts give the same answers run after run.
+run informer --random "${CONFORMANCE_INFORMER_SCRIPTS:-200}" --seed "$seed"
 run informer --client-go v036 --repeat 1
 
 echo "conformance: seed $seed, $traces random traces plus the named corpus"
