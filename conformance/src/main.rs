@@ -254,7 +254,7 @@ fn run(args: Args) -> Result<bool, Box<dyn std::error::Error>> {
     if let Some(index) = args.trace {
         println!("seed: {seed}");
         let trace = generate::trace(seed, index);
-        let rerun = rerun_random(seed, index);
+        let rerun = rerun_random(seed, index, &args.client_go);
         tally(check(&mut go, &mut coverage, &trace, &rerun, true, None)?.0);
     } else {
         if !args.no_corpus {
@@ -264,10 +264,8 @@ fn run(args: Args) -> Result<bool, Box<dyn std::error::Error>> {
                     continue;
                 }
                 let rerun = format!(
-                    "cargo run -p kube-informer-conformance -- fifo --no-corpus --random 0 --only {0} \
-                     # or: --corpus {1} --only {0}",
-                    trace.header.trace,
-                    dir.display()
+                    "cargo run -p kube-informer-conformance -- fifo --only {} --client-go {}",
+                    trace.header.trace, args.client_go
                 );
                 let verbose = args.only.is_some();
                 let name = trace.header.trace.clone();
@@ -294,7 +292,7 @@ fn run(args: Args) -> Result<bool, Box<dyn std::error::Error>> {
             println!("seed: {seed} ({})", client_go_label(&go.tag));
             for index in 0..args.random {
                 let trace = generate::trace(seed, index);
-                let rerun = rerun_random(seed, index);
+                let rerun = rerun_random(seed, index, &args.client_go);
                 tally(check(&mut go, &mut coverage, &trace, &rerun, false, None)?.0);
             }
         }
@@ -345,8 +343,10 @@ fn time_seed() -> u64 {
         .map_or(0, |d| d.as_nanos() as u64)
 }
 
-fn rerun_random(seed: u64, index: u64) -> String {
-    format!("cargo run -p kube-informer-conformance -- fifo --seed {seed} --trace {index}")
+fn rerun_random(seed: u64, index: u64, client_go: &str) -> String {
+    format!(
+        "cargo run -p kube-informer-conformance -- fifo --seed {seed} --trace {index} --client-go {client_go}"
+    )
 }
 
 /// The informer scripts: client-go only until kube-informer's Informer
