@@ -1,0 +1,20 @@
+//! Differential conformance between kube-informer and client-go.
+//!
+//! A trace (see `conformance/TRACE_FORMAT.md`) is a list of DeltaFifo
+//! operations. [`rust_runner`] runs it through our
+//! [`DeltaFifo`](kube_informer::fifo::DeltaFifo), [`go_runner`] through
+//! client-go's DeltaFIFO (a Go program under `conformance/go/`), and
+//! [`compare`] reports the first line where the two observers disagree.
+//! [`generate`] makes seeded random traces; [`corpus`] loads the named
+//! edge-case traces under `conformance/traces/`.
+#![warn(missing_docs, missing_debug_implementations, rust_2018_idioms)]
+#![forbid(unsafe_code)]
+
+pub mod compare;
+pub mod corpus;
+pub mod coverage;
+pub mod generate;
+pub mod go_runner;
+pub mod informer_script;
+pub mod rust_runner;
+pub mod trace;
