@@ -13,6 +13,12 @@
 // Each tests/e2e*.rs is its own crate and uses only some of these helpers.
 #![allow(dead_code)]
 
+mod recorder;
+
+// Not every test binary uses the recorder.
+#[allow(unused_imports)]
+pub use recorder::{Folded, Recorder, fold, server_state, store_state};
+
 use std::env;
 use std::io::Write;
 use std::path::PathBuf;
@@ -112,14 +118,26 @@ impl Cluster {
     /// keeps it down for `down_for`, starts it again on the same port and
     /// waits until it is ready. Hold [`Cluster::exclusive`] around it.
     pub async fn restart_apiserver(&self, kill: bool, down_for: Duration) -> Result<()> {
-        let mut args = vec!["restart-apiserver".to_owned()];
-        if kill {
-            args.push("--kill".into());
-        }
+        let mut args = apiserver_args("restart-apiserver", Apiserver::Main, kill);
         args.extend([
             "--down-for".into(),
             format!("{:.1}", down_for.as_secs_f64()),
         ]);
+        self.script(&args).await.map(drop)
+    }
+
+    /// Stops `which` kube-apiserver (SIGKILL when `kill`) and leaves it down
+    /// until [`Cluster::start_apiserver`]. Hold [`Cluster::exclusive`] from
+    /// before this call until after the start.
+    pub async fn stop_apiserver(&self, which: Apiserver, kill: bool) -> Result<()> {
+        let args = apiserver_args("stop-apiserver", which, kill);
+        self.script(&args).await.map(drop)
+    }
+
+    /// Starts `which` kube-apiserver again after [`Cluster::stop_apiserver`],
+    /// on the same port, and waits until it is ready.
+    pub async fn start_apiserver(&self, which: Apiserver) -> Result<()> {
+        let args = apiserver_args("start-apiserver", which, false);
         self.script(&args).await.map(drop)
     }
 
@@ -157,6 +175,26 @@ impl Cluster {
         );
         Ok(String::from_utf8(output.stdout)?)
     }
+}
+
+/// One of the harness's two kube-apiservers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Apiserver {
+    /// The one with a watch cache, behind the admin and no-rights kubeconfigs.
+    Main,
+    /// The one without a watch cache ([`Cluster::nocache_client`]).
+    NoCache,
+}
+
+fn apiserver_args(command: &str, which: Apiserver, kill: bool) -> Vec<String> {
+    let mut args = vec![command.to_owned()];
+    if kill {
+        args.push("--kill".into());
+    }
+    if which == Apiserver::NoCache {
+        args.push("--nocache".into());
+    }
+    args
 }
 
 /// Builds a client from a kubeconfig file (its current context).
