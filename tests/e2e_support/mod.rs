@@ -17,7 +17,7 @@ mod recorder;
 
 // Not every test binary uses the recorder.
 #[allow(unused_imports)]
-pub use recorder::{Folded, Recorder, fold, server_state, store_state};
+pub use recorder::{Folded, Recorder, describe, fold, server_state, store_state};
 
 use std::env;
 use std::io::Write;

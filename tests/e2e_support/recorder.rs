@@ -60,6 +60,41 @@ where
     }
 }
 
+/// A one-line description of each notification (name and resourceVersions),
+/// for failure messages that stay readable.
+pub fn describe<'a, K: Resource + 'a>(
+    notifications: impl IntoIterator<Item = &'a Notification<K>>,
+) -> String {
+    let lines: Vec<String> = notifications
+        .into_iter()
+        .map(|n| match n {
+            Notification::Added {
+                object,
+                in_initial_list,
+            } => format!(
+                "added {}@{} initial={in_initial_list}",
+                object.name_any(),
+                object.resource_version().unwrap_or_default()
+            ),
+            Notification::Updated { old, new, resync } => format!(
+                "updated {}@{}->{} resync={resync}",
+                new.name_any(),
+                old.resource_version().unwrap_or_default(),
+                new.resource_version().unwrap_or_default()
+            ),
+            Notification::Deleted {
+                object,
+                final_state_unknown,
+            } => format!(
+                "deleted {}@{} unknown={final_state_unknown}",
+                object.name_any(),
+                object.resource_version().unwrap_or_default()
+            ),
+        })
+        .collect();
+    format!("[{}]", lines.join(", "))
+}
+
 /// What an informer's store holds now.
 pub fn store_state<K: Resource>(store: &Store<K>) -> Folded {
     store
