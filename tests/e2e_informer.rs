@@ -12,8 +12,6 @@ mod e2e_support;
 
 use std::collections::BTreeSet;
 use std::fmt::Debug;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail, ensure};
@@ -30,6 +28,7 @@ use kube_informer::informer::{self, ErrorStream};
 use kube_informer::source::{self, BackoffConfig, ListStrategy};
 use kube_informer::{Informer, Notification};
 use serde::de::DeserializeOwned;
+use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
@@ -383,7 +382,7 @@ async fn e2e_i2_label_selector_relabelled_out_is_deleted() -> Result<()> {
 async fn keep_writing(
     api: Api<ConfigMap>,
     stop: CancellationToken,
-    done: Arc<AtomicUsize>,
+    done: watch::Sender<usize>,
 ) -> (usize, usize) {
     let (mut ok, mut failed) = (0, 0);
     let apply = PatchParams::apply("kube-informer-e2e").force();
@@ -411,18 +410,15 @@ async fn keep_writing(
             Err(kube::Error::Api(status)) if status.code == 404 => ok += 1,
             Err(_) => failed += 1,
         }
-        done.store(ok, Ordering::Relaxed);
+        done.send_replace(ok);
         i += 1;
     }
     (ok, failed)
 }
 
-async fn wait_for_writes(done: &AtomicUsize, at_least: usize) -> Result<()> {
+async fn wait_for_writes(done: &watch::Receiver<usize>, at_least: usize) -> Result<()> {
     within(WAIT, "writes", async {
-        let mut tick = tokio::time::interval(Duration::from_millis(50));
-        while done.load(Ordering::Relaxed) < at_least {
-            tick.tick().await;
-        }
+        done.clone().wait_for(|ok| *ok >= at_least).await?;
         Ok(())
     })
     .await
@@ -463,18 +459,14 @@ async fn e2e_r4_apiserver_killed_and_restarted_under_writes() -> Result<()> {
     synced(&informer).await?;
 
     let stop_writing = CancellationToken::new();
-    let done = Arc::new(AtomicUsize::new(0));
-    let writer = tokio::spawn(keep_writing(
-        writer_api,
-        stop_writing.clone(),
-        Arc::clone(&done),
-    ));
-    wait_for_writes(&done, 40).await?;
+    let (done, writes) = watch::channel(0);
+    let writer = tokio::spawn(keep_writing(writer_api, stop_writing.clone(), done));
+    wait_for_writes(&writes, 40).await?;
     cluster
         .restart_apiserver(true, Duration::from_secs(1))
         .await?;
-    let after_restart = done.load(Ordering::Relaxed);
-    wait_for_writes(&done, after_restart + 40).await?;
+    let after_restart = *writes.borrow();
+    wait_for_writes(&writes, after_restart + 40).await?;
     stop_writing.cancel();
     let (ok, failed) = within(WAIT, "writer end", async { Ok(writer.await?) }).await?;
     eprintln!(
