@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail, ensure};
 use e2e_support::{
-    Apiserver, Cluster, Folded, Recorder, TestNamespace, configmap, create_configmaps, describe,
+    Access, Apiserver, Folded, Recorder, Scene, configmap, create_configmaps, describe,
     post_params, server_state, store_state, within,
 };
 use futures::{FutureExt, StreamExt};
@@ -139,13 +139,19 @@ fn labelled(name: &str, key: &str, value: &str) -> ConfigMap {
 /// subscriber gets each object once as an initial-list add.
 #[tokio::test]
 async fn e2e_r2_r8_initial_list_of_2000_paginated_and_streaming() -> Result<()> {
-    let Some(cluster) = Cluster::from_env("e2e_r2_r8_initial_list_of_2000_paginated_and_streaming")
+    let Some(Scene {
+        cluster,
+        client,
+        ns,
+        _hold,
+    }) = Scene::start(
+        "e2e_r2_r8_initial_list_of_2000_paginated_and_streaming",
+        Access::Shared,
+    )
+    .await?
     else {
         return Ok(());
     };
-    let _up = cluster.shared().await;
-    let client = cluster.admin_client().await?;
-    let ns = TestNamespace::create(&client, "initial-2000").await?;
     let api = ns.configmaps();
     within(
         Duration::from_secs(240),
@@ -209,14 +215,14 @@ async fn e2e_r2_r8_initial_list_of_2000_paginated_and_streaming() -> Result<()> 
 /// each with the right old and new objects.
 #[tokio::test]
 async fn e2e_i1_i2_create_update_delete_seen_by_three_subscribers() -> Result<()> {
-    let Some(cluster) =
-        Cluster::from_env("e2e_i1_i2_create_update_delete_seen_by_three_subscribers")
+    let Some(Scene { ns, _hold, .. }) = Scene::start(
+        "e2e_i1_i2_create_update_delete_seen_by_three_subscribers",
+        Access::Shared,
+    )
+    .await?
     else {
         return Ok(());
     };
-    let _up = cluster.shared().await;
-    let client = cluster.admin_client().await?;
-    let ns = TestNamespace::create(&client, "crud-3-subscribers").await?;
     let api = ns.configmaps();
     api.create(&post_params(), &configmap("seed", "0")).await?;
 
@@ -299,12 +305,14 @@ async fn e2e_i1_i2_create_update_delete_seen_by_three_subscribers() -> Result<()
 /// outside it are never seen.
 #[tokio::test]
 async fn e2e_i2_label_selector_relabelled_out_is_deleted() -> Result<()> {
-    let Some(cluster) = Cluster::from_env("e2e_i2_label_selector_relabelled_out_is_deleted") else {
+    let Some(Scene { ns, _hold, .. }) = Scene::start(
+        "e2e_i2_label_selector_relabelled_out_is_deleted",
+        Access::Shared,
+    )
+    .await?
+    else {
         return Ok(());
     };
-    let _up = cluster.shared().await;
-    let client = cluster.admin_client().await?;
-    let ns = TestNamespace::create(&client, "label-selector").await?;
     let api = ns.configmaps();
     let inside = api
         .create(&post_params(), &labelled("inside", "app", "in"))
@@ -430,13 +438,16 @@ async fn wait_for_writes(done: &watch::Receiver<usize>, at_least: usize) -> Resu
 /// missed, and the store agrees.
 #[tokio::test]
 async fn e2e_r4_apiserver_killed_and_restarted_under_writes() -> Result<()> {
-    let Some(cluster) = Cluster::from_env("e2e_r4_apiserver_killed_and_restarted_under_writes")
+    let Some(Scene {
+        cluster, ns, _hold, ..
+    }) = Scene::start(
+        "e2e_r4_apiserver_killed_and_restarted_under_writes",
+        Access::Exclusive,
+    )
+    .await?
     else {
         return Ok(());
     };
-    let _alone = cluster.exclusive().await;
-    let client = cluster.admin_client().await?;
-    let ns = TestNamespace::create(&client, "restart-under-writes").await?;
     let api = ns.configmaps();
     // Writes through the apiserver that stays up keep going during the
     // restart; without it they fail while the main one is down.
@@ -507,17 +518,20 @@ async fn e2e_r4_apiserver_killed_and_restarted_under_writes() -> Result<()> {
 /// meanwhile comes out as tombstones (final_state_unknown).
 #[tokio::test]
 async fn e2e_r4_forced_410_relists_and_tombstones_deletions() -> Result<()> {
-    let Some(cluster) = Cluster::from_env("e2e_r4_forced_410_relists_and_tombstones_deletions")
+    let Some(Scene {
+        cluster, ns, _hold, ..
+    }) = Scene::start(
+        "e2e_r4_forced_410_relists_and_tombstones_deletions",
+        Access::Exclusive,
+    )
+    .await?
     else {
         return Ok(());
     };
     let Some(nocache) = cluster.nocache_client().await? else {
         eprintln!("SKIPPED: the harness runs without the watch-cache-less kube-apiserver");
-        return Ok(());
+        return ns.delete().await;
     };
-    let _alone = cluster.exclusive().await;
-    let client = cluster.admin_client().await?;
-    let ns = TestNamespace::create(&client, "forced-410").await?;
     let api = ns.configmaps();
     let created = create_configmaps(&api, "cm", 10, 10).await?;
 
@@ -614,12 +628,11 @@ async fn e2e_r4_forced_410_relists_and_tombstones_deletions() -> Result<()> {
 /// changes.
 #[tokio::test]
 async fn e2e_i1_i2_metadata_only_informer() -> Result<()> {
-    let Some(cluster) = Cluster::from_env("e2e_i1_i2_metadata_only_informer") else {
+    let Some(Scene { ns, _hold, .. }) =
+        Scene::start("e2e_i1_i2_metadata_only_informer", Access::Shared).await?
+    else {
         return Ok(());
     };
-    let _up = cluster.shared().await;
-    let client = cluster.admin_client().await?;
-    let ns = TestNamespace::create(&client, "metadata-only").await?;
     let api = ns.configmaps();
     for i in 0..3 {
         api.create(&post_params(), &labelled(&format!("m-{i}"), "tier", "meta"))
@@ -684,12 +697,11 @@ async fn e2e_i1_i2_metadata_only_informer() -> Result<()> {
 /// without resync gets none.
 #[tokio::test]
 async fn e2e_l3_i3_per_subscriber_resync_period() -> Result<()> {
-    let Some(cluster) = Cluster::from_env("e2e_l3_i3_per_subscriber_resync_period") else {
+    let Some(Scene { ns, _hold, .. }) =
+        Scene::start("e2e_l3_i3_per_subscriber_resync_period", Access::Shared).await?
+    else {
         return Ok(());
     };
-    let _up = cluster.shared().await;
-    let client = cluster.admin_client().await?;
-    let ns = TestNamespace::create(&client, "resync").await?;
     let api = ns.configmaps();
     let created = create_configmaps(&api, "r", 3, 3).await?;
 
@@ -741,12 +753,11 @@ async fn e2e_l3_i3_per_subscriber_resync_period() -> Result<()> {
 /// interleaved, then live changes.
 #[tokio::test]
 async fn e2e_l1_l2_late_subscriber_gets_a_replay() -> Result<()> {
-    let Some(cluster) = Cluster::from_env("e2e_l1_l2_late_subscriber_gets_a_replay") else {
+    let Some(Scene { ns, _hold, .. }) =
+        Scene::start("e2e_l1_l2_late_subscriber_gets_a_replay", Access::Shared).await?
+    else {
         return Ok(());
     };
-    let _up = cluster.shared().await;
-    let client = cluster.admin_client().await?;
-    let ns = TestNamespace::create(&client, "late-subscriber").await?;
     let api = ns.configmaps();
     create_configmaps(&api, "l", 5, 5).await?;
 
@@ -812,12 +823,16 @@ async fn e2e_l1_l2_late_subscriber_gets_a_replay() -> Result<()> {
 /// retrying (unsynced, running) until stopped, without a panic.
 #[tokio::test]
 async fn e2e_r9_forbidden_reaches_the_error_stream_and_retries() -> Result<()> {
-    let Some(cluster) = Cluster::from_env("e2e_r9_forbidden_reaches_the_error_stream_and_retries")
+    let Some(Scene {
+        cluster, ns, _hold, ..
+    }) = Scene::start(
+        "e2e_r9_forbidden_reaches_the_error_stream_and_retries",
+        Access::Shared,
+    )
+    .await?
     else {
         return Ok(());
     };
-    let _up = cluster.shared().await;
-    let ns = TestNamespace::create(&cluster.admin_client().await?, "forbidden").await?;
     let denied: Api<ConfigMap> = Api::namespaced(cluster.norights_client().await?, &ns.name);
 
     let informer = Informer::builder(denied)
@@ -850,12 +865,12 @@ async fn e2e_r9_forbidden_reaches_the_error_stream_and_retries() -> Result<()> {
 /// an unscheduled Pod is deleted at once): add, relabel, delete.
 #[tokio::test]
 async fn e2e_i1_i2_pods_add_update_delete() -> Result<()> {
-    let Some(cluster) = Cluster::from_env("e2e_i1_i2_pods_add_update_delete") else {
+    let Some(Scene {
+        client, ns, _hold, ..
+    }) = Scene::start("e2e_i1_i2_pods_add_update_delete", Access::Shared).await?
+    else {
         return Ok(());
     };
-    let _up = cluster.shared().await;
-    let client = cluster.admin_client().await?;
-    let ns = TestNamespace::create(&client, "pods").await?;
     let pods: Api<Pod> = Api::namespaced(client.clone(), &ns.name);
 
     let informer = Informer::builder(pods.clone()).build();

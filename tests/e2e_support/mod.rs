@@ -197,6 +197,60 @@ fn apiserver_args(command: &str, which: Apiserver, kill: bool) -> Vec<String> {
     args
 }
 
+/// How a test shares the main kube-apiserver with the other tests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// It needs the apiserver up ([`Cluster::shared`]).
+    Shared,
+    /// It stops or restarts an apiserver ([`Cluster::exclusive`]).
+    Exclusive,
+}
+
+/// A test's hold on the apiservers, released when dropped.
+#[derive(Debug)]
+pub enum Hold {
+    /// See [`Access::Shared`].
+    Shared(RwLockReadGuard<'static, ()>),
+    /// See [`Access::Exclusive`].
+    Exclusive(RwLockWriteGuard<'static, ()>),
+}
+
+/// What most tests start from: the harness, their hold on it, an admin
+/// client and a namespace of their own. Bind `_hold` by name so the hold
+/// lasts until the end of the test.
+pub struct Scene {
+    /// The harness.
+    pub cluster: Cluster,
+    /// An admin client.
+    pub client: Client,
+    /// A fresh namespace named after the test.
+    pub ns: TestNamespace,
+    /// Keeps the test's [`Access`] until dropped.
+    pub _hold: Hold,
+}
+
+impl Scene {
+    /// Sets up `test`, or returns `None` (saying why on stderr) when the
+    /// harness is not running.
+    pub async fn start(test: &str, access: Access) -> Result<Option<Scene>> {
+        let Some(cluster) = Cluster::from_env(test) else {
+            return Ok(None);
+        };
+        let _hold = match access {
+            Access::Shared => Hold::Shared(cluster.shared().await),
+            Access::Exclusive => Hold::Exclusive(cluster.exclusive().await),
+        };
+        let client = cluster.admin_client().await?;
+        let ns = TestNamespace::create(&client, test.trim_start_matches("e2e_")).await?;
+        Ok(Some(Scene {
+            cluster,
+            client,
+            ns,
+            _hold,
+        }))
+    }
+}
+
 /// Builds a client from a kubeconfig file (its current context).
 pub async fn client_from_kubeconfig(path: &std::path::Path) -> Result<Client> {
     let kubeconfig =
