@@ -13,6 +13,7 @@
 // Each tests/e2e*.rs is its own crate and uses only some of these helpers.
 #![allow(dead_code)]
 
+pub mod informer;
 mod recorder;
 
 // Not every test binary uses the recorder.
