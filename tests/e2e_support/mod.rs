@@ -14,9 +14,12 @@
 #![allow(dead_code)]
 
 pub mod informer;
+mod proxy;
 mod recorder;
 
-// Not every test binary uses the recorder.
+// Not every test binary uses every helper.
+#[allow(unused_imports)]
+pub use proxy::PausableProxy;
 #[allow(unused_imports)]
 pub use recorder::{Folded, Recorder, describe, fold, server_state, store_state};
 
@@ -105,6 +108,44 @@ impl Cluster {
         }
     }
 
+    /// The address the watch-cache-less kube-apiserver listens on, for a
+    /// [`PausableProxy`] in front of it; `None` when the harness runs
+    /// without it.
+    pub fn nocache_address(&self) -> Result<Option<std::net::SocketAddr>> {
+        let Some(path) = &self.nocache_kubeconfig else {
+            return Ok(None);
+        };
+        let kubeconfig = Kubeconfig::read_from(path)?;
+        let server = kubeconfig
+            .clusters
+            .first()
+            .and_then(|c| c.cluster.as_ref())
+            .and_then(|c| c.server.clone())
+            .context("the kubeconfig names a server")?;
+        let uri: http::Uri = server.parse()?;
+        let authority = uri.authority().context("the server URL has a host")?;
+        Ok(Some(authority.as_str().parse()?))
+    }
+
+    /// An admin client of the watch-cache-less kube-apiserver that connects
+    /// to `server_url` instead (a [`PausableProxy`] in front of it; the
+    /// serving certificate is for 127.0.0.1, so the proxy must listen
+    /// there). `None` when the harness runs without that apiserver.
+    pub async fn nocache_client_via(&self, server_url: &str) -> Result<Option<Client>> {
+        let Some(path) = &self.nocache_kubeconfig else {
+            return Ok(None);
+        };
+        let mut kubeconfig = Kubeconfig::read_from(path)?;
+        for named in &mut kubeconfig.clusters {
+            if let Some(cluster) = &mut named.cluster {
+                cluster.server = Some(server_url.to_owned());
+            }
+        }
+        let config =
+            Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default()).await?;
+        Ok(Some(Client::try_from(config)?))
+    }
+
     /// Held by every test that needs the main kube-apiserver to stay up.
     pub async fn shared(&self) -> RwLockReadGuard<'static, ()> {
         DISRUPTION.read().await
@@ -119,26 +160,14 @@ impl Cluster {
     /// keeps it down for `down_for`, starts it again on the same port and
     /// waits until it is ready. Hold [`Cluster::exclusive`] around it.
     pub async fn restart_apiserver(&self, kill: bool, down_for: Duration) -> Result<()> {
-        let mut args = apiserver_args("restart-apiserver", Apiserver::Main, kill);
+        let mut args = vec!["restart-apiserver".to_owned()];
+        if kill {
+            args.push("--kill".into());
+        }
         args.extend([
             "--down-for".into(),
             format!("{:.1}", down_for.as_secs_f64()),
         ]);
-        self.script(&args).await.map(drop)
-    }
-
-    /// Stops `which` kube-apiserver (SIGKILL when `kill`) and leaves it down
-    /// until [`Cluster::start_apiserver`]. Hold [`Cluster::exclusive`] from
-    /// before this call until after the start.
-    pub async fn stop_apiserver(&self, which: Apiserver, kill: bool) -> Result<()> {
-        let args = apiserver_args("stop-apiserver", which, kill);
-        self.script(&args).await.map(drop)
-    }
-
-    /// Starts `which` kube-apiserver again after [`Cluster::stop_apiserver`],
-    /// on the same port, and waits until it is ready.
-    pub async fn start_apiserver(&self, which: Apiserver) -> Result<()> {
-        let args = apiserver_args("start-apiserver", which, false);
         self.script(&args).await.map(drop)
     }
 
@@ -176,26 +205,6 @@ impl Cluster {
         );
         Ok(String::from_utf8(output.stdout)?)
     }
-}
-
-/// One of the harness's two kube-apiservers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Apiserver {
-    /// The one with a watch cache, behind the admin and no-rights kubeconfigs.
-    Main,
-    /// The one without a watch cache ([`Cluster::nocache_client`]).
-    NoCache,
-}
-
-fn apiserver_args(command: &str, which: Apiserver, kill: bool) -> Vec<String> {
-    let mut args = vec![command.to_owned()];
-    if kill {
-        args.push("--kill".into());
-    }
-    if which == Apiserver::NoCache {
-        args.push("--nocache".into());
-    }
-    args
 }
 
 /// How a test shares the main kube-apiserver with the other tests.
