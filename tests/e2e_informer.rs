@@ -21,7 +21,7 @@ use e2e_support::informer::{
 };
 use e2e_support::{
     Access, Folded, Recorder, Scene, configmap, create_configmaps, describe, post_params,
-    server_state, store_state, within,
+    server_state, store_state, wait_until_cached, within,
 };
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use kube::ResourceExt;
@@ -58,6 +58,7 @@ async fn e2e_r2_r8_initial_list_of_2000_paginated_and_streaming() -> Result<()> 
     .await?;
     let expected = server_state(&api).await?;
     ensure!(expected.len() == 2000, "server holds {}", expected.len());
+    wait_until_cached(&api, &expected, WAIT).await?;
 
     let mut runs = vec![
         (
@@ -219,6 +220,7 @@ async fn e2e_i2_label_selector_relabelled_out_is_deleted() -> Result<()> {
         .await?;
     api.create(&post_params(), &labelled("outside", "app", "out"))
         .await?;
+    wait_until_cached(&api, &server_state(&api).await?, WAIT).await?;
 
     let informer = Informer::builder(api.clone())
         .source_config(source::Config::default().label_selector("app=in"))
@@ -300,11 +302,14 @@ async fn e2e_i1_i2_metadata_only_informer() -> Result<()> {
             .await?;
     }
 
+    let listed = server_state(&api).await?;
+    wait_until_cached(&api, &listed, WAIT).await?;
+
     let informer = Informer::metadata_builder(api.clone()).build();
     let recorder = Recorder::start(informer.subscribe(SubscribeOptions::default())?);
     let run = spawn_run(&informer);
     synced(&informer).await?;
-    ensure!(store_state(&informer.store()) == server_state(&api).await?);
+    ensure!(store_state(&informer.store()) == listed);
     for meta in informer.store().list() {
         ensure!(
             meta.labels().get("tier").map(String::as_str) == Some("meta"),

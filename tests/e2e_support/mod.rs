@@ -21,7 +21,9 @@ mod recorder;
 #[allow(unused_imports)]
 pub use proxy::PausableProxy;
 #[allow(unused_imports)]
-pub use recorder::{Folded, Recorder, describe, fold, server_state, store_state};
+pub use recorder::{
+    Folded, Recorder, describe, fold, server_state, store_state, wait_until_cached,
+};
 
 use std::env;
 use std::io::Write;

@@ -60,6 +60,35 @@ where
     }
 }
 
+/// Waits (at most `limit`) until a list with resourceVersion "0", which
+/// the kube-apiserver answers from its watch cache without waiting for it to
+/// catch up with etcd, shows `expected`. An informer's first list is such a
+/// list (R1), so a test that has just written objects calls this before
+/// asserting that a freshly synced store equals the server.
+pub async fn wait_until_cached<K>(api: &Api<K>, expected: &Folded, limit: Duration) -> Result<()>
+where
+    K: Resource + Clone + DeserializeOwned + Debug,
+{
+    let deadline = tokio::time::Instant::now() + limit;
+    let mut retry = tokio::time::interval(Duration::from_millis(50));
+    loop {
+        retry.tick().await;
+        let cached: Folded = api
+            .list(&ListParams::default().match_any())
+            .await?
+            .items
+            .iter()
+            .map(name_and_rv)
+            .collect();
+        if cached == *expected {
+            return Ok(());
+        }
+        if tokio::time::Instant::now() >= deadline {
+            bail!("the watch cache did not catch up within {limit:?}");
+        }
+    }
+}
+
 /// A one-line description of each notification (name and resourceVersions),
 /// for failure messages that stay readable.
 pub fn describe<'a, K: Resource + 'a>(
