@@ -485,7 +485,7 @@ async fn e2e_l1_l2_late_subscriber_gets_a_replay() -> Result<()> {
 }
 
 /// The Pod informer (Pods are admitted without service accounts here, and
-/// an unscheduled Pod is deleted at once): add, relabel, delete.
+/// an unscheduled Pod goes away without a kubelet): add, relabel, delete.
 #[tokio::test]
 async fn e2e_i1_i2_pods_add_update_delete() -> Result<()> {
     let Some(Scene {
