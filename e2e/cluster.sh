@@ -6,7 +6,9 @@
 #   bash e2e/cluster.sh up                  # build if needed, start, print the env file's path
 #   source "$(bash e2e/cluster.sh env-file)"  # or: eval "$(bash e2e/cluster.sh env)"
 #   bash e2e/cluster.sh run -- CMD ARGS...  # up, run CMD with the env set, down (also on ^C)
-#   bash e2e/cluster.sh restart-apiserver [--kill] [--down-for SECONDS]
+#   bash e2e/cluster.sh restart-apiserver [--kill] [--down-for SECONDS] [--nocache]
+#   bash e2e/cluster.sh stop-apiserver [--kill] [--nocache]   # leaves it down
+#   bash e2e/cluster.sh start-apiserver [--nocache]           # after stop-apiserver
 #   bash e2e/cluster.sh revision            # etcd's current revision
 #   bash e2e/cluster.sh compact [REVISION]  # compact etcd (default: at the current revision)
 #   bash e2e/cluster.sh status | down
@@ -334,26 +336,53 @@ cmd_up() {
   echo "$STATE/env"
 }
 
-cmd_restart_apiserver() {
-  local signal=TERM down_for=0
+# Options shared by restart-, stop- and start-apiserver: which apiserver
+# (main, or the watch-cache-less one with --nocache), which signal stops it
+# (--kill: SIGKILL, else SIGTERM), how long it stays down.
+parse_apiserver_options() {
+  APISERVER=main SIGNAL=TERM DOWN_FOR=0
   while (($#)); do
     case "$1" in
-      --kill) signal=KILL ;;
-      --down-for) down_for="$2"; shift ;;
-      *) die "restart-apiserver: unknown option $1" ;;
+      --kill) SIGNAL=KILL ;;
+      --down-for) DOWN_FOR="$2"; shift ;;
+      --nocache) APISERVER=nocache ;;
+      *) die "unknown apiserver option $1" ;;
     esac
     shift
   done
   STATE="$(require_state)"
+  [[ -f "$STATE/apiserver-$APISERVER.cmd" ]] || die "this cluster runs no $APISERVER kube-apiserver"
+}
+
+stop_apiserver() {
+  stop_process "$STATE/apiserver-$APISERVER.pid" "$SIGNAL"
+  log "kube-apiserver ($APISERVER) stopped (SIG$SIGNAL)"
+}
+
+start_apiserver_again() {
   local port
-  port="$(apiserver_port main)"
-  stop_process "$STATE/apiserver-main.pid" "$signal"
-  log "kube-apiserver stopped (SIG$signal)"
-  sleep "$down_for"
-  start_apiserver_from_cmd main
-  wait_apiserver_ready main "$port"
+  port="$(apiserver_port "$APISERVER")"
+  alive "$STATE/apiserver-$APISERVER.pid" || start_apiserver_from_cmd "$APISERVER"
+  wait_apiserver_ready "$APISERVER" "$port"
   write_env
-  log "kube-apiserver back at https://127.0.0.1:$port"
+  log "kube-apiserver ($APISERVER) back at https://127.0.0.1:$port"
+}
+
+cmd_restart_apiserver() {
+  parse_apiserver_options "$@"
+  stop_apiserver
+  sleep "$DOWN_FOR"
+  start_apiserver_again
+}
+
+cmd_stop_apiserver() {
+  parse_apiserver_options "$@"
+  stop_apiserver
+}
+
+cmd_start_apiserver() {
+  parse_apiserver_options "$@"
+  start_apiserver_again
 }
 
 # $1 = gateway path under /v3, $2 = JSON body. etcd's JSON gateway reports
@@ -418,6 +447,8 @@ case "$command" in
   env-file) echo "$(require_state)/env" ;;
   status) cmd_status ;;
   restart-apiserver) cmd_restart_apiserver "$@" ;;
+  stop-apiserver) cmd_stop_apiserver "$@" ;;
+  start-apiserver) cmd_start_apiserver "$@" ;;
   revision) cmd_revision ;;
   compact) cmd_compact "$@" ;;
   run) cmd_run "$@" ;;

@@ -150,3 +150,26 @@ pub(crate) fn is_retriable_watch_start(error: &kube::Error) -> bool {
     }
     false
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// R4: the io error sits several layers deep in what kube's client
+    /// returns (kube → hyper-util → connect error → io); the walk must
+    /// reach it for a real refused connection.
+    #[tokio::test]
+    async fn r4_a_really_refused_connection_is_a_retriable_watch_start() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        drop(listener);
+        let url = format!("https://127.0.0.1:{port}").parse().unwrap();
+        let client = kube::Client::try_from(kube::Config::new(url)).unwrap();
+        let request = http::Request::get("/api/v1/configmaps?watch=true")
+            .body(Vec::new())
+            .unwrap();
+        let error = client.request_text(request).await.unwrap_err();
+        assert!(is_retriable_watch_start(&error), "{error:?}");
+        assert!(api_status(&error).is_none());
+    }
+}

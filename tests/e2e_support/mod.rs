@@ -13,6 +13,18 @@
 // Each tests/e2e*.rs is its own crate and uses only some of these helpers.
 #![allow(dead_code)]
 
+pub mod informer;
+mod proxy;
+mod recorder;
+
+// Not every test binary uses every helper.
+#[allow(unused_imports)]
+pub use proxy::PausableProxy;
+#[allow(unused_imports)]
+pub use recorder::{
+    Folded, Recorder, describe, fold, server_state, store_state, wait_until_cached,
+};
+
 use std::env;
 use std::io::Write;
 use std::path::PathBuf;
@@ -98,6 +110,44 @@ impl Cluster {
         }
     }
 
+    /// The address the watch-cache-less kube-apiserver listens on, for a
+    /// [`PausableProxy`] in front of it; `None` when the harness runs
+    /// without it.
+    pub fn nocache_address(&self) -> Result<Option<std::net::SocketAddr>> {
+        let Some(path) = &self.nocache_kubeconfig else {
+            return Ok(None);
+        };
+        let kubeconfig = Kubeconfig::read_from(path)?;
+        let server = kubeconfig
+            .clusters
+            .first()
+            .and_then(|c| c.cluster.as_ref())
+            .and_then(|c| c.server.clone())
+            .context("the kubeconfig names a server")?;
+        let uri: http::Uri = server.parse()?;
+        let authority = uri.authority().context("the server URL has a host")?;
+        Ok(Some(authority.as_str().parse()?))
+    }
+
+    /// An admin client of the watch-cache-less kube-apiserver that connects
+    /// to `server_url` instead (a [`PausableProxy`] in front of it; the
+    /// serving certificate is for 127.0.0.1, so the proxy must listen
+    /// there). `None` when the harness runs without that apiserver.
+    pub async fn nocache_client_via(&self, server_url: &str) -> Result<Option<Client>> {
+        let Some(path) = &self.nocache_kubeconfig else {
+            return Ok(None);
+        };
+        let mut kubeconfig = Kubeconfig::read_from(path)?;
+        for named in &mut kubeconfig.clusters {
+            if let Some(cluster) = &mut named.cluster {
+                cluster.server = Some(server_url.to_owned());
+            }
+        }
+        let config =
+            Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default()).await?;
+        Ok(Some(Client::try_from(config)?))
+    }
+
     /// Held by every test that needs the main kube-apiserver to stay up.
     pub async fn shared(&self) -> RwLockReadGuard<'static, ()> {
         DISRUPTION.read().await
@@ -156,6 +206,60 @@ impl Cluster {
             String::from_utf8_lossy(&output.stderr)
         );
         Ok(String::from_utf8(output.stdout)?)
+    }
+}
+
+/// How a test shares the main kube-apiserver with the other tests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// It needs the apiserver up ([`Cluster::shared`]).
+    Shared,
+    /// It stops or restarts an apiserver ([`Cluster::exclusive`]).
+    Exclusive,
+}
+
+/// A test's hold on the apiservers, released when dropped.
+#[derive(Debug)]
+pub enum Hold {
+    /// See [`Access::Shared`].
+    Shared(RwLockReadGuard<'static, ()>),
+    /// See [`Access::Exclusive`].
+    Exclusive(RwLockWriteGuard<'static, ()>),
+}
+
+/// What most tests start from: the harness, their hold on it, an admin
+/// client and a namespace of their own. Bind `_hold` by name so the hold
+/// lasts until the end of the test.
+pub struct Scene {
+    /// The harness.
+    pub cluster: Cluster,
+    /// An admin client.
+    pub client: Client,
+    /// A fresh namespace named after the test.
+    pub ns: TestNamespace,
+    /// Keeps the test's [`Access`] until dropped.
+    pub _hold: Hold,
+}
+
+impl Scene {
+    /// Sets up `test`, or returns `None` (saying why on stderr) when the
+    /// harness is not running.
+    pub async fn start(test: &str, access: Access) -> Result<Option<Scene>> {
+        let Some(cluster) = Cluster::from_env(test) else {
+            return Ok(None);
+        };
+        let _hold = match access {
+            Access::Shared => Hold::Shared(cluster.shared().await),
+            Access::Exclusive => Hold::Exclusive(cluster.exclusive().await),
+        };
+        let client = cluster.admin_client().await?;
+        let ns = TestNamespace::create(&client, test.trim_start_matches("e2e_")).await?;
+        Ok(Some(Scene {
+            cluster,
+            client,
+            ns,
+            _hold,
+        }))
     }
 }
 
