@@ -115,18 +115,21 @@ async fn i3_same_resource_version_is_a_resync_and_reaches_only_due_subscribers()
         "added a@1 initial=true"
     );
 
-    // An unchanged relist outside a resync round is a resync nobody is due
-    // for; a watched MODIFIED with a new version is real news for all.
+    // Before the first round every subscriber is due (client-go's new
+    // listeners are all "syncing"), so an unchanged relist reaches both; a
+    // watched MODIFIED with a new version is real news for all.
     relist(&source, &[cm("a", "1")], "1");
     send(&source, Event::Modified(cm("a", "2")));
-    assert_eq!(
-        describe(&due.next().await.unwrap()),
-        "updated a@1->2 resync=false"
-    );
-    assert_eq!(
-        describe(&never.next().await.unwrap()),
-        "updated a@1->2 resync=false"
-    );
+    for subscription in [&mut due, &mut never] {
+        assert_eq!(
+            describe(&subscription.next().await.unwrap()),
+            "updated a@1->1 resync=true"
+        );
+        assert_eq!(
+            describe(&subscription.next().await.unwrap()),
+            "updated a@1->2 resync=false"
+        );
+    }
 
     // A resync round: only the subscriber with a period gets it.
     tokio::time::sleep(Duration::from_millis(1500)).await;
