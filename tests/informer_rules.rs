@@ -252,3 +252,38 @@ async fn i5_one_keys_deltas_apply_oldest_first_without_interleaving() {
         [("a".to_string(), "3".to_string())]
     );
 }
+
+// L3: as client-go's reflector restarts its resync timer after every list,
+// the first round after a relist comes one check period after the relist,
+// not one period after the informer started.
+#[tokio::test(start_paused = true)]
+async fn l3_resync_check_period_starts_over_after_a_relist() {
+    let start = tokio::time::Instant::now();
+    let (source, events) = hand_source();
+    let informer = Informer::builder_from_stream(events)
+        .resync_check_period(Duration::from_secs(10))
+        .build();
+    let mut sub = informer
+        .subscribe(SubscribeOptions::default().resync(Duration::from_secs(10)))
+        .unwrap();
+    let run = tokio::spawn(informer.run());
+    relist(&source, &[cm("a", "1")], "1");
+    assert_eq!(describe(&sub.next().await.unwrap()), "added a@1 initial=true");
+
+    tokio::time::advance(Duration::from_secs(6)).await;
+    relist(&source, &[cm("a", "2")], "2");
+    assert_eq!(
+        describe(&sub.next().await.unwrap()),
+        "updated a@1->2 resync=false"
+    );
+    // The paused clock jumps to the next timer: the round is 10 s after
+    // the relist (t = 16 s), not 10 s after the start.
+    assert_eq!(
+        describe(&sub.next().await.unwrap()),
+        "updated a@2->2 resync=true"
+    );
+    assert_eq!(start.elapsed(), Duration::from_secs(16));
+
+    drop(source);
+    run.await.unwrap().unwrap();
+}

@@ -8,10 +8,9 @@
 //! v0.34 on the fake clock: 60 s; v0.36 on the real clock: no fake time), and
 //! a `resync` step jumps to the instant client-go's reflector fires its
 //! resync timer, one check period after the later of the last list and the
-//! last round. Our informer's check timer runs from its start and from each
-//! round, so it is never later than client-go's, and with the script limits
-//! (periods of 30 min or more, at most 25 relists of 60 s between rounds) it
-//! never fires except in a `resync` step, at that same instant.
+//! last round. Our informer's check timer restarts at the same points (each
+//! completed relist and each round), so it fires at that same instant and
+//! never in between.
 //!
 //! No sentinel is needed: everything runs on one current-thread runtime, so
 //! after a step the runner yields until the source has been read and no
