@@ -268,7 +268,10 @@ async fn l3_resync_check_period_starts_over_after_a_relist() {
         .unwrap();
     let run = tokio::spawn(informer.run());
     relist(&source, &[cm("a", "1")], "1");
-    assert_eq!(describe(&sub.next().await.unwrap()), "added a@1 initial=true");
+    assert_eq!(
+        describe(&sub.next().await.unwrap()),
+        "added a@1 initial=true"
+    );
 
     tokio::time::advance(Duration::from_secs(6)).await;
     relist(&source, &[cm("a", "2")], "2");

@@ -79,7 +79,11 @@ pub(crate) fn run_informer(args: Args) -> Result<bool, Box<dyn std::error::Error
         }
         let verbose = args.only.is_some() || args.trace.is_some();
         if !problems.is_empty() || verbose {
-            println!("{} {}", if problems.is_empty() { "ok" } else { "FAIL" }, job.name);
+            println!(
+                "{} {}",
+                if problems.is_empty() { "ok" } else { "FAIL" },
+                job.name
+            );
             for problem in &problems {
                 println!("{problem}");
             }
@@ -163,4 +167,3 @@ fn check_recording(
         }),
     })
 }
-

@@ -46,7 +46,9 @@ pub fn note(notification: &Notification<ConfigMap>) -> Value {
         Notification::Added {
             object,
             in_initial_list,
-        } => json!({"type": "Added", "key": key(object), "rv": rv(object), "initial": in_initial_list}),
+        } => {
+            json!({"type": "Added", "key": key(object), "rv": rv(object), "initial": in_initial_list})
+        }
         Notification::Updated { old, new, .. } => json!({
             "type": "Updated", "key": key(new), "oldRv": rv(old), "rv": rv(new),
             "resync": rv(old) == rv(new),
@@ -54,7 +56,9 @@ pub fn note(notification: &Notification<ConfigMap>) -> Value {
         Notification::Deleted {
             object,
             final_state_unknown,
-        } => json!({"type": "Deleted", "key": key(object), "rv": rv(object), "tombstone": final_state_unknown}),
+        } => {
+            json!({"type": "Deleted", "key": key(object), "rv": rv(object), "tombstone": final_state_unknown})
+        }
     }
 }
 

@@ -40,7 +40,12 @@ fn a_malformed_step_is_a_harness_error_not_a_pass() {
     let out = informer_runner::run(script, informer_runner::relist_backoff("v034"));
     assert_eq!(out.len(), 3);
     assert!(out[0].get("harness_error").is_none(), "{}", out[0]);
-    assert!(out[1]["harness_error"].as_str().unwrap().contains("TELEPORTED"));
+    assert!(
+        out[1]["harness_error"]
+            .as_str()
+            .unwrap()
+            .contains("TELEPORTED")
+    );
     assert!(out[2].get("harness_error").is_some());
 }
 
@@ -50,5 +55,10 @@ fn a_resync_step_without_a_check_period_is_a_harness_error() {
                   {\"step\":\"list\",\"items\":[],\"rv\":\"1\"}\n\
                   {\"step\":\"resync\"}\n";
     let out = informer_runner::run(script, informer_runner::relist_backoff("v034"));
-    assert!(out[1]["harness_error"].as_str().unwrap().contains("no resync timer"));
+    assert!(
+        out[1]["harness_error"]
+            .as_str()
+            .unwrap()
+            .contains("no resync timer")
+    );
 }
