@@ -206,6 +206,40 @@ async fn i3_resync_updates_reach_only_the_due_set_and_real_updates_reach_all() {
     assert!(drain(&mut not_due).is_empty());
 }
 
+// I3: every new subscriber is in the due set until the next round decides,
+// whatever its period, as client-go's new listeners are in its syncing set
+// (conformance script i3_relist_same_rv_after_resync_round, step 1).
+#[tokio::test(start_paused = true)]
+async fn i3_new_subscribers_are_due_until_the_next_round() {
+    let (_s, mut d) = distributor(Duration::from_secs(60));
+    let mut never = d.subscribe(SubscribeOptions::default(), []);
+    let mut hourly = d.subscribe(
+        SubscribeOptions::default().resync(Duration::from_secs(3600)),
+        [],
+    );
+    d.mark_started();
+    // Before any round: a resync update reaches both.
+    send(&mut d, updated(cm("ns", "a", "1"), cm("ns", "a", "1"))).await;
+    assert_eq!(drain(&mut never), ["U ns/a@1->1*"]);
+    assert_eq!(drain(&mut hourly), ["U ns/a@1->1*"]);
+
+    // A round where nobody is due ends that.
+    tokio::time::advance(Duration::from_secs(60)).await;
+    assert!(!d.should_resync(Instant::now()));
+    send(&mut d, updated(cm("ns", "a", "1"), cm("ns", "a", "1"))).await;
+    assert!(drain(&mut never).is_empty());
+    assert!(drain(&mut hourly).is_empty());
+
+    // A subscriber joining later is due until the next round too.
+    let mut late = d.subscribe(SubscribeOptions::default(), []);
+    send(&mut d, updated(cm("ns", "a", "1"), cm("ns", "a", "1"))).await;
+    assert_eq!(drain(&mut late), ["U ns/a@1->1*"]);
+    assert!(drain(&mut never).is_empty());
+    assert!(!d.should_resync(Instant::now()));
+    send(&mut d, updated(cm("ns", "a", "1"), cm("ns", "a", "1"))).await;
+    assert!(drain(&mut late).is_empty());
+}
+
 #[tokio::test]
 async fn l4_a_stalled_unbounded_subscriber_does_not_delay_others() {
     let (_s, mut d) = distributor(Duration::ZERO);

@@ -115,18 +115,21 @@ async fn i3_same_resource_version_is_a_resync_and_reaches_only_due_subscribers()
         "added a@1 initial=true"
     );
 
-    // An unchanged relist outside a resync round is a resync nobody is due
-    // for; a watched MODIFIED with a new version is real news for all.
+    // Before the first round every subscriber is due (client-go's new
+    // listeners are all "syncing"), so an unchanged relist reaches both; a
+    // watched MODIFIED with a new version is real news for all.
     relist(&source, &[cm("a", "1")], "1");
     send(&source, Event::Modified(cm("a", "2")));
-    assert_eq!(
-        describe(&due.next().await.unwrap()),
-        "updated a@1->2 resync=false"
-    );
-    assert_eq!(
-        describe(&never.next().await.unwrap()),
-        "updated a@1->2 resync=false"
-    );
+    for subscription in [&mut due, &mut never] {
+        assert_eq!(
+            describe(&subscription.next().await.unwrap()),
+            "updated a@1->1 resync=true"
+        );
+        assert_eq!(
+            describe(&subscription.next().await.unwrap()),
+            "updated a@1->2 resync=false"
+        );
+    }
 
     // A resync round: only the subscriber with a period gets it.
     tokio::time::sleep(Duration::from_millis(1500)).await;
@@ -248,4 +251,42 @@ async fn i5_one_keys_deltas_apply_oldest_first_without_interleaving() {
             .collect::<Vec<_>>(),
         [("a".to_string(), "3".to_string())]
     );
+}
+
+// L3: as client-go's reflector restarts its resync timer after every list,
+// the first round after a relist comes one check period after the relist,
+// not one period after the informer started.
+#[tokio::test(start_paused = true)]
+async fn l3_resync_check_period_starts_over_after_a_relist() {
+    let start = tokio::time::Instant::now();
+    let (source, events) = hand_source();
+    let informer = Informer::builder_from_stream(events)
+        .resync_check_period(Duration::from_secs(10))
+        .build();
+    let mut sub = informer
+        .subscribe(SubscribeOptions::default().resync(Duration::from_secs(10)))
+        .unwrap();
+    let run = tokio::spawn(informer.run());
+    relist(&source, &[cm("a", "1")], "1");
+    assert_eq!(
+        describe(&sub.next().await.unwrap()),
+        "added a@1 initial=true"
+    );
+
+    tokio::time::advance(Duration::from_secs(6)).await;
+    relist(&source, &[cm("a", "2")], "2");
+    assert_eq!(
+        describe(&sub.next().await.unwrap()),
+        "updated a@1->2 resync=false"
+    );
+    // The paused clock jumps to the next timer: the round is 10 s after
+    // the relist (t = 16 s), not 10 s after the start.
+    assert_eq!(
+        describe(&sub.next().await.unwrap()),
+        "updated a@2->2 resync=true"
+    );
+    assert_eq!(start.elapsed(), Duration::from_secs(16));
+
+    drop(source);
+    run.await.unwrap().unwrap();
 }

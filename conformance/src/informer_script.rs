@@ -1,6 +1,6 @@
 //! Seeded random informer scripts (format: `TRACE_FORMAT.md`, "Informer
-//! scripts"). Until kube-informer's Informer exists they stress the Go
-//! harness: every script must give client-go the same answers run after run.
+//! scripts"). Every script must give client-go the same answers run after
+//! run, and our Informer the same answers as client-go.
 
 use rand::{Rng, SeedableRng, rngs::StdRng};
 use serde_json::{Value, json};

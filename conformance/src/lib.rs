@@ -7,6 +7,12 @@
 //! [`compare`] reports the first line where the two observers disagree.
 //! [`generate`] makes seeded random traces; [`corpus`] loads the named
 //! edge-case traces under `conformance/traces/`.
+//!
+//! At the informer level, [`informer_runner`] runs informer scripts
+//! ([`informer_steps`]) through our [`Informer`](kube_informer::Informer)
+//! and prints each subscription's notifications ([`informer_notes`]) in the
+//! format of the Go `informer-trace` harness; [`informer_script`] makes
+//! seeded random scripts.
 #![warn(missing_docs, missing_debug_implementations, rust_2018_idioms)]
 #![forbid(unsafe_code)]
 
@@ -15,6 +21,9 @@ pub mod corpus;
 pub mod coverage;
 pub mod generate;
 pub mod go_runner;
+pub mod informer_notes;
+pub mod informer_runner;
 pub mod informer_script;
+pub mod informer_steps;
 pub mod rust_runner;
 pub mod trace;

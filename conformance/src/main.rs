@@ -5,7 +5,8 @@
 //! conformance fifo [--random N] [--seed S] [--trace N] [--only NAME]
 //!                  [--corpus DIR] [--no-corpus] [--go-dir DIR] [--print-trace]
 //!                  [--record] [--client-go v034|v036]
-//! conformance informer [--only NAME] [--corpus DIR] [--go-dir DIR]
+//! conformance informer [--random N] [--seed S] [--trace N] [--only NAME]
+//!                      [--corpus DIR] [--no-corpus] [--go-dir DIR] [--print-trace]
 //!                      [--repeat N] [--record] [--client-go v034|v036]
 //! ```
 //!
@@ -33,15 +34,15 @@ use kube_informer_conformance::{
     coverage::{Coverage, EDGE_CASES},
     generate,
     go_runner::{GoError, GoHarness},
-    informer_script, rust_runner,
+    rust_runner,
     trace::Trace,
 };
 use serde_json::Value;
 
 const USAGE: &str = "usage: conformance fifo [--random N] [--seed S] [--trace N] [--only NAME] \
 [--corpus DIR] [--no-corpus] [--go-dir DIR] [--print-trace] [--record] [--client-go v034|v036]
-       conformance informer [--only NAME] [--corpus DIR] [--go-dir DIR] [--repeat N] [--record] \
-[--client-go v034|v036]";
+       conformance informer [--random N] [--seed S] [--trace N] [--only NAME] [--corpus DIR] \
+[--no-corpus] [--go-dir DIR] [--print-trace] [--repeat N] [--record] [--client-go v034|v036]";
 
 #[derive(Debug, Default)]
 struct Args {
@@ -219,7 +220,7 @@ fn main() -> ExitCode {
         }
     };
     let result = if args.informer {
-        run_informer(args)
+        informer_command::run_informer(args)
     } else {
         run(args)
     };
@@ -315,28 +316,6 @@ fn run(args: Args) -> Result<bool, Box<dyn std::error::Error>> {
     Ok(failed == 0)
 }
 
-/// Saves (`record`) or checks a named script's recorded client-go output.
-fn check_recording(
-    dir: &Path,
-    name: &str,
-    live: &[Value],
-    record: bool,
-) -> Result<Option<String>, Box<dyn std::error::Error>> {
-    if record {
-        corpus::save_recording(dir, name, live)?;
-        return Ok(None);
-    }
-    Ok(match corpus::load_recording(dir, name)? {
-        None => Some("no recording (run with --record)".to_owned()),
-        Some(recorded) => compare(&recorded, live).map(|d| {
-            format!(
-                "recorded client-go output is stale (rerun with --record)\n{}",
-                d.labelled("recorded", "live")
-            )
-        }),
-    })
-}
-
 fn time_seed() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -349,95 +328,4 @@ fn rerun_random(seed: u64, index: u64, client_go: &str) -> String {
     )
 }
 
-/// The informer scripts: client-go only until kube-informer's Informer
-/// exists. Each named script runs `--repeat` times (default 3) through
-/// `informer-trace`; every run must equal the recording under
-/// `informer-traces/expected/`, which proves the harness deterministic and
-/// keeps the recordings (the future reference for our Informer) current.
-/// `--random N` adds N generated scripts, each run `--repeat` times and
-/// compared run against run; `--seed S --trace N` shows one of them.
-fn run_informer(args: Args) -> Result<bool, Box<dyn std::error::Error>> {
-    let dir = args
-        .corpus
-        .clone()
-        .unwrap_or_else(corpus::default_informer_dir);
-    let go_dir = args.go_dir.clone().unwrap_or_else(default_go_dir);
-    let binary = match args.client_go.as_str() {
-        "v034" => "informer-trace".to_owned(),
-        tag => format!("informer-trace-{tag}"),
-    };
-    let mut go = GoHarness::start(&go_dir.join(binary))?;
-    let repeat = args.repeat.unwrap_or(3).max(1);
-    let seed = args.seed.unwrap_or_else(time_seed);
-    let (mut passed, mut failed) = (0u64, 0u64);
-
-    let mut scripts = Vec::new();
-    if let Some(index) = args.trace {
-        scripts.push((
-            format!("random seed={seed} script={index}"),
-            informer_script::random(seed, index),
-            true,
-        ));
-    } else {
-        if !args.no_corpus {
-            for script in corpus::load_texts(&dir)? {
-                if args.only.as_ref().is_none_or(|o| *o == script.name) {
-                    scripts.push((script.name, script.text, false));
-                }
-            }
-        }
-        if args.random > 0 {
-            println!("seed: {seed} ({})", client_go_label(&args.client_go));
-        }
-        for index in 0..args.random {
-            scripts.push((
-                format!("random seed={seed} script={index}"),
-                informer_script::random(seed, index),
-                true,
-            ));
-        }
-    }
-
-    for (name, text, random) in scripts {
-        let first = go.run_text(&text)?;
-        let mut problems = Vec::new();
-        if let Some(error) = first.iter().find_map(|l| l.get("harness_error")) {
-            problems.push(format!("harness error: {error}"));
-        }
-        for _ in 1..repeat {
-            if let Some(d) = compare(&first, &go.run_text(&text)?) {
-                problems.push(format!(
-                    "client-go runs differ\n{}",
-                    d.labelled("first run", "later run")
-                ));
-                break;
-            }
-        }
-        if !random {
-            problems.extend(check_recording(&dir, &name, &first, args.record)?);
-        }
-        let verbose = args.only.is_some() || args.trace.is_some();
-        if !problems.is_empty() || verbose {
-            println!("{} {name}", if problems.is_empty() { "ok" } else { "FAIL" });
-            for problem in &problems {
-                println!("{problem}");
-            }
-            println!("  script:");
-            for line in text.lines() {
-                println!("    {line}");
-            }
-            print_lines("client-go output", &first);
-        }
-        if problems.is_empty() {
-            passed += 1;
-        } else {
-            failed += 1;
-        }
-    }
-    println!(
-        "informer: kube-informer side not run yet (the Informer does not exist); {} checked {repeat}x per script",
-        client_go_label(&args.client_go)
-    );
-    println!("conformance informer: {passed} passed, {failed} failed");
-    Ok(failed == 0)
-}
+mod informer_command;

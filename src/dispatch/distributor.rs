@@ -173,7 +173,11 @@ impl<K> Distributor<K> {
     /// Starts a resync round at `now`: computes which subscribers are due
     /// (each due one's next resync moves to `now + period`) and says whether
     /// any is, i.e. whether the FIFO should resync now. The due set holds
-    /// until the next call.
+    /// until the next call, so resync-type updates between two rounds (an
+    /// unchanged object in a relist) reach the subscribers due in the last
+    /// round. A subscriber registered since the last round counts as due
+    /// until the next one, whatever its period (even zero): that is what
+    /// client-go does, and the conformance scripts check it (I3).
     pub fn should_resync(&mut self, now: Instant) -> bool {
         self.prune();
         let mut any = false;

@@ -75,7 +75,9 @@
 //! Each subscriber asks for its own resync period (L3).
 //! [`Distributor::should_resync`] computes the round's due set; resync
 //! updates ([`Notification::is_resync`](crate::Notification::is_resync)) of
-//! that round reach only the due subscribers (I3).
+//! that round reach only the due subscribers (I3). A new subscriber is in
+//! the due set until the next round, as client-go's new listeners are, so
+//! before the first round every subscriber receives them.
 //!
 //! # Closing
 //!

@@ -27,7 +27,10 @@ pub(crate) struct ResyncSchedule {
     /// The period in force.
     pub(crate) period: Duration,
     pub(crate) next: Instant,
-    /// Whether this subscriber is in the current round's due set.
+    /// Whether this subscriber is in the current round's due set. A new
+    /// subscriber starts in it and stays until the next round decides (I3):
+    /// client-go adds every new listener to its syncing set, so resync-type
+    /// updates (an unchanged object in a relist) reach it until then.
     pub(crate) due: bool,
 }
 
@@ -38,7 +41,7 @@ impl ResyncSchedule {
             requested,
             period,
             next: now + period,
-            due: false,
+            due: true,
         }
     }
 

@@ -158,7 +158,9 @@ where
     /// How often the informer checks whether a subscriber is due for a
     /// resync (default [`DEFAULT_RESYNC_CHECK_PERIOD`]; zero turns resync
     /// off). A subscriber asking for a shorter period before the informer
-    /// runs lowers it; one asking after is raised to it (L3).
+    /// runs lowers it; one asking after is raised to it (L3). As client-go's
+    /// reflector does, the period starts over after every completed relist,
+    /// so the first check after a relist comes a full period later.
     pub fn resync_check_period(mut self, period: Duration) -> Self {
         self.resync_check_period = period;
         self

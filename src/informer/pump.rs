@@ -3,7 +3,10 @@
 //! This side only ever touches the FIFO (and the error reporter); the store
 //! and the subscribers belong to the writer.
 
-use std::sync::Arc;
+use std::sync::{
+    Arc,
+    atomic::{AtomicBool, Ordering},
+};
 
 use futures::{Stream, StreamExt};
 use kube::Resource;
@@ -17,12 +20,15 @@ use crate::{fifo::DeltaFifo, source::Event};
 /// Source errors and objects the FIFO refuses go to `reporter`; the source is
 /// expected to retry by itself, so an error never ends the pump. `progress`
 /// is notified after each event so the writer can notice a FIFO that became
-/// synced without anything to pop (an empty initial list).
+/// synced without anything to pop (an empty initial list). `relisted` is
+/// set after each complete relist, for the writer to restart its resync
+/// check timer.
 pub(crate) async fn pump<K, S>(
     events: S,
     fifo: &DeltaFifo<K>,
     reporter: &ErrorReporter,
     progress: &Notify,
+    relisted: &AtomicBool,
 ) where
     K: Resource + Send + Sync + 'static,
     S: Stream<Item = Result<Event<K>, Error>>,
@@ -32,8 +38,11 @@ pub(crate) async fn pump<K, S>(
     while let Some(item) = events.next().await {
         match item {
             Ok(event) => {
-                if let Err(error) = feed(fifo, event, &mut listed) {
-                    reporter.report(Error::Queue(Arc::new(error)));
+                let list_done = matches!(event, Event::ListDone { .. });
+                match feed(fifo, event, &mut listed) {
+                    Ok(()) if list_done => relisted.store(true, Ordering::Relaxed),
+                    Ok(()) => {}
+                    Err(error) => reporter.report(Error::Queue(Arc::new(error))),
                 }
             }
             Err(error) => reporter.report(error),

@@ -38,6 +38,15 @@ impl ResyncTimer {
         }
     }
 
+    /// Starts the period over from `now`: client-go's reflector restarts its
+    /// resync timer after every list, so the first check after a relist
+    /// comes one full period after it (L3).
+    pub(crate) fn restart(&mut self, now: Instant) {
+        if self.next.is_some() {
+            self.next = Some(now + self.period);
+        }
+    }
+
     /// Waits until the timer is due, then does what [`due`](Self::due) does
     /// and returns the time. Pending forever when the timer is off. Cancel
     /// safe: nothing changes until it completes.

@@ -6,7 +6,13 @@
 //! two batches, so a late subscriber's replay is taken at one consistent
 //! point (L1) and a resync round never splits a key's batch.
 
-use std::{mem, sync::Arc};
+use std::{
+    mem,
+    sync::{
+        Arc,
+        atomic::{AtomicBool, Ordering},
+    },
+};
 
 use kube::Resource;
 use tokio::sync::{Notify, mpsc};
@@ -60,14 +66,15 @@ where
         } = &mut teardown;
         distributor.mark_started();
         let progress = Notify::new();
+        let relisted = AtomicBool::new(false);
         let source = async {
-            pump(events, &core.fifo, &core.reporter, &progress).await;
+            pump(events, &core.fifo, &core.reporter, &progress, &relisted).await;
             // Closing lets the writer drain what is queued, then end.
             core.fifo.close();
             progress.notify_one();
             std::future::pending::<()>().await;
         };
-        let writer = write(&core, distributor, requests, &progress);
+        let writer = write(&core, distributor, requests, &progress, &relisted);
         tokio::select! {
             biased;
             () = core.stop.cancelled() => tracing::info!("informer stopped"),
@@ -89,6 +96,7 @@ async fn write<K>(
     distributor: &mut Distributor<K>,
     requests: &mut mpsc::UnboundedReceiver<SubscribeRequest<K>>,
     progress: &Notify,
+    relisted: &AtomicBool,
 ) where
     K: Resource + Send + Sync + 'static,
 {
@@ -103,6 +111,11 @@ async fn write<K>(
             register(core, distributor, request);
         }
         let now = tokio::time::Instant::now();
+        // As client-go's reflector does, a relist starts the resync check
+        // period over (L3).
+        if relisted.swap(false, Ordering::Relaxed) {
+            timer.restart(now);
+        }
         if timer.due(now) {
             resync_round(core, distributor, now);
         }
