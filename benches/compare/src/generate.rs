@@ -122,7 +122,9 @@ fn new_object(index: usize, resource_version: u64, rng: &mut StdRng) -> Object {
             rng.random::<u64>() & 0xffff_ffff_ffff
         ),
         created: timestamp(resource_version),
-        checksum: (0..4).map(|_| format!("{:016x}", rng.random::<u64>())).collect(),
+        checksum: (0..4)
+            .map(|_| format!("{:016x}", rng.random::<u64>()))
+            .collect(),
         data: (0..DATA_KEYS.len())
             .map(|_| random_text(rng, 40, 200))
             .collect(),
@@ -201,16 +203,15 @@ fn render(object: &Object) -> Value {
 
 /// A managedFields set: `{"f:<name>": {}}` for each name.
 fn field_set<'a>(names: impl Iterator<Item = &'a str>) -> Value {
-    Value::Object(
-        names
-            .map(|name| (format!("f:{name}"), json!({})))
-            .collect(),
-    )
+    Value::Object(names.map(|name| (format!("f:{name}"), json!({}))).collect())
 }
 
 fn random_text(rng: &mut StdRng, min: usize, max: usize) -> String {
     let len = rng.random_range(min..=max);
-    rng.sample_iter(Alphanumeric).take(len).map(char::from).collect()
+    rng.sample_iter(Alphanumeric)
+        .take(len)
+        .map(char::from)
+        .collect()
 }
 
 /// An RFC 3339 time that moves forward one second per ten resource versions.
@@ -280,12 +281,24 @@ mod tests {
         assert_eq!(first.metadata.annotations.as_ref().unwrap().len(), 3);
         assert!(!first.metadata.managed_fields.as_ref().unwrap().is_empty());
         let per_object = bytes.len() / (20 + 30 + 2);
-        assert!((1500..4000).contains(&per_object), "{per_object} bytes per object");
+        assert!(
+            (1500..4000).contains(&per_object),
+            "{per_object} bytes per object"
+        );
 
         let versions: Vec<u64> = workload
             .events
             .iter()
-            .map(|event| event.object.metadata.resource_version.as_ref().unwrap().parse().unwrap())
+            .map(|event| {
+                event
+                    .object
+                    .metadata
+                    .resource_version
+                    .as_ref()
+                    .unwrap()
+                    .parse()
+                    .unwrap()
+            })
             .collect();
         assert!(versions.windows(2).all(|pair| pair[0] < pair[1]));
         assert!(versions[0] > 20);

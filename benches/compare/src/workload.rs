@@ -235,9 +235,6 @@ mod tests {
             Workload::parse(bad.as_bytes()),
             Err(WorkloadError::NoInitialList)
         ));
-        assert!(matches!(
-            Workload::parse(b""),
-            Err(WorkloadError::Empty)
-        ));
+        assert!(matches!(Workload::parse(b""), Err(WorkloadError::Empty)));
     }
 }

@@ -74,8 +74,10 @@ impl Runner for KubeRuntime {
                 yield Ok(to_watcher_event(event));
             }
         };
-        let events: futures::stream::BoxStream<'static, watcher::Result<watcher::Event<ConfigMap>>> =
-            events.boxed();
+        let events: futures::stream::BoxStream<
+            'static,
+            watcher::Result<watcher::Event<ConfigMap>>,
+        > = events.boxed();
         tokio::spawn(
             events
                 .reflect_shared(writer)
