@@ -30,11 +30,29 @@ def load(path):
         return [json.loads(line) for line in lines if line.strip()]
 
 
+def medians(runs):
+    """One run per configuration: the one with the median time, carrying the
+    number of runs and the fastest and slowest events/s seen."""
+    groups = defaultdict(list)
+    for run in runs:
+        key = (run["runner"], run["objects"], run["updates"], run["subscribers"], run["slow"])
+        groups[key].append(run)
+    chosen = []
+    for group in groups.values():
+        group.sort(key=lambda run: run["seconds"])
+        median = dict(group[(len(group) - 1) // 2])
+        median["repeats"] = len(group)
+        median["eps_min"] = min(run["events_per_second"] for run in group)
+        median["eps_max"] = max(run["events_per_second"] for run in group)
+        chosen.append(median)
+    return chosen
+
+
 def throughput_table(runs, objects):
     rows = [
-        "| S | runner | events/s | time (s) | vs client-go | vs floor | notifications per subscriber "
-        "| peak RSS (MiB) | peak − before (MiB) | bytes per cached object |",
-        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| S | runner | events/s (median) | spread over runs | time (s) | vs client-go | vs floor "
+        "| notifications per subscriber | peak RSS (MiB) | peak − before (MiB) | bytes per cached object |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     by_s = defaultdict(dict)
     for run in runs:
@@ -51,7 +69,8 @@ def throughput_table(runs, objects):
             eps = run["events_per_second"]
             per_object = run["bytes_per_object"]
             rows.append(
-                f"| {subscribers} | {LABELS[runner]} | {eps:,.0f} | {run['seconds']:.3f} "
+                f"| {subscribers} | {LABELS[runner]} | {eps:,.0f} "
+                f"| {run['eps_min']:,.0f}–{run['eps_max']:,.0f} ({run['repeats']} runs) | {run['seconds']:.3f} "
                 f"| {ratio(eps, go)} | {ratio(eps, floor)} | {run['deliveries_per_subscriber']:,} "
                 f"| {mib(run['peak_rss'])} | {mib(run['peak_rss'] - run['rss_before'])} | {per_object:,.0f} |"
             )
@@ -163,7 +182,9 @@ def markdown(runs, meta, pairs):
         "resourceVersion and data size). *Quiescence*: every subscriber has seen everything "
         "it will be told. events/s = (N + U + D) / clocked time. The clock runs over the "
         "initial list up to quiescence, stops while memory is read, then runs over the "
-        "updates and deletes up to quiescence.",
+        "updates and deletes up to quiescence. Every run is a fresh process. Runs without a "
+        "slow subscriber are repeated; the tables show the run with the median time and the "
+        "spread of events/s over the repeats.",
         "",
         "Memory: resident size from `/proc/self/status`. *bytes per cached object* = "
         "(VmRSS after the initial list − VmRSS before it) / N, after handing free pages back "
@@ -187,7 +208,7 @@ def markdown(runs, meta, pairs):
         "",
         "Subscriber 0 sleeps 1 ms after each notification (tokio::time::sleep in Rust, "
         "time.Sleep in Go). The run ends when the other three have seen everything; "
-        "*delay* = their time with the slow one / their time in the same run without it. "
+        "*delay* = their time with the slow one / their time in the median run without it. "
         "The slow one's backlog is what it had still to see at that moment. A delay below 1× "
         "is not a mistake: while the slow subscriber holds its backlog, the objects the "
         "updates replace stay alive, so nobody pays for freeing them during the run. Rust "
@@ -242,7 +263,7 @@ def main():
     parser.add_argument("--markdown", required=True)
     parser.add_argument("--plot", required=True)
     args = parser.parse_args()
-    runs = load(args.results)
+    runs = medians(load(args.results))
     with open(args.meta) as meta_file:
         meta = json.load(meta_file)
     pairs = slow_pairs(runs)
