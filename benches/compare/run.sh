@@ -2,8 +2,8 @@
 # Side-by-side benchmark: builds every runner, generates the shared workload,
 # runs one runner at a time and writes BENCHMARKS.md and benches/compare/plot.png.
 #
-#   bash benches/compare/run.sh           # N = 10,000 and 100,000
-#   bash benches/compare/run.sh --quick   # N = 10,000 only, small U: a few minutes
+#   bash benches/compare/run.sh           # N = 10,000 and 100,000 (about 17 minutes on 2 cores)
+#   bash benches/compare/run.sh --quick   # N = 10,000 only, small U (about 5 minutes)
 #
 # Runners: (a) kube-informer's Informer (skipped until it exists),
 # (b) kube-runtime's shared reflector, (c) client-go's shared informer,
