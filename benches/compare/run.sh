@@ -5,7 +5,8 @@
 #   bash benches/compare/run.sh           # N = 10,000 and 100,000 (about 17 minutes on 2 cores)
 #   bash benches/compare/run.sh --quick   # N = 10,000 only, small U (about 5 minutes)
 #
-# Runners: (a) kube-informer's Informer (skipped until it exists),
+# Runners: (a) kube-informer's Informer (`ours`; in the slow variant also
+# `ours-coalesce`, the slow subscriber on Lag::Coalesce),
 # (b) kube-runtime's shared reflector, (c) client-go's shared informer,
 # (d) the floor. Each prints one JSON line; report.py turns them into the page.
 set -euo pipefail
@@ -39,17 +40,9 @@ slow_subscribers=4
 seed=1
 
 # ---- build -----------------------------------------------------------------
-# Runner (a) needs kube-informer's Informer; the `ours` feature brings the crate
-# in once the type exists. `run ours` exits with 3 while runner (a) is not
-# written, and the runs below then skip it with a note.
-features=()
-if grep -rqsE 'pub struct Informer\b' "$root/src/informer"; then
-  features=(--features ours)
-fi
 echo "== building the Rust runners (release)"
-cargo build --release -p kube-informer-compare "${features[@]}"
+cargo build --release -p kube-informer-compare
 rust_bin="$CARGO_TARGET_DIR/release/kube-informer-compare"
-ours_note=""
 
 echo "== building the client-go runner"
 (cd "$here/go" && go build -o "$work/client-go-runner" .)
@@ -74,21 +67,13 @@ load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
 run_one() { # runner workload subscribers [--slow]
   local runner=$1 file=$2 subscribers=$3 slow=${4:-}
   local line status=0
-  if [[ $runner == ours && -n $ours_note ]]; then return 0; fi
   echo "-- $runner S=$subscribers ${slow:+slow }$(basename "$file")" >&2
   case $runner in
-    ours)
-      line="$("$rust_bin" run ours --workload "$file" --subscribers "$subscribers" $slow 2>/dev/null)" || status=$? ;;
-    kube-runtime | floor)
+    ours | ours-coalesce | kube-runtime | floor)
       line="$("$rust_bin" run "$runner" --workload "$file" --subscribers "$subscribers" $slow)" || status=$? ;;
     client-go)
       line="$("$go_bin" -workload "$file" -subscribers "$subscribers" ${slow:+-slow})" || status=$? ;;
   esac
-  if [[ $runner == ours && $status -eq 3 ]]; then
-    ours_note="runner (a) skipped: Informer not built yet"
-    echo "$ours_note"
-    return 0
-  fi
   if [[ $status -ne 0 ]]; then
     echo "   $runner failed (exit $status); no figures recorded" >&2
     return 0
@@ -120,8 +105,29 @@ for updates in "${slow_updates[@]}"; do
     fi
     run_one "$runner" "$file" "$slow_subscribers" --slow
   done
+  # Runner (a) again with the slow subscriber on Lag::Coalesce; its baseline
+  # is runner (a)'s run without a slow subscriber (nobody lags there).
+  run_one ours-coalesce "$file" "$slow_subscribers" --slow
 done
 load_after="$(cut -d' ' -f1-3 /proc/loadavg)"
+
+# ---- real kube-apiserver (optional) ----------------------------------------
+# Only when the e2e harness's etcd and kube-apiserver are already built: time
+# from creating 2,000 ConfigMaps until all 4 subscribers have seen them, ours
+# against client-go, each on a fresh namespace of one throwaway cluster.
+apiserver_results="$work/apiserver-$mode.jsonl"
+: >"$apiserver_results"
+source "$root/e2e/versions.sh"
+if [[ -x $KUBE_APISERVER_BIN && -x $ETCD_BIN ]]; then
+  echo "== real kube-apiserver: 2,000 ConfigMaps, S = 4"
+  KUBE_INFORMER_E2E_NOCACHE_APISERVER=0 bash "$root/e2e/cluster.sh" run -- bash -c '
+    for _ in 1 2 3; do
+      "$1" apiserver --kubeconfig "$KUBE_INFORMER_E2E_KUBECONFIG" --objects 2000 --subscribers 4 >>"$3" || echo "   ours failed" >&2
+      "$2" -apiserver-kubeconfig "$KUBE_INFORMER_E2E_KUBECONFIG" -objects 2000 -subscribers 4 >>"$3" || echo "   client-go failed" >&2
+    done' _ "$rust_bin" "$go_bin" "$apiserver_results" || echo "   the cluster run failed; no apiserver figures" >&2
+else
+  echo "== e2e binaries not cached in $E2E_BIN_DIR: skipping the real kube-apiserver step"
+fi
 
 # ---- report ----------------------------------------------------------------
 venv="$HOME/.cache/kube-informer/venv"
@@ -149,11 +155,11 @@ json.dump({
     "client_go": "$client_go_version",
     "load_before": "$load_before",
     "load_after": "$load_after",
-    "ours_note": "$ours_note",
 }, open(sys.argv[1], "w"), indent=1)
 EOF
 
 "$venv/bin/python" "$here/report.py" \
   --results "$results" --meta "$meta" \
-  --markdown "$root/BENCHMARKS.md" --plot "$here/plot.png"
+  --markdown "$root/BENCHMARKS.md" --plot "$here/plot.png" --notes "$here/NOTES.md" \
+  --apiserver "$apiserver_results"
 echo "== wrote $root/BENCHMARKS.md and $here/plot.png"

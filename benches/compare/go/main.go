@@ -20,9 +20,21 @@ func main() {
 	subscriberCount := flag.Int("subscribers", 1, "number of event handlers")
 	slow := flag.Bool("slow", false, "handler 0 sleeps 1 ms per notification")
 	timeout := flag.Duration("timeout", 900*time.Second, "give up when a wait lasts longer")
+	apiserverKubeconfig := flag.String("apiserver-kubeconfig", "", "measure against this cluster instead of a workload file")
+	objects := flag.Int("objects", 2000, "with -apiserver-kubeconfig: ConfigMaps to create")
 	flag.Parse()
+	if *apiserverKubeconfig != "" {
+		report, err := runAgainstAPIServer(*apiserverKubeconfig, *objects, *subscriberCount, *timeout)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "client-go apiserver run failed: %v\n", err)
+			os.Exit(1)
+		}
+		line, _ := json.Marshal(report)
+		fmt.Println(string(line))
+		os.Exit(0)
+	}
 	if *workloadPath == "" || *subscriberCount < 1 || (*slow && *subscriberCount < 2) {
-		fmt.Fprintln(os.Stderr, "usage: client-go-runner -workload FILE -subscribers S [-slow] (S >= 2 with -slow)")
+		fmt.Fprintln(os.Stderr, "usage: client-go-runner -workload FILE -subscribers S [-slow] (S >= 2 with -slow)\n   or: client-go-runner -apiserver-kubeconfig FILE [-objects 2000] [-subscribers 4]")
 		os.Exit(2)
 	}
 	report, err := run(*workloadPath, *subscriberCount, *slow, *timeout)

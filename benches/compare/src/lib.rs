@@ -6,6 +6,8 @@
 //! runner is the Go module in `go/`.
 #![warn(missing_docs, missing_debug_implementations, rust_2018_idioms)]
 
+#[cfg(feature = "ours")]
+pub mod apiserver;
 pub mod drive;
 pub mod generate;
 pub mod memory;

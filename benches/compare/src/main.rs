@@ -3,11 +3,13 @@
 //! ```text
 //! kube-informer-compare generate --objects N --updates U [--delete-percent 10] [--seed 1] --out FILE
 //! kube-informer-compare run RUNNER --workload FILE --subscribers S [--slow] [--timeout-secs 900]
+//! kube-informer-compare apiserver --kubeconfig FILE [--objects 2000] [--subscribers 4] [--timeout-secs 300]
 //! ```
 //!
-//! RUNNER is `floor`, `kube-runtime` or `ours`. `run` prints one JSON line.
+//! RUNNER is `floor`, `kube-runtime`, `ours` or `ours-coalesce` (the slow
+//! subscriber on `Lag::Coalesce`). `run` prints one JSON line.
 //! Exit status: 0 on success, 1 on a failed run, 2 on bad arguments,
-//! 3 when the runner is not built (runner (a) before the Informer exists).
+//! 3 when the runner is not built (runner (a) without the `ours` feature).
 
 use kube_informer_compare::{
     drive::{self, Options, Runner},
@@ -18,13 +20,15 @@ use std::{collections::HashMap, io::BufWriter, path::PathBuf, process::ExitCode,
 
 const USAGE: &str = "usage:
   kube-informer-compare generate --objects N --updates U [--delete-percent 10] [--seed 1] --out FILE
-  kube-informer-compare run (floor|kube-runtime|ours) --workload FILE --subscribers S [--slow] [--timeout-secs 900]";
+  kube-informer-compare run (floor|kube-runtime|ours|ours-coalesce) --workload FILE --subscribers S [--slow] [--timeout-secs 900]
+  kube-informer-compare apiserver --kubeconfig FILE [--objects 2000] [--subscribers 4] [--timeout-secs 300]";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("generate") => generate_command(&args[1..]),
         Some("run") if args.len() >= 2 => run_command(&args[1], &args[2..]),
+        Some("apiserver") => apiserver_command(&args[1..]),
         _ => usage_error("missing command"),
     }
 }
@@ -80,15 +84,70 @@ fn run_command(runner: &str, args: &[String]) -> ExitCode {
     match runner {
         "floor" => measure::<Floor>(&options),
         "kube-runtime" => measure::<KubeRuntime>(&options),
-        "ours" => ours(&options),
+        "ours" => ours(&options, false),
+        "ours-coalesce" => ours(&options, true),
         other => usage_error(&format!("unknown runner {other}")),
     }
 }
 
-/// Runner (a) waits for the Informer: once `runners/ours.rs` implements
-/// `Runner`, this becomes `measure::<Ours>(options)`.
-fn ours(_options: &Options) -> ExitCode {
-    eprintln!("runner (a) skipped: Informer not built yet");
+/// Runner (a) exists only when built with `--features ours`.
+#[cfg(feature = "ours")]
+fn ours(options: &Options, coalesce: bool) -> ExitCode {
+    use kube_informer_compare::runners::ours::{Ours, OursCoalesce};
+    if coalesce {
+        measure::<OursCoalesce>(options)
+    } else {
+        measure::<Ours>(options)
+    }
+}
+
+#[cfg(not(feature = "ours"))]
+fn ours(_options: &Options, _coalesce: bool) -> ExitCode {
+    eprintln!("runner (a) skipped: built without the `ours` feature");
+    ExitCode::from(3)
+}
+
+#[cfg(feature = "ours")]
+fn apiserver_command(args: &[String]) -> ExitCode {
+    use kube_informer_compare::apiserver::{ApiserverOptions, measure};
+    let flags = match Flags::parse(args) {
+        Ok(flags) => flags,
+        Err(message) => return usage_error(&message),
+    };
+    let options = (|| -> Result<ApiserverOptions, String> {
+        Ok(ApiserverOptions {
+            kubeconfig: PathBuf::from(flags.text("kubeconfig")?),
+            objects: flags.number("objects", Some(2000))?,
+            subscribers: flags.number("subscribers", Some(4))?,
+            timeout: Duration::from_secs(flags.number("timeout-secs", Some(300))? as u64),
+        })
+    })();
+    let options = match options {
+        Ok(options) => options,
+        Err(message) => return usage_error(&message),
+    };
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("cannot start the tokio runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(measure(&options)) {
+        Ok(line) => {
+            println!("{line}");
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("apiserver run failed: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(not(feature = "ours"))]
+fn apiserver_command(_args: &[String]) -> ExitCode {
+    eprintln!("the apiserver command needs the `ours` feature");
     ExitCode::from(3)
 }
 

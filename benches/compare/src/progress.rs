@@ -95,6 +95,11 @@ impl Progress {
         }
     }
 
+    /// Whether this is the slow subscriber of the slow variant.
+    pub fn is_slow(&self) -> bool {
+        self.slow
+    }
+
     /// The slow subscriber's pause after each notification; nothing for the others.
     pub async fn pace(&self) {
         if self.slow {

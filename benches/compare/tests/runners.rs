@@ -106,3 +106,51 @@ async fn a_missing_workload_is_an_error() {
     .unwrap_err();
     assert!(error.to_string().starts_with("cannot read workload"));
 }
+
+#[cfg(feature = "ours")]
+mod ours {
+    use super::*;
+    use kube_informer_compare::runners::ours::{Ours, OursCoalesce};
+
+    #[tokio::test]
+    async fn ours_delivers_every_event_to_every_subscriber() {
+        let file = workload_file("ours");
+        let report = drive::<Ours>(&options(file.0.clone(), 3, false))
+            .await
+            .unwrap();
+        assert_eq!(report.runner, "ours");
+        assert_eq!(report.events, 520);
+        assert_eq!(report.deliveries_per_subscriber, 520);
+        assert!(report.rss_after_list.is_some());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn ours_on_a_multi_thread_runtime_reaches_quiescence() {
+        let file = workload_file("ours-mt");
+        let report = drive::<Ours>(&options(file.0.clone(), 4, false))
+            .await
+            .unwrap();
+        assert_eq!(report.deliveries_per_subscriber, 520);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn ours_slow_variant_finishes_the_fast_subscribers() {
+        let file = workload_file("ours-slow");
+        let report = drive::<Ours>(&options(file.0.clone(), 3, true))
+            .await
+            .unwrap();
+        assert!(report.slow);
+        let backlog = report.slow_backlog.unwrap();
+        assert!(backlog <= report.deliveries_per_subscriber);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn ours_coalesce_slow_variant_finishes_the_fast_subscribers() {
+        let file = workload_file("ours-coalesce");
+        let report = drive::<OursCoalesce>(&options(file.0.clone(), 3, true))
+            .await
+            .unwrap();
+        assert_eq!(report.runner, "ours-coalesce");
+        assert!(report.slow_backlog.is_some());
+    }
+}

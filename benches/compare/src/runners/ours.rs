@@ -1,18 +1,118 @@
-//! Runner (a): this crate's `Informer`, built with `Informer::builder_from_stream`.
+//! Runner (a): this crate's `Informer`, built with
+//! `Informer::builder_from_stream` and fed the workload as source events:
+//! `ListStart`, one `Listed` per list item, `ListDone` with the list's
+//! resourceVersion, then `Modified` / `Deleted` per watch event.
 //!
-//! Not written yet: the `Informer` does not exist. When it does, this module
-//! implements `crate::drive::Runner` for it, as the other runners do:
-//!
-//! - the feed stream yields `source::Event::ListStart`, one `Listed` per list
-//!   item, `ListDone` with the list's resourceVersion, then `Modified` /
-//!   `Deleted` per watch event, waiting on `Feed::opened` before each phase;
-//! - one `subscribe(SubscribeOptions::default())` per `Progress`, each
-//!   drained by a task that calls `observe` then `pace`;
-//! - `targets`: N after the list, N + U after the updates, N + U + D at the
-//!   end (every notification reaches every subscriber);
-//! - `run()` spawned on the runtime;
-//! - `main.rs` dispatches `run ours` to `drive::<Ours>`.
-//!
-//! `run.sh` builds with `--features ours` (which brings in kube-informer) as
-//! soon as `src/informer/` defines `pub struct Informer`, and skips runner (a)
-//! with a note while `run ours` exits with status 3, as it does until then.
+//! Every subscriber is one `subscribe` drained by a task that calls
+//! `observe` then `pace`; each sees every event (N + U + D notifications).
+//! Two variants differ only in the slow subscriber's lag policy:
+//! [`Ours`] keeps the default `Lag::Unbounded` for everyone, and
+//! [`OursCoalesce`] subscribes the slow subscriber with `Lag::Coalesce`, so
+//! its queue keeps only the newest state per key (it is then told fewer
+//! notifications than the others, and its backlog in the report is counted
+//! against N + U + D all the same).
+
+use crate::{
+    drive::{Feed, Phase, Runner},
+    progress::{Progress, Targets},
+    workload::{Counts, EventKind, Phases, WatchEvent},
+};
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube_informer::{Informer, Lag, SubscribeOptions, source::Event};
+use std::convert::Infallible;
+
+/// Runner (a) with every subscriber on the default `Lag::Unbounded`.
+#[derive(Debug)]
+pub struct Ours;
+
+/// Runner (a) with the slow subscriber (if any) on `Lag::Coalesce`.
+#[derive(Debug)]
+pub struct OursCoalesce;
+
+impl Runner for Ours {
+    const NAME: &'static str = "ours";
+
+    fn targets(counts: Counts) -> Targets {
+        every_event(counts)
+    }
+
+    fn start(phases: Phases, subscribers: Vec<Progress>, feed: Feed) {
+        start(phases, subscribers, feed, Lag::Unbounded);
+    }
+}
+
+impl Runner for OursCoalesce {
+    const NAME: &'static str = "ours-coalesce";
+
+    fn targets(counts: Counts) -> Targets {
+        every_event(counts)
+    }
+
+    fn start(phases: Phases, subscribers: Vec<Progress>, feed: Feed) {
+        start(phases, subscribers, feed, Lag::Coalesce);
+    }
+}
+
+fn every_event(counts: Counts) -> Targets {
+    Targets {
+        list: counts.listed,
+        updates: counts.listed + counts.applied,
+        last: counts.total(),
+    }
+}
+
+/// Builds the informer, subscribes everyone, then spawns `run`. `slow_lag`
+/// applies to the slow subscriber only.
+fn start(phases: Phases, subscribers: Vec<Progress>, mut feed: Feed, slow_lag: Lag) {
+    let events = async_stream::stream! {
+        feed.opened(Phase::List).await;
+        yield Ok::<_, Infallible>(Event::ListStart);
+        for object in phases.list {
+            yield Ok(Event::Listed(object));
+        }
+        yield Ok(Event::ListDone { resource_version: phases.list_resource_version });
+        feed.opened(Phase::Updates).await;
+        for event in phases.updates {
+            yield Ok(to_source_event(event));
+        }
+        feed.opened(Phase::Deletes).await;
+        for event in phases.deletes {
+            yield Ok(to_source_event(event));
+        }
+    };
+    let informer = Informer::<ConfigMap>::builder_from_stream(events).build();
+    for mut progress in subscribers {
+        let lag = if progress.is_slow() {
+            slow_lag
+        } else {
+            Lag::Unbounded
+        };
+        let mut subscription = informer
+            .subscribe(SubscribeOptions::default().lag(lag))
+            .expect("an informer that has not run yet accepts subscribers");
+        tokio::spawn(async move {
+            while let Some(notification) = subscription.next().await {
+                progress.observe(notification.object());
+                progress.pace().await;
+            }
+        });
+    }
+    // The informer stops when its last handle is dropped, so this task holds
+    // one until the source has ended and everything queued was handed out.
+    tokio::spawn(async move {
+        let run = informer.run();
+        if let Err(error) = run.await {
+            eprintln!("informer stopped with an error: {error}");
+        }
+        drop(informer);
+    });
+}
+
+fn to_source_event(event: WatchEvent) -> Event<ConfigMap> {
+    match event.kind {
+        EventKind::Added => Event::Added(event.object),
+        EventKind::Modified => Event::Modified(event.object),
+        EventKind::Deleted => Event::Deleted(event.object),
+    }
+}
