@@ -129,13 +129,14 @@ async fn measure_in(
         .try_collect::<()>()
         .await?;
     let created = started.elapsed();
-    for watch in &mut counts {
+    for index in 0..counts.len() {
         let reached = tokio::time::timeout(
             options.timeout,
-            watch.wait_for(|seen| *seen >= options.objects),
+            counts[index].wait_for(|seen| *seen >= options.objects),
         )
-        .await;
-        if !matches!(reached, Ok(Ok(_))) {
+        .await
+        .is_ok_and(|outcome| outcome.is_ok());
+        if !reached {
             return Err(ApiserverError::Stalled {
                 seen: counts.iter().map(|w| *w.borrow()).min().unwrap_or(0),
                 target: options.objects,

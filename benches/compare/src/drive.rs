@@ -167,6 +167,7 @@ pub async fn drive<R: Runner>(options: &Options) -> Result<Report, DriveError> {
         rss_after_list: after_list,
         peak_rss: peak,
         slow_backlog: slow_seen.map(|seen| targets.last.saturating_sub(seen)),
+        slow_queued: options.slow.then(|| watches[0].queued()).flatten(),
     })
 }
 

@@ -7,11 +7,21 @@
 //! the same.
 
 use k8s_openapi::api::core::v1::ConfigMap;
-use std::{hint::black_box, time::Duration};
+use std::{
+    hint::black_box,
+    sync::{
+        Arc,
+        atomic::{AtomicU64, Ordering},
+    },
+    time::Duration,
+};
 use tokio::sync::watch;
 
 /// How long the slow subscriber of the slow variant sleeps per notification.
 pub const SLOW_SUBSCRIBER_PAUSE: Duration = Duration::from_millis(1);
+
+/// What [`ProgressWatch::queued`] holds until a runner records a length.
+const NOT_REPORTED: u64 = u64::MAX;
 
 /// Deliveries one subscriber must have seen at the end of each phase.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,12 +43,14 @@ pub struct Progress {
     slow: bool,
     touched: u64,
     published: watch::Sender<u64>,
+    queued: Arc<AtomicU64>,
 }
 
 /// The driver's half: waits until a subscriber has seen enough.
 #[derive(Debug, Clone)]
 pub struct ProgressWatch {
     published: watch::Receiver<u64>,
+    queued: Arc<AtomicU64>,
     /// Whether this subscriber sleeps per notification.
     pub slow: bool,
 }
@@ -57,6 +69,7 @@ pub struct SubscriberEnded {
 /// A connected pair for one subscriber.
 pub fn progress(targets: Targets, slow: bool) -> (Progress, ProgressWatch) {
     let (published, receiver) = watch::channel(0);
+    let queued = Arc::new(AtomicU64::new(NOT_REPORTED));
     (
         Progress {
             seen: 0,
@@ -65,9 +78,11 @@ pub fn progress(targets: Targets, slow: bool) -> (Progress, ProgressWatch) {
             slow,
             touched: 0,
             published,
+            queued: Arc::clone(&queued),
         },
         ProgressWatch {
             published: receiver,
+            queued,
             slow,
         },
     )
@@ -93,6 +108,12 @@ impl Progress {
             self.next_milestone += 1;
             self.published.send_replace(self.seen);
         }
+    }
+
+    /// Records how many notifications wait in this subscriber's queue, for
+    /// runners whose subscription can tell (runner (a)).
+    pub fn set_queued(&self, queued: usize) {
+        self.queued.store(queued as u64, Ordering::Relaxed);
     }
 
     /// Whether this is the slow subscriber of the slow variant.
@@ -128,6 +149,11 @@ impl ProgressWatch {
             seen: *self.published.borrow(),
             target,
         })
+    }
+
+    /// The queue length last recorded with [`Progress::set_queued`], if any.
+    pub fn queued(&self) -> Option<u64> {
+        Some(self.queued.load(Ordering::Relaxed)).filter(|queued| *queued != NOT_REPORTED)
     }
 
     /// The count last published (milestones only, or the final count).

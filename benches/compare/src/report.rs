@@ -34,6 +34,9 @@ pub struct Report {
     pub peak_rss: u64,
     /// Slow variant: notifications the slow subscriber had yet to see when the others were done.
     pub slow_backlog: Option<u64>,
+    /// Slow variant, runner (a) only: notifications waiting in the slow
+    /// subscriber's queue when the others were done (`Subscription::pending`).
+    pub slow_queued: Option<u64>,
 }
 
 impl Report {
@@ -80,6 +83,7 @@ mod tests {
             rss_after_list: Some(1_100_000),
             peak_rss: 1_200_000,
             slow_backlog: None,
+            slow_queued: None,
         };
         let json = report.to_json();
         assert_eq!(json["events_per_second"], 320.0);

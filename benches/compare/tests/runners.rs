@@ -142,6 +142,7 @@ mod ours {
         assert!(report.slow);
         let backlog = report.slow_backlog.unwrap();
         assert!(backlog <= report.deliveries_per_subscriber);
+        assert!(report.slow_queued.is_some());
     }
 
     #[tokio::test(start_paused = true)]
@@ -152,5 +153,8 @@ mod ours {
             .unwrap();
         assert_eq!(report.runner, "ours-coalesce");
         assert!(report.slow_backlog.is_some());
+        // At most two queued notifications per key (200 keys here).
+        let queued = report.slow_queued.expect("runner (a) reports its queue");
+        assert!(queued <= 2 * 200, "{queued} queued");
     }
 }

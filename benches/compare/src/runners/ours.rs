@@ -94,6 +94,10 @@ fn start(phases: Phases, subscribers: Vec<Progress>, mut feed: Feed, slow_lag: L
         tokio::spawn(async move {
             while let Some(notification) = subscription.next().await {
                 progress.observe(notification.object());
+                if progress.is_slow() {
+                    // Its queue length is the pending memory the report shows.
+                    progress.set_queued(subscription.pending());
+                }
                 progress.pace().await;
             }
         });
