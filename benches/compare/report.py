@@ -180,7 +180,7 @@ def apiserver_section(runs):
         "The API server's create rate bounds both; *lag after the last create* is the time "
         "between the last create's response and the last subscriber's notification.",
         "",
-        "| runner | runs | time to all seen (s) | creates alone (s) | lag after the last create (ms) |",
+        "| runner | runs | time to all seen (s) | creates alone (s) | lag after the last create (µs) |",
         "|---|---:|---:|---:|---:|",
     ]
     for runner in ["ours", "client-go"]:
@@ -189,10 +189,10 @@ def apiserver_section(runs):
             continue
         total = [run["seconds"] for run in mine]
         create = [run["create_seconds"] for run in mine]
-        lag = [run["lag_after_last_create_seconds"] * 1000 for run in mine]
+        lag = [run["lag_after_last_create_seconds"] * 1e6 for run in mine]
         parts.append(
             f"| {LABELS[runner]} | {len(mine)} | {statistics.median(total):.3f} ({min(total):.3f}–{max(total):.3f}) "
-            f"| {statistics.median(create):.3f} | {statistics.median(lag):.1f} ({min(lag):.1f}–{max(lag):.1f}) |"
+            f"| {statistics.median(create):.3f} | {statistics.median(lag):,.0f} ({min(lag):,.0f}–{max(lag):,.0f}) |"
         )
     parts.append("")
     return "\n".join(parts)
@@ -276,6 +276,8 @@ def markdown(runs, meta, pairs):
         f"- kube-runtime {meta['kube_runtime']} (feature `unstable-runtime-subscribe`); client-go {meta['client_go']}",
         f"- Runners measured: {', '.join(LABELS[r] for r in measured)}",
     ]
+    for note in meta.get("notes", []):
+        parts.append(f"- {note}")
     if meta.get("ours_note"):
         parts.append(f"- **{meta['ours_note']}.** No figures are shown for it; the other runners are measured as usual.")
     parts += [

@@ -164,7 +164,14 @@ async fn main() {
         .nth(1)
         .and_then(|arg| arg.parse().ok())
         .unwrap_or(10_000);
+    let before = live();
+    let one = Arc::new(ConfigMap::default());
+    let arc_cost = live() - before - std::mem::size_of::<ConfigMap>() as isize;
+    drop(one);
     println!("N = {n}; live heap added per cached object (bytes):");
+    println!(
+        "  of which moving the object into an Arc (counts, malloc header, rounding): {arc_cost}"
+    );
     println!(
         "  floor HashMap<String, Arc<ConfigMap>>: {:.0}",
         floor(objects(n))

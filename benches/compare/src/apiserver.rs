@@ -83,7 +83,9 @@ pub async fn measure(options: &ApiserverOptions) -> Result<Value, ApiserverError
         .await?;
     let result = measure_in(client, &namespace, options).await;
     // Leave the cluster as found, whatever happened.
-    let _ = namespaces.delete(&namespace, &DeleteParams::default()).await;
+    let _ = namespaces
+        .delete(&namespace, &DeleteParams::default())
+        .await;
     result
 }
 
