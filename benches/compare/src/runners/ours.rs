@@ -22,35 +22,35 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use kube_informer::{Informer, Lag, SubscribeOptions, source::Event};
 use std::convert::Infallible;
 
-/// Runner (a) with every subscriber on the default `Lag::Unbounded`.
+/// Runner (a); `COALESCE_SLOW` puts the slow subscriber (if any) on
+/// `Lag::Coalesce` instead of the default `Lag::Unbounded`.
 #[derive(Debug)]
-pub struct Ours;
+pub struct OursWith<const COALESCE_SLOW: bool>;
+
+/// Runner (a) with every subscriber on the default `Lag::Unbounded`.
+pub type Ours = OursWith<false>;
 
 /// Runner (a) with the slow subscriber (if any) on `Lag::Coalesce`.
-#[derive(Debug)]
-pub struct OursCoalesce;
+pub type OursCoalesce = OursWith<true>;
 
-impl Runner for Ours {
-    const NAME: &'static str = "ours";
-
-    fn targets(counts: Counts) -> Targets {
-        every_event(counts)
-    }
-
-    fn start(phases: Phases, subscribers: Vec<Progress>, feed: Feed) {
-        start(phases, subscribers, feed, Lag::Unbounded);
-    }
-}
-
-impl Runner for OursCoalesce {
-    const NAME: &'static str = "ours-coalesce";
+impl<const COALESCE_SLOW: bool> Runner for OursWith<COALESCE_SLOW> {
+    const NAME: &'static str = if COALESCE_SLOW {
+        "ours-coalesce"
+    } else {
+        "ours"
+    };
 
     fn targets(counts: Counts) -> Targets {
         every_event(counts)
     }
 
     fn start(phases: Phases, subscribers: Vec<Progress>, feed: Feed) {
-        start(phases, subscribers, feed, Lag::Coalesce);
+        let slow_lag = if COALESCE_SLOW {
+            Lag::Coalesce
+        } else {
+            Lag::Unbounded
+        };
+        start(phases, subscribers, feed, slow_lag);
     }
 }
 
