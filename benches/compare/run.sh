@@ -1,0 +1,165 @@
+#!/usr/bin/env bash
+# Side-by-side benchmark: builds every runner, generates the shared workload,
+# runs one runner at a time and writes BENCHMARKS.md and benches/compare/plot.png.
+#
+#   bash benches/compare/run.sh           # N = 10,000 and 100,000 (about 17 minutes on 2 cores)
+#   bash benches/compare/run.sh --quick   # N = 10,000 only, small U (about 5 minutes)
+#
+# Runners: (a) kube-informer's Informer (`ours`; in the slow variant also
+# `ours-coalesce`, the slow subscriber on Lag::Coalesce),
+# (b) kube-runtime's shared reflector, (c) client-go's shared informer,
+# (d) the floor. Each prints one JSON line; report.py turns them into the page.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}"
+work="$CARGO_TARGET_DIR/compare"
+mkdir -p "$work"
+
+mode=full
+case "${1:-}" in
+  --quick) mode=quick ;;
+  "") ;;
+  *) echo "usage: bash benches/compare/run.sh [--quick]" >&2; exit 2 ;;
+esac
+
+if [[ $mode == quick ]]; then
+  sizes=(10000)
+  slow_updates=(5000 10000 20000)
+else
+  sizes=(10000 100000)
+  slow_updates=(10000 20000 40000)
+fi
+subscriber_counts=(1 4 16)
+# Runs without a slow subscriber last a second or less, so each is repeated
+# and report.py keeps the median: one run on a shared machine says little.
+repeats=3
+slow_objects=10000
+slow_subscribers=4
+seed=1
+
+# ---- build -----------------------------------------------------------------
+echo "== building the Rust runners (release)"
+cargo build --release -p kube-informer-compare
+rust_bin="$CARGO_TARGET_DIR/release/kube-informer-compare"
+
+echo "== building the client-go runner"
+(cd "$here/go" && go build -o "$work/client-go-runner" .)
+go_bin="$work/client-go-runner"
+
+# ---- workloads -------------------------------------------------------------
+workload() { # objects updates -> path (generated once; the seed makes it reproducible)
+  local path="$work/workload-n$1-u$2-seed$seed.jsonl"
+  if [[ ! -s $path ]]; then
+    echo "== generating $path" >&2
+    "$rust_bin" generate --objects "$1" --updates "$2" --seed "$seed" --out "$path.tmp"
+    mv "$path.tmp" "$path"
+  fi
+  echo "$path"
+}
+
+# ---- runs ------------------------------------------------------------------
+results="$work/results-$mode.jsonl"
+: >"$results"
+load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
+
+run_one() { # runner workload subscribers [--slow]
+  local runner=$1 file=$2 subscribers=$3 slow=${4:-}
+  local line status=0
+  echo "-- $runner S=$subscribers ${slow:+slow }$(basename "$file")" >&2
+  case $runner in
+    ours | ours-coalesce | kube-runtime | floor)
+      line="$("$rust_bin" run "$runner" --workload "$file" --subscribers "$subscribers" $slow)" || status=$? ;;
+    client-go)
+      line="$("$go_bin" -workload "$file" -subscribers "$subscribers" ${slow:+-slow})" || status=$? ;;
+  esac
+  if [[ $status -ne 0 ]]; then
+    echo "   $runner failed (exit $status); no figures recorded" >&2
+    return 0
+  fi
+  echo "$line" >>"$results"
+  echo "   $line" >&2
+}
+
+runners=(ours kube-runtime client-go floor)
+
+for objects in "${sizes[@]}"; do
+  file="$(workload "$objects" $((objects * 2)))"
+  for subscribers in "${subscriber_counts[@]}"; do
+    for _ in $(seq "$repeats"); do
+      for runner in "${runners[@]}"; do
+        run_one "$runner" "$file" "$subscribers"
+      done
+    done
+  done
+done
+
+# The slow variant: one of S subscribers sleeps 1 ms per notification. Each
+# U is also run without the slow subscriber, the baseline for the delay.
+for updates in "${slow_updates[@]}"; do
+  file="$(workload "$slow_objects" "$updates")"
+  for runner in "${runners[@]}"; do
+    if [[ $updates -ne $((slow_objects * 2)) ]]; then
+      for _ in $(seq "$repeats"); do run_one "$runner" "$file" "$slow_subscribers"; done
+    fi
+    run_one "$runner" "$file" "$slow_subscribers" --slow
+  done
+  # Runner (a) again with the slow subscriber on Lag::Coalesce; its baseline
+  # is runner (a)'s run without a slow subscriber (nobody lags there).
+  run_one ours-coalesce "$file" "$slow_subscribers" --slow
+done
+load_after="$(cut -d' ' -f1-3 /proc/loadavg)"
+
+# ---- real kube-apiserver (optional) ----------------------------------------
+# Only when the e2e harness's etcd and kube-apiserver are already built: time
+# from creating 2,000 ConfigMaps until all 4 subscribers have seen them, ours
+# against client-go, each on a fresh namespace of one throwaway cluster.
+apiserver_results="$work/apiserver-$mode.jsonl"
+: >"$apiserver_results"
+source "$root/e2e/versions.sh"
+if [[ -x $KUBE_APISERVER_BIN && -x $ETCD_BIN ]]; then
+  echo "== real kube-apiserver: 2,000 ConfigMaps, S = 4"
+  KUBE_INFORMER_E2E_NOCACHE_APISERVER=0 bash "$root/e2e/cluster.sh" run -- bash -c '
+    for _ in 1 2 3; do
+      "$1" apiserver --kubeconfig "$KUBE_INFORMER_E2E_KUBECONFIG" --objects 2000 --subscribers 4 >>"$3" || echo "   ours failed" >&2
+      "$2" -apiserver-kubeconfig "$KUBE_INFORMER_E2E_KUBECONFIG" -objects 2000 -subscribers 4 >>"$3" || echo "   client-go failed" >&2
+    done' _ "$rust_bin" "$go_bin" "$apiserver_results" || echo "   the cluster run failed; no apiserver figures" >&2
+else
+  echo "== e2e binaries not cached in $E2E_BIN_DIR: skipping the real kube-apiserver step"
+fi
+
+# ---- report ----------------------------------------------------------------
+venv="$HOME/.cache/kube-informer/venv"
+if ! "$venv/bin/python" -c 'import matplotlib' 2>/dev/null; then
+  echo "== installing matplotlib into $venv"
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install --quiet matplotlib
+fi
+
+kube_runtime_version="$(grep -A1 '^name = "kube-runtime"$' "$root/Cargo.lock" | sed -n 's/^version = "\(.*\)"$/\1/p')"
+client_go_version="$(awk '$1 == "k8s.io/client-go" {print $2}' "$here/go/go.mod")"
+meta="$work/meta-$mode.json"
+"$venv/bin/python" - "$meta" <<EOF
+import json, sys
+json.dump({
+    "mode": "$mode",
+    "date": "$(date -u +%Y-%m-%dT%H:%MZ)",
+    "nproc": "$(nproc)",
+    "cpu": "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')",
+    "memory": "$(free -h | awk '/^Mem:/ {print $2}')",
+    "kernel": "$(uname -r)",
+    "rustc": "$(rustc --version)",
+    "go": "$(go version | cut -d' ' -f3)",
+    "kube_runtime": "$kube_runtime_version",
+    "client_go": "$client_go_version",
+    "load_before": "$load_before",
+    "load_after": "$load_after",
+}, open(sys.argv[1], "w"), indent=1)
+EOF
+
+"$venv/bin/python" "$here/report.py" \
+  --results "$results" --meta "$meta" \
+  --markdown "$root/BENCHMARKS.md" --plot "$here/plot.png" --notes "$here/NOTES.md" \
+  --apiserver "$apiserver_results"
+echo "== wrote $root/BENCHMARKS.md and $here/plot.png"
