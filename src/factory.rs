@@ -17,7 +17,6 @@ use std::{
 use futures::future::{BoxFuture, FutureExt, join_all};
 use kube::{Api, Client, Resource, core::NamespaceScope};
 use parking_lot::Mutex;
-use serde::de::DeserializeOwned;
 use tokio::task::JoinHandle;
 
 use crate::{
@@ -147,13 +146,7 @@ impl InformerFactory {
     /// the selectors.
     pub fn informer<K>(&self, namespace: Option<&str>, config: source::Config<K>) -> Informer<K>
     where
-        K: Resource<DynamicType = ()>
-            + Clone
-            + DeserializeOwned
-            + fmt::Debug
-            + Send
-            + Sync
-            + 'static,
+        K: source::Watchable + Resource<DynamicType = ()>,
         K::Scope: NamespaceScope,
     {
         let api = match namespace {
@@ -167,13 +160,7 @@ impl InformerFactory {
     /// `config`'s selectors.
     pub fn cluster_informer<K>(&self, config: source::Config<K>) -> Informer<K>
     where
-        K: Resource<DynamicType = ()>
-            + Clone
-            + DeserializeOwned
-            + fmt::Debug
-            + Send
-            + Sync
-            + 'static,
+        K: source::Watchable + Resource<DynamicType = ()>,
     {
         self.informer_for_api(Api::all(self.client.clone()), config)
     }
@@ -183,7 +170,7 @@ impl InformerFactory {
     /// not cover, such as [`DynamicObject`](kube::core::DynamicObject).
     pub fn informer_for_api<K>(&self, api: Api<K>, config: source::Config<K>) -> Informer<K>
     where
-        K: Resource + Clone + DeserializeOwned + fmt::Debug + Send + Sync + 'static,
+        K: source::Watchable,
     {
         let key = InformerKey {
             type_id: TypeId::of::<K>(),

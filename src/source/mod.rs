@@ -91,6 +91,14 @@ pub use event::Event;
 
 use target::Target;
 
+/// What the source needs of an object type: a Kubernetes resource it can
+/// decode from the API server's JSON, clone, print in logs and hand to other
+/// tasks. Every such type implements it; it only names the bound set that
+/// the source, the informer and the factory all ask for.
+pub trait Watchable: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static {}
+
+impl<T> Watchable for T where T: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static {}
+
 /// Lists and watches `api`'s collection forever, as a stream of events.
 ///
 /// Works for namespaced and cluster-wide `Api`s, typed resources and
@@ -119,7 +127,7 @@ pub fn watch_source<K>(
     config: Config<K>,
 ) -> impl Stream<Item = Result<Event<K>, Error>> + Send + 'static
 where
-    K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+    K: Watchable,
 {
     let target = Target::new(
         api,

@@ -7,8 +7,6 @@
 use std::{fmt::Debug, time::Duration};
 
 use futures::{Stream, StreamExt};
-use kube::Resource;
-use serde::de::DeserializeOwned;
 use tokio::time::Instant;
 
 use super::{
@@ -102,7 +100,7 @@ pub(crate) fn run<T>(
     config: Config<T>,
 ) -> impl Stream<Item = Result<Event<T>, Error>> + Send + 'static
 where
-    T: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+    T: super::Watchable,
 {
     async_stream::stream! {
         let mut decoder = Decoder::new(config.transform.clone());
