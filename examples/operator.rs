@@ -9,7 +9,7 @@
 
 use std::{sync::Arc, time::Duration};
 
-use fake_apiserver::FakeApiServer;
+use kube_informer_testing::FakeApiServer;
 use k8s_openapi::api::{apps::v1::Deployment, core::v1::Pod};
 use kube::{Api, Client, ResourceExt, api::ObjectMeta};
 use kube_informer::{
@@ -153,7 +153,7 @@ async fn demo_changes(server: Arc<FakeApiServer>, stop: CancellationToken) {
         },
         ..Default::default()
     };
-    let result: Result<(), fake_apiserver::StoreError> = async {
+    let result: Result<(), kube_informer_testing::StoreError> = async {
         step().await;
         server.create(&deployment)?;
         step().await;

@@ -11,7 +11,7 @@
 
 use std::{sync::Arc, time::Duration};
 
-use fake_apiserver::FakeApiServer;
+use kube_informer_testing::FakeApiServer;
 use futures::{StreamExt, stream};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::{Api, api::ObjectMeta};

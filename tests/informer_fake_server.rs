@@ -5,7 +5,7 @@ mod informer_common;
 
 use std::time::Duration;
 
-use fake_apiserver::{ApiStatus, FakeApiServer, RequestMatch};
+use kube_informer_testing::{ApiStatus, FakeApiServer, RequestMatch};
 use futures::StreamExt;
 use informer_common::*;
 use k8s_openapi::api::core::v1::{ConfigMap, Node};

@@ -3,7 +3,7 @@
 
 mod source_helpers;
 
-use fake_apiserver::{FakeApiServer, ResourceType};
+use kube_informer_testing::{FakeApiServer, ResourceType};
 use k8s_openapi::api::{
     apps::v1::Deployment,
     core::v1::{ConfigMap, Node, Pod},

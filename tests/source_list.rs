@@ -4,7 +4,7 @@ mod source_helpers;
 
 use std::time::Duration;
 
-use fake_apiserver::{ApiStatus, FakeApiServer, RequestMatch, WatchFault};
+use kube_informer_testing::{ApiStatus, FakeApiServer, RequestMatch, WatchFault};
 use kube_informer::source::{Config, Error};
 use source_helpers::*;
 

@@ -6,7 +6,7 @@ mod source_helpers;
 
 use std::{collections::BTreeMap, sync::Arc, time::Duration};
 
-use fake_apiserver::{ApiStatus, FakeApiServer, RequestMatch, WatchFault};
+use kube_informer_testing::{ApiStatus, FakeApiServer, RequestMatch, WatchFault};
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::{Api, ResourceExt};

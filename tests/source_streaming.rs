@@ -2,7 +2,7 @@
 
 mod source_helpers;
 
-use fake_apiserver::{ApiStatus, FakeApiServer, RequestMatch, WatchFault};
+use kube_informer_testing::{ApiStatus, FakeApiServer, RequestMatch, WatchFault};
 use kube_informer::source::{Config, Error, ListStrategy};
 use source_helpers::*;
 

@@ -4,12 +4,12 @@ mod source_helpers;
 
 use std::time::Duration;
 
-use fake_apiserver::{ApiStatus, FakeApiServer, RequestMatch, WatchFault};
+use kube_informer_testing::{ApiStatus, FakeApiServer, RequestMatch, WatchFault};
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube_informer::source::{Config, Error, Event};
 use source_helpers::*;
 
-fn watches(server: &FakeApiServer) -> Vec<fake_apiserver::RecordedRequest> {
+fn watches(server: &FakeApiServer) -> Vec<kube_informer_testing::RecordedRequest> {
     server
         .requests()
         .into_iter()
@@ -17,7 +17,7 @@ fn watches(server: &FakeApiServer) -> Vec<fake_apiserver::RecordedRequest> {
         .collect()
 }
 
-fn lists(server: &FakeApiServer) -> Vec<fake_apiserver::RecordedRequest> {
+fn lists(server: &FakeApiServer) -> Vec<kube_informer_testing::RecordedRequest> {
     server
         .requests()
         .into_iter()

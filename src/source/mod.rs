@@ -115,7 +115,7 @@ impl<T> Watchable for T where T: Resource + Clone + DeserializeOwned + Debug + S
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() {
-/// let server = fake_apiserver::FakeApiServer::start().await;
+/// let server = kube_informer_testing::FakeApiServer::start().await;
 /// let api: Api<ConfigMap> = Api::default_namespaced(server.client());
 /// let mut events = Box::pin(source::watch_source(api, Config::default()));
 /// assert!(matches!(events.next().await, Some(Ok(Event::ListStart))));
@@ -152,7 +152,7 @@ where
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() {
-/// let server = fake_apiserver::FakeApiServer::start().await;
+/// let server = kube_informer_testing::FakeApiServer::start().await;
 /// let api: Api<Pod> = Api::all(server.client());
 /// let mut events = Box::pin(source::watch_metadata_source(api, Config::default()));
 /// assert!(matches!(events.next().await, Some(Ok(Event::ListStart))));

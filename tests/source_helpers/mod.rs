@@ -3,7 +3,7 @@
 
 use std::{collections::BTreeMap, time::Duration};
 
-use fake_apiserver::{FakeApiServer, RecordedRequest};
+use kube_informer_testing::{FakeApiServer, RecordedRequest};
 use futures::{Stream, StreamExt};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::{Api, Resource, ResourceExt};
@@ -167,12 +167,12 @@ pub async fn wait_watch_requests(server: &FakeApiServer, n: usize) {
 /// Ends the open watch normally once it has lived past the one-second
 /// "very short watch" mark (so the source re-watches rather than relists),
 /// and makes that re-watch answer with an `ERROR` event carrying `status`.
-pub async fn error_on_rewatch(server: &FakeApiServer, status: fake_apiserver::ApiStatus) {
+pub async fn error_on_rewatch(server: &FakeApiServer, status: kube_informer_testing::ApiStatus) {
     tokio::time::sleep(Duration::from_secs(2)).await;
     server.inject_watch_fault(
-        fake_apiserver::RequestMatch::Watch,
+        kube_informer_testing::RequestMatch::Watch,
         0,
-        fake_apiserver::WatchFault::ErrorEvent(status),
+        kube_informer_testing::WatchFault::ErrorEvent(status),
     );
     server.close_watches();
 }

@@ -33,7 +33,7 @@
 //! # Examples
 //!
 //! ```
-//! use fake_apiserver::FakeApiServer;
+//! use kube_informer_testing::FakeApiServer;
 //! use k8s_openapi::api::core::v1::ConfigMap;
 //! use kube::api::{Api, ListParams};
 //!

@@ -13,7 +13,7 @@ use kube::Resource;
 /// # Examples
 ///
 /// ```
-/// use fake_apiserver::ResourceType;
+/// use kube_informer_testing::ResourceType;
 /// use k8s_openapi::api::core::v1::Node;
 ///
 /// let nodes = ResourceType::of::<Node>();
