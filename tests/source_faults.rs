@@ -159,11 +159,11 @@ async fn r9_forbidden_lists_are_reported_and_retried() {
     let mut events = cm_source(&server, Config::default());
     for _ in 0..8 {
         let error = next_error(&mut events).await;
-        assert!(matches!(error, Error::List(_)), "{error}");
+        assert!(matches!(error, Error::List { .. }), "{error}");
         assert_eq!(error.status_code(), Some(403));
-        assert!(
-            error.to_string().starts_with("list request failed"),
-            "{error}"
+        assert_eq!(
+            error.to_string(),
+            "list of configmaps in namespace default failed"
         );
     }
     let (names, _) = read_relist(&mut events).await;
@@ -178,10 +178,10 @@ async fn r9_watch_start_failure_is_reported() {
     let mut events = cm_source(&server, Config::default());
     read_relist(&mut events).await;
     let error = next_error(&mut events).await;
-    assert!(matches!(error, Error::WatchStart(_)));
-    assert!(
-        error.to_string().starts_with("watch request failed"),
-        "{error}"
+    assert!(matches!(error, Error::WatchStart { .. }));
+    assert_eq!(
+        error.to_string(),
+        "watch of configmaps in namespace default could not start"
     );
     read_relist(&mut events).await;
 }
@@ -214,7 +214,92 @@ async fn r9_unreachable_server_is_reported_and_retried() {
     ));
     for _ in 0..3 {
         let error = next_error(&mut events).await;
-        assert!(matches!(error, Error::List(_)), "{error}");
+        assert!(matches!(error, Error::List { .. }), "{error}");
         assert_eq!(error.status_code(), None);
     }
+}
+
+// R10: a watch that goes quiet without closing (a half-open connection)
+// is dropped once it has been silent for its timeout plus a margin, and
+// the source re-watches from the last resourceVersion without relisting.
+#[tokio::test(start_paused = true)]
+async fn r10_silent_watch_is_dropped_and_rewatched_from_the_last_resource_version() {
+    let server = FakeApiServer::start().await;
+    server.create(&cm("a", "web")).unwrap();
+    server.inject_watch_fault(RequestMatch::Watch, 1, WatchFault::Stall);
+    let mut events = cm_source(&server, Config::default().timeout(60));
+    read_relist(&mut events).await;
+    wait_watches(&server, 1).await;
+    let b = server.create(&cm("b", "web")).unwrap();
+    assert_eq!(label(&next_event(&mut events).await), ("Added", "b".into()));
+    let quiet_since = tokio::time::Instant::now();
+    // The watch is silent from here on: this change does not reach it.
+    server.create(&cm("c", "web")).unwrap();
+    match next_error(&mut events).await {
+        Error::WatchIdle { resource, idle } => {
+            assert_eq!(resource, "configmaps in namespace default");
+            assert_eq!(idle, Duration::from_secs(90), "timeout 60 s + 30 s margin");
+        }
+        other => panic!("expected WatchIdle, got {other:?}"),
+    }
+    assert_eq!(quiet_since.elapsed(), Duration::from_secs(90));
+    assert_eq!(label(&next_event(&mut events).await), ("Added", "c".into()));
+    let requests = server.requests();
+    let watches: Vec<_> = requests.iter().filter(|r| r.is_watch()).collect();
+    assert_eq!(watches.len(), 2);
+    assert_eq!(
+        watches[1].param("resourceVersion"),
+        b.metadata.resource_version.as_deref()
+    );
+    assert_eq!(watches[1].received_at - watches[0].received_at, Duration::from_secs(90));
+    assert_eq!(list_count(&server), 1, "no relist");
+    wait_watches(&server, 1).await;
+}
+
+// R10/R8: a streaming list that goes quiet falls back to a paginated list.
+#[tokio::test(start_paused = true)]
+async fn r10_silent_streaming_list_falls_back_to_a_paginated_list() {
+    let server = FakeApiServer::start().await;
+    server.create(&cm("a", "web")).unwrap();
+    server.create(&cm("b", "web")).unwrap();
+    server.inject_watch_fault(RequestMatch::StreamingList, 1, WatchFault::Stall);
+    let mut events = cm_source(&server, Config::default().timeout(60).streaming_lists());
+    assert_eq!(label(&next_event(&mut events).await).0, "ListStart");
+    assert_eq!(label(&next_event(&mut events).await), ("Listed", "a".into()));
+    assert!(matches!(next_error(&mut events).await, Error::WatchIdle { .. }));
+    let (names, _) = read_relist(&mut events).await;
+    assert_eq!(names, ["a", "b"]);
+    assert_eq!(list_count(&server), 1, "the fallback is a paginated list");
+}
+
+// R9 with R5: a 403 (no rights) is yielded once per backoff step, each
+// error naming the resource, and its chain prints the server's message
+// once.
+#[tokio::test(start_paused = true)]
+async fn r9_forbidden_list_is_reported_once_per_backoff_step_naming_the_resource() {
+    let server = FakeApiServer::start().await;
+    server.fail_requests(RequestMatch::List, ApiStatus::forbidden(), 1000);
+    let mut events = cm_source(&server, Config::default());
+    let started = tokio::time::Instant::now();
+    let steps = [0, 800, 2400, 5600, 12000, 24800];
+    for (n, at) in steps.into_iter().enumerate() {
+        let error = next_error(&mut events).await;
+        assert_eq!(started.elapsed(), Duration::from_millis(at), "error {n}");
+        assert_eq!(error.status_code(), Some(403));
+        assert!(
+            error.to_string().contains("configmaps in namespace default"),
+            "{error}"
+        );
+        let chain = format!("{:#}", anyhow::Error::from(error));
+        assert_eq!(
+            chain.matches("forbidden by the fake server").count(),
+            1,
+            "{chain}"
+        );
+        assert!(chain.starts_with("list of configmaps in namespace default failed: "), "{chain}");
+    }
+    assert_eq!(list_count(&server), steps.len());
+    // Nothing else comes before the next step (25.6 s later).
+    let early = tokio::time::timeout(Duration::from_millis(25_599), futures::StreamExt::next(&mut events)).await;
+    assert!(early.is_err(), "{early:?}");
 }

@@ -1,5 +1,5 @@
 //! The source works for namespaced and cluster-wide Apis, DynamicObjects and
-//! metadata-only watches; selectors and the transform apply everywhere.
+//! metadata-only watches; selectors apply everywhere.
 
 mod source_helpers;
 
@@ -173,31 +173,6 @@ async fn field_selector_is_sent_and_applied() {
     for request in server.requests() {
         assert_eq!(request.param("fieldSelector"), Some("metadata.name=b"));
     }
-}
-
-#[tokio::test(start_paused = true)]
-async fn transform_runs_before_objects_leave_the_source() {
-    let server = FakeApiServer::start().await;
-    server.create(&cm("a", "web")).unwrap();
-    let config = Config::default().transform(|mut cm: ConfigMap| {
-        cm.metadata.labels = None;
-        cm.metadata.annotations = Some([("seen".to_owned(), "yes".to_owned())].into());
-        cm
-    });
-    let mut events = cm_source(&server, config);
-    assert_eq!(label(&next_event(&mut events).await).0, "ListStart");
-    let Event::Listed(listed) = next_event(&mut events).await else {
-        panic!()
-    };
-    assert_eq!(listed.metadata.labels, None);
-    assert_eq!(listed.annotations()["seen"], "yes");
-    next_event(&mut events).await;
-    wait_watches(&server, 1).await;
-    server.create(&cm("b", "web")).unwrap();
-    let Event::Added(added) = next_event(&mut events).await else {
-        panic!()
-    };
-    assert_eq!(added.metadata.labels, None);
 }
 
 #[test]

@@ -75,7 +75,7 @@ async fn r1_gone_list_retries_at_once_with_empty_resource_version() {
     server.fail_requests(RequestMatch::List, ApiStatus::expired(), 1);
     let mut events = cm_source(&server, Config::default());
     let error = next_error(&mut events).await;
-    assert!(matches!(error, Error::List(_)), "{error}");
+    assert!(matches!(error, Error::List { .. }), "{error}");
     assert_eq!(error.status_code(), Some(410));
     let (names, _) = read_relist(&mut events).await;
     assert_eq!(names, ["a"]);

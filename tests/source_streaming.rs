@@ -82,7 +82,7 @@ async fn r8_refused_streaming_list_falls_back_to_paginated_list() {
     server.create(&cm("a", "web")).unwrap();
     let mut events = cm_source(&server, streaming());
     let error = next_error(&mut events).await;
-    assert!(matches!(error, Error::WatchStart(_)), "{error}");
+    assert!(matches!(error, Error::WatchStart { .. }), "{error}");
     assert_eq!(error.status_code(), Some(422));
     let (names, _) = read_relist(&mut events).await;
     assert_eq!(names, ["a"]);

@@ -236,7 +236,7 @@ async fn r4_watch_start_429_rewatches_and_403_relists() {
     let mut events = cm_source(&server, Config::default());
     read_relist(&mut events).await;
     let error = next_error(&mut events).await;
-    assert!(matches!(error, Error::WatchStart(_)));
+    assert!(matches!(error, Error::WatchStart { .. }));
     assert_eq!(error.status_code(), Some(429));
     wait_watches(&server, 1).await;
     assert_eq!(lists(&server).len(), 1);

@@ -5,6 +5,12 @@
 //! over `[max, 2 max)`) are what client-go's reflector does, and backon's
 //! builders express neither. Time is read from tokio's clock, so tests can
 //! pause and advance it.
+//!
+//! Settings come from users and are never trusted to be sane: products
+//! saturate at `Duration::MAX` instead of panicking as `Duration::mul_f64`
+//! does, a growth factor below 1 (or NaN) means no growth, and a negative
+//! or NaN jitter means none. A delay of `Duration::MAX` is a sleep that
+//! never ends in practice, which is what such settings ask for.
 
 use std::time::Duration;
 
@@ -42,15 +48,28 @@ impl Backoff {
         }
         self.last = Some(now);
         let base = self.next;
-        self.next = base
-            .mul_f64(self.config.factor.max(1.0))
-            .min(self.config.max);
-        if self.config.jitter > 0.0 {
-            base.mul_f64(1.0 + self.config.jitter * rand::random::<f64>())
+        self.next = saturating_mul(base, growth(self.config.factor)).min(self.config.max);
+        let jitter = self.config.jitter;
+        if jitter > 0.0 {
+            saturating_mul(base, 1.0 + jitter * rand::random::<f64>())
         } else {
             base
         }
     }
+}
+
+/// The growth per failure: at least 1, NaN counts as 1.
+fn growth(factor: f64) -> f64 {
+    if factor >= 1.0 { factor } else { 1.0 }
+}
+
+/// `duration × factor` for a factor of at least 1 (NaN counts as 1),
+/// saturating at `Duration::MAX`.
+fn saturating_mul(duration: Duration, factor: f64) -> Duration {
+    if factor.is_nan() || factor <= 1.0 {
+        return duration;
+    }
+    Duration::try_from_secs_f64(duration.as_secs_f64() * factor).unwrap_or(Duration::MAX)
 }
 
 #[cfg(test)]
@@ -91,6 +110,62 @@ mod tests {
                 "{d:?}"
             );
         }
+    }
+
+    /// R5: settings that would overflow or are not numbers give delays
+    /// that saturate or stay put, and never panic.
+    #[tokio::test(start_paused = true)]
+    async fn r5_backoff_saturates_on_huge_or_non_finite_settings() {
+        let huge = BackoffConfig {
+            initial: Duration::MAX,
+            max: Duration::MAX,
+            factor: 1e300,
+            jitter: 1e300,
+            reset_after: Duration::MAX,
+        };
+        let mut b = Backoff::new(huge);
+        for _ in 0..5 {
+            assert_eq!(b.next_delay(), Duration::MAX);
+        }
+
+        let infinite = BackoffConfig {
+            factor: f64::INFINITY,
+            jitter: f64::INFINITY,
+            ..BackoffConfig::default()
+        };
+        let mut b = Backoff::new(infinite);
+        b.next_delay();
+        // Infinite growth reaches the cap at once; infinite jitter saturates.
+        assert_eq!(b.next, Duration::from_secs(30));
+        assert_eq!(b.next_delay(), Duration::MAX);
+
+        let nan = BackoffConfig {
+            factor: f64::NAN,
+            jitter: f64::NAN,
+            ..BackoffConfig::default()
+        };
+        let mut b = Backoff::new(nan);
+        for _ in 0..3 {
+            assert_eq!(b.next_delay(), Duration::from_millis(800));
+        }
+
+        let negative = BackoffConfig {
+            factor: -3.0,
+            jitter: -1.0,
+            ..BackoffConfig::default()
+        };
+        let mut b = Backoff::new(negative);
+        for _ in 0..3 {
+            assert_eq!(b.next_delay(), Duration::from_millis(800));
+        }
+    }
+
+    /// R5: a delay of `Duration::MAX` sleeps without overflowing the clock.
+    #[tokio::test(start_paused = true)]
+    async fn r5_a_saturated_delay_is_a_sleep_that_does_not_end() {
+        let sleep = tokio::time::sleep(Duration::MAX);
+        let done = tokio::time::timeout(Duration::from_secs(3600 * 24 * 365), sleep).await;
+        assert!(done.is_err());
     }
 
     #[tokio::test(start_paused = true)]

@@ -1,6 +1,8 @@
 //! How the source lists and watches.
 
-use std::{fmt, sync::Arc, time::Duration};
+use std::{fmt, marker::PhantomData, time::Duration};
+
+use kube::core::Selector;
 
 /// How a relist fetches the whole state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -48,30 +50,54 @@ impl Default for BackoffConfig {
     }
 }
 
-/// A function applied to every object before it leaves the source.
-pub(crate) type Transform<K> = Arc<dyn Fn(K) -> K + Send + Sync>;
+/// Which resourceVersion the first list asks for (R1).
+///
+/// Later relists ask for the last resourceVersion the source saw, whatever
+/// the semantic; a relist after that version became unavailable reads
+/// consistently.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ListSemantic {
+    /// resourceVersion "0": any recent state, answered from the API
+    /// server's watch cache. Cheap for the server; what client-go's
+    /// reflector does, and the default here (kube-runtime's default is
+    /// [`MostRecent`](Self::MostRecent)).
+    #[default]
+    Any,
+    /// resourceVersion "": a consistent read of the newest state, from
+    /// etcd or a consistent cache.
+    MostRecent,
+}
 
 /// Settings of a list/watch source: what to select, how to list, how long
-/// watches last, how to back off, and an optional transform.
+/// watches last and how to back off. Method names follow kube-runtime's
+/// `watcher::Config` where they mean the same (`labels`, `fields`,
+/// `labels_from`, `timeout`, `page_size`, `any_semantic`,
+/// `disable_bookmarks`, `streaming_lists`).
+///
+/// The type parameter is the object type the source decodes; the settings
+/// themselves do not depend on it. There is no transform here: set it once
+/// on the informer (`InformerBuilder::transform`), which applies it where
+/// objects enter the FIFO.
 ///
 /// # Examples
 ///
 /// ```
 /// use std::time::Duration;
 /// use k8s_openapi::api::core::v1::Pod;
-/// use kube_informer::source::{Config, ListStrategy};
+/// use kube::core::{Expression, Selector};
+/// use kube_informer::source::{Config, ListSemantic, ListStrategy};
 ///
+/// let selector: Selector = Expression::Equal("app".into(), "web".into()).into();
 /// let config: Config<Pod> = Config::default()
-///     .label_selector("app=web")
-///     .field_selector("spec.nodeName=node-1")
+///     .labels_from(&selector)
+///     .fields("spec.nodeName=node-1")
 ///     .page_size(200)
-///     .list_strategy(ListStrategy::Streaming)
-///     .watch_timeout(Duration::from_secs(60), Duration::from_secs(120))
-///     .transform(|mut pod: Pod| {
-///         pod.metadata.managed_fields = None;
-///         pod
-///     });
+///     .list_semantic(ListSemantic::MostRecent)
+///     .streaming_lists()
+///     .watch_timeout(Duration::from_secs(60), Duration::from_secs(120));
 /// assert_eq!(config.get_page_size(), Some(200));
+/// assert_eq!(config.get_label_selector(), Some("app=web"));
+/// assert_eq!(config.get_list_strategy(), ListStrategy::Streaming);
 /// ```
 pub struct Config<K> {
     pub(crate) label_selector: Option<String>,
@@ -79,8 +105,10 @@ pub struct Config<K> {
     pub(crate) page_size: Option<u32>,
     pub(crate) watch_timeout: (Duration, Duration),
     pub(crate) list_strategy: ListStrategy,
+    pub(crate) list_semantic: ListSemantic,
+    pub(crate) bookmarks: bool,
     pub(crate) backoff: BackoffConfig,
-    pub(crate) transform: Option<Transform<K>>,
+    kind: PhantomData<fn() -> K>,
 }
 
 /// The page size used when none is set explicitly.
@@ -94,8 +122,10 @@ impl<K> Default for Config<K> {
             page_size: None,
             watch_timeout: (Duration::from_secs(300), Duration::from_secs(600)),
             list_strategy: ListStrategy::default(),
+            list_semantic: ListSemantic::default(),
+            bookmarks: true,
             backoff: BackoffConfig::default(),
-            transform: None,
+            kind: PhantomData,
         }
     }
 }
@@ -108,8 +138,10 @@ impl<K> Clone for Config<K> {
             page_size: self.page_size,
             watch_timeout: self.watch_timeout,
             list_strategy: self.list_strategy,
+            list_semantic: self.list_semantic,
+            bookmarks: self.bookmarks,
             backoff: self.backoff,
-            transform: self.transform.clone(),
+            kind: PhantomData,
         }
     }
 }
@@ -122,8 +154,9 @@ impl<K> fmt::Debug for Config<K> {
             .field("page_size", &self.page_size)
             .field("watch_timeout", &self.watch_timeout)
             .field("list_strategy", &self.list_strategy)
+            .field("list_semantic", &self.list_semantic)
+            .field("bookmarks", &self.bookmarks)
             .field("backoff", &self.backoff)
-            .field("transform", &self.transform.as_ref().map(|_| "Fn"))
             .finish()
     }
 }
@@ -136,11 +169,54 @@ impl<K> Config<K> {
         self
     }
 
+    /// Only objects whose labels match: kube-runtime's name for
+    /// [`label_selector`](Self::label_selector).
+    #[must_use]
+    pub fn labels(self, selector: &str) -> Self {
+        self.label_selector(selector)
+    }
+
+    /// Only objects whose labels match a typed [`Selector`].
+    ///
+    /// ```
+    /// use k8s_openapi::api::core::v1::Pod;
+    /// use kube::core::{Expression, Selector};
+    /// use kube_informer::source::Config;
+    ///
+    /// let selector = Selector::from_iter([
+    ///     Expression::Equal("app".into(), "web".into()),
+    ///     Expression::Exists("tier".into()),
+    /// ]);
+    /// let config = Config::<Pod>::default().labels_from(&selector);
+    /// assert_eq!(config.get_label_selector(), Some("app=web,tier"));
+    /// ```
+    #[must_use]
+    pub fn labels_from(self, selector: &Selector) -> Self {
+        self.label_selector(selector.to_string())
+    }
+
+    /// The label selector, if any.
+    pub fn get_label_selector(&self) -> Option<&str> {
+        self.label_selector.as_deref()
+    }
+
     /// Only objects whose fields match, e.g. `metadata.name=web`.
     #[must_use]
     pub fn field_selector(mut self, selector: impl Into<String>) -> Self {
         self.field_selector = Some(selector.into());
         self
+    }
+
+    /// Only objects whose fields match: kube-runtime's name for
+    /// [`field_selector`](Self::field_selector).
+    #[must_use]
+    pub fn fields(self, selector: &str) -> Self {
+        self.field_selector(selector)
+    }
+
+    /// The field selector, if any.
+    pub fn get_field_selector(&self) -> Option<&str> {
+        self.field_selector.as_deref()
     }
 
     /// Always list in pages of `size` objects (0 turns paging off).
@@ -164,11 +240,32 @@ impl<K> Config<K> {
 
     /// Each watch asks the server to end it after a duration drawn uniformly
     /// from `[min, max)`, in whole seconds (default `[300 s, 600 s)`), which
-    /// spreads reconnections of many clients. When `max <= min`, `min` is used.
+    /// spreads reconnections of many clients. When `max <= min`, `min` is
+    /// used. Any duration is accepted; one beyond `u32::MAX` seconds counts
+    /// as `u32::MAX` seconds.
+    ///
+    /// A watch that sends nothing for its timeout plus a margin is taken
+    /// for dead and reopened (R10).
     #[must_use]
     pub fn watch_timeout(mut self, min: Duration, max: Duration) -> Self {
         self.watch_timeout = (min, max);
         self
+    }
+
+    /// Every watch asks the server to end it after exactly `seconds`:
+    /// kube-runtime's `timeout`, a fixed [`watch_timeout`](Self::watch_timeout).
+    ///
+    /// ```
+    /// use k8s_openapi::api::core::v1::Pod;
+    /// use kube_informer::source::Config;
+    ///
+    /// let config = Config::<Pod>::default().timeout(290);
+    /// # let _ = config;
+    /// ```
+    #[must_use]
+    pub fn timeout(self, seconds: u32) -> Self {
+        let fixed = Duration::from_secs(seconds.into());
+        self.watch_timeout(fixed, fixed)
     }
 
     /// Paginated lists (default) or streaming lists.
@@ -178,18 +275,49 @@ impl<K> Config<K> {
         self
     }
 
+    /// Relists as streaming lists (R8), falling back to a paginated list
+    /// where the server refuses them: `list_strategy(ListStrategy::Streaming)`,
+    /// named as in kube-runtime.
+    #[must_use]
+    pub fn streaming_lists(self) -> Self {
+        self.list_strategy(ListStrategy::Streaming)
+    }
+
+    /// The configured list strategy.
+    pub fn get_list_strategy(&self) -> ListStrategy {
+        self.list_strategy
+    }
+
+    /// Which resourceVersion the first paginated list asks for (default
+    /// [`ListSemantic::Any`]).
+    #[must_use]
+    pub fn list_semantic(mut self, semantic: ListSemantic) -> Self {
+        self.list_semantic = semantic;
+        self
+    }
+
+    /// `list_semantic(ListSemantic::Any)`, named as in kube-runtime (here it
+    /// is already the default).
+    #[must_use]
+    pub fn any_semantic(self) -> Self {
+        self.list_semantic(ListSemantic::Any)
+    }
+
+    /// Stops asking for bookmarks on plain watches (they stay on for
+    /// streaming lists, which end at one). Without bookmarks a re-watch
+    /// after a quiet spell may start from a resourceVersion the server has
+    /// compacted, which costs a relist; keep them on unless the server
+    /// mishandles them.
+    #[must_use]
+    pub fn disable_bookmarks(mut self) -> Self {
+        self.bookmarks = false;
+        self
+    }
+
     /// Retry delays after failures.
     #[must_use]
     pub fn backoff(mut self, backoff: BackoffConfig) -> Self {
         self.backoff = backoff;
-        self
-    }
-
-    /// A function run on every object before it leaves the source, e.g. to
-    /// drop `managedFields` so no later stage keeps them in memory.
-    #[must_use]
-    pub fn transform(mut self, transform: impl Fn(K) -> K + Send + Sync + 'static) -> Self {
-        self.transform = Some(Arc::new(transform));
         self
     }
 
@@ -202,6 +330,7 @@ impl<K> Config<K> {
         } else {
             min
         };
+        // `as` saturates: anything past u32::MAX seconds is u32::MAX.
         (secs as u32).max(1)
     }
 }
@@ -220,5 +349,17 @@ mod tests {
         let fixed =
             Config::<()>::default().watch_timeout(Duration::from_secs(7), Duration::from_secs(7));
         assert_eq!(fixed.draw_watch_timeout(), 7);
+        assert_eq!(Config::<()>::default().timeout(42).draw_watch_timeout(), 42);
+    }
+
+    /// Durations from users never panic: huge timeouts saturate.
+    #[test]
+    fn huge_watch_timeouts_saturate() {
+        let huge = Config::<()>::default().watch_timeout(Duration::MAX, Duration::MAX);
+        assert_eq!(huge.draw_watch_timeout(), u32::MAX);
+        let wide = Config::<()>::default().watch_timeout(Duration::ZERO, Duration::MAX);
+        for _ in 0..100 {
+            assert!(wide.draw_watch_timeout() >= 1);
+        }
     }
 }

@@ -1,28 +1,64 @@
 //! What can go wrong while listing and watching.
+//!
+//! Messages say what failed and name the resource; the cause is reached
+//! through [`source()`](std::error::Error::source), never repeated in the
+//! message, so `anyhow`'s `{:#}` prints each part once. For a failed
+//! request the next link is the cause inside `kube::Error` (for an API
+//! error the server's `Status`, whose message is the server's words),
+//! because `kube::Error`'s own message already repeats its cause; the
+//! `kube::Error` itself stays reachable with a `match` on the variant.
 
-use std::time::Duration;
+use std::{fmt, time::Duration};
 
 /// A failure of the list/watch source. The source yields it as an `Err`
 /// item and keeps going (R9): it retries, relists or skips the bad event as
-/// the variant's docs say.
-#[derive(Debug, thiserror::Error)]
+/// the variant's docs say. The source does not log it: whoever reads the
+/// stream (the informer) reports it once.
+///
+/// # Examples
+///
+/// ```
+/// use kube_informer::source::Error;
+///
+/// let error = Error::WatchEvent {
+///     resource: "configmaps in namespace default".into(),
+///     code: 410,
+///     reason: "Expired".into(),
+///     message: "too old resource version".into(),
+/// };
+/// assert_eq!(error.status_code(), Some(410));
+/// assert_eq!(
+///     error.to_string(),
+///     "watch of configmaps in namespace default ended with error 410 Expired: too old resource version"
+/// );
+/// ```
+#[derive(Debug)]
 #[non_exhaustive]
 pub enum Error {
     /// A list request (first page, continuation or full list) failed.
     /// The source retries: at once with resourceVersion "" after 410 or
     /// "too large resource version", at once with a full list after an
     /// expired continue token, otherwise after a backoff.
-    #[error("list request failed: {0}")]
-    List(#[source] kube::Error),
+    List {
+        /// The collection, e.g. `configmaps in namespace default`.
+        resource: String,
+        /// What the client reported.
+        source: kube::Error,
+    },
     /// A watch request (or a streaming list) could not be started. 429 and
     /// refused connections re-watch after a backoff; anything else relists
     /// after a backoff.
-    #[error("watch request failed: {0}")]
-    WatchStart(#[source] kube::Error),
+    WatchStart {
+        /// The collection, e.g. `configmaps in namespace default`.
+        resource: String,
+        /// What the client reported.
+        source: kube::Error,
+    },
     /// The server sent an `ERROR` event, which ends the watch. 429 re-watches
     /// after a backoff; 410 and anything else relist after a backoff.
-    #[error("watch error event {code} {reason}: {message}")]
     WatchEvent {
+        /// The collection, e.g. `configmaps in namespace default`.
+        resource: String,
         /// HTTP-like status code of the event (e.g. 410).
         code: u16,
         /// Machine-readable reason (e.g. `Expired`).
@@ -33,38 +69,41 @@ pub enum Error {
     /// The watch connection broke mid-stream. The source re-watches at once
     /// from the last resourceVersion (relisting after a backoff if the
     /// watch died within a second without any event).
-    #[error("watch stream broke: {0}")]
-    WatchStream(#[source] std::io::Error),
+    WatchStream(std::io::Error),
+    /// The watch sent nothing (no event, no bookmark, no byte) for longer
+    /// than the timeout it was opened with plus a margin, so its connection
+    /// is taken for dead (R10). The source drops it and re-watches at once
+    /// from the last resourceVersion; during a streaming list, that relist
+    /// falls back to a paginated list.
+    WatchIdle {
+        /// The collection, e.g. `configmaps in namespace default`.
+        resource: String,
+        /// How long the watch had been silent.
+        idle: Duration,
+    },
     /// A watch ended within a second without delivering anything, which
     /// hints at a server in trouble; the source relists after a backoff.
-    #[error("watch ended after {0:?} without any event")]
     VeryShortWatch(Duration),
     /// A streaming list ended before its `k8s.io/initial-events-end`
     /// bookmark; this relist falls back to a paginated list.
-    #[error("streaming list ended before the initial-events-end bookmark")]
     StreamingListIncomplete,
     /// A streaming list sent a `DELETED` event before its initial-events-end
     /// bookmark, which a relist cannot express; this relist falls back to a
     /// paginated list.
-    #[error("unexpected {0} event during a streaming list")]
     UnexpectedInitialEvent(&'static str),
     /// Bytes from the server were not what they should be. A watch line that
     /// is not JSON ends that watch (an event may be lost) and relists after a
     /// backoff; a bad object is skipped.
-    #[error("failed to decode {what}: {source}")]
     Decode {
         /// What was being decoded: `list`, `list item`, `watch line`,
         /// `watch object`, `watch error status`.
         what: &'static str,
         /// The JSON error.
-        #[source]
         source: serde_json::Error,
     },
     /// A watch event of a type Kubernetes does not define; skipped.
-    #[error("unknown watch event type {0:?}")]
     UnknownEventType(String),
     /// An object of another kind than the list announced; skipped.
-    #[error("object of kind {found:?} where {expected:?} was expected")]
     WrongKind {
         /// The kind the list response announced.
         expected: String,
@@ -72,31 +111,90 @@ pub enum Error {
         found: String,
     },
     /// An object (or bookmark) without `metadata`; skipped.
-    #[error("object has no metadata")]
     MissingMetadata,
     /// An object without `metadata.name`; skipped.
-    #[error("object has no name")]
     MissingName,
     /// A request could not be built (e.g. a selector that makes an invalid URL).
-    #[error("failed to build request: {0}")]
-    BuildRequest(#[source] http::Error),
+    BuildRequest(http::Error),
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::List { resource, .. } => write!(f, "list of {resource} failed"),
+            Self::WatchStart { resource, .. } => write!(f, "watch of {resource} could not start"),
+            Self::WatchEvent {
+                resource,
+                code,
+                reason,
+                message,
+            } => write!(
+                f,
+                "watch of {resource} ended with error {code} {reason}: {message}"
+            ),
+            Self::WatchStream(_) => f.write_str("watch stream broke"),
+            Self::WatchIdle { resource, idle } => {
+                write!(f, "watch of {resource} was silent for {idle:?}")
+            }
+            Self::VeryShortWatch(lived) => {
+                write!(f, "watch ended after {lived:?} without any event")
+            }
+            Self::StreamingListIncomplete => {
+                f.write_str("streaming list ended before the initial-events-end bookmark")
+            }
+            Self::UnexpectedInitialEvent(kind) => {
+                write!(f, "unexpected {kind} event during a streaming list")
+            }
+            Self::Decode { what, .. } => write!(f, "failed to decode {what}"),
+            Self::UnknownEventType(kind) => write!(f, "unknown watch event type {kind:?}"),
+            Self::WrongKind { expected, found } => {
+                write!(f, "object of kind {found:?} where {expected:?} was expected")
+            }
+            Self::MissingMetadata => f.write_str("object has no metadata"),
+            Self::MissingName => f.write_str("object has no name"),
+            Self::BuildRequest(_) => f.write_str("failed to build request"),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::List { source, .. } | Self::WatchStart { source, .. } => Some(cause(source)),
+            Self::WatchStream(source) => Some(source),
+            Self::Decode { source, .. } => Some(source),
+            Self::BuildRequest(source) => Some(source),
+            _ => None,
+        }
+    }
+}
+
+/// The link after ours for a client error: what `kube::Error` wraps when it
+/// wraps something (its own message repeats that cause), else itself.
+fn cause(error: &kube::Error) -> &(dyn std::error::Error + 'static) {
+    std::error::Error::source(error).unwrap_or(error)
 }
 
 impl Error {
-    /// The HTTP status code involved, when there is one.
+    /// The HTTP status code involved, when there is one: the API server's
+    /// answer to a list or watch request, or the code of an `ERROR` event.
     ///
     /// ```
     /// use kube_informer::source::Error;
-    /// let gone = Error::WatchEvent { code: 410, reason: "Expired".into(), message: "too old".into() };
+    /// let gone = Error::WatchEvent {
+    ///     resource: "pods".into(),
+    ///     code: 410,
+    ///     reason: "Expired".into(),
+    ///     message: "too old".into(),
+    /// };
     /// assert_eq!(gone.status_code(), Some(410));
     /// assert_eq!(Error::MissingName.status_code(), None);
     /// ```
     pub fn status_code(&self) -> Option<u16> {
         match self {
-            Self::List(e) | Self::WatchStart(e) => match e {
-                kube::Error::Api(status) => Some(status.code),
-                _ => None,
-            },
+            Self::List { source, .. } | Self::WatchStart { source, .. } => {
+                api_status(source).map(|status| status.code)
+            }
             Self::WatchEvent { code, .. } => Some(*code),
             _ => None,
         }

@@ -3,24 +3,29 @@
 //! when a continue token expired, and a consistent list (resourceVersion
 //! "") when the resourceVersion is gone or ahead of the server.
 
+use std::borrow::Cow;
+
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
-use serde_json::Value;
+use serde_json::value::RawValue;
 
 use super::{
     config::DEFAULT_PAGE_SIZE,
-    decode::Decoder,
+    decode::{Decoder, parallel},
     error::{Error, api_status, is_expired, is_too_large_resource_version},
     target::{ListQuery, Target},
 };
 
+/// A list answer whose items stay unparsed text borrowed from the page, so
+/// that each is decoded once, straight into its type.
 #[derive(Deserialize)]
-struct RawList {
-    kind: Option<String>,
+struct RawList<'a> {
+    #[serde(borrow, default)]
+    kind: Option<Cow<'a, str>>,
     #[serde(default)]
     metadata: RawListMeta,
-    #[serde(default)]
-    items: Vec<Value>,
+    #[serde(borrow, default)]
+    items: Option<Vec<&'a RawValue>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -29,6 +34,41 @@ struct RawListMeta {
     resource_version: Option<String>,
     #[serde(rename = "continue")]
     continue_token: Option<String>,
+}
+
+/// One list answer, decoded.
+#[derive(Debug)]
+pub(crate) struct Page<T> {
+    pub(crate) resource_version: Option<String>,
+    pub(crate) continue_token: Option<String>,
+    pub(crate) items: Vec<Result<T, Error>>,
+}
+
+/// Decodes a list answer: its kind (remembered by `decoder`), metadata and
+/// items, each item once, on `threads` threads (`None`: as many as the
+/// page is worth, see `decode::parallel`).
+pub(crate) fn decode_page<T: DeserializeOwned + Send>(
+    text: &str,
+    decoder: &mut Decoder,
+    threads: Option<usize>,
+) -> Result<Page<T>, Error> {
+    let raw: RawList<'_> = serde_json::from_str(text).map_err(|source| Error::Decode {
+        what: "list",
+        source,
+    })?;
+    decoder.learn_list_kind(raw.kind.as_deref());
+    let decoder = &*decoder;
+    let items = raw.items.unwrap_or_default();
+    let decode = |item: &&RawValue| decoder.object(item, "list item");
+    let items = match threads {
+        Some(threads) => parallel::decode_on(&items, threads, decode),
+        None => parallel::decode_all(&items, text.len(), decode),
+    };
+    Ok(Page {
+        resource_version: raw.metadata.resource_version,
+        continue_token: raw.metadata.continue_token,
+        items,
+    })
 }
 
 /// Which lists get a `limit`: client-go's rule unless the user fixed a size.
@@ -116,36 +156,27 @@ impl Pager {
         self.paginated
     }
 
-    /// Fetches and decodes the next page.
-    pub(crate) async fn next_page<T: DeserializeOwned>(
+    /// Fetches and decodes the next page; its items are decoded in
+    /// parallel when the page is big enough (same order, same errors).
+    pub(crate) async fn next_page<T: DeserializeOwned + Send>(
         &mut self,
         target: &Target,
-        decoder: &mut Decoder<T>,
+        decoder: &mut Decoder,
     ) -> PageOutcome<T> {
         let fresh = self.query.continue_token.is_none();
         let text = match target.list(&self.query).await {
             Ok(text) => text,
             Err(error) => return self.on_error(error),
         };
-        let raw: RawList = match serde_json::from_str(&text) {
-            Ok(raw) => raw,
-            Err(source) => {
-                return PageOutcome::Failed(Error::Decode {
-                    what: "list",
-                    source,
-                });
-            }
+        let page = match decode_page(&text, decoder, None) {
+            Ok(page) => page,
+            Err(error) => return PageOutcome::Failed(error),
         };
-        decoder.learn_list_kind(raw.kind.as_deref());
         if fresh {
-            self.list_rv = raw.metadata.resource_version.clone();
+            self.list_rv = page.resource_version;
         }
-        let items = raw
-            .items
-            .into_iter()
-            .map(|item| decoder.object(item, "list item"))
-            .collect();
-        let done = match raw.metadata.continue_token.filter(|t| !t.is_empty()) {
+        let items = page.items;
+        let done = match page.continue_token.filter(|t| !t.is_empty()) {
             Some(token) => {
                 self.paginated = true;
                 self.query.continue_token = Some(token);
@@ -161,7 +192,7 @@ impl Pager {
     /// resourceVersion, otherwise give up this relist.
     fn on_error<T>(&mut self, error: Error) -> PageOutcome<T> {
         let status = match &error {
-            Error::List(e) => api_status(e),
+            Error::List { source, .. } => api_status(source),
             _ => None,
         };
         let expired = status.is_some_and(|s| is_expired(s.code, &s.reason));

@@ -6,20 +6,20 @@
 //! watch needs raw lines so that unknown event types and undecodable
 //! objects become error items instead of ending the stream.
 
-use std::{pin::Pin, time::Duration};
+use std::time::Duration;
 
-use futures::{AsyncBufRead, AsyncBufReadExt, Stream};
 use kube::Api;
 
-use super::error::Error;
+use super::{
+    error::Error,
+    labels::SourceLabels,
+    lines::{Body, WatchBody},
+};
 
 const METADATA_LIST_ACCEPT: &str =
     "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
 const METADATA_ACCEPT: &str =
     "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json";
-
-/// The raw lines of a watch response.
-pub(crate) type WatchLines = Pin<Box<dyn Stream<Item = std::io::Result<String>> + Send>>;
 
 /// Query parameters of one list request.
 #[derive(Debug, Clone, Default)]
@@ -35,6 +35,7 @@ pub(crate) struct WatchQuery {
     pub(crate) resource_version: String,
     pub(crate) timeout: Duration,
     pub(crate) send_initial_events: bool,
+    pub(crate) bookmarks: bool,
 }
 
 /// Where requests go and how objects are asked for.
@@ -43,8 +44,9 @@ pub(crate) struct Target {
     client: kube::Client,
     url: String,
     metadata_only: bool,
-    label_selector: Option<String>,
-    field_selector: Option<String>,
+    labels: SourceLabels,
+    /// `labels` as error messages name it.
+    name: String,
 }
 
 impl std::fmt::Debug for Target {
@@ -52,6 +54,7 @@ impl std::fmt::Debug for Target {
         f.debug_struct("Target")
             .field("url", &self.url)
             .field("metadata_only", &self.metadata_only)
+            .field("labels", &self.labels)
             .finish()
     }
 }
@@ -60,8 +63,7 @@ impl Target {
     pub(crate) fn new<K>(
         api: Api<K>,
         metadata_only: bool,
-        label_selector: Option<String>,
-        field_selector: Option<String>,
+        labels: SourceLabels,
     ) -> Self
     where
         K: kube::Resource,
@@ -71,17 +73,27 @@ impl Target {
             client: api.into_client(),
             url,
             metadata_only,
-            label_selector,
-            field_selector,
+            name: labels.to_string(),
+            labels,
         }
+    }
+
+    /// What this target lists and watches, for spans.
+    pub(crate) fn labels(&self) -> &SourceLabels {
+        &self.labels
+    }
+
+    /// The collection as error messages name it.
+    pub(crate) fn name(&self) -> &str {
+        &self.name
     }
 
     fn query_start(&self) -> form_urlencoded::Serializer<'static, String> {
         let mut qp = form_urlencoded::Serializer::new(format!("{}?", self.url));
-        if let Some(labels) = &self.label_selector {
+        if let Some(labels) = &self.labels.label_selector {
             qp.append_pair("labelSelector", labels);
         }
-        if let Some(fields) = &self.field_selector {
+        if let Some(fields) = &self.labels.field_selector {
             qp.append_pair("fieldSelector", fields);
         }
         qp
@@ -98,7 +110,13 @@ impl Target {
     /// One list request; the answer's text.
     pub(crate) async fn list(&self, query: &ListQuery) -> Result<String, Error> {
         let request = self.request(self.list_url(query), METADATA_LIST_ACCEPT)?;
-        self.client.request_text(request).await.map_err(Error::List)
+        self.client
+            .request_text(request)
+            .await
+            .map_err(|source| Error::List {
+                resource: self.name.clone(),
+                source,
+            })
     }
 
     fn list_url(&self, query: &ListQuery) -> String {
@@ -125,7 +143,10 @@ impl Target {
         qp.append_pair("watch", "true");
         qp.append_pair("resourceVersion", &query.resource_version);
         qp.append_pair("timeoutSeconds", &query.timeout.as_secs().to_string());
-        qp.append_pair("allowWatchBookmarks", "true");
+        // A streaming list ends at a bookmark, so it always asks for them.
+        if query.bookmarks || query.send_initial_events {
+            qp.append_pair("allowWatchBookmarks", "true");
+        }
         if query.send_initial_events {
             qp.append_pair("sendInitialEvents", "true");
             qp.append_pair("resourceVersionMatch", "NotOlderThan");
@@ -133,8 +154,8 @@ impl Target {
         qp.finish()
     }
 
-    /// Opens a watch; its lines, unparsed.
-    pub(crate) async fn watch(&self, query: &WatchQuery) -> Result<WatchLines, Error> {
+    /// Opens a watch; its body, unparsed.
+    pub(crate) async fn watch(&self, query: &WatchQuery) -> Result<WatchBody, Error> {
         let mut request = self.request(self.watch_url(query), METADATA_ACCEPT)?;
         // One gzip member per event would defeat line framing; ask for plain bytes.
         request.headers_mut().insert(
@@ -145,8 +166,11 @@ impl Target {
             .client
             .request_stream(request)
             .await
-            .map_err(Error::WatchStart)?;
-        let body: Pin<Box<dyn AsyncBufRead + Send>> = Box::pin(body);
-        Ok(Box::pin(body.lines()))
+            .map_err(|source| Error::WatchStart {
+                resource: self.name.clone(),
+                source,
+            })?;
+        let body: Body = Box::pin(body);
+        Ok(WatchBody::new(body))
     }
 }

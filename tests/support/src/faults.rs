@@ -141,12 +141,21 @@ pub enum WatchFault {
     WrongKind,
     /// End the stream normally, as at its timeout.
     End,
+    /// Go silent and stay open: send nothing more (no event, no bookmark)
+    /// and never end, whatever the timeout or
+    /// [`close_watches`](crate::FakeApiServer::close_watches) say, until
+    /// the client hangs up. This is what a half-open connection looks like
+    /// from the client.
+    Stall,
 }
 
 impl WatchFault {
     /// Whether the stream ends after this fault.
     pub(crate) fn ends_stream(&self) -> bool {
-        matches!(self, Self::ErrorEvent(_) | Self::DropConnection | Self::End)
+        matches!(
+            self,
+            Self::ErrorEvent(_) | Self::DropConnection | Self::End | Self::Stall
+        )
     }
 }
 

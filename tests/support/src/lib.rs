@@ -21,7 +21,8 @@
 //! the settings): answer any status (403, 410, 429, 500, 504 "too large
 //! resource version"…) to the next N matching requests, delay answers, expire
 //! continue tokens and old resourceVersions ([`FakeApiServer::compact`]),
-//! send an `ERROR` event, drop the connection, send a malformed line, an
+//! send an `ERROR` event, drop the connection, go silent while keeping the
+//! connection open (a half-open connection), send a malformed line, an
 //! unknown event type, an object without metadata, without a name or of
 //! another kind, end watches ([`FakeApiServer::close_watches`]), send
 //! bookmarks ([`FakeApiServer::send_bookmark`]), refuse streaming lists, and

@@ -21,6 +21,8 @@ enum Chunk {
     Line(Bytes),
     Drop,
     End,
+    /// Nothing more, ever, while the connection stays open.
+    Stall,
 }
 
 fn event_line(kind: &str, object: &Value) -> Bytes {
@@ -84,6 +86,7 @@ impl Outbox {
                     chunks.push(Chunk::Line(event_line("ADDED", &object)));
                 }
                 WatchFault::End => chunks.push(Chunk::End),
+                WatchFault::Stall => chunks.push(Chunk::Stall),
             }
             if ends {
                 break;
@@ -212,7 +215,7 @@ pub(crate) fn watch(
             (pos, lines)
         };
         for chunk in outbox.due() {
-            match chunk { Chunk::Line(b) => yield Ok(b), Chunk::Drop => { yield Err(std::io::Error::other("connection dropped by the fake server")); return; } Chunk::End => return }
+            match chunk { Chunk::Line(b) => yield Ok(b), Chunk::Drop => { yield Err(std::io::Error::other("connection dropped by the fake server")); return; } Chunk::End => return, Chunk::Stall => futures::future::pending::<()>().await }
         }
         loop {
             let notified = shared.changed.notified();
@@ -242,7 +245,7 @@ pub(crate) fn watch(
             }
             for line in lines.drain(..) {
                 for chunk in outbox.push(line) {
-                    match chunk { Chunk::Line(b) => yield Ok(b), Chunk::Drop => { yield Err(std::io::Error::other("connection dropped by the fake server")); return; } Chunk::End => return }
+                    match chunk { Chunk::Line(b) => yield Ok(b), Chunk::Drop => { yield Err(std::io::Error::other("connection dropped by the fake server")); return; } Chunk::End => return, Chunk::Stall => futures::future::pending::<()>().await }
                 }
             }
             if pos.is_none() || shared.close_epoch.load(Ordering::SeqCst) != close_epoch {

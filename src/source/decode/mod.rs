@@ -1,0 +1,225 @@
+//! From JSON text to typed objects, once, with the checks of R7: an object
+//! must have metadata and a name, and be of the kind the list announced.
+//!
+//! List pages and watch lines are first read into envelopes whose objects
+//! stay unparsed text borrowed from the page or line (`&RawValue`); each
+//! object is then probed for its kind and name and decoded straight into
+//! its type. Nothing goes through `serde_json::Value`, which would build
+//! every object twice (see `benches/decode.rs` for the difference).
+//! Objects are independent of each other, so a page, or a burst of watch
+//! lines that arrived together, is decoded on several threads when it is
+//! big enough to pay for them ([`parallel`]).
+
+pub(crate) mod parallel;
+mod probe;
+
+use serde::de::DeserializeOwned;
+use serde_json::value::RawValue;
+
+use super::error::Error;
+
+/// Decodes the objects of one collection.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Decoder {
+    /// Learned from the `kind` of list answers (`ConfigMapList` → `ConfigMap`).
+    /// Typed k8s-openapi objects also refuse a wrong kind while decoding,
+    /// but `DynamicObject`s do not.
+    expected_kind: Option<String>,
+}
+
+impl Decoder {
+    pub(crate) fn new() -> Self {
+        Self::default()
+    }
+
+    /// Remembers the item kind of a list answer.
+    pub(crate) fn learn_list_kind(&mut self, list_kind: Option<&str>) {
+        if let Some(kind) = list_kind
+            .and_then(|k| k.strip_suffix("List"))
+            .filter(|k| !k.is_empty())
+        {
+            self.expected_kind = Some(kind.to_owned());
+        }
+    }
+
+    /// Checks and decodes one object; `what` names it in decode errors
+    /// (`list item`, `watch object`).
+    pub(crate) fn object<T: DeserializeOwned>(
+        &self,
+        object: &RawValue,
+        what: &'static str,
+    ) -> Result<T, Error> {
+        let text = object.get();
+        probe::check(text, self.expected_kind.as_deref())?;
+        serde_json::from_str(text).map_err(|source| Error::Decode { what, source })
+    }
+}
+
+/// The R7 checks alone, for the decode benchmark.
+pub(crate) fn probe_only(object: &str) -> Result<(), Error> {
+    probe::check(object, None)
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use kube::core::{DynamicObject, PartialObjectMeta};
+
+    use super::*;
+
+    fn raw(text: &str) -> Box<RawValue> {
+        RawValue::from_string(text.to_owned()).unwrap()
+    }
+
+    #[test]
+    fn r7_checks_metadata_name_and_kind() {
+        let mut d = Decoder::new();
+        d.learn_list_kind(Some("ConfigMapList"));
+        let decode = |text: &str| d.object::<ConfigMap>(&raw(text), "x");
+        assert!(matches!(
+            decode(r#"{"kind": "ConfigMap"}"#),
+            Err(Error::MissingMetadata)
+        ));
+        assert!(matches!(
+            decode(r#"{"metadata": {}}"#),
+            Err(Error::MissingName)
+        ));
+        assert!(matches!(
+            decode(r#"{"kind": "Secret", "metadata": {"name": "a"}}"#),
+            Err(Error::WrongKind { .. })
+        ));
+        assert!(matches!(
+            decode(r#"{"metadata": {"name": "a"}, "data": 3}"#),
+            Err(Error::Decode { what: "x", .. })
+        ));
+        let cm = decode(r#"{"metadata": {"name": "a"}}"#).unwrap();
+        assert_eq!(cm.metadata.name.as_deref(), Some("a"));
+    }
+
+    /// R7: objects that do not check their own kind while decoding are
+    /// checked against the list's kind all the same.
+    #[test]
+    fn r7_dynamic_and_metadata_objects_are_checked_too() {
+        let mut d = Decoder::new();
+        d.learn_list_kind(Some("WidgetList"));
+        let widget = raw(r#"{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"size":3}}"#);
+        let object: DynamicObject = d.object(&widget, "x").unwrap();
+        assert_eq!(object.data["spec"]["size"], 3);
+        let stranger = raw(r#"{"apiVersion":"example.com/v1","kind":"Gadget","metadata":{"name":"g"}}"#);
+        assert!(matches!(
+            d.object::<DynamicObject>(&stranger, "x"),
+            Err(Error::WrongKind { .. })
+        ));
+        assert!(matches!(
+            d.object::<DynamicObject>(&raw(r#"{"kind":"Widget"}"#), "x"),
+            Err(Error::MissingMetadata)
+        ));
+
+        let mut m = Decoder::new();
+        m.learn_list_kind(Some("PartialObjectMetadataList"));
+        let meta = raw(r#"{"apiVersion":"meta.k8s.io/v1","kind":"PartialObjectMetadata","metadata":{"name":"a","labels":{"x":"y"}}}"#);
+        let object: PartialObjectMeta<ConfigMap> = m.object(&meta, "x").unwrap();
+        assert_eq!(object.metadata.labels.unwrap()["x"], "y");
+    }
+}
+
+/// The parallel decoder against the serial one, on random pages and watch
+/// bursts with bad items mixed in: same results, same order, same errors
+/// at the same positions.
+#[cfg(test)]
+mod parallel_prop {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use proptest::prelude::*;
+
+    use super::{Decoder, parallel::decode_on};
+    use crate::source::watch::parse_line;
+
+    #[derive(Debug, Clone, Copy)]
+    enum Item {
+        Good,
+        NoName,
+        EmptyName,
+        NoMetadata,
+        WrongKind,
+        TypeError,
+        NotAnObject,
+    }
+
+    fn item() -> impl Strategy<Value = Item> {
+        prop_oneof![
+            6 => Just(Item::Good),
+            1 => Just(Item::NoName),
+            1 => Just(Item::EmptyName),
+            1 => Just(Item::NoMetadata),
+            1 => Just(Item::WrongKind),
+            1 => Just(Item::TypeError),
+            1 => Just(Item::NotAnObject),
+        ]
+    }
+
+    fn json(item: Item, i: usize) -> String {
+        let data = format!(r#"{{"k{i}":"{}"}}"#, "v".repeat(i % 50));
+        match item {
+            Item::Good => format!(
+                r#"{{"kind":"ConfigMap","metadata":{{"name":"cm-{i}","namespace":"ns"}},"data":{data}}}"#
+            ),
+            Item::NoName => format!(r#"{{"metadata":{{"namespace":"ns"}},"data":{data}}}"#),
+            Item::EmptyName => r#"{"metadata":{"name":""}}"#.to_owned(),
+            Item::NoMetadata => format!(r#"{{"kind":"ConfigMap","data":{data}}}"#),
+            Item::WrongKind => format!(r#"{{"kind":"Secret","metadata":{{"name":"s-{i}"}}}}"#),
+            Item::TypeError => format!(r#"{{"metadata":{{"name":"t-{i}"}},"data":[{i}]}}"#),
+            Item::NotAnObject => i.to_string(),
+        }
+    }
+
+    /// Results in a comparable form: the object, or the error's variant
+    /// and message (a JSON error's message carries its position).
+    fn summary<T: std::fmt::Debug>(result: &Result<T, crate::source::Error>) -> String {
+        match result {
+            Ok(object) => format!("{object:?}"),
+            Err(error) => format!("{error:?} / {error}"),
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn parallel_page_decode_equals_serial(items in prop::collection::vec(item(), 0..120), threads in 2usize..6) {
+            let page = format!(
+                r#"{{"kind":"ConfigMapList","metadata":{{"resourceVersion":"5"}},"items":[{}]}}"#,
+                items.iter().enumerate().map(|(i, item)| json(*item, i)).collect::<Vec<_>>().join(",")
+            );
+            #[derive(serde::Deserialize)]
+            struct Page<'a> {
+                #[serde(borrow)]
+                items: Vec<&'a serde_json::value::RawValue>,
+            }
+            let parsed: Page<'_> = serde_json::from_str(&page).unwrap();
+            let mut decoder = Decoder::new();
+            decoder.learn_list_kind(Some("ConfigMapList"));
+            let decode = |raw: &&serde_json::value::RawValue| decoder.object::<ConfigMap>(raw, "list item");
+            let serial: Vec<String> = decode_on(&parsed.items, 1, decode).iter().map(summary).collect();
+            let parallel: Vec<String> = decode_on(&parsed.items, threads, decode).iter().map(summary).collect();
+            prop_assert_eq!(serial.len(), items.len());
+            prop_assert_eq!(parallel, serial);
+        }
+
+        #[test]
+        fn parallel_watch_burst_decode_equals_serial(items in prop::collection::vec((item(), 0u8..6), 0..120), threads in 2usize..6) {
+            let lines: Vec<String> = items.iter().enumerate().map(|(i, (item, kind))| match kind {
+                0 => format!(r#"{{"type":"ADDED","object":{}}}"#, json(*item, i)),
+                1 => format!(r#"{{"object":{},"type":"MODIFIED"}}"#, json(*item, i)),
+                2 => r#"{"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"9"}}}"#.to_owned(),
+                3 => r#"{"type":"SURPRISE","object":{}}"#.to_owned(),
+                4 => "{not json".to_owned(),
+                _ => String::new(),
+            }).collect();
+            let lines: Vec<&[u8]> = lines.iter().map(|l| l.as_bytes()).collect();
+            let mut decoder = Decoder::new();
+            decoder.learn_list_kind(Some("ConfigMapList"));
+            let decode = |line: &&[u8]| parse_line::<ConfigMap>(line, &decoder);
+            let serial: Vec<String> = decode_on(&lines, 1, decode).iter().map(summary).collect();
+            let parallel: Vec<String> = decode_on(&lines, threads, decode).iter().map(summary).collect();
+            prop_assert_eq!(parallel, serial);
+        }
+    }
+}

@@ -1,0 +1,251 @@
+//! A watch body cut into lines at the byte level, in batches.
+//!
+//! Reading with `AsyncBufReadExt::lines` costs a `String` and a UTF-8 pass
+//! per line before the JSON parser looks at it again. Here the bytes go
+//! into one reused buffer and lines are handed out as slices of it; the
+//! JSON parser checks what it reads. Whatever else has already arrived
+//! when a line is complete is taken in the same batch without waiting, so
+//! a burst of events can be decoded together (on several threads when it
+//! is big, see `decode::parallel`).
+//!
+//! Every read from the connection is bounded by an idle limit (R10): a
+//! watch that sends nothing at all, not even part of a line, for that long
+//! is reported as idle.
+
+use std::{io, pin::Pin, time::Duration};
+
+use futures::{AsyncBufRead, AsyncBufReadExt, FutureExt};
+
+/// The most bytes taken into one batch without waiting: bounds the buffer
+/// when the server sends faster than objects are decoded.
+const MAX_BATCH_BYTES: usize = 1 << 20;
+
+/// The raw body of a watch response.
+pub(crate) type Body = Pin<Box<dyn AsyncBufRead + Send>>;
+
+/// What one read gave.
+#[derive(Debug)]
+pub(crate) enum Read<'a> {
+    /// One or more whole lines, without their line ends.
+    Lines(Lines<'a>),
+    /// The body ended normally.
+    End,
+    /// The connection broke.
+    Failed(io::Error),
+    /// Nothing arrived for the idle limit.
+    Idle,
+}
+
+/// A watch body, read line by line.
+pub(crate) struct WatchBody {
+    body: Body,
+    buf: Vec<u8>,
+    /// Bytes at the front of `buf` already handed out.
+    handed_out: usize,
+    /// How far `buf` is known to hold no line end.
+    scanned: usize,
+    ended: bool,
+    /// An error met while taking more bytes after a complete line; reported
+    /// on the next read, after the lines before it.
+    failed: Option<io::Error>,
+}
+
+impl std::fmt::Debug for WatchBody {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WatchBody")
+            .field("buffered", &(self.buf.len() - self.handed_out))
+            .field("ended", &self.ended)
+            .finish_non_exhaustive()
+    }
+}
+
+impl WatchBody {
+    pub(crate) fn new(body: Body) -> Self {
+        Self {
+            body,
+            buf: Vec::new(),
+            handed_out: 0,
+            scanned: 0,
+            ended: false,
+            failed: None,
+        }
+    }
+
+    /// Waits for at least one whole line (or the end), then also takes
+    /// whatever bytes are already there. Cancel safe: bytes read before a
+    /// cancellation stay in the buffer.
+    pub(crate) async fn read(&mut self, idle: Duration) -> Read<'_> {
+        self.buf.drain(..self.handed_out);
+        self.scanned -= self.handed_out;
+        self.handed_out = 0;
+        loop {
+            if let Some(end) = self.last_line_end() {
+                self.take_ready();
+                let end = self.last_line_end().unwrap_or(end);
+                return Read::Lines(self.hand_out(end));
+            }
+            if let Some(error) = self.failed.take() {
+                return Read::Failed(error);
+            }
+            if self.ended {
+                // A last line without a line end still counts.
+                return match self.buf.len() {
+                    0 => Read::End,
+                    len => Read::Lines(self.hand_out(len)),
+                };
+            }
+            match tokio::time::timeout(idle, self.body.fill_buf()).await {
+                Err(_) => return Read::Idle,
+                Ok(Err(error)) => return Read::Failed(error),
+                Ok(Ok(bytes)) => {
+                    if bytes.is_empty() {
+                        self.ended = true;
+                    } else {
+                        let len = bytes.len();
+                        self.buf.extend_from_slice(bytes);
+                        self.body.as_mut().consume(len);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Takes bytes that are ready now, without waiting, up to the batch limit.
+    fn take_ready(&mut self) {
+        while !self.ended && self.failed.is_none() && self.buf.len() < MAX_BATCH_BYTES {
+            match self.body.fill_buf().now_or_never() {
+                None => return,
+                Some(Err(error)) => self.failed = Some(error),
+                Some(Ok([])) => self.ended = true,
+                Some(Ok(bytes)) => {
+                    let len = bytes.len();
+                    self.buf.extend_from_slice(bytes);
+                    self.body.as_mut().consume(len);
+                }
+            }
+        }
+    }
+
+    /// The position after the last `\n` in the buffer, if any.
+    fn last_line_end(&mut self) -> Option<usize> {
+        let found = self.buf[self.scanned..]
+            .iter()
+            .rposition(|b| *b == b'\n')
+            .map(|i| self.scanned + i + 1);
+        if found.is_none() {
+            self.scanned = self.buf.len();
+        }
+        found
+    }
+
+    fn hand_out(&mut self, end: usize) -> Lines<'_> {
+        self.handed_out = end;
+        self.scanned = self.scanned.max(end);
+        Lines {
+            rest: &self.buf[..end],
+        }
+    }
+}
+
+/// Whole lines from one read, without their `\n` (or `\r\n`).
+#[derive(Debug)]
+pub(crate) struct Lines<'a> {
+    rest: &'a [u8],
+}
+
+impl<'a> Iterator for Lines<'a> {
+    type Item = &'a [u8];
+
+    fn next(&mut self) -> Option<&'a [u8]> {
+        if self.rest.is_empty() {
+            return None;
+        }
+        let (line, rest) = match self.rest.iter().position(|b| *b == b'\n') {
+            Some(i) => (&self.rest[..i], &self.rest[i + 1..]),
+            None => (self.rest, &[][..]),
+        };
+        self.rest = rest;
+        Some(line.strip_suffix(b"\r").unwrap_or(line))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use futures::{StreamExt, TryStreamExt};
+
+    use super::*;
+
+    fn body(chunks: Vec<io::Result<&'static [u8]>>) -> WatchBody {
+        let stream = futures::stream::iter(chunks);
+        WatchBody::new(Box::pin(stream.into_async_read()))
+    }
+
+    async fn all_lines(mut body: WatchBody) -> (Vec<Vec<String>>, &'static str) {
+        let mut batches = Vec::new();
+        loop {
+            match body.read(Duration::from_secs(1)).await {
+                Read::Lines(lines) => batches.push(
+                    lines
+                        .map(|l| String::from_utf8(l.to_vec()).unwrap())
+                        .collect(),
+                ),
+                Read::End => return (batches, "end"),
+                Read::Failed(_) => return (batches, "failed"),
+                Read::Idle => return (batches, "idle"),
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn lines_across_chunks_come_out_whole_and_in_order() {
+        let (batches, end) = all_lines(body(vec![
+            Ok(b"{\"a\":1}\n{\"b\""),
+            Ok(b":2}\r\n\n{\"c\":3}\n"),
+            Ok(b"{\"d\":4}"),
+        ]))
+        .await;
+        let lines: Vec<String> = batches.concat();
+        assert_eq!(lines, [r#"{"a":1}"#, r#"{"b":2}"#, "", r#"{"c":3}"#, r#"{"d":4}"#]);
+        assert_eq!(end, "end");
+        assert!(batches.len() < lines.len(), "ready chunks are batched: {batches:?}");
+    }
+
+    #[tokio::test]
+    async fn an_error_comes_after_the_lines_before_it() {
+        let (batches, end) = all_lines(body(vec![
+            Ok(b"one\ntwo\nthr"),
+            Err(io::Error::other("reset")),
+        ]))
+        .await;
+        assert_eq!(batches.concat(), ["one", "two"]);
+        assert_eq!(end, "failed");
+    }
+
+    /// R10: a body that sends nothing is reported idle after the limit.
+    #[tokio::test(start_paused = true)]
+    async fn r10_a_silent_body_is_idle_after_the_limit() {
+        let silent = futures::stream::iter([Ok::<_, io::Error>(&b"one\ntw"[..])])
+            .chain(futures::stream::pending());
+        let mut body = WatchBody::new(Box::pin(silent.into_async_read()));
+        let started = tokio::time::Instant::now();
+        assert!(matches!(body.read(Duration::from_secs(5)).await, Read::Lines(_)));
+        assert!(matches!(body.read(Duration::from_secs(5)).await, Read::Idle));
+        assert_eq!(started.elapsed(), Duration::from_secs(5));
+    }
+
+    /// R10: any byte is traffic: a line trickling in slower than the limit
+    /// as a whole, but never silent for the limit, is not idle.
+    #[tokio::test(start_paused = true)]
+    async fn r10_any_byte_counts_as_traffic() {
+        let trickle = futures::stream::iter(["{\"a\"", ":", "1", "}", "\n"]).then(|part| async move {
+            tokio::time::sleep(Duration::from_secs(4)).await;
+            Ok::<_, io::Error>(part.as_bytes())
+        });
+        let mut body = WatchBody::new(Box::pin(Box::pin(trickle).into_async_read()));
+        match body.read(Duration::from_secs(5)).await {
+            Read::Lines(mut lines) => assert_eq!(lines.next(), Some(&br#"{"a":1}"#[..])),
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(body.read(Duration::from_secs(5)).await, Read::End));
+    }
+}

@@ -1,0 +1,87 @@
+//! An open watch: its body, what it delivered so far, and the lines it
+//! has read and decoded but not yet handed out.
+
+use std::{collections::VecDeque, io, time::Duration};
+
+use serde::de::DeserializeOwned;
+use tokio::time::Instant;
+
+use crate::source::{
+    decode::{Decoder, parallel},
+    error::Error,
+    lines::{Read, WatchBody},
+    watch::{WatchLine, parse_line},
+};
+
+/// A watch ending this fast without any event is treated as a failure.
+const VERY_SHORT_WATCH: Duration = Duration::from_secs(1);
+
+/// What the next step of a watch gave.
+pub(super) enum Received<T> {
+    /// One line, decoded (blank lines are skipped).
+    Line(Result<WatchLine<T>, Error>),
+    /// The server ended the watch.
+    Ended,
+    /// The connection broke.
+    Broke(io::Error),
+    /// Nothing arrived for the idle limit (R10).
+    Idle(Duration),
+}
+
+/// An open watch and what it delivered so far.
+pub(super) struct Session<T> {
+    body: WatchBody,
+    started: Instant,
+    /// Lines handed out, blank ones aside.
+    pub(super) events: usize,
+    /// How long the watch may stay silent.
+    idle: Duration,
+    /// Lines read together and decoded together, waiting to be handed out.
+    decoded: VecDeque<Result<WatchLine<T>, Error>>,
+}
+
+impl<T: DeserializeOwned + Send> Session<T> {
+    pub(super) fn new(body: WatchBody, idle: Duration) -> Self {
+        Self {
+            body,
+            started: Instant::now(),
+            events: 0,
+            idle,
+            decoded: VecDeque::new(),
+        }
+    }
+
+    /// The next line, decoded. Lines that arrived together are decoded
+    /// together, on several threads when there are enough of them.
+    pub(super) async fn next(&mut self, decoder: &Decoder) -> Received<T> {
+        loop {
+            if let Some(line) = self.decoded.pop_front() {
+                return Received::Line(line);
+            }
+            match self.body.read(self.idle).await {
+                Read::Lines(lines) => {
+                    let lines: Vec<&[u8]> = lines.collect();
+                    let bytes = lines.iter().map(|line| line.len()).sum();
+                    let decoded =
+                        parallel::decode_all(&lines, bytes, |line| parse_line(line, decoder));
+                    self.decoded
+                        .extend(decoded.into_iter().filter_map(Result::transpose));
+                }
+                Read::End => return Received::Ended,
+                Read::Failed(error) => return Received::Broke(error),
+                Read::Idle => return Received::Idle(self.idle),
+            }
+        }
+    }
+
+    /// After the watch ended: fine, unless it died young and empty (R3),
+    /// which hints at a server in trouble.
+    pub(super) fn check_lifetime(&self) -> Result<(), Error> {
+        let lived = self.started.elapsed();
+        if self.events == 0 && lived < VERY_SHORT_WATCH {
+            Err(Error::VeryShortWatch(lived))
+        } else {
+            Ok(())
+        }
+    }
+}
