@@ -188,7 +188,10 @@ fn list_page(c: &mut Criterion) {
         b.iter(|| black_box(decode_bench::list_page::<Pod>(black_box(&text), None)))
     });
     group.bench_function("rayon_2_threads", |b| {
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
         b.iter(|| {
             let list: RawList<'_> = serde_json::from_str(black_box(&text)).unwrap();
             let pods: Vec<_> = pool.install(|| {
@@ -272,9 +275,18 @@ fn split_threshold(c: &mut Criterion) {
     for n in [4usize, 16, 32, 64, 128] {
         let text = page_text(n);
         for threads in [1usize, 2] {
-            group.bench_with_input(BenchmarkId::new(format!("{threads}_threads"), n), &text, |b, text| {
-                b.iter(|| black_box(decode_bench::list_page::<Pod>(black_box(text), Some(threads))))
-            });
+            group.bench_with_input(
+                BenchmarkId::new(format!("{threads}_threads"), n),
+                &text,
+                |b, text| {
+                    b.iter(|| {
+                        black_box(decode_bench::list_page::<Pod>(
+                            black_box(text),
+                            Some(threads),
+                        ))
+                    })
+                },
+            );
         }
     }
     group.finish();

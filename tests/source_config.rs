@@ -19,7 +19,9 @@ async fn selectors_from_strings_and_typed_selectors_reach_every_request() {
     ]);
     let mut events = cm_source(
         &server,
-        Config::default().labels_from(&selector).fields("metadata.name=a"),
+        Config::default()
+            .labels_from(&selector)
+            .fields("metadata.name=a"),
     );
     let (names, _) = read_relist(&mut events).await;
     assert_eq!(names, ["a"]);
@@ -36,7 +38,11 @@ async fn fixed_timeout_and_bookmarks_off_shape_the_watch() {
     let mut events = cm_source(&server, Config::default().timeout(42).disable_bookmarks());
     read_relist(&mut events).await;
     wait_watches(&server, 1).await;
-    let watch = server.requests().into_iter().find(|r| r.is_watch()).unwrap();
+    let watch = server
+        .requests()
+        .into_iter()
+        .find(|r| r.is_watch())
+        .unwrap();
     assert_eq!(watch.param("timeoutSeconds"), Some("42"));
     assert_eq!(watch.param("allowWatchBookmarks"), None);
 }
@@ -50,14 +56,22 @@ async fn r1_most_recent_semantic_lists_consistently_first() {
         Config::default().list_semantic(ListSemantic::MostRecent),
     );
     read_relist(&mut events).await;
-    let list = server.requests().into_iter().find(|r| !r.is_watch()).unwrap();
+    let list = server
+        .requests()
+        .into_iter()
+        .find(|r| !r.is_watch())
+        .unwrap();
     assert_eq!(list.param("resourceVersion"), None);
     assert_eq!(list.param("limit"), Some("500"));
 
     let server = FakeApiServer::start().await;
     let mut events = cm_source(&server, Config::default().any_semantic());
     read_relist(&mut events).await;
-    let list = server.requests().into_iter().find(|r| !r.is_watch()).unwrap();
+    let list = server
+        .requests()
+        .into_iter()
+        .find(|r| !r.is_watch())
+        .unwrap();
     assert_eq!(list.param("resourceVersion"), Some("0"));
 }
 
@@ -67,7 +81,10 @@ async fn r1_most_recent_semantic_lists_consistently_first() {
 async fn r8_streaming_lists_keep_bookmarks_on() {
     let server = FakeApiServer::start().await;
     server.create(&cm("a", "web")).unwrap();
-    let mut events = cm_source(&server, Config::default().streaming_lists().disable_bookmarks());
+    let mut events = cm_source(
+        &server,
+        Config::default().streaming_lists().disable_bookmarks(),
+    );
     let (names, _) = read_relist(&mut events).await;
     assert_eq!(names, ["a"]);
     let first = &server.requests()[0];

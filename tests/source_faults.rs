@@ -5,8 +5,8 @@ mod source_helpers;
 
 use std::time::Duration;
 
-use kube_informer_testing::{ApiStatus, FakeApiServer, RequestMatch, WatchFault};
 use kube_informer::source::{Config, Error};
+use kube_informer_testing::{ApiStatus, FakeApiServer, RequestMatch, WatchFault};
 use source_helpers::*;
 
 fn watch_count(server: &FakeApiServer) -> usize {
@@ -251,7 +251,10 @@ async fn r10_silent_watch_is_dropped_and_rewatched_from_the_last_resource_versio
         watches[1].param("resourceVersion"),
         b.metadata.resource_version.as_deref()
     );
-    assert_eq!(watches[1].received_at - watches[0].received_at, Duration::from_secs(90));
+    assert_eq!(
+        watches[1].received_at - watches[0].received_at,
+        Duration::from_secs(90)
+    );
     assert_eq!(list_count(&server), 1, "no relist");
     wait_watches(&server, 1).await;
 }
@@ -265,8 +268,14 @@ async fn r10_silent_streaming_list_falls_back_to_a_paginated_list() {
     server.inject_watch_fault(RequestMatch::StreamingList, 1, WatchFault::Stall);
     let mut events = cm_source(&server, Config::default().timeout(60).streaming_lists());
     assert_eq!(label(&next_event(&mut events).await).0, "ListStart");
-    assert_eq!(label(&next_event(&mut events).await), ("Listed", "a".into()));
-    assert!(matches!(next_error(&mut events).await, Error::WatchIdle { .. }));
+    assert_eq!(
+        label(&next_event(&mut events).await),
+        ("Listed", "a".into())
+    );
+    assert!(matches!(
+        next_error(&mut events).await,
+        Error::WatchIdle { .. }
+    ));
     let (names, _) = read_relist(&mut events).await;
     assert_eq!(names, ["a", "b"]);
     assert_eq!(list_count(&server), 1, "the fallback is a paginated list");
@@ -287,7 +296,9 @@ async fn r9_forbidden_list_is_reported_once_per_backoff_step_naming_the_resource
         assert_eq!(started.elapsed(), Duration::from_millis(at), "error {n}");
         assert_eq!(error.status_code(), Some(403));
         assert!(
-            error.to_string().contains("configmaps in namespace default"),
+            error
+                .to_string()
+                .contains("configmaps in namespace default"),
             "{error}"
         );
         let chain = format!("{:#}", anyhow::Error::from(error));
@@ -296,10 +307,17 @@ async fn r9_forbidden_list_is_reported_once_per_backoff_step_naming_the_resource
             1,
             "{chain}"
         );
-        assert!(chain.starts_with("list of configmaps in namespace default failed: "), "{chain}");
+        assert!(
+            chain.starts_with("list of configmaps in namespace default failed: "),
+            "{chain}"
+        );
     }
     assert_eq!(list_count(&server), steps.len());
     // Nothing else comes before the next step (25.6 s later).
-    let early = tokio::time::timeout(Duration::from_millis(25_599), futures::StreamExt::next(&mut events)).await;
+    let early = tokio::time::timeout(
+        Duration::from_millis(25_599),
+        futures::StreamExt::next(&mut events),
+    )
+    .await;
     assert!(early.is_err(), "{early:?}");
 }

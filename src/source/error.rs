@@ -148,7 +148,10 @@ impl fmt::Display for Error {
             Self::Decode { what, .. } => write!(f, "failed to decode {what}"),
             Self::UnknownEventType(kind) => write!(f, "unknown watch event type {kind:?}"),
             Self::WrongKind { expected, found } => {
-                write!(f, "object of kind {found:?} where {expected:?} was expected")
+                write!(
+                    f,
+                    "object of kind {found:?} where {expected:?} was expected"
+                )
             }
             Self::MissingMetadata => f.write_str("object has no metadata"),
             Self::MissingName => f.write_str("object has no name"),

@@ -102,20 +102,24 @@ mod tests {
     fn names_come_from_the_url() {
         let core = SourceLabels::from_url("/api/v1/namespaces/default/configmaps", None, None);
         assert_eq!(
-            (core.group.as_str(), core.version.as_str(), core.resource.as_str()),
+            (
+                core.group.as_str(),
+                core.version.as_str(),
+                core.resource.as_str()
+            ),
             ("", "v1", "configmaps")
         );
         assert_eq!(core.namespace.as_deref(), Some("default"));
         assert_eq!(core.to_string(), "configmaps in namespace default");
 
-        let grouped = SourceLabels::from_url(
-            "/apis/apps/v1/deployments",
-            Some("app=web".into()),
-            None,
-        );
+        let grouped =
+            SourceLabels::from_url("/apis/apps/v1/deployments", Some("app=web".into()), None);
         assert_eq!(grouped.group, "apps");
         assert_eq!(grouped.namespace, None);
-        assert_eq!(grouped.to_string(), r#"deployments.apps with labels "app=web""#);
+        assert_eq!(
+            grouped.to_string(),
+            r#"deployments.apps with labels "app=web""#
+        );
 
         let namespaces = SourceLabels::from_url("/api/v1/namespaces", None, None);
         assert_eq!(namespaces.resource, "namespaces");

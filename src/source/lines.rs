@@ -205,9 +205,15 @@ mod tests {
         ]))
         .await;
         let lines: Vec<String> = batches.concat();
-        assert_eq!(lines, [r#"{"a":1}"#, r#"{"b":2}"#, "", r#"{"c":3}"#, r#"{"d":4}"#]);
+        assert_eq!(
+            lines,
+            [r#"{"a":1}"#, r#"{"b":2}"#, "", r#"{"c":3}"#, r#"{"d":4}"#]
+        );
         assert_eq!(end, "end");
-        assert!(batches.len() < lines.len(), "ready chunks are batched: {batches:?}");
+        assert!(
+            batches.len() < lines.len(),
+            "ready chunks are batched: {batches:?}"
+        );
     }
 
     #[tokio::test]
@@ -228,8 +234,14 @@ mod tests {
             .chain(futures::stream::pending());
         let mut body = WatchBody::new(Box::pin(silent.into_async_read()));
         let started = tokio::time::Instant::now();
-        assert!(matches!(body.read(Duration::from_secs(5)).await, Read::Lines(_)));
-        assert!(matches!(body.read(Duration::from_secs(5)).await, Read::Idle));
+        assert!(matches!(
+            body.read(Duration::from_secs(5)).await,
+            Read::Lines(_)
+        ));
+        assert!(matches!(
+            body.read(Duration::from_secs(5)).await,
+            Read::Idle
+        ));
         assert_eq!(started.elapsed(), Duration::from_secs(5));
     }
 
@@ -237,10 +249,11 @@ mod tests {
     /// as a whole, but never silent for the limit, is not idle.
     #[tokio::test(start_paused = true)]
     async fn r10_any_byte_counts_as_traffic() {
-        let trickle = futures::stream::iter(["{\"a\"", ":", "1", "}", "\n"]).then(|part| async move {
-            tokio::time::sleep(Duration::from_secs(4)).await;
-            Ok::<_, io::Error>(part.as_bytes())
-        });
+        let trickle =
+            futures::stream::iter(["{\"a\"", ":", "1", "}", "\n"]).then(|part| async move {
+                tokio::time::sleep(Duration::from_secs(4)).await;
+                Ok::<_, io::Error>(part.as_bytes())
+            });
         let mut body = WatchBody::new(Box::pin(Box::pin(trickle).into_async_read()));
         match body.read(Duration::from_secs(5)).await {
             Read::Lines(mut lines) => assert_eq!(lines.next(), Some(&br#"{"a":1}"#[..])),

@@ -60,11 +60,7 @@ impl std::fmt::Debug for Target {
 }
 
 impl Target {
-    pub(crate) fn new<K>(
-        api: Api<K>,
-        metadata_only: bool,
-        labels: SourceLabels,
-    ) -> Self
+    pub(crate) fn new<K>(api: Api<K>, metadata_only: bool, labels: SourceLabels) -> Self
     where
         K: kube::Resource,
     {

@@ -163,7 +163,9 @@ mod tests {
                 ..
             }))
         ));
-        match parse(r#"{"type":"BOOKMARK","object":{"kind":"ConfigMap","metadata":{"resourceVersion":"12"}}}"#) {
+        match parse(
+            r#"{"type":"BOOKMARK","object":{"kind":"ConfigMap","metadata":{"resourceVersion":"12"}}}"#,
+        ) {
             Ok(Some(WatchLine::Bookmark {
                 resource_version,
                 initial_events_end: false,

@@ -102,10 +102,13 @@ mod tests {
     fn r7_dynamic_and_metadata_objects_are_checked_too() {
         let mut d = Decoder::new();
         d.learn_list_kind(Some("WidgetList"));
-        let widget = raw(r#"{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"size":3}}"#);
+        let widget = raw(
+            r#"{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"size":3}}"#,
+        );
         let object: DynamicObject = d.object(&widget, "x").unwrap();
         assert_eq!(object.data["spec"]["size"], 3);
-        let stranger = raw(r#"{"apiVersion":"example.com/v1","kind":"Gadget","metadata":{"name":"g"}}"#);
+        let stranger =
+            raw(r#"{"apiVersion":"example.com/v1","kind":"Gadget","metadata":{"name":"g"}}"#);
         assert!(matches!(
             d.object::<DynamicObject>(&stranger, "x"),
             Err(Error::WrongKind { .. })
@@ -117,7 +120,9 @@ mod tests {
 
         let mut m = Decoder::new();
         m.learn_list_kind(Some("PartialObjectMetadataList"));
-        let meta = raw(r#"{"apiVersion":"meta.k8s.io/v1","kind":"PartialObjectMetadata","metadata":{"name":"a","labels":{"x":"y"}}}"#);
+        let meta = raw(
+            r#"{"apiVersion":"meta.k8s.io/v1","kind":"PartialObjectMetadata","metadata":{"name":"a","labels":{"x":"y"}}}"#,
+        );
         let object: PartialObjectMeta<ConfigMap> = m.object(&meta, "x").unwrap();
         assert_eq!(object.metadata.labels.unwrap()["x"], "y");
     }

@@ -36,10 +36,7 @@ fn available_threads() -> usize {
 
 /// How many threads a batch of `len` items and `bytes` bytes is split over.
 pub(crate) fn threads_for(len: usize, bytes: usize, available: usize) -> usize {
-    available
-        .min(bytes / MIN_BYTES_PER_THREAD)
-        .min(len)
-        .max(1)
+    available.min(bytes / MIN_BYTES_PER_THREAD).min(len).max(1)
 }
 
 /// `items.iter().map(decode).collect()`, on several threads when the batch
@@ -50,7 +47,11 @@ where
     O: Send,
     F: Fn(&I) -> O + Sync,
 {
-    decode_on(items, threads_for(items.len(), bytes, available_threads()), decode)
+    decode_on(
+        items,
+        threads_for(items.len(), bytes, available_threads()),
+        decode,
+    )
 }
 
 /// `items.iter().map(decode).collect()` on `threads` threads.

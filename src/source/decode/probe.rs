@@ -119,10 +119,7 @@ pub(crate) fn check(object: &str, expected_kind: Option<&str>) -> Result<(), Err
     let Some(MetaProbe::Object { name }) = probe.metadata else {
         return Err(Error::MissingMetadata);
     };
-    if name
-        .and_then(json_str)
-        .is_none_or(|name| name.is_empty())
-    {
+    if name.and_then(json_str).is_none_or(|name| name.is_empty()) {
         return Err(Error::MissingName);
     }
     if let (Some(expected), Some(found)) = (expected_kind, probe.kind.and_then(json_str))
@@ -145,7 +142,10 @@ mod tests {
         let ok = r#"{"kind":"Pod","metadata":{"namespace":"a","name":"p","labels":{"x":"y"}},"spec":{"containers":[]}}"#;
         assert!(check(ok, Some("Pod")).is_ok());
         assert!(check(ok, None).is_ok());
-        assert!(check(r#"{"metadata":{"name":"p"}}"#, Some("Pod")).is_ok(), "no kind is fine");
+        assert!(
+            check(r#"{"metadata":{"name":"p"}}"#, Some("Pod")).is_ok(),
+            "no kind is fine"
+        );
         for no_metadata in [
             r#"{"kind":"Pod"}"#,
             r#"{"metadata":null}"#,
@@ -169,7 +169,10 @@ mod tests {
             r#"{"metadata":{"name":7}}"#,
             r#"{"metadata":{"name":{"a":"b"}}}"#,
         ] {
-            assert!(matches!(check(no_name, None), Err(Error::MissingName)), "{no_name}");
+            assert!(
+                matches!(check(no_name, None), Err(Error::MissingName)),
+                "{no_name}"
+            );
         }
         assert!(check(r#"{"metadata":{"name":"\u0070"}}"#, None).is_ok());
         match check(r#"{"kind":"Secret","metadata":{"name":"p"}}"#, Some("Pod")) {
@@ -178,7 +181,13 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        assert!(check(r#"{"kind":"P\u006fd","metadata":{"name":"p"}}"#, Some("Pod")).is_ok());
+        assert!(
+            check(
+                r#"{"kind":"P\u006fd","metadata":{"name":"p"}}"#,
+                Some("Pod")
+            )
+            .is_ok()
+        );
         // Metadata is checked before the kind.
         assert!(matches!(
             check(r#"{"kind":"Secret","metadata":{}}"#, Some("Pod")),

@@ -88,7 +88,6 @@ impl<T: Watchable> State<T> {
             bookmarks: self.config.bookmarks,
         }
     }
-
 }
 
 /// Opens a watch; a start that hangs past the idle limit counts as idle
