@@ -197,7 +197,7 @@ fn list_page(c: &mut Criterion) {
             let pods: Vec<_> = pool.install(|| {
                 list.items
                     .par_iter()
-                    .map(|raw| decode_bench::object::<Pod>(raw))
+                    .map(|raw| decode_bench::object::<Pod>(raw, Some("PodList")))
                     .collect()
             });
             black_box(pods)
@@ -236,7 +236,10 @@ fn watch_lines(c: &mut Criterion) {
     group.bench_function("source", |b| {
         b.iter(|| {
             for line in &lines {
-                black_box(decode_bench::watch_line::<Pod>(black_box(line.as_bytes())).unwrap());
+                black_box(
+                    decode_bench::watch_line::<Pod>(black_box(line.as_bytes()), Some("PodList"))
+                        .unwrap(),
+                );
             }
         })
     });
@@ -260,7 +263,7 @@ fn watch_lines(c: &mut Criterion) {
         b.iter(|| {
             for line in &lines {
                 let parsed: RawLine<'_> = serde_json::from_str(black_box(line)).unwrap();
-                black_box(decode_bench::probe(parsed.object));
+                decode_bench::probe(black_box(parsed.object), Some("Pod")).unwrap();
             }
         })
     });
@@ -292,5 +295,60 @@ fn split_threshold(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, list_page, watch_lines, split_threshold);
+/// Cutting a watch body into lines: `AsyncBufReadExt::lines` (a `String`
+/// per line, UTF-8 checked) against the source's byte-level splitter, over
+/// 64 Pod events arriving in 4 KiB chunks.
+fn line_splitting(c: &mut Criterion) {
+    use futures::{AsyncBufReadExt, StreamExt, TryStreamExt};
+
+    let body: Vec<u8> = (0..64)
+        .flat_map(|i| {
+            let mut line = watch_line(i).into_bytes();
+            line.push(b'\n');
+            line
+        })
+        .collect();
+    let chunks = || {
+        futures::stream::iter(
+            body.chunks(4096)
+                .map(|c| Ok::<_, std::io::Error>(c.to_vec()))
+                .collect::<Vec<_>>(),
+        )
+        .into_async_read()
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    let mut group = c.benchmark_group("line_split_64_events");
+    group.throughput(Throughput::Bytes(body.len() as u64));
+    group.bench_function("string_lines", |b| {
+        b.iter(|| {
+            runtime.block_on(async {
+                let lines = Box::pin(chunks()).lines();
+                let (n, bytes) = lines
+                    .fold((0usize, 0usize), |(n, bytes), line| async move {
+                        (n + 1, bytes + line.unwrap().len())
+                    })
+                    .await;
+                black_box((n, bytes))
+            })
+        })
+    });
+    group.bench_function("byte_splitter", |b| {
+        b.iter(|| {
+            runtime
+                .block_on(async { black_box(decode_bench::split_lines(Box::pin(chunks())).await) })
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(
+    benches,
+    list_page,
+    watch_lines,
+    split_threshold,
+    line_splitting
+);
 criterion_main!(benches);

@@ -160,7 +160,7 @@ fn is_watch_error(error: &informer::Error) -> bool {
     match error {
         informer::Error::Source(cause) => matches!(
             cause.downcast_ref::<source::Error>(),
-            Some(source::Error::WatchStart(_) | source::Error::WatchEvent { .. })
+            Some(source::Error::WatchStart { .. } | source::Error::WatchEvent { .. })
         ),
         _ => false,
     }

@@ -1,12 +1,15 @@
 //! The source's decoding steps, reachable from `benches/decode.rs`. Not
 //! part of the supported API: names and signatures may change at any time.
 
+use std::time::Duration;
+
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 
 use super::{
     decode::Decoder,
     error::Error,
+    lines::{Read, WatchBody},
     list::decode_page,
     watch::{WatchLine, parse_line},
 };
@@ -23,20 +26,51 @@ pub fn list_page<K: DeserializeOwned + Send>(
     }
 }
 
-/// Checks and decodes one object as the source does.
-pub fn object<K: DeserializeOwned>(object: &RawValue) -> Result<K, Error> {
-    Decoder::new().object(object, "list item")
+fn decoder(list_kind: Option<&str>) -> Decoder {
+    let mut decoder = Decoder::new();
+    decoder.learn_list_kind(list_kind);
+    decoder
+}
+
+/// Checks and decodes one object as the source does, against the item kind
+/// of `list_kind` (e.g. `PodList`).
+pub fn object<K: DeserializeOwned>(object: &RawValue, list_kind: Option<&str>) -> Result<K, Error> {
+    decoder(list_kind).object(object, "list item")
 }
 
 /// The R7 probe alone (kind and name), without the typed decode.
-pub fn probe(object: &RawValue) -> Result<(), Error> {
-    super::decode::probe_only(object.get())
+pub fn probe(object: &RawValue, kind: Option<&str>) -> Result<(), Error> {
+    super::decode::probe_only(object.get(), kind)
 }
 
-/// Decodes one watch line as the source does; the object, if it carries one.
-pub fn watch_line<K: DeserializeOwned>(line: &[u8]) -> Result<Option<K>, Error> {
-    Ok(match parse_line(line, &Decoder::new())? {
+/// Decodes one watch line as the source does, against the item kind of
+/// `list_kind` (e.g. `PodList`); the object, if it carries one.
+pub fn watch_line<K: DeserializeOwned>(
+    line: &[u8],
+    list_kind: Option<&str>,
+) -> Result<Option<K>, Error> {
+    Ok(match parse_line(line, &decoder(list_kind))? {
         Some(WatchLine::Object(_, object)) => Some(object),
         _ => None,
     })
+}
+
+/// Cuts a watch body into lines as the source does; how many lines and
+/// bytes it held. Needs a tokio runtime with time enabled.
+pub async fn split_lines(
+    body: std::pin::Pin<Box<dyn futures::AsyncBufRead + Send>>,
+) -> (usize, usize) {
+    let mut body = WatchBody::new(body);
+    let (mut lines, mut bytes) = (0, 0);
+    loop {
+        match body.read(Duration::from_secs(3600)).await {
+            Read::Lines(batch) => {
+                for line in batch {
+                    lines += 1;
+                    bytes += line.len();
+                }
+            }
+            Read::End | Read::Failed(_) | Read::Idle => return (lines, bytes),
+        }
+    }
 }

@@ -138,9 +138,11 @@ impl WatchBody {
         found
     }
 
+    /// Hands out the lines before `end`, which is the last line end in the
+    /// buffer (or the buffer's end), so nothing after it needs scanning again.
     fn hand_out(&mut self, end: usize) -> Lines<'_> {
         self.handed_out = end;
-        self.scanned = self.scanned.max(end);
+        self.scanned = self.buf.len();
         Lines {
             rest: &self.buf[..end],
         }

@@ -56,8 +56,8 @@ impl Decoder {
 }
 
 /// The R7 checks alone, for the decode benchmark.
-pub(crate) fn probe_only(object: &str) -> Result<(), Error> {
-    probe::check(object, None)
+pub(crate) fn probe_only(object: &str, kind: Option<&str>) -> Result<(), Error> {
+    probe::check(object, kind)
 }
 
 #[cfg(test)]
