@@ -138,12 +138,12 @@ pub trait NotificationStreamExt<K>: Stream<Item = Notification<K>> {
     /// use k8s_openapi::api::core::v1::ConfigMap;
     /// use kube_informer::{KeyError, Notification, ObjectKey, ext::NotificationStreamExt, key::KeyFn};
     ///
-    /// // Keyed by uid, not by name.
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// // The informer's key function: by uid, not by name.
     /// let by_uid: KeyFn<ConfigMap> = Arc::new(|cm: &ConfigMap| {
     ///     ObjectKey::new(None, cm.metadata.uid.as_deref().ok_or(KeyError::MissingName)?)
     /// });
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
     /// let mut cm = ConfigMap::default();
     /// cm.metadata.name = Some("app".into());
     /// cm.metadata.uid = Some("0b7c".into());
