@@ -267,7 +267,8 @@ where
         run::run(Arc::clone(self.core()))
     }
 
-    /// A reader of the informer's cache.
+    /// A read-only handle on the informer's cache; the informer keeps the
+    /// only [`Writer`](crate::store::Writer).
     pub fn store(&self) -> Store<K> {
         self.core().store.clone()
     }
