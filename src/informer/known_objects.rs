@@ -39,7 +39,7 @@ mod tests {
         writer.apply_upsert(key.clone(), Arc::new(cm)).unwrap();
         assert!(known.get_by_key(&key).is_some());
         assert!(known.get_by_key(&"ns/b".parse().unwrap()).is_none());
-        assert_eq!(known.list_keys(), [key.clone()]);
+        assert_eq!(known.list_keys(), std::slice::from_ref(&key));
         writer.apply_delete(&key);
         assert!(known.list_keys().is_empty());
     }
