@@ -25,7 +25,7 @@ use dashmap::DashMap;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube_informer::{
     ObjectKey,
-    store::{Indexers, Store},
+    store::{Indexers, Store, Writer},
 };
 use parking_lot::RwLock;
 
@@ -55,15 +55,29 @@ trait Candidate: Send + Sync + 'static {
     fn by_app(&self, app: &str) -> Vec<Arc<ConfigMap>>;
 }
 
-impl Candidate for Store<ConfigMap> {
+/// Candidate (a): the writer and a reader of one store.
+struct OneLock {
+    writer: Writer<ConfigMap>,
+    reader: Store<ConfigMap>,
+}
+
+impl OneLock {
+    fn new(indexers: Indexers<ConfigMap>) -> Self {
+        let writer = Writer::new(indexers);
+        let reader = writer.reader();
+        Self { writer, reader }
+    }
+}
+
+impl Candidate for OneLock {
     fn upsert(&self, key: ObjectKey, obj: Arc<ConfigMap>) {
-        self.apply_upsert(key, obj);
+        self.writer.apply_upsert(key, obj).unwrap();
     }
     fn get(&self, key: &ObjectKey) -> Option<Arc<ConfigMap>> {
-        Store::get(self, key)
+        self.reader.get(key)
     }
     fn by_app(&self, app: &str) -> Vec<Arc<ConfigMap>> {
-        self.by_index("by-app", app).unwrap()
+        self.reader.by_index("by-app", app).unwrap()
     }
 }
 
@@ -190,7 +204,7 @@ fn bench(c: &mut Criterion) {
             BenchmarkId::new("rwlock_map_and_indexes", readers),
             &readers,
             |b, &readers| {
-                let store = Arc::new(Store::new(
+                let store = Arc::new(OneLock::new(
                     Indexers::<ConfigMap>::new().with("by-app", app_of),
                 ));
                 fill(&*store);
@@ -215,7 +229,7 @@ fn bench(c: &mut Criterion) {
     for writer in [false, true] {
         let label = if writer { "1_writer" } else { "no_writer" };
         group.bench_function(BenchmarkId::new("rwlock_map_and_indexes", label), |b| {
-            let store = Arc::new(Store::new(
+            let store = Arc::new(OneLock::new(
                 Indexers::<ConfigMap>::new().with("by-app", app_of),
             ));
             fill(&*store);

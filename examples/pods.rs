@@ -33,11 +33,8 @@ async fn main() {
         }
     };
     let informer = Informer::builder(Api::<Pod>::all(client))
-        .transform(|mut pod: Pod| {
-            // Not needed here, and often the biggest part of a Pod.
-            pod.metadata.managed_fields = None;
-            pod
-        })
+        // Not needed here, and often the biggest part of a Pod.
+        .strip_managed_fields()
         .on_error(|error| eprintln!("error (the informer retries): {error}"))
         .build();
     let subscription = informer
@@ -83,7 +80,14 @@ async fn main() {
     }
     informer.stop();
     match run.await {
-        Ok(Ok(())) => println!("stopped; {} pods cached", informer.store().len()),
+        Ok(Ok(())) => {
+            let store = informer.store();
+            println!(
+                "stopped; {} pods cached, {} in kube-system",
+                store.len(),
+                store.namespace("kube-system").list().len()
+            );
+        }
         Ok(Err(error)) => eprintln!("informer failed: {error}"),
         Err(error) => eprintln!("informer task failed: {error}"),
     }

@@ -11,11 +11,11 @@
 
 use std::{sync::Arc, time::Duration};
 
-use kube_informer_testing::FakeApiServer;
 use futures::{StreamExt, stream};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::{Api, api::ObjectMeta};
 use kube_informer::{Informer, Notification, ObjectKey, dispatch::SubscribeOptions};
+use kube_informer_testing::FakeApiServer;
 
 fn config_map(name: &str, color: &str) -> ConfigMap {
     ConfigMap {
@@ -87,7 +87,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("fake API server on {}", server.url());
 
     let api: Api<ConfigMap> = Api::default_namespaced(server.client());
-    let informer = Informer::builder(api).build();
+    let informer = Informer::builder(api).strip_managed_fields().build();
     let watcher = informer.subscribe(SubscribeOptions::default())?;
     let auditor = informer.subscribe(SubscribeOptions::default().resync(Duration::from_secs(1)))?;
     let run = tokio::spawn(informer.run());
@@ -102,7 +102,18 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     informer.wait_until_synced().await;
-    println!("synced: {} ConfigMaps cached", informer.store().len());
+    let store = informer.store();
+    println!(
+        "synced: {} ConfigMaps cached; default/settings is {}",
+        store.len(),
+        store
+            .get_by(Some("default"), "settings")
+            .map_or("missing", |cm| if cm.data.is_some() {
+                "there"
+            } else {
+                "empty"
+            })
+    );
 
     let pause = || tokio::time::sleep(Duration::from_millis(200));
     pause().await;

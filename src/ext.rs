@@ -3,16 +3,21 @@
 
 mod changed_only;
 mod keys;
+mod keys_with;
 mod objects;
 
 pub use changed_only::ChangedOnly;
 pub use keys::Keys;
+pub use keys_with::KeysWith;
 pub use objects::Objects;
 
 use futures::Stream;
 use kube::Resource;
 
-use crate::notification::Notification;
+use crate::{
+    key::{KeyError, ObjectKey},
+    notification::Notification,
+};
 
 /// Extra methods for streams of [`Notification`]s, such as a
 /// [`Subscription`](crate::dispatch::Subscription).
@@ -81,11 +86,14 @@ pub trait NotificationStreamExt<K>: Stream<Item = Notification<K>> {
         Objects::new(self)
     }
 
-    /// The key of each notification's newest object, by
-    /// [`ObjectKey::from_object`](crate::ObjectKey::from_object); an object
-    /// without a usable name yields its [`KeyError`](crate::KeyError) and the
-    /// stream goes on. Informers only hold keyed objects, so the error shows
-    /// up only with notifications made elsewhere or a custom key function.
+    /// The key of each notification's newest object, by the default key
+    /// function, [`ObjectKey::from_object`] (`namespace/name`); an object
+    /// without a usable name yields its [`KeyError`] and the stream goes on.
+    ///
+    /// It does not know an informer's custom
+    /// [`key_fn`](crate::InformerBuilder::key_fn): for an informer keyed
+    /// some other way, use [`keys_with`](Self::keys_with) with the same
+    /// function, or the keys will not match the store's.
     ///
     /// # Examples
     ///
@@ -115,6 +123,43 @@ pub trait NotificationStreamExt<K>: Stream<Item = Notification<K>> {
         K: Resource,
     {
         Keys::new(self)
+    }
+
+    /// The key of each notification's newest object, by `key_fn`: what
+    /// [`keys`](Self::keys) does, for informers built with a custom
+    /// [`key_fn`](crate::InformerBuilder::key_fn). Pass the informer's key
+    /// function so these keys are the store's keys.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use futures::{StreamExt, stream};
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube_informer::{KeyError, Notification, ObjectKey, ext::NotificationStreamExt, key::KeyFn};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// // The informer's key function: by uid, not by name.
+    /// let by_uid: KeyFn<ConfigMap> = Arc::new(|cm: &ConfigMap| {
+    ///     ObjectKey::new(None, cm.metadata.uid.as_deref().ok_or(KeyError::MissingName)?)
+    /// });
+    /// let mut cm = ConfigMap::default();
+    /// cm.metadata.name = Some("app".into());
+    /// cm.metadata.uid = Some("0b7c".into());
+    /// let notifications = stream::iter([
+    ///     Notification::Added { object: Arc::new(cm), in_initial_list: false },
+    /// ]);
+    /// let keys: Vec<_> = notifications.keys_with(|cm| by_uid(cm)).collect().await;
+    /// assert_eq!(keys[0].as_ref().map(|k| k.as_str()), Ok("0b7c"));
+    /// # }
+    /// ```
+    fn keys_with<F>(self, key_fn: F) -> KeysWith<Self, F>
+    where
+        Self: Sized,
+        F: FnMut(&K) -> Result<ObjectKey, KeyError>,
+    {
+        KeysWith::new(self, key_fn)
     }
 }
 

@@ -6,6 +6,25 @@
 //! cache. The factory hands every caller asking for the same
 //! (type, resource, namespace, label selector, field selector) the same
 //! informer, starts them together and waits for them to sync together.
+//!
+//! # The sharing key
+//!
+//! Two requests share an informer when they agree on all of:
+//!
+//! - the Rust type of the cached objects (so a metadata-only informer,
+//!   `PartialObjectMeta<K>`, and a full one on `K` are two informers);
+//! - the resource and namespace, as the `Api`'s URL says them
+//!   (`/api/v1/namespaces/default/pods`, `/apis/apps/v1/deployments`);
+//! - the label selector and the field selector, as strings.
+//!
+//! Everything else a builder can set (indexers, transform,
+//! `strip_managed_fields`, key function, resync check period, the other
+//! list/watch settings) is not part of the key but must agree: a request
+//! for an existing key with other options is refused with
+//! [`Error::OptionsDiffer`] rather than handed an informer that ignores
+//! them. Functions (index functions, transforms, key functions) cannot be
+//! compared, so they agree when both requests set them (or both do not);
+//! the first request's functions are the ones that run.
 
 use std::{
     any::{Any, TypeId},
@@ -15,16 +34,39 @@ use std::{
 };
 
 use futures::future::{BoxFuture, FutureExt, join_all};
-use kube::{Api, Client, Resource, core::NamespaceScope};
+use kube::{
+    Api, Client, Resource,
+    core::{NamespaceScope, PartialObjectMeta},
+};
 use parking_lot::Mutex;
 use tokio::task::JoinHandle;
 
 use crate::{
-    informer::{self, Informer},
+    informer::{self, FromApi, Informer, InformerBuilder},
     source,
 };
 
-/// What makes two informers the same informer.
+/// Errors of the [`InformerFactory`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// An informer with this sharing key exists and was built with other
+    /// options; the request was refused rather than ignored.
+    #[error(
+        "an informer for {resource} exists with other options (existing: {existing}; requested: {requested})"
+    )]
+    OptionsDiffer {
+        /// The list/watch URL of the resource, with its selectors.
+        resource: String,
+        /// The options the existing informer was built with.
+        existing: String,
+        /// The options this request asked for.
+        requested: String,
+    },
+}
+
+/// What makes two informers the same informer (the module docs' sharing
+/// key).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct InformerKey {
     type_id: TypeId,
@@ -32,6 +74,22 @@ struct InformerKey {
     resource_url: String,
     label_selector: Option<String>,
     field_selector: Option<String>,
+}
+
+impl InformerKey {
+    /// The resource URL with its selectors, for messages.
+    fn describe(&self) -> String {
+        let mut text = self.resource_url.clone();
+        for (name, selector) in [
+            ("labelSelector", &self.label_selector),
+            ("fieldSelector", &self.field_selector),
+        ] {
+            if let Some(selector) = selector {
+                text.push_str(&format!(" {name}={selector:?}"));
+            }
+        }
+        text
+    }
 }
 
 /// The type-erased operations the factory applies to all its informers.
@@ -66,6 +124,8 @@ where
 
 struct Entry {
     key: InformerKey,
+    /// What the informer was built with, for comparing later requests.
+    options: String,
     informer: Box<dyn ManagedInformer>,
     task: Option<JoinHandle<informer::Result<()>>>,
 }
@@ -78,33 +138,50 @@ struct State {
 }
 
 /// Shares one [`Informer`] per (resource type, namespace, selectors) across
-/// a program.
+/// a program; see [the module docs](self) for the sharing key.
 ///
 /// Ask for informers with [`informer`](Self::informer) (namespaced kinds),
-/// [`cluster_informer`](Self::cluster_informer) (cluster-scoped kinds) or
+/// [`cluster_informer`](Self::cluster_informer) (cluster-scoped kinds),
 /// [`informer_for_api`](Self::informer_for_api) (any [`Api`], e.g. dynamic
-/// objects); then [`start`](Self::start) them on tokio and
-/// [`wait_for_cache_sync`](Self::wait_for_cache_sync). Informers asked for
-/// after `start` are started by the next `start`. Cloning the factory is
-/// cheap and shares its informers. Informers live as long as the factory or
-/// until [`shutdown`](Self::shutdown); dropping the last factory handle
-/// stops them.
+/// objects) or, to set anything a builder sets (indexers, transform,
+/// metadata only), [`build`](Self::build) and
+/// [`build_metadata`](Self::build_metadata); then [`start`](Self::start)
+/// them on tokio and [`wait_for_cache_sync`](Self::wait_for_cache_sync).
+/// Informers asked for after `start` are started by the next `start`.
+/// Cloning the factory is cheap and shares its informers. Informers live as
+/// long as the factory or until [`shutdown`](Self::shutdown); dropping the
+/// last factory handle stops them.
 ///
 /// # Examples
 ///
-/// ```no_run
-/// use k8s_openapi::api::core::v1::{Node, Pod};
-/// use kube::Client;
+/// ```
+/// use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+/// use kube::Api;
 /// use kube_informer::{InformerFactory, source};
+/// use kube_informer_testing::FakeApiServer;
 ///
-/// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-/// let factory = InformerFactory::new(Client::try_default().await?);
-/// let pods = factory.informer::<Pod>(Some("default"), source::Config::default());
-/// let same = factory.informer::<Pod>(Some("default"), source::Config::default());
-/// let nodes = factory.cluster_informer::<Node>(source::Config::default());
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let server = FakeApiServer::start().await;
+/// let factory = InformerFactory::new(server.client());
+/// let configmaps = factory.informer::<ConfigMap>(Some("default"), source::Config::default())?;
+/// let same = factory.informer::<ConfigMap>(Some("default"), source::Config::default())?;
+/// let by_app = factory.build(Api::<ConfigMap>::all(server.client()), |builder| {
+///     builder.strip_managed_fields().indexer("by-app", |cm: &ConfigMap| {
+///         cm.metadata.labels.iter().flatten()
+///             .filter(|(k, _)| *k == "app").map(|(_, v)| v.clone()).collect()
+///     })
+/// })?;
+/// let namespaces = factory.cluster_informer::<Namespace>(source::Config::default())?;
+/// assert_eq!(factory.len(), 3);
 /// factory.start();
 /// assert!(factory.wait_for_cache_sync().await);
-/// println!("{} pods on {} nodes", pods.store().len(), nodes.store().len());
+/// println!(
+///     "{} config maps in default, {} by app, {} namespaces",
+///     configmaps.store().len(),
+///     by_app.store().index_values("by-app")?.len(),
+///     namespaces.store().len(),
+/// );
 /// # drop(same);
 /// factory.shutdown().await;
 /// # Ok(()) }
@@ -139,26 +216,25 @@ impl InformerFactory {
     }
 
     /// The shared informer of the namespaced kind `K` in `namespace` (all
-    /// namespaces when `None`) with `config`'s selectors.
+    /// namespaces when `None`), listing and watching with `config`.
     ///
-    /// The first call for a key builds the informer with `config`; later
-    /// calls with the same key return it and ignore their `config` beyond
-    /// the selectors.
-    pub fn informer<K>(&self, namespace: Option<&str>, config: source::Config<K>) -> Informer<K>
+    /// Fails when an informer with the same key exists with other options
+    /// (see [the module docs](self)).
+    pub fn informer<K>(
+        &self,
+        namespace: Option<&str>,
+        config: source::Config<K>,
+    ) -> Result<Informer<K>, Error>
     where
         K: source::Watchable + Resource<DynamicType = ()>,
         K::Scope: NamespaceScope,
     {
-        let api = match namespace {
-            Some(namespace) => Api::<K>::all(self.client.clone()).constrain(namespace),
-            None => Api::all(self.client.clone()),
-        };
-        self.informer_for_api(api, config)
+        self.informer_for_api(self.namespaced_api(namespace), config)
     }
 
-    /// The shared informer of the cluster-scoped kind `K` (e.g. `Node`) with
-    /// `config`'s selectors.
-    pub fn cluster_informer<K>(&self, config: source::Config<K>) -> Informer<K>
+    /// The shared informer of the cluster-scoped kind `K` (e.g. `Node`),
+    /// listing and watching with `config`.
+    pub fn cluster_informer<K>(&self, config: source::Config<K>) -> Result<Informer<K>, Error>
     where
         K: source::Watchable + Resource<DynamicType = ()>,
     {
@@ -166,29 +242,130 @@ impl InformerFactory {
     }
 
     /// The shared informer listing and watching `api` (its resource and
-    /// namespace) with `config`'s selectors; for kinds the other methods do
-    /// not cover, such as [`DynamicObject`](kube::core::DynamicObject).
-    pub fn informer_for_api<K>(&self, api: Api<K>, config: source::Config<K>) -> Informer<K>
+    /// namespace) with `config`; for kinds the other methods do not cover,
+    /// such as [`DynamicObject`](kube::core::DynamicObject).
+    pub fn informer_for_api<K>(
+        &self,
+        api: Api<K>,
+        config: source::Config<K>,
+    ) -> Result<Informer<K>, Error>
     where
         K: source::Watchable,
     {
+        self.build(api, |builder| builder.source_config(config))
+    }
+
+    /// The shared informer listing and watching `api`, configured by
+    /// `configure` exactly as [`Informer::builder`] would be: indexers,
+    /// transform, [`strip_managed_fields`](InformerBuilder::strip_managed_fields),
+    /// list/watch settings and the rest.
+    ///
+    /// `configure` always runs (it only sets options, nothing starts); its
+    /// selectors complete the sharing key. If an informer with that key
+    /// exists it is returned when the options agree and refused with
+    /// [`Error::OptionsDiffer`] when they do not (see [the module
+    /// docs](self)).
+    ///
+    /// See the [type docs](InformerFactory) for an example.
+    pub fn build<K, F>(&self, api: Api<K>, configure: F) -> Result<Informer<K>, Error>
+    where
+        K: source::Watchable,
+        F: FnOnce(InformerBuilder<K, FromApi>) -> InformerBuilder<K, FromApi>,
+    {
+        let resource_url = api.resource_url().to_owned();
+        self.share(resource_url, configure(Informer::builder(api)))
+    }
+
+    /// The shared metadata-only informer of `api`'s resource
+    /// ([`Informer::metadata_builder`]), configured by `configure`. It is
+    /// another informer than a full one on the same resource: the cached
+    /// type differs.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use k8s_openapi::api::core::v1::Secret;
+    /// use kube::Api;
+    /// use kube_informer::InformerFactory;
+    /// use kube_informer_testing::FakeApiServer;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let server = FakeApiServer::start().await;
+    /// let factory = InformerFactory::new(server.client());
+    /// let secrets = factory.build_metadata(Api::<Secret>::all(server.client()), |b| b)?;
+    /// factory.start();
+    /// assert!(factory.wait_for_cache_sync().await);
+    /// for secret in secrets.store().list() {
+    ///     println!("{:?}", secret.metadata.name); // no data, only metadata
+    /// }
+    /// # factory.shutdown().await;
+    /// # Ok(()) }
+    /// ```
+    pub fn build_metadata<R, F>(
+        &self,
+        api: Api<R>,
+        configure: F,
+    ) -> Result<Informer<PartialObjectMeta<R>>, Error>
+    where
+        R: Resource + Clone + fmt::Debug + Send + Sync + 'static,
+        PartialObjectMeta<R>: source::Watchable,
+        F: FnOnce(
+            InformerBuilder<PartialObjectMeta<R>, FromApi>,
+        ) -> InformerBuilder<PartialObjectMeta<R>, FromApi>,
+    {
+        let resource_url = api.resource_url().to_owned();
+        self.share(resource_url, configure(Informer::metadata_builder(api)))
+    }
+
+    fn namespaced_api<K>(&self, namespace: Option<&str>) -> Api<K>
+    where
+        K: Resource<DynamicType = ()>,
+        K::Scope: NamespaceScope,
+    {
+        match namespace {
+            Some(namespace) => Api::all(self.client.clone()).constrain(namespace),
+            None => Api::all(self.client.clone()),
+        }
+    }
+
+    /// The informer for `builder`'s key: the existing one if its options
+    /// agree, a new one if there is none.
+    fn share<K>(
+        &self,
+        resource_url: String,
+        builder: InformerBuilder<K, FromApi>,
+    ) -> Result<Informer<K>, Error>
+    where
+        K: Resource + Send + Sync + 'static,
+    {
+        let (label_selector, field_selector) = builder.selectors();
         let key = InformerKey {
             type_id: TypeId::of::<K>(),
-            resource_url: api.resource_url().to_owned(),
-            label_selector: config.label_selector.clone(),
-            field_selector: config.field_selector.clone(),
+            resource_url,
+            label_selector,
+            field_selector,
         };
+        let options = builder.options_summary();
         let mut state = self.state.inner.lock();
         if let Some(&index) = state.by_key.get(&key) {
-            return state.entries[index]
+            let entry = &state.entries[index];
+            if entry.options != options {
+                return Err(Error::OptionsDiffer {
+                    resource: key.describe(),
+                    existing: entry.options.clone(),
+                    requested: options,
+                });
+            }
+            return Ok(entry
                 .informer
                 .as_any()
                 .downcast_ref::<Informer<K>>()
                 .expect("the key holds the type id of K")
-                .clone();
+                .clone());
         }
-        tracing::debug!(resource = %key.resource_url, "factory: new informer");
-        let informer = Informer::builder(api).source_config(config).build();
+        tracing::debug!(resource = %key.describe(), "factory: new informer");
+        let informer = builder.build();
         if state.shut_down {
             // A factory that was shut down hands out stopped informers
             // rather than starting new watches.
@@ -198,10 +375,11 @@ impl InformerFactory {
         state.by_key.insert(key.clone(), index);
         state.entries.push(Entry {
             key,
+            options,
             informer: Box::new(informer.clone()),
             task: None,
         });
-        informer
+        Ok(informer)
     }
 
     /// Spawns the `run` of every informer not started yet on the current

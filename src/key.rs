@@ -3,11 +3,18 @@
 //! An [`ObjectKey`] is one shared string, so cloning it is a reference-count
 //! bump and hashing it hashes one contiguous slice: keys are cloned and hashed
 //! on every delta, store write and notification.
+//!
+//! With the `kube-runtime` feature, keys convert to and from kube-runtime's
+//! `ObjectRef` (`ObjectRef::from(&key)`, `ObjectKey::try_from(&object_ref)`,
+//! `ObjectKey::to_object_ref` for dynamic kinds).
 
 use std::{fmt, str::FromStr, sync::Arc};
 
 use kube::Resource;
 use smallvec::SmallVec;
+
+#[cfg(feature = "kube-runtime")]
+mod object_ref;
 
 /// Why an object or a string could not be turned into an [`ObjectKey`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -138,14 +145,37 @@ impl ObjectKey {
 /// so the joined bytes are assembled on the stack (names are at most 253
 /// bytes, namespaces 63) instead of in a `String` that `Arc<str>` would copy.
 fn join_namespace_and_name(namespace: &str, name: &str) -> Arc<str> {
+    with_joined(namespace, name, |key: &str| Arc::from(key))
+}
+
+/// Calls `f` with `namespace/name`, assembled on the stack.
+fn with_joined<R>(namespace: &str, name: &str, f: impl FnOnce(&str) -> R) -> R {
     let mut joined: SmallVec<[u8; 320]> = SmallVec::with_capacity(namespace.len() + 1 + name.len());
     joined.extend_from_slice(namespace.as_bytes());
     joined.push(b'/');
     joined.extend_from_slice(name.as_bytes());
     match std::str::from_utf8(&joined) {
-        Ok(key) => Arc::from(key),
+        Ok(key) => f(key),
         // Unreachable (both parts are str), but a fallback costs nothing.
-        Err(_) => Arc::from(format!("{namespace}/{name}")),
+        Err(_) => f(&format!("{namespace}/{name}")),
+    }
+}
+
+/// Calls `f` with the key string of `name` in `namespace`, without building
+/// an [`ObjectKey`] (for lookups: no allocation). `None`, without calling
+/// `f`, when no key has these parts (see [`ObjectKey::new`]).
+pub(crate) fn with_key_str<R>(
+    namespace: Option<&str>,
+    name: &str,
+    f: impl FnOnce(&str) -> R,
+) -> Option<R> {
+    if name.is_empty() || name.contains('/') {
+        return None;
+    }
+    match namespace {
+        Some(ns) if ns.contains('/') => None,
+        Some(ns) if !ns.is_empty() => Some(with_joined(ns, name, f)),
+        _ => Some(f(name)),
     }
 }
 

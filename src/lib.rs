@@ -26,6 +26,74 @@
 //!     .await;
 //! # Ok(()) }
 //! ```
+//!
+//! # Adding it to your program
+//!
+//! kube-informer leaves two choices to the program that uses it, as a
+//! library should: the Kubernetes version of `k8s-openapi` and the TLS
+//! stack of `kube`. Name both in your own `Cargo.toml`:
+//!
+//! ```toml
+//! [dependencies]
+//! kube-informer = "0.1"
+//! kube = { version = "5", default-features = false, features = ["client", "rustls-tls", "ring"] } # or "openssl-tls"
+//! k8s-openapi = { version = "0.29", features = ["latest"] } # or the oldest API server you support, e.g. "v1_34"
+//! ```
+//!
+//! The optional `kube-runtime` feature converts between [`ObjectKey`] and
+//! kube-runtime's `ObjectRef`.
+//!
+//! # Testing your controllers
+//!
+//! [`kube-informer-testing`](https://docs.rs/kube-informer-testing) is an
+//! in-process fake API server that lists and watches like a real one and
+//! fails on request (error statuses, dropped or broken watches, expired
+//! resourceVersions), so the code you write on top of an informer can be
+//! tested against list/watch faults without a cluster. Add it as a
+//! dev-dependency; a test of your own then reads:
+//!
+//! ```
+//! use k8s_openapi::api::core::v1::{Pod, PodSpec};
+//! use kube::Api;
+//! use kube_informer::{Informer, Store};
+//! use kube_informer_testing::{ApiStatus, FakeApiServer, RequestMatch, WatchFault};
+//!
+//! /// The code under test: how many Pods run on `node`.
+//! fn pods_on(store: &Store<Pod>, node: &str) -> usize {
+//!     store.by_index("by-node", node).map_or(0, |pods| pods.len())
+//! }
+//!
+//! fn pod(name: &str, node: &str) -> Pod {
+//!     let mut pod = Pod::default();
+//!     pod.metadata.namespace = Some("default".into());
+//!     pod.metadata.name = Some(name.into());
+//!     pod.spec = Some(PodSpec { node_name: Some(node.into()), ..Default::default() });
+//!     pod
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! // #[tokio::test] async fn counts_pods_through_faults() {
+//! let server = FakeApiServer::start().await;
+//! server.create(&pod("web-0", "node-1"))?;
+//! // The first list fails with a 500 and the first watch breaks off.
+//! server.fail_requests(RequestMatch::List, ApiStatus::internal_error(), 1);
+//! server.inject_watch_fault(RequestMatch::Watch, 0, WatchFault::DropConnection);
+//!
+//! let informer = Informer::builder(Api::<Pod>::all(server.client()))
+//!     .indexer("by-node", |pod: &Pod| pod.spec.iter().filter_map(|s| s.node_name.clone()).collect())
+//!     .build();
+//! tokio::spawn(informer.run());
+//! assert!(informer.wait_until_synced().await);
+//! assert_eq!(pods_on(&informer.store(), "node-1"), 1);
+//! assert!(informer.error_count() >= 1); // the 500, reported and retried
+//!
+//! server.create(&pod("web-1", "node-1"))?;
+//! while pods_on(&informer.store(), "node-1") < 2 {
+//!     tokio::task::yield_now().await; // the re-opened watch delivers it
+//! }
+//! # Ok(()) }
+//! ```
 #![warn(
     missing_docs,
     missing_debug_implementations,
@@ -52,7 +120,7 @@ pub use factory::InformerFactory;
 pub use informer::{Informer, InformerBuilder};
 pub use key::{KeyError, ObjectKey};
 pub use notification::Notification;
-pub use store::Store;
+pub use store::{NamespacedStore, Store};
 
 /// The names most informer programs use, in one import:
 /// `use kube_informer::prelude::*;`.

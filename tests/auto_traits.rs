@@ -5,7 +5,7 @@ use kube_informer::{
     Lag, Notification, SubscribeOptions, Subscription,
     dispatch::{Distributor, EventHandlerFuncs, SubscribeRequest, SyncStatus},
     ext::{ChangedOnly, Keys, Objects},
-    store::{Indexers, Store},
+    store::{Indexers, NamespacedStore, Store, Writer},
 };
 
 fn send_sync_unpin<T: Send + Sync + Unpin>() {}
@@ -14,6 +14,8 @@ fn send<T: Send>() {}
 #[test]
 fn public_types_are_send_sync_and_unpin() {
     send_sync_unpin::<Store<ConfigMap>>();
+    send_sync_unpin::<Writer<ConfigMap>>();
+    send_sync_unpin::<NamespacedStore<ConfigMap>>();
     send_sync_unpin::<Indexers<ConfigMap>>();
     send_sync_unpin::<Subscription<ConfigMap>>();
     send_sync_unpin::<SubscribeRequest<ConfigMap>>();

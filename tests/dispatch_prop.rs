@@ -160,11 +160,12 @@ proptest! {
         writes in prop::collection::vec((0..KEYS, 0u8..3), 0..80),
         joins in prop::collection::vec((0usize..80, lag()), 1..4),
     ) {
-        use kube_informer::store::{Indexers, Store};
+        use kube_informer::store::{Indexers, Writer};
 
-        let store = Store::new(Indexers::<ConfigMap>::new());
-        let mut d = Distributor::new(Duration::ZERO, store.watch_synced());
-        store.mark_synced();
+        let writer = Writer::new(Indexers::<ConfigMap>::new());
+        let store = writer.reader();
+        let (_synced, synced_rx) = tokio::sync::watch::channel(true);
+        let mut d = Distributor::new(Duration::ZERO, synced_rx);
         let mut subs = Vec::new();
         let mut rv = 0u64;
         for (at, (k, what)) in writes.iter().enumerate() {
@@ -176,12 +177,12 @@ proptest! {
             rv += 1;
             let n = match (store.get(&full), what) {
                 (Some(old), 2) => {
-                    store.apply_delete(&full);
+                    writer.apply_delete(&full);
                     deleted(old)
                 }
                 (_, _) => {
                     let new = cm("ns", &name, &rv.to_string());
-                    match store.apply_upsert(full.clone(), new.clone()) {
+                    match writer.apply_upsert(full.clone(), new.clone()).unwrap() {
                         Some(old) => updated(old, new),
                         None => added(new, false),
                     }

@@ -5,12 +5,12 @@ mod informer_common;
 
 use std::time::Duration;
 
-use kube_informer_testing::{ApiStatus, FakeApiServer, RequestMatch};
 use futures::StreamExt;
 use informer_common::*;
 use k8s_openapi::api::core::v1::{ConfigMap, Node};
 use kube::Api;
 use kube_informer::{Informer, InformerFactory, Notification, dispatch::SubscribeOptions, source};
+use kube_informer_testing::{ApiStatus, FakeApiServer, RequestMatch};
 
 async fn next_description(subscription: &mut kube_informer::Subscription<ConfigMap>) -> String {
     let n = tokio::time::timeout(Duration::from_secs(10), subscription.next())
@@ -98,14 +98,24 @@ async fn factory_shares_one_informer_per_key_and_syncs_them() {
     server.create(&node).unwrap();
 
     let factory = InformerFactory::new(server.client());
-    let first = factory.informer::<ConfigMap>(Some("default"), source::Config::default());
-    let second = factory.informer::<ConfigMap>(Some("default"), source::Config::default());
-    let selected = factory.informer::<ConfigMap>(
-        Some("default"),
-        source::Config::default().label_selector("app=web"),
-    );
-    let everywhere = factory.informer::<ConfigMap>(None, source::Config::default());
-    let nodes = factory.cluster_informer::<Node>(source::Config::default());
+    let first = factory
+        .informer::<ConfigMap>(Some("default"), source::Config::default())
+        .unwrap();
+    let second = factory
+        .informer::<ConfigMap>(Some("default"), source::Config::default())
+        .unwrap();
+    let selected = factory
+        .informer::<ConfigMap>(
+            Some("default"),
+            source::Config::default().label_selector("app=web"),
+        )
+        .unwrap();
+    let everywhere = factory
+        .informer::<ConfigMap>(None, source::Config::default())
+        .unwrap();
+    let nodes = factory
+        .cluster_informer::<Node>(source::Config::default())
+        .unwrap();
     assert_eq!(factory.len(), 4);
 
     // Same informer: a subscription on one sees what the other caches.
@@ -127,7 +137,9 @@ async fn factory_shares_one_informer_per_key_and_syncs_them() {
     factory.shutdown().await;
     assert!(first.is_stopped());
     assert!(subscription.next().await.is_none());
-    let late = factory.informer::<ConfigMap>(Some("other"), source::Config::default());
+    let late = factory
+        .informer::<ConfigMap>(Some("other"), source::Config::default())
+        .unwrap();
     assert!(late.is_stopped());
 }
 

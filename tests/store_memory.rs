@@ -12,7 +12,7 @@ use std::{
 
 use kube_informer::{
     ObjectKey,
-    store::{Indexers, Store},
+    store::{Indexers, Writer},
 };
 use store_common::cm;
 
@@ -45,10 +45,11 @@ fn store_overhead_per_object_is_under_150_bytes() {
             (ObjectKey::from_object(&*o).unwrap(), o)
         })
         .collect();
-    let store = Store::new(Indexers::new());
+    let writer = Writer::new(Indexers::new());
+    let store = writer.reader();
     let before = LIVE.load(Ordering::Relaxed);
     for (key, object) in &objects {
-        store.apply_upsert(key.clone(), object.clone());
+        writer.apply_upsert(key.clone(), object.clone()).unwrap();
     }
     let per_object = (LIVE.load(Ordering::Relaxed) - before) as f64 / N as f64;
     println!("store overhead: {per_object:.1} bytes per object");

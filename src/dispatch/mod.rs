@@ -15,14 +15,16 @@
 //! ```
 //! use std::{sync::Arc, time::Duration};
 //! use futures::StreamExt;
-//! use kube_informer::{Notification, ObjectKey, store::{Indexers, Store}};
+//! use kube_informer::{Notification, ObjectKey, store::{Indexers, Writer}};
 //! use kube_informer::dispatch::{Distributor, SubscribeOptions, SubscribeRequest};
-//! use tokio::sync::mpsc;
+//! use tokio::sync::{mpsc, watch};
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! let store = Store::<String>::new(Indexers::new());
-//! let mut distributor = Distributor::new(Duration::ZERO, store.watch_synced());
+//! let writer = Writer::<String>::new(Indexers::new());
+//! let store = writer.reader();
+//! let (synced, synced_rx) = watch::channel(false);
+//! let mut distributor = Distributor::new(Duration::ZERO, synced_rx);
 //! let (requests_tx, mut requests) = mpsc::unbounded_channel();
 //!
 //! // Any task, any time: a subscription now, registered by the writer later.
@@ -37,12 +39,12 @@
 //! let fifo_synced = false;
 //! let key: ObjectKey = "default/a".parse()?;
 //! let object = Arc::new("a".to_string());
-//! let n = match store.apply_upsert(key.clone(), object.clone()) {
+//! let n = match writer.apply_upsert(key.clone(), object.clone())? {
 //!     None => Notification::Added { object, in_initial_list: !fifo_synced },
 //!     Some(old) => Notification::Updated { old, new: object, resync: false },
 //! };
 //! distributor.distribute(&key, n).await;
-//! store.mark_synced(); // once the FIFO has synced
+//! synced.send_replace(true); // once the FIFO has synced
 //!
 //! assert!(matches!(sub.next().await, Some(Notification::Added { in_initial_list: true, .. })));
 //! assert!(sub.has_synced());

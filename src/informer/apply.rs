@@ -13,8 +13,10 @@ use crate::{
     delta::{DeltaType, Deltas},
     key::ObjectKey,
     notification::Notification,
-    store::Store,
+    store::Writer,
 };
+
+use super::{error::Error, report::ErrorReporter};
 
 /// Applies `deltas` to `store`, oldest first (I5), appends the
 /// notifications that describe the changes to `out`, in the same order, and
@@ -29,11 +31,16 @@ use crate::{
 ///   object; a tombstone is reported as `final_state_unknown` (I2). The
 ///   notification is sent even when the store did not hold the key, because
 ///   the delete was news to the FIFO.
+/// - A write the store refuses (an index function panicked) leaves the store
+///   as it was and sends no notification for that delta; the error goes to
+///   `reporter` and the informer goes on, so a later version that indexes
+///   fine is an `Updated` from the last stored one.
 pub(crate) fn apply_deltas<K>(
-    store: &Store<K>,
+    store: &Writer<K>,
     deltas: Deltas<K>,
     in_initial_list: bool,
     out: &mut Vec<Notification<K>>,
+    reporter: &ErrorReporter,
 ) -> ObjectKey
 where
     K: Resource + Send + Sync + 'static,
@@ -45,14 +52,18 @@ where
             DeltaType::Sync | DeltaType::Replaced | DeltaType::Added | DeltaType::Updated => {
                 let new = delta.object.into_object();
                 match store.apply_upsert(key.clone(), Arc::clone(&new)) {
-                    Some(old) => {
+                    Ok(Some(old)) => {
                         let resync = same_resource_version(&*old, &*new);
                         Notification::Updated { old, new, resync }
                     }
-                    None => Notification::Added {
+                    Ok(None) => Notification::Added {
                         object: new,
                         in_initial_list,
                     },
+                    Err(error) => {
+                        reporter.report(Error::Store(Arc::new(error)));
+                        continue;
+                    }
                 }
             }
             DeltaType::Deleted => {

@@ -1,6 +1,6 @@
 //! Configuring an [`Informer`] before it is built.
 
-use std::{fmt, sync::Arc, time::Duration};
+use std::{fmt, marker::PhantomData, sync::Arc, time::Duration};
 
 use futures::{Stream, StreamExt, stream::BoxStream};
 use kube::{Api, Resource, core::PartialObjectMeta};
@@ -37,6 +37,32 @@ enum SourceSpec<K> {
 /// informers watch `Api<K>` and cache `PartialObjectMeta<K>`).
 type OpenSource<K> = Box<dyn FnOnce(source::Config<K>) -> EventStream<K> + Send>;
 
+/// The transform set with [`InformerBuilder::transform`].
+type Transform<K> = Arc<dyn Fn(K) -> K + Send + Sync>;
+
+/// Marks an [`InformerBuilder`] made by [`Informer::builder`] or
+/// [`Informer::metadata_builder`]: it lists and watches through a
+/// [`kube::Api`], so it has
+/// [`source_config`](InformerBuilder::source_config).
+#[derive(Debug)]
+pub struct FromApi(());
+
+/// Marks an [`InformerBuilder`] made by [`Informer::builder_from_stream`]:
+/// its events come from a stream, so there is no list/watch to configure
+/// and no [`source_config`](InformerBuilder::source_config) method.
+///
+/// ```compile_fail,E0599
+/// use k8s_openapi::api::core::v1::ConfigMap;
+/// use kube_informer::{Informer, source::{self, Event}};
+///
+/// let events = futures::stream::empty::<Result<Event<ConfigMap>, std::io::Error>>();
+/// let informer = Informer::builder_from_stream(events)
+///     .source_config(source::Config::default()) // a stream has no list/watch
+///     .build();
+/// ```
+#[derive(Debug)]
+pub struct FromStream(());
+
 /// Builds an [`Informer`]; made by [`Informer::builder`] or
 /// [`Informer::builder_from_stream`].
 ///
@@ -52,8 +78,9 @@ type OpenSource<K> = Box<dyn FnOnce(source::Config<K>) -> EventStream<K> + Send>
 /// let api: Api<ConfigMap> = Api::default_namespaced(Client::try_default().await?);
 /// let informer = Informer::builder(api)
 ///     .source_config(source::Config::default().label_selector("app=web"))
+///     .strip_managed_fields()
 ///     .transform(|mut cm: ConfigMap| {
-///         cm.metadata.managed_fields = None;
+///         cm.data = None; // this controller reads labels only
 ///         cm
 ///     })
 ///     .indexer("by-app", |cm: &ConfigMap| {
@@ -67,18 +94,25 @@ type OpenSource<K> = Box<dyn FnOnce(source::Config<K>) -> EventStream<K> + Send>
 ///     .build();
 /// # Ok(()) }
 /// ```
+///
+/// The second type parameter says where the events come from
+/// ([`FromApi`], the default, or [`FromStream`]); options that only make
+/// sense for one of them exist only on that builder.
 #[must_use = "a builder does nothing until built"]
-pub struct InformerBuilder<K> {
+pub struct InformerBuilder<K, S = FromApi> {
     source: SourceSpec<K>,
-    transform: Option<Arc<dyn Fn(K) -> K + Send + Sync>>,
+    transform: Option<Transform<K>>,
+    strip_managed_fields: bool,
     indexers: Indexers<K>,
     resync_check_period: Duration,
     key_fn: KeyFn<K>,
+    custom_key_fn: bool,
     on_error: Option<ErrorCallback>,
     cancel: Option<CancellationToken>,
+    origin: PhantomData<S>,
 }
 
-impl<K> InformerBuilder<K>
+impl<K, S> InformerBuilder<K, S>
 where
     K: Resource + Send + Sync + 'static,
 {
@@ -86,50 +120,48 @@ where
         Self {
             source,
             transform: None,
+            strip_managed_fields: false,
             indexers: Indexers::new(),
             resync_check_period: DEFAULT_RESYNC_CHECK_PERIOD,
             key_fn: default_key_fn(),
+            custom_key_fn: false,
             on_error: None,
             cancel: None,
+            origin: PhantomData,
         }
     }
 
-    pub(crate) fn from_api(api: Api<K>) -> Self
-    where
-        K: Clone + DeserializeOwned + fmt::Debug,
-    {
-        Self::with_source(SourceSpec::Api {
-            config: source::Config::default(),
-            open: Box::new(move |config| wrap_errors(source::watch_source(api, config))),
-        })
-    }
-
-    pub(crate) fn from_stream<S, E>(events: S) -> Self
-    where
-        S: Stream<Item = Result<Event<K>, E>> + Send + 'static,
-        E: std::error::Error + Send + Sync + 'static,
-    {
-        Self::with_source(SourceSpec::Stream(wrap_errors(events)))
-    }
-
-    /// The list/watch settings: selectors, page size, timeouts, list
-    /// strategy, backoff.
+    /// Rewrites every object before it is queued or cached (F11): the one
+    /// place to set a transform. Tombstones and resync re-deliveries are not
+    /// transformed again. A second call replaces the first transform; it
+    /// composes with [`strip_managed_fields`](Self::strip_managed_fields),
+    /// which runs first.
     ///
-    /// Only meaningful for builders made by [`Informer::builder`]; a builder
-    /// over a stream has no list/watch to configure and ignores it.
-    pub fn source_config(mut self, config: source::Config<K>) -> Self {
-        match &mut self.source {
-            SourceSpec::Api { config: slot, .. } => *slot = config,
-            SourceSpec::Stream(_) => {
-                tracing::warn!("source_config ignored: this informer reads a given stream")
-            }
-        }
-        self
-    }
-
-    /// Rewrites every object before it is queued or cached, for example to
-    /// drop `managedFields` and save memory (F11). Tombstones and resync
-    /// re-deliveries are not transformed again.
+    /// # Examples
+    ///
+    /// ```
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube::api::ObjectMeta;
+    /// use kube_informer::{Informer, source::Event};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let cm = ConfigMap {
+    ///     metadata: ObjectMeta { name: Some("a".into()), ..Default::default() },
+    ///     data: Some([("big".to_string(), "x".repeat(1 << 16))].into()),
+    ///     ..Default::default()
+    /// };
+    /// let events = futures::stream::iter([Ok::<_, std::io::Error>(Event::Added(cm))]);
+    /// let informer = Informer::builder_from_stream(events)
+    ///     .transform(|mut cm: ConfigMap| {
+    ///         cm.data = None;
+    ///         cm
+    ///     })
+    ///     .build();
+    /// informer.run().await.unwrap();
+    /// assert_eq!(informer.store().get_by(None, "a").unwrap().data, None);
+    /// # }
+    /// ```
     pub fn transform<F>(mut self, transform: F) -> Self
     where
         F: Fn(K) -> K + Send + Sync + 'static,
@@ -138,8 +170,48 @@ where
         self
     }
 
+    /// Drops every object's `metadata.managedFields` before it is queued or
+    /// cached: the transform most controllers want, since server-side apply
+    /// bookkeeping is often the larger part of a cached object and is rarely
+    /// read. It runs before the [`transform`](Self::transform), if one is
+    /// set.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use k8s_openapi::{api::core::v1::ConfigMap, apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry};
+    /// use kube::api::ObjectMeta;
+    /// use kube_informer::{Informer, source::Event};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let cm = ConfigMap {
+    ///     metadata: ObjectMeta {
+    ///         name: Some("a".into()),
+    ///         managed_fields: Some(vec![ManagedFieldsEntry::default()]),
+    ///         ..Default::default()
+    ///     },
+    ///     ..Default::default()
+    /// };
+    /// let events = futures::stream::iter([Ok::<_, std::io::Error>(Event::Added(cm))]);
+    /// let informer = Informer::builder_from_stream(events).strip_managed_fields().build();
+    /// informer.run().await.unwrap();
+    /// assert_eq!(informer.store().get_by(None, "a").unwrap().metadata.managed_fields, None);
+    /// # }
+    /// ```
+    pub fn strip_managed_fields(mut self) -> Self {
+        self.strip_managed_fields = true;
+        self
+    }
+
     /// Adds the store index `name`: `index` gives the values each object is
     /// filed under (see [`Store::by_index`](crate::store::Store::by_index)).
+    ///
+    /// The function runs once per stored version of an object, outside the
+    /// store's lock. If it panics, that version is not stored and no
+    /// notification is sent for it; the panic is reported through
+    /// [`Informer::errors`] as [`Error::Store`] and the informer goes on
+    /// (see [`Writer::apply_upsert`](crate::store::Writer::apply_upsert)).
     pub fn indexer<F>(mut self, name: impl Into<String>, index: F) -> Self
     where
         F: Fn(&K) -> Vec<String> + Send + Sync + 'static,
@@ -170,6 +242,7 @@ where
     /// [`ObjectKey::from_object`](crate::ObjectKey::from_object)).
     pub fn key_fn(mut self, key_fn: KeyFn<K>) -> Self {
         self.key_fn = key_fn;
+        self.custom_key_fn = true;
         self
     }
 
@@ -198,9 +271,10 @@ where
             SourceSpec::Api { config, open } => open(config),
             SourceSpec::Stream(events) => events,
         };
+        let transform = compose_transform(self.strip_managed_fields, self.transform);
         Informer::from_parts(super::handle::Parts {
             events,
-            transform: self.transform,
+            transform,
             indexers: self.indexers,
             resync_check_period: self.resync_check_period,
             key_fn: self.key_fn,
@@ -210,7 +284,105 @@ where
     }
 }
 
-impl<R> InformerBuilder<PartialObjectMeta<R>>
+/// The transform the FIFO applies: managed fields stripped first, then the
+/// user's transform.
+fn compose_transform<K: Resource + 'static>(
+    strip_managed_fields: bool,
+    transform: Option<Transform<K>>,
+) -> Option<Transform<K>> {
+    if !strip_managed_fields {
+        return transform;
+    }
+    Some(match transform {
+        Some(user) => Arc::new(move |mut object: K| {
+            object.meta_mut().managed_fields = None;
+            user(object)
+        }),
+        None => Arc::new(|mut object: K| {
+            object.meta_mut().managed_fields = None;
+            object
+        }),
+    })
+}
+
+impl<K> InformerBuilder<K, FromApi>
+where
+    K: Resource + Send + Sync + 'static,
+{
+    pub(crate) fn from_api(api: Api<K>) -> Self
+    where
+        K: Clone + DeserializeOwned + fmt::Debug,
+    {
+        Self::with_source(SourceSpec::Api {
+            config: source::Config::default(),
+            open: Box::new(move |config| wrap_errors(source::watch_source(api, config))),
+        })
+    }
+
+    /// The list/watch settings: selectors, page size, timeouts, list
+    /// strategy, backoff. A builder over a stream
+    /// ([`Informer::builder_from_stream`]) has no list/watch, and no such
+    /// method.
+    pub fn source_config(mut self, config: source::Config<K>) -> Self {
+        if let SourceSpec::Api { config: slot, .. } = &mut self.source {
+            *slot = config;
+        }
+        self
+    }
+
+    /// The label and field selectors the list/watch will use: with the
+    /// resource, what an [`InformerFactory`](crate::InformerFactory) shares
+    /// informers by.
+    pub(crate) fn selectors(&self) -> (Option<String>, Option<String>) {
+        match &self.source {
+            SourceSpec::Api { config, .. } => {
+                (config.label_selector.clone(), config.field_selector.clone())
+            }
+            SourceSpec::Stream(_) => (None, None),
+        }
+    }
+
+    /// Every option set, as comparable text: functions by their presence
+    /// (two closures cannot be compared), everything else by value. Two
+    /// requests to an [`InformerFactory`](crate::InformerFactory) for one
+    /// key must agree on it.
+    pub(crate) fn options_summary(&self) -> String {
+        let source = match &self.source {
+            SourceSpec::Api { config, .. } => format!("{config:?}"),
+            SourceSpec::Stream(_) => "stream".to_owned(),
+        };
+        format!(
+            "source: {source}, indexers: {:?}, transform: {}, strip_managed_fields: {}, \
+             key_fn: {}, resync_check_period: {:?}, on_error: {}, cancellation_token: {}",
+            self.indexers.names().collect::<Vec<_>>(),
+            self.transform.is_some(),
+            self.strip_managed_fields,
+            if self.custom_key_fn {
+                "custom"
+            } else {
+                "default"
+            },
+            self.resync_check_period,
+            self.on_error.is_some(),
+            self.cancel.is_some(),
+        )
+    }
+}
+
+impl<K> InformerBuilder<K, FromStream>
+where
+    K: Resource + Send + Sync + 'static,
+{
+    pub(crate) fn from_stream<St, E>(events: St) -> Self
+    where
+        St: Stream<Item = Result<Event<K>, E>> + Send + 'static,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        Self::with_source(SourceSpec::Stream(wrap_errors(events)))
+    }
+}
+
+impl<R> InformerBuilder<PartialObjectMeta<R>, FromApi>
 where
     R: Resource + Clone + fmt::Debug + Send + Sync + 'static,
     PartialObjectMeta<R>: Resource + Clone + DeserializeOwned + fmt::Debug + Send + Sync + 'static,
@@ -235,7 +407,7 @@ where
         .boxed()
 }
 
-impl<K> fmt::Debug for InformerBuilder<K> {
+impl<K, S> fmt::Debug for InformerBuilder<K, S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let source = match &self.source {
             SourceSpec::Api { .. } => "api",
@@ -245,6 +417,7 @@ impl<K> fmt::Debug for InformerBuilder<K> {
             .field("source", &source)
             .field("resync_check_period", &self.resync_check_period)
             .field("transform", &self.transform.is_some())
+            .field("strip_managed_fields", &self.strip_managed_fields)
             .finish_non_exhaustive()
     }
 }

@@ -24,6 +24,11 @@ pub enum Error {
     /// skipped.
     #[error("could not queue an event: {0}")]
     Queue(#[source] Arc<crate::fifo::Error>),
+    /// An object could not be stored (an index function panicked); the
+    /// store kept the object's previous state and no notification was sent
+    /// for that change.
+    #[error("could not store an object: {0}")]
+    Store(#[source] Arc<crate::store::Error>),
     /// `run` was called on an informer that is already running or has run.
     #[error("informer is already running or has run")]
     AlreadyRunning,
@@ -36,7 +41,7 @@ impl Error {
     /// Whether this error was reported while running (a source or queueing
     /// failure) rather than returned by a refused call.
     pub fn is_runtime(&self) -> bool {
-        matches!(self, Error::Source(_) | Error::Queue(_))
+        matches!(self, Error::Source(_) | Error::Queue(_) | Error::Store(_))
     }
 }
 

@@ -10,8 +10,9 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::{
-    builder::{EventStream, InformerBuilder},
+    builder::{EventStream, FromStream, InformerBuilder},
     error::{Error, Result},
+    known_objects::StoreKnownObjects,
     report::{ErrorReporter, ErrorStream},
     run,
 };
@@ -20,7 +21,7 @@ use crate::{
     fifo::{DeltaFifo, FifoOptions},
     key::KeyFn,
     source::Event,
-    store::{Indexers, Store},
+    store::{Indexers, Store, Writer},
 };
 
 /// A shared, indexed, watched cache of one kind of Kubernetes object, with
@@ -95,6 +96,8 @@ impl<K> Drop for UserHandle<K> {
 
 /// What the handles and the run loop share.
 pub(crate) struct Core<K> {
+    /// The only writer of the store; readers are handed out from it.
+    pub(crate) writer: Writer<K>,
     pub(crate) store: Store<K>,
     pub(crate) fifo: DeltaFifo<K>,
     /// Cancelled to stop: by `stop`, by the builder's token, by the last
@@ -201,7 +204,7 @@ where
     /// out what was queued and stops.
     ///
     /// See the [type docs](Informer) for an example.
-    pub fn builder_from_stream<S, E>(events: S) -> InformerBuilder<K>
+    pub fn builder_from_stream<S, E>(events: S) -> InformerBuilder<K, FromStream>
     where
         S: Stream<Item = std::result::Result<Event<K>, E>> + Send + 'static,
         E: std::error::Error + Send + Sync + 'static,
@@ -210,11 +213,12 @@ where
     }
 
     pub(crate) fn from_parts(parts: Parts<K>) -> Self {
-        let store = Store::new(parts.indexers);
+        let writer = Writer::new(parts.indexers);
+        let store = writer.reader();
         let distributor = Distributor::new(parts.resync_check_period, store.watch_synced());
         let mut options = FifoOptions::default()
             .key_fn(parts.key_fn)
-            .known_objects(Arc::new(store.clone()));
+            .known_objects(Arc::new(StoreKnownObjects(store.clone())));
         if let Some(transform) = parts.transform {
             options = options.transform(move |object| Ok(transform(object)));
         }
@@ -223,6 +227,7 @@ where
             None => CancellationToken::new(),
         };
         let core = Core {
+            writer,
             store,
             fifo: DeltaFifo::new(options),
             stop,
@@ -262,7 +267,8 @@ where
         run::run(Arc::clone(self.core()))
     }
 
-    /// A reader of the informer's cache.
+    /// A read-only handle on the informer's cache; the informer keeps the
+    /// only [`Writer`](crate::store::Writer).
     pub fn store(&self) -> Store<K> {
         self.core().store.clone()
     }

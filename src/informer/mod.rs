@@ -46,12 +46,13 @@ mod apply;
 mod builder;
 mod error;
 mod handle;
+mod known_objects;
 mod pump;
 mod report;
 mod resync;
 mod run;
 
-pub use builder::{DEFAULT_RESYNC_CHECK_PERIOD, InformerBuilder};
+pub use builder::{DEFAULT_RESYNC_CHECK_PERIOD, FromApi, FromStream, InformerBuilder};
 pub use error::{Error, Result, SharedError};
 pub use handle::Informer;
 pub use report::ErrorStream;

@@ -101,7 +101,7 @@ async fn write<K>(
     K: Resource + Send + Sync + 'static,
 {
     let fifo = &core.fifo;
-    let store = &core.store;
+    let store = &core.writer;
     let mut timer = ResyncTimer::new(distributor.resync_check_period());
     let mut synced = false;
     let mut batch = Vec::new();
@@ -125,7 +125,7 @@ async fn write<K>(
         // FIFO had synced before this pop (I4).
         let in_initial_list = !fifo.has_synced();
         if let Some(deltas) = fifo.try_pop() {
-            let key = apply_deltas(store, deltas, in_initial_list, &mut batch);
+            let key = apply_deltas(store, deltas, in_initial_list, &mut batch, &core.reporter);
             for notification in batch.drain(..) {
                 distributor.distribute(&key, notification).await;
             }
@@ -179,7 +179,7 @@ where
 {
     if !*synced && core.fifo.has_synced() {
         *synced = true;
-        core.store.mark_synced();
+        core.writer.mark_synced();
         tracing::info!(objects = core.store.len(), "informer synced");
     }
 }

@@ -1,6 +1,12 @@
 //! Named index functions: from an object to the values it is filed under.
 
-use std::{fmt, sync::Arc};
+use std::{
+    fmt,
+    panic::{AssertUnwindSafe, catch_unwind},
+    sync::Arc,
+};
+
+use super::Error;
 
 /// The name of the index every [`Store`](super::Store) has: objects by the
 /// namespace part of their key (`""` for cluster-scoped objects).
@@ -63,6 +69,12 @@ impl<K> Indexers<K> {
     /// Adds (or replaces) the index `name`, filing each object under the
     /// values `index` returns for it. An object may have no value, one, or
     /// several.
+    ///
+    /// The function runs once per stored version of an object, outside the
+    /// store's lock; the values it returned are kept with the object, so
+    /// replacing or removing the object never calls it again. If it panics,
+    /// the write is refused with [`Error::IndexerPanicked`] and the store
+    /// stays exactly as it was.
     #[must_use]
     pub fn with<F>(mut self, name: impl Into<String>, index: F) -> Self
     where
@@ -80,6 +92,67 @@ impl<K> Indexers<K> {
     /// The index names, the namespace index first.
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.entries.iter().map(|(n, _)| n.as_str())
+    }
+
+    /// The values of every custom index for `object`, in the order of
+    /// `entries` (the namespace index's slot stays empty); an empty slice,
+    /// which costs no allocation, when there is no custom index.
+    ///
+    /// Each index function runs inside `catch_unwind`: a panic becomes
+    /// [`Error::IndexerPanicked`] naming the index, so the caller can leave
+    /// the store untouched.
+    pub(super) fn values_of(&self, object: &K) -> Result<Box<[Vec<String>]>, Error> {
+        if !self.has_custom() {
+            return Ok(Box::default());
+        }
+        self.entries
+            .iter()
+            .map(|(name, kind)| match kind {
+                IndexKind::Namespace => Ok(Vec::new()),
+                // The object is only read and nothing of ours is borrowed
+                // mutably across the call, so a panic cannot leave our state
+                // half-changed: asserting unwind safety is sound.
+                IndexKind::Custom(index_fn) => catch_unwind(AssertUnwindSafe(|| index_fn(object)))
+                    .map_err(|payload| Error::IndexerPanicked {
+                        index: name.clone(),
+                        message: panic_message(payload.as_ref()),
+                    }),
+            })
+            .collect()
+    }
+
+    /// The position of the index `name` among `entries`.
+    pub(super) fn position(&self, name: &str) -> Result<usize, Error> {
+        self.entries
+            .iter()
+            .position(|(n, _)| n == name)
+            .ok_or_else(|| Error::UnknownIndex(name.to_owned()))
+    }
+
+    /// The position of the built-in namespace index, unless an indexer of
+    /// that name replaced it.
+    pub(super) fn namespace_position(&self) -> Option<usize> {
+        self.entries
+            .iter()
+            .position(|(_, kind)| matches!(kind, IndexKind::Namespace))
+    }
+
+    fn has_custom(&self) -> bool {
+        self.entries
+            .iter()
+            .any(|(_, kind)| matches!(kind, IndexKind::Custom(_)))
+    }
+}
+
+/// The text a panic was raised with (`panic!("...")` gives a `&str` or a
+/// `String`; anything else is described, not shown).
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(message) = payload.downcast_ref::<&str>() {
+        (*message).to_owned()
+    } else if let Some(message) = payload.downcast_ref::<String>() {
+        message.clone()
+    } else {
+        "a panic with a non-string payload".to_owned()
     }
 }
 

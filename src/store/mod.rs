@@ -1,12 +1,26 @@
-//! The informer's indexed cache: [`Store`], read from any task while one
-//! writer applies changes.
+//! The informer's indexed cache: one [`Writer`] applies changes, any number
+//! of read-only [`Store`]s read them from any task.
+//!
+//! An informer holds its store's writer and gives out only readers
+//! ([`Informer::store`](crate::Informer::store)), so nothing but the informer
+//! changes what its subscribers were told about. The FIFO's view of what the
+//! informer already holds is an adapter in the informer over a reader; this
+//! module knows nothing of the FIFO.
 //!
 //! # Consistency
 //!
 //! Objects and every index live under one `parking_lot::RwLock`, and each
 //! write updates both before releasing it, so a reader never sees an object
-//! without its index entries or the reverse. User index functions for the new
-//! object run before the lock is taken.
+//! without its index entries or the reverse.
+//!
+//! # Index functions
+//!
+//! User index functions run only in [`Writer::apply_upsert`], once per
+//! stored version of an object, before the lock is taken. The values they
+//! returned are kept with the object, so replacing or removing it unfiles
+//! exactly those values and runs no user code under the lock. A function
+//! that panics is caught: the write is refused with
+//! [`Error::IndexerPanicked`] and the store stays as it was.
 //!
 //! # Why one lock
 //!
@@ -32,24 +46,40 @@
 //!
 //! # Memory
 //!
-//! Beyond the object itself each cached object costs one `(ObjectKey,
-//! Arc<K>)` map slot (24 bytes plus hash-table control and slack, about 30–55
-//! bytes) and one `ObjectKey` in the namespace index set (16 bytes plus
-//! control and slack, about 20–40 bytes): about 50–95 bytes. The key string is
-//! stored once and shared by reference count; each custom index value adds one
-//! more `ObjectKey` slot.
+//! Beyond the object itself each cached object costs one map slot holding
+//! its `ObjectKey`, its `Arc<K>` and the (boxed) slice of its custom index
+//! values (40 bytes plus hash-table control and slack, about 45–90 bytes) and
+//! one `ObjectKey` in the namespace index set (16 bytes plus control and
+//! slack, about 20–40 bytes): about 65–130 bytes. The key string is stored
+//! once and shared by reference count. With custom indexes, each value adds
+//! one `ObjectKey` slot in its index and its `String` kept with the object.
 
-mod cache;
 mod index;
 mod indexers;
+mod namespace;
+mod reader;
+mod shared;
+mod writer;
 
-pub use cache::Store;
 pub use indexers::{IndexFn, Indexers, NAMESPACE_INDEX};
+pub use namespace::NamespacedStore;
+pub use reader::Store;
+pub use writer::Writer;
 
 /// Errors of the store.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// No index has this name.
     #[error("no index named {0:?}")]
     UnknownIndex(String),
+    /// An index function panicked; the write it was part of was refused and
+    /// the store left as it was.
+    #[error("index function {index:?} panicked: {message}")]
+    IndexerPanicked {
+        /// The name of the index whose function panicked.
+        index: String,
+        /// The panic's message.
+        message: String,
+    },
 }

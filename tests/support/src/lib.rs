@@ -1,4 +1,5 @@
-//! An in-process fake Kubernetes API server that misbehaves on purpose.
+//! An in-process fake Kubernetes API server that misbehaves on purpose:
+//! test your own controllers against list/watch faults without a cluster.
 //!
 //! [`FakeApiServer::start`] binds `127.0.0.1:0` and serves list and watch
 //! requests for any resource over plain HTTP, so a real [`kube::Client`]
@@ -30,6 +31,46 @@
 //!
 //! Timeouts and delays use tokio's clock: with `start_paused = true` a test
 //! shares one runtime with the server, and idle time jumps forward.
+//!
+//! # Testing your own controllers
+//!
+//! Point the code under test at [`FakeApiServer::client`], fill the server
+//! with objects, tell it how to fail, and assert what your code does. With
+//! kube-informer, an informer built on `Api::all(server.client())` is tested
+//! through list and watch faults this way; its crate docs ("Testing your
+//! controllers") and this crate's README show such a test. The example
+//! below tests code that uses `kube` directly: it must survive a 429 from the
+//! API server by retrying.
+//!
+//! ```
+//! use k8s_openapi::api::core::v1::ConfigMap;
+//! use kube::api::{Api, ListParams};
+//! use kube_informer_testing::{ApiStatus, FakeApiServer, RequestMatch};
+//!
+//! /// The code under test: lists ConfigMaps, retrying once on throttling.
+//! async fn config_map_names(api: &Api<ConfigMap>) -> kube::Result<Vec<String>> {
+//!     let list = match api.list(&ListParams::default()).await {
+//!         Err(kube::Error::Api(status)) if status.code == 429 => api.list(&ListParams::default()).await?,
+//!         other => other?,
+//!     };
+//!     Ok(list.items.into_iter().filter_map(|cm| cm.metadata.name).collect())
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! // #[tokio::test] async fn retries_once_when_throttled() {
+//! let server = FakeApiServer::start().await;
+//! let mut cm = ConfigMap::default();
+//! cm.metadata.namespace = Some("default".into());
+//! cm.metadata.name = Some("settings".into());
+//! server.create(&cm)?;
+//! server.fail_requests(RequestMatch::List, ApiStatus::too_many_requests(), 1);
+//!
+//! let api: Api<ConfigMap> = Api::default_namespaced(server.client());
+//! assert_eq!(config_map_names(&api).await?, ["settings"]);
+//! assert_eq!(server.requests().len(), 2); // the throttled list and the retry
+//! # Ok(()) }
+//! ```
 //!
 //! # Examples
 //!

@@ -1,0 +1,67 @@
+use std::{
+    fmt,
+    pin::Pin,
+    task::{Context, Poll},
+};
+
+use futures::{Stream, stream::FusedStream};
+use pin_project::pin_project;
+
+use crate::{
+    key::{KeyError, ObjectKey},
+    notification::Notification,
+};
+
+/// Stream for the [`keys_with`](super::NotificationStreamExt::keys_with)
+/// method.
+#[pin_project]
+#[must_use = "streams do nothing unless polled"]
+pub struct KeysWith<S, F> {
+    #[pin]
+    stream: S,
+    key_fn: F,
+}
+
+impl<S, F> KeysWith<S, F> {
+    pub(super) fn new(stream: S, key_fn: F) -> Self {
+        Self { stream, key_fn }
+    }
+}
+
+impl<K, S, F> Stream for KeysWith<S, F>
+where
+    S: Stream<Item = Notification<K>>,
+    F: FnMut(&K) -> Result<ObjectKey, KeyError>,
+{
+    type Item = Result<ObjectKey, KeyError>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = self.project();
+        let key_fn = this.key_fn;
+        this.stream
+            .poll_next(cx)
+            .map(|n| n.map(|n| key_fn(&**n.object())))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.stream.size_hint()
+    }
+}
+
+impl<K, S, F> FusedStream for KeysWith<S, F>
+where
+    S: FusedStream<Item = Notification<K>>,
+    F: FnMut(&K) -> Result<ObjectKey, KeyError>,
+{
+    fn is_terminated(&self) -> bool {
+        self.stream.is_terminated()
+    }
+}
+
+impl<S: fmt::Debug, F> fmt::Debug for KeysWith<S, F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("KeysWith")
+            .field("stream", &self.stream)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,292 @@
+//! [`Store`]: the read-only handle on an indexed cache.
+
+use std::{fmt, sync::Arc};
+
+use tokio::sync::watch;
+
+use super::{Error, namespace::NamespacedStore, shared::Shared};
+use crate::key::{ObjectKey, with_key_str};
+
+/// A cheap-to-clone, read-only handle on an indexed cache, such as the one
+/// [`Informer::store`](crate::Informer::store) returns.
+///
+/// Reads take a shared lock for as long as the call lasts and never await.
+/// Objects come out as `Arc<K>`: the very allocation the informer holds,
+/// which a reader cannot mutate. Only the store's [`Writer`](super::Writer)
+/// changes it, and an informer never gives its writer out, so what a `Store`
+/// shows always agrees with what the informer's subscribers were told.
+///
+/// # Examples
+///
+/// ```
+/// use std::sync::Arc;
+/// use k8s_openapi::api::core::v1::ConfigMap;
+/// use kube_informer::{ObjectKey, store::{Indexers, Writer, NAMESPACE_INDEX}};
+///
+/// let writer = Writer::new(Indexers::<ConfigMap>::new());
+/// let mut cm = ConfigMap::default();
+/// cm.metadata.namespace = Some("default".into());
+/// cm.metadata.name = Some("app".into());
+/// writer.apply_upsert(ObjectKey::from_object(&cm)?, Arc::new(cm))?;
+///
+/// let store = writer.reader();
+/// assert!(store.get_by(Some("default"), "app").is_some());
+/// assert_eq!(store.namespace("default").list().len(), 1);
+/// assert_eq!(store.by_index(NAMESPACE_INDEX, "default")?.len(), 1);
+/// assert_eq!(store.index_values(NAMESPACE_INDEX)?, ["default"]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// A `Store` has no way to write, and no way to get at the writer:
+///
+/// ```compile_fail,E0599
+/// use k8s_openapi::api::core::v1::ConfigMap;
+/// use kube_informer::{Informer, ObjectKey, source::Event};
+///
+/// let informer = Informer::<ConfigMap>::builder_from_stream(
+///     futures::stream::empty::<Result<Event<ConfigMap>, std::io::Error>>(),
+/// )
+/// .build();
+/// let key: ObjectKey = "default/app".parse().unwrap();
+/// informer.store().apply_delete(&key); // no such method on a Store
+/// ```
+///
+/// ```compile_fail,E0277
+/// use k8s_openapi::api::core::v1::ConfigMap;
+/// use kube_informer::{Informer, source::Event, store::Writer};
+///
+/// let informer = Informer::<ConfigMap>::builder_from_stream(
+///     futures::stream::empty::<Result<Event<ConfigMap>, std::io::Error>>(),
+/// )
+/// .build();
+/// let writer: Writer<ConfigMap> = informer.store().into(); // no Store -> Writer
+/// ```
+pub struct Store<K> {
+    shared: Arc<Shared<K>>,
+}
+
+impl<K> Store<K> {
+    pub(super) fn from_shared(shared: Arc<Shared<K>>) -> Self {
+        Self { shared }
+    }
+
+    /// The object held under `key`.
+    pub fn get(&self, key: &ObjectKey) -> Option<Arc<K>> {
+        self.shared
+            .state
+            .read()
+            .objects
+            .get(key)
+            .map(|e| Arc::clone(&e.object))
+    }
+
+    /// The object named `name` in `namespace` (`None`, or `Some("")`, for a
+    /// cluster-scoped object), without building an [`ObjectKey`] first.
+    ///
+    /// A name no key can have (empty, or with a `/`) finds nothing.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+    /// use kube_informer::{ObjectKey, store::{Indexers, Writer}};
+    ///
+    /// let writer = Writer::new(Indexers::<Namespace>::new());
+    /// let mut ns = Namespace::default();
+    /// ns.metadata.name = Some("kube-system".into());
+    /// writer.apply_upsert(ObjectKey::from_object(&ns)?, Arc::new(ns))?;
+    /// let store = writer.reader();
+    /// assert!(store.get_by(None, "kube-system").is_some());
+    /// assert!(store.get_by(Some("default"), "kube-system").is_none());
+    /// assert!(store.get_by(None, "a/b").is_none());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn get_by(&self, namespace: Option<&str>, name: &str) -> Option<Arc<K>> {
+        with_key_str(namespace, name, |key| {
+            self.shared
+                .state
+                .read()
+                .objects
+                .get(key)
+                .map(|e| Arc::clone(&e.object))
+        })
+        .flatten()
+    }
+
+    /// A view of the objects in `namespace` only, like a client-go
+    /// namespace lister: [`list`](NamespacedStore::list) and
+    /// [`get`](NamespacedStore::get) by name.
+    ///
+    /// The empty string names no namespace: its view holds the
+    /// cluster-scoped objects (client-go's listers read `""` as "all
+    /// namespaces"; use [`Store::list`] for that).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube_informer::{ObjectKey, store::{Indexers, Writer}};
+    ///
+    /// let writer = Writer::new(Indexers::<ConfigMap>::new());
+    /// for (ns, name) in [("default", "a"), ("default", "b"), ("prod", "a")] {
+    ///     let mut cm = ConfigMap::default();
+    ///     cm.metadata.namespace = Some(ns.into());
+    ///     cm.metadata.name = Some(name.into());
+    ///     writer.apply_upsert(ObjectKey::from_object(&cm)?, Arc::new(cm))?;
+    /// }
+    /// let default = writer.reader().namespace("default");
+    /// assert_eq!(default.list().len(), 2);
+    /// assert!(default.get("a").is_some());
+    /// assert!(writer.reader().namespace("staging").get("a").is_none());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn namespace(&self, namespace: impl Into<String>) -> NamespacedStore<K> {
+        NamespacedStore::new(self.clone(), namespace.into())
+    }
+
+    /// Every object, in no particular order.
+    pub fn list(&self) -> Vec<Arc<K>> {
+        self.shared
+            .state
+            .read()
+            .objects
+            .values()
+            .map(|e| Arc::clone(&e.object))
+            .collect()
+    }
+
+    /// Every key, in no particular order.
+    pub fn list_keys(&self) -> Vec<ObjectKey> {
+        self.shared.state.read().objects.keys().cloned().collect()
+    }
+
+    /// Every `(key, object)` pair, taken at one instant: what a late
+    /// subscriber's replay is made of.
+    pub fn snapshot(&self) -> Vec<(ObjectKey, Arc<K>)> {
+        let state = self.shared.state.read();
+        state
+            .objects
+            .iter()
+            .map(|(k, e)| (k.clone(), Arc::clone(&e.object)))
+            .collect()
+    }
+
+    /// The number of objects.
+    pub fn len(&self) -> usize {
+        self.shared.state.read().objects.len()
+    }
+
+    /// Whether the store holds no object.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The objects filed under `value` in the index `index_name`.
+    ///
+    /// Fails only when no index has that name; an unused value gives an empty
+    /// list.
+    pub fn by_index(&self, index_name: &str, value: &str) -> Result<Vec<Arc<K>>, Error> {
+        let position = self.shared.indexers.position(index_name)?;
+        let state = self.shared.state.read();
+        Ok(state.indexes[position]
+            .keys(value)
+            .filter_map(|key| state.objects.get(key).map(|e| Arc::clone(&e.object)))
+            .collect())
+    }
+
+    /// The keys filed under `value` in the index `index_name`.
+    pub fn index_keys(&self, index_name: &str, value: &str) -> Result<Vec<ObjectKey>, Error> {
+        let position = self.shared.indexers.position(index_name)?;
+        let state = self.shared.state.read();
+        Ok(state.indexes[position].keys(value).cloned().collect())
+    }
+
+    /// Every value that at least one object is filed under in `index_name`,
+    /// in no particular order.
+    pub fn index_values(&self, index_name: &str) -> Result<Vec<String>, Error> {
+        let position = self.shared.indexers.position(index_name)?;
+        let state = self.shared.state.read();
+        Ok(state.indexes[position]
+            .values()
+            .map(str::to_owned)
+            .collect())
+    }
+
+    /// The objects of `namespace` (`""`: the cluster-scoped ones), through
+    /// the namespace index when the store still has it.
+    pub(super) fn in_namespace(&self, namespace: &str) -> Vec<Arc<K>> {
+        let state = self.shared.state.read();
+        match self.shared.indexers.namespace_position() {
+            Some(position) => state.indexes[position]
+                .keys(namespace)
+                .filter_map(|key| state.objects.get(key).map(|e| Arc::clone(&e.object)))
+                .collect(),
+            None => state
+                .objects
+                .iter()
+                .filter(|(key, _)| key.namespace().unwrap_or("") == namespace)
+                .map(|(_, e)| Arc::clone(&e.object))
+                .collect(),
+        }
+    }
+
+    /// Whether the store's writer marked it synced: for an informer's store,
+    /// whether the informer has delivered its first full list.
+    pub fn has_synced(&self) -> bool {
+        *self.shared.synced.borrow()
+    }
+
+    /// Waits until [`has_synced`](Store::has_synced) is true.
+    ///
+    /// Cancel-safe. It waits forever if the store is never marked synced;
+    /// race it against a timeout or a shutdown signal where that matters, or
+    /// use [`Informer::wait_until_synced`](crate::Informer::wait_until_synced),
+    /// which returns once its informer stops.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube_informer::store::{Indexers, Writer};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let writer = Writer::new(Indexers::<ConfigMap>::new());
+    /// let store = writer.reader();
+    /// let waiting = tokio::spawn(async move { store.wait_until_synced().await });
+    /// writer.mark_synced();
+    /// waiting.await.unwrap();
+    /// # }
+    /// ```
+    pub async fn wait_until_synced(&self) {
+        let mut synced = self.shared.synced.subscribe();
+        // The sender lives in `self`, so `wait_for` cannot fail here.
+        let _ = synced.wait_for(|s| *s).await;
+    }
+
+    /// A receiver that turns `true` when the store is marked synced, for
+    /// code that must select on it (the dispatch layer's upstream flag).
+    pub(crate) fn watch_synced(&self) -> watch::Receiver<bool> {
+        self.shared.synced.subscribe()
+    }
+}
+
+impl<K> Clone for Store<K> {
+    fn clone(&self) -> Self {
+        Self {
+            shared: Arc::clone(&self.shared),
+        }
+    }
+}
+
+impl<K> fmt::Debug for Store<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Store")
+            .field("len", &self.len())
+            .field("indexers", &self.shared.indexers)
+            .field("synced", &self.has_synced())
+            .finish()
+    }
+}
