@@ -215,7 +215,7 @@ pub(crate) fn watch(
             (pos, lines)
         };
         for chunk in outbox.due() {
-            match chunk { Chunk::Line(b) => yield Ok(b), Chunk::Drop => { yield Err(std::io::Error::other("connection dropped by the fake server")); return; } Chunk::End => return, Chunk::Stall => futures::future::pending::<()>().await }
+            match chunk { Chunk::Line(b) => yield Ok(b), Chunk::Drop => { yield Err(std::io::Error::other("connection dropped by the fake server")); return; } Chunk::End => return, Chunk::Stall => std::future::pending::<()>().await }
         }
         loop {
             let notified = shared.changed.notified();
@@ -245,7 +245,7 @@ pub(crate) fn watch(
             }
             for line in lines.drain(..) {
                 for chunk in outbox.push(line) {
-                    match chunk { Chunk::Line(b) => yield Ok(b), Chunk::Drop => { yield Err(std::io::Error::other("connection dropped by the fake server")); return; } Chunk::End => return, Chunk::Stall => futures::future::pending::<()>().await }
+                    match chunk { Chunk::Line(b) => yield Ok(b), Chunk::Drop => { yield Err(std::io::Error::other("connection dropped by the fake server")); return; } Chunk::End => return, Chunk::Stall => std::future::pending::<()>().await }
                 }
             }
             if pos.is_none() || shared.close_epoch.load(Ordering::SeqCst) != close_epoch {
