@@ -9,8 +9,13 @@ use std::sync::Arc;
 
 use kube::Resource;
 
+use super::{
+    error::{Callback, Error},
+    report::ErrorReporter,
+};
 use crate::{
     delta::{DeltaType, Deltas},
+    fifo,
     key::ObjectKey,
     notification::Notification,
     store::Store,
@@ -29,11 +34,18 @@ use crate::{
 ///   object; a tombstone is reported as `final_state_unknown` (I2). The
 ///   notification is sent even when the store did not hold the key, because
 ///   the delete was news to the FIFO.
+///
+/// L9: the store runs the user's index functions. If one panics, that delta
+/// is skipped: the panic is reported as [`Error::Panicked`] with
+/// [`Callback::Indexer`], no notification is sent for it, and the store
+/// keeps what it held for the key (the store leaves itself whole on such a
+/// panic); the following deltas still apply.
 pub(crate) fn apply_deltas<K>(
     store: &Store<K>,
     deltas: Deltas<K>,
     in_initial_list: bool,
     out: &mut Vec<Notification<K>>,
+    reporter: &ErrorReporter,
 ) -> ObjectKey
 where
     K: Resource + Send + Sync + 'static,
@@ -44,7 +56,15 @@ where
         let notification = match delta.delta_type {
             DeltaType::Sync | DeltaType::Replaced | DeltaType::Added | DeltaType::Updated => {
                 let new = delta.object.into_object();
-                match store.apply_upsert(key.clone(), Arc::clone(&new)) {
+                let upserted = fifo::catch(|| store.apply_upsert(key.clone(), Arc::clone(&new)));
+                let replaced = match upserted {
+                    Ok(replaced) => replaced,
+                    Err(message) => {
+                        report_indexer_panic(reporter, &key, message);
+                        continue;
+                    }
+                };
+                match replaced {
                     Some(old) => {
                         let resync = same_resource_version(&*old, &*new);
                         Notification::Updated { old, new, resync }
@@ -57,7 +77,10 @@ where
             }
             DeltaType::Deleted => {
                 let final_state_unknown = delta.object.is_tombstone();
-                store.apply_delete(&key);
+                if let Err(message) = fifo::catch(|| store.apply_delete(&key)) {
+                    report_indexer_panic(reporter, &key, message);
+                    continue;
+                }
                 Notification::Deleted {
                     object: delta.object.into_object(),
                     final_state_unknown,
@@ -67,6 +90,13 @@ where
         out.push(notification);
     }
     key
+}
+
+fn report_indexer_panic(reporter: &ErrorReporter, key: &ObjectKey, message: String) {
+    reporter.report(Error::Panicked {
+        callback: Callback::Indexer,
+        message: format!("{message} (object {key} skipped)"),
+    });
 }
 
 /// I3: an update whose old and new objects carry the same resourceVersion is a

@@ -44,14 +44,18 @@
 
 mod apply;
 mod builder;
+mod core;
 mod error;
 mod handle;
+mod labels;
+mod lifecycle;
+mod parts;
 mod pump;
 mod report;
 mod resync;
 mod run;
 
 pub use builder::{DEFAULT_RESYNC_CHECK_PERIOD, InformerBuilder};
-pub use error::{Error, Result, SharedError};
+pub use error::{Callback, Error, Result, SharedError};
 pub use handle::Informer;
 pub use report::ErrorStream;
