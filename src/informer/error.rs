@@ -43,31 +43,27 @@ pub type SharedError = Arc<dyn StdError + Send + Sync + 'static>;
 /// # let _ = cause;
 /// # }
 /// ```
-#[derive(Debug, Clone, thiserror::Error)]
+#[derive(Debug, Clone)]
 #[non_exhaustive]
 pub enum Error {
     /// The list/watch source of an informer built with
     /// [`Informer::builder`](super::Informer::builder) (or a stream yielding
     /// [`source::Error`]) failed; it retries by itself (R9).
-    #[error("list/watch failed")]
-    Source(#[source] Arc<source::Error>),
+    Source(Arc<source::Error>),
     /// The event stream of an informer built with
     /// [`Informer::builder_from_stream`](super::Informer::builder_from_stream)
     /// yielded an error of its own type; find it with `downcast_ref`.
-    #[error("the event stream failed")]
-    Stream(#[source] SharedError),
+    Stream(SharedError),
     /// An event from the source could not be queued (for example an object
     /// without a name, or a transform that failed); that one object was
     /// skipped.
-    #[error("could not queue an event")]
-    Queue(#[source] Arc<fifo::Error>),
+    Queue(Arc<fifo::Error>),
     /// User code panicked (L9). What happened next depends on `callback`:
     /// a key function, transform or indexer panic skips that one object
     /// (the store keeps what it held); an `on_error` panic loses nothing;
     /// an event-stream panic stops the informer after handing out what was
     /// queued, and every subscription ends with
     /// [`EndReason::Panicked`](crate::dispatch::EndReason::Panicked).
-    #[error("{callback} panicked: {message}")]
     Panicked {
         /// Which user code panicked.
         callback: Callback,
@@ -75,11 +71,35 @@ pub enum Error {
         message: String,
     },
     /// `run` was called on an informer that is already running or has run.
-    #[error("informer is already running or has run")]
     AlreadyRunning,
     /// The informer has stopped: it accepts no new subscriptions (L6).
-    #[error("informer has stopped")]
     Stopped,
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // E1: never the cause's text; `source()` gives it.
+        match self {
+            Error::Source(_) => f.write_str("list/watch failed"),
+            Error::Stream(_) => f.write_str("the event stream failed"),
+            Error::Queue(_) => f.write_str("could not queue an event"),
+            Error::Panicked { callback, message } => write!(f, "{callback} panicked: {message}"),
+            Error::AlreadyRunning => f.write_str("informer is already running or has run"),
+            Error::Stopped => f.write_str("informer has stopped"),
+        }
+    }
+}
+
+impl StdError for Error {
+    /// The cause itself, not its `Arc`, so `downcast_ref` finds its type.
+    fn source(&self) -> Option<&(dyn StdError + 'static)> {
+        match self {
+            Error::Source(e) => Some(&**e),
+            Error::Stream(e) => Some(&**e),
+            Error::Queue(e) => Some(&**e),
+            _ => None,
+        }
+    }
 }
 
 /// User code an informer runs, named in [`Error::Panicked`] (L9).
