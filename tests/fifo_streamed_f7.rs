@@ -46,7 +46,10 @@ fn f7_a_listed_key_popped_twice_does_not_undercount() {
 #[test]
 fn l9_a_panicking_key_function_is_an_error_and_the_queue_stays_whole() {
     let key_fn: kube_informer::key::KeyFn<ConfigMap> = std::sync::Arc::new(|cm: &ConfigMap| {
-        assert!(cm.metadata.name.as_deref() != Some("boom"), "no key for boom");
+        assert!(
+            cm.metadata.name.as_deref() != Some("boom"),
+            "no key for boom"
+        );
         kube_informer::ObjectKey::from_object(cm)
     });
     let fifo = DeltaFifo::new(FifoOptions::default().key_fn(key_fn));

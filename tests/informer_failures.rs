@@ -54,8 +54,20 @@ async fn l7_a_cancelled_token_without_run_ends_waiting_streams() {
     token.cancel();
     let bound = Duration::from_secs(1);
     assert!(!tokio::time::timeout(bound, waiter).await.unwrap().unwrap());
-    assert!(tokio::time::timeout(bound, sub_task).await.unwrap().unwrap().is_empty());
-    assert!(tokio::time::timeout(bound, err_task).await.unwrap().unwrap().is_empty());
+    assert!(
+        tokio::time::timeout(bound, sub_task)
+            .await
+            .unwrap()
+            .unwrap()
+            .is_empty()
+    );
+    assert!(
+        tokio::time::timeout(bound, err_task)
+            .await
+            .unwrap()
+            .unwrap()
+            .is_empty()
+    );
 }
 
 // L9
@@ -71,7 +83,10 @@ async fn l9_a_panicking_transform_skips_the_object_and_reports_it() {
     ]);
     let informer = Informer::builder_from_stream(events)
         .transform(|cm: ConfigMap| {
-            assert!(cm.metadata.name.as_deref() != Some("boom"), "cannot transform boom");
+            assert!(
+                cm.metadata.name.as_deref() != Some("boom"),
+                "cannot transform boom"
+            );
             cm
         })
         .build();
@@ -85,7 +100,11 @@ async fn l9_a_panicking_transform_skips_the_object_and_reports_it() {
         Error::Panicked { callback: Callback::Transform, message } if message.contains("cannot transform boom")
     ));
     assert_eq!(informer.error_count(), 1);
-    let seen: Vec<String> = collect_all(subscription).await.iter().map(describe).collect();
+    let seen: Vec<String> = collect_all(subscription)
+        .await
+        .iter()
+        .map(describe)
+        .collect();
     assert_eq!(seen, ["added a@1 initial=true"]);
     assert!(informer.has_synced());
 }
@@ -103,7 +122,10 @@ async fn l9_a_panicking_stream_stops_the_informer_with_the_reason() {
     let result = informer.run().await;
     assert!(matches!(
         result,
-        Err(Error::Panicked { callback: Callback::EventStream, .. })
+        Err(Error::Panicked {
+            callback: Callback::EventStream,
+            ..
+        })
     ));
     let mut seen = 0;
     while subscription.next().await.is_some() {
@@ -130,7 +152,13 @@ async fn l9_a_panicking_on_error_still_reaches_error_streams() {
     let errors: Vec<Error> = errors.collect().await;
     assert_eq!(errors.len(), 2);
     assert!(matches!(&errors[0], Error::Stream(_)));
-    assert!(matches!(&errors[1], Error::Panicked { callback: Callback::OnError, .. }));
+    assert!(matches!(
+        &errors[1],
+        Error::Panicked {
+            callback: Callback::OnError,
+            ..
+        }
+    ));
     assert_eq!(informer.error_count(), 2);
 }
 
@@ -172,7 +200,11 @@ async fn l3_resync_durations_too_long_for_the_clock_never_panic() {
     tokio::time::sleep(Duration::from_secs(3600)).await;
     drop(source);
     run.await.unwrap().unwrap();
-    let seen: Vec<String> = collect_all(subscription).await.iter().map(describe).collect();
+    let seen: Vec<String> = collect_all(subscription)
+        .await
+        .iter()
+        .map(describe)
+        .collect();
     assert_eq!(seen, ["added a@1 initial=true"]);
 }
 
@@ -211,9 +243,15 @@ async fn e1_a_403_prints_once_and_keeps_its_type() {
     let errors: Vec<Error> = errors.collect().await;
     let error = &errors[0];
     let printed = format!("{:#}", anyhow::Error::from(error.clone()));
-    assert_eq!(printed.matches("configmaps is forbidden").count(), 1, "{printed}");
+    assert_eq!(
+        printed.matches("configmaps is forbidden").count(),
+        1,
+        "{printed}"
+    );
     assert_eq!(error.status_code(), Some(403));
-    assert!(matches!(error, Error::Source(e) if matches!(**e, source::Error::WatchEvent { code: 403, .. })));
+    assert!(
+        matches!(error, Error::Source(e) if matches!(**e, source::Error::WatchEvent { code: 403, .. }))
+    );
     let found = std::error::Error::source(error).and_then(|e| e.downcast_ref::<source::Error>());
     assert!(found.is_some());
     let _ = Arc::new(());

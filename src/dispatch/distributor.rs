@@ -6,8 +6,7 @@ use std::{fmt, sync::Arc, time::Duration};
 use tokio::{sync::watch, time::Instant};
 
 use super::{
-    Error, SubscribeOptions, Subscription,
-    EndReason,
+    EndReason, Error, SubscribeOptions, Subscription,
     channel::{Channel, Offer, Phase},
     request::SubscribeRequest,
     resync::{MINIMUM_RESYNC_PERIOD, ResyncSchedule, effective_period},

@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use kube::Resource;
 
-use super::error::{Error, Result, UserCode};
 use super::consume::DeltaFifo;
+use super::error::{Error, Result, UserCode};
 use super::state::FifoState;
 use crate::delta::{Delta, DeltaObject, DeltaType, Deltas};
 use crate::key::ObjectKey;
