@@ -159,8 +159,8 @@ async fn e2e_r4_apiserver_killed_and_restarted_under_writes() -> Result<()> {
 fn is_watch_error(error: &informer::Error) -> bool {
     match error {
         informer::Error::Source(cause) => matches!(
-            cause.downcast_ref::<source::Error>(),
-            Some(source::Error::WatchStart { .. } | source::Error::WatchEvent { .. })
+            **cause,
+            source::Error::WatchStart { .. } | source::Error::WatchEvent { .. }
         ),
         _ => false,
     }

@@ -43,9 +43,13 @@ async fn r9_every_source_error_reaches_errors_callback_and_count() {
     informer.run().await.unwrap();
 
     let errors: Vec<Error> = errors.collect().await;
-    let messages: Vec<String> = errors.iter().map(ToString::to_string).collect();
+    let messages: Vec<String> = errors
+        .iter()
+        .map(|e| format!("{:#}", anyhow::Error::from(e.clone())))
+        .collect();
     assert_eq!(messages.len(), 3, "{messages:?}");
-    assert!(matches!(errors[0], Error::Source(_)));
+    // E1: a stream's own error type stays reachable.
+    assert!(matches!(&errors[0], Error::Stream(e) if e.downcast_ref::<std::io::Error>().is_some()));
     assert!(messages[0].contains("list failed: 500"));
     assert!(messages[1].contains("connection reset"));
     assert!(matches!(errors[2], Error::Queue(_)));

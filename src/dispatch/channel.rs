@@ -6,7 +6,7 @@ use std::{mem, task::Waker};
 use parking_lot::Mutex;
 use tokio::sync::{Notify, watch};
 
-use super::{Error, Lag, queue::Queue};
+use super::{EndReason, Error, Lag, end::StopSignal, queue::Queue};
 use crate::{key::ObjectKey, notification::Notification};
 
 /// Where a subscription is in its life.
@@ -16,8 +16,9 @@ pub(crate) enum Phase {
     Requested,
     /// Registered: notifications arrive.
     Open,
-    /// The distributor closed: what is queued is the last of it.
-    Closed,
+    /// The distributor closed, for this reason: what is queued is the last
+    /// of it.
+    Closed(EndReason),
     /// Never registered, for this reason.
     Refused(Error),
 }
@@ -30,6 +31,8 @@ pub(crate) struct State<K> {
     pub(crate) receiver_dropped: bool,
     /// The informer's synced flag, known once registered.
     pub(crate) upstream: Option<watch::Receiver<bool>>,
+    /// How a waiting receiver learns that its source was asked to stop.
+    pub(crate) stop: Option<StopSignal>,
     waker: Option<Waker>,
 }
 
@@ -60,6 +63,7 @@ impl<K> Channel<K> {
                 phase: Phase::Requested,
                 receiver_dropped: false,
                 upstream: None,
+                stop: None,
                 waker: None,
             }),
             lag,
@@ -156,6 +160,22 @@ impl<K> Channel<K> {
         // outside the lock.
         drop(queue);
         self.space.notify_one();
+        // A sync waiter on this subscription cannot sync any more.
+        self.changed.notify_waiters();
+    }
+
+    /// The stop signal attached to this subscription, if any.
+    pub(crate) fn stop_signal(&self) -> Option<StopSignal> {
+        self.state.lock().stop.clone()
+    }
+
+    /// The reason the subscription ended, once it has.
+    pub(crate) fn end_reason(&self) -> Option<EndReason> {
+        match &self.state.lock().phase {
+            Phase::Requested | Phase::Open => None,
+            Phase::Closed(reason) => Some(reason.clone()),
+            Phase::Refused(Error::Stopped) => Some(EndReason::Stopped),
+        }
     }
 
     pub(crate) fn is_receiver_dropped(&self) -> bool {

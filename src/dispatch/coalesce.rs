@@ -1,7 +1,7 @@
 //! The queue of a [`Lag::Coalesce`](super::Lag::Coalesce) subscriber: the
 //! newest state per key, in the order keys first became pending.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap};
 
 use smallvec::SmallVec;
 
@@ -12,12 +12,17 @@ use crate::{key::ObjectKey, notification::Notification};
 /// not a `Deleted`.
 type Pending<K> = SmallVec<[Notification<K>; 2]>;
 
+/// L11: the queue holds a slot only for a key with something pending: a key
+/// whose notifications cancel out (`Added + Deleted`) gives its slot back at
+/// once, so memory is bounded by the keys with pending news, not by every
+/// key ever touched. A key that becomes pending again queues at the tail.
 pub(crate) struct CoalesceQueue<K> {
-    /// Each pending key once, oldest first. A key whose notifications
-    /// cancelled out keeps its slot (with nothing in it) until popped, so a
-    /// key never takes more than one slot.
-    order: VecDeque<ObjectKey>,
-    pending: HashMap<ObjectKey, Pending<K>>,
+    /// Each pending key once, by the sequence number it got when it became
+    /// pending: oldest first, and removable from the middle.
+    order: BTreeMap<u64, ObjectKey>,
+    /// Per key: its sequence number in `order` and what is pending.
+    pending: HashMap<ObjectKey, (u64, Pending<K>)>,
+    next_seq: u64,
     len: usize,
 }
 
@@ -88,8 +93,9 @@ fn count_initial<K>(pending: &Pending<K>) -> usize {
 impl<K> CoalesceQueue<K> {
     pub(crate) fn new() -> Self {
         Self {
-            order: VecDeque::new(),
+            order: BTreeMap::new(),
             pending: HashMap::new(),
+            next_seq: 0,
             len: 0,
         }
     }
@@ -97,11 +103,17 @@ impl<K> CoalesceQueue<K> {
     /// Queues `n` for `key`, merging it into what is pending for that key.
     /// Returns the change in the number of pending initial-list `Added`s.
     pub(crate) fn push(&mut self, key: &ObjectKey, n: Notification<K>) -> isize {
-        let pending = match self.pending.get_mut(key) {
-            Some(p) => p,
+        let (seq, pending) = match self.pending.get_mut(key) {
+            Some((seq, p)) => (*seq, p),
             None => {
-                self.order.push_back(key.clone());
-                self.pending.entry(key.clone()).or_default()
+                let seq = self.next_seq;
+                self.next_seq += 1;
+                self.order.insert(seq, key.clone());
+                let (_, p) = self
+                    .pending
+                    .entry(key.clone())
+                    .or_insert_with(|| (seq, Pending::new()));
+                (seq, p)
             }
         };
         let (len_before, initial_before) = (pending.len(), count_initial(pending));
@@ -120,27 +132,33 @@ impl<K> CoalesceQueue<K> {
         if let [Notification::Deleted { .. }, Notification::Deleted { .. }] = pending.as_slice() {
             pending.remove(0);
         }
-        self.len = self.len + pending.len() - len_before;
-        count_initial(pending) as isize - initial_before as isize
+        let (len_after, initial_after) = (pending.len(), count_initial(pending));
+        if pending.is_empty() {
+            // Cancelled out: the slot goes (L11).
+            self.pending.remove(key);
+            self.order.remove(&seq);
+        }
+        self.len = self.len + len_after - len_before;
+        initial_after as isize - initial_before as isize
     }
 
     /// The oldest pending key's oldest notification.
     pub(crate) fn pop(&mut self) -> Option<Notification<K>> {
         loop {
-            let key = self.order.front()?;
-            let Some(pending) = self.pending.get_mut(key) else {
-                self.order.pop_front();
+            let entry = self.order.first_entry()?;
+            let key = entry.get();
+            // `order` and `pending` hold the same keys, each non-empty; the
+            // loop only guards against that ever breaking.
+            let Some((_, pending)) = self.pending.get_mut(key).filter(|(_, p)| !p.is_empty())
+            else {
+                self.pending.remove(key);
+                entry.remove();
                 continue;
             };
-            if pending.is_empty() {
-                self.pending.remove(key);
-                self.order.pop_front();
-                continue;
-            }
             let n = pending.remove(0);
             if pending.is_empty() {
                 self.pending.remove(key);
-                self.order.pop_front();
+                entry.remove();
             }
             self.len -= 1;
             return Some(n);
@@ -152,7 +170,7 @@ impl<K> CoalesceQueue<K> {
         self.len
     }
 
-    /// Keys holding a slot (at most the number of distinct keys).
+    /// Keys holding a slot: those with something pending (L11).
     pub(crate) fn pending_keys(&self) -> usize {
         self.order.len()
     }

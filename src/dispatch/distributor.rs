@@ -6,10 +6,10 @@ use std::{fmt, sync::Arc, time::Duration};
 use tokio::{sync::watch, time::Instant};
 
 use super::{
-    Error, SubscribeOptions, Subscription,
+    EndReason, Error, SubscribeOptions, Subscription,
     channel::{Channel, Offer, Phase},
+    request::SubscribeRequest,
     resync::{MINIMUM_RESYNC_PERIOD, ResyncSchedule, effective_period},
-    subscription::SubscribeRequest,
 };
 use crate::{key::ObjectKey, notification::Notification};
 
@@ -108,7 +108,7 @@ impl<K> Distributor<K> {
             request.refuse(Error::Stopped);
             return;
         }
-        let mut requested = request.options.resync_period();
+        let mut requested = request.options.resync;
         if !requested.is_zero() {
             requested = requested.max(MINIMUM_RESYNC_PERIOD);
             if requested < self.resync_check_period {
@@ -128,7 +128,8 @@ impl<K> Distributor<K> {
     fn set_resync_check_period(&mut self, check: Duration) {
         self.resync_check_period = check;
         for listener in &mut self.listeners {
-            listener.resync.period = effective_period(listener.resync.requested, check);
+            let period = effective_period(listener.resync.requested, check);
+            listener.resync.deadline.set_period(period);
         }
     }
 
@@ -200,11 +201,21 @@ impl<K> Distributor<K> {
     }
 
     /// Closes: every subscription ends after yielding what is already queued
-    /// for it, and later registrations are refused with [`Error::Stopped`].
+    /// for it (its [`end_reason`](Subscription::end_reason) is
+    /// [`EndReason::Stopped`]), and later registrations are refused with
+    /// [`Error::Stopped`].
     pub fn close(&mut self) {
+        self.close_with(EndReason::Stopped);
+    }
+
+    /// Closes as [`close`](Self::close) does, telling every subscription
+    /// `reason`. Only the first close counts.
+    pub fn close_with(&mut self, reason: EndReason) {
         self.closed = true;
         for listener in self.listeners.drain(..) {
-            listener.channel.end(&Phase::Open, Phase::Closed);
+            listener
+                .channel
+                .end(&Phase::Open, Phase::Closed(reason.clone()));
         }
     }
 

@@ -84,24 +84,35 @@
 //! # Closing
 //!
 //! After [`Distributor::close`] (or its drop) each subscription yields what
-//! was already queued for it, then ends. Registering after that, or dropping
+//! was already queued for it, then ends;
+//! [`Subscription::end_reason`] says why ([`EndReason`], given to
+//! [`Distributor::close_with`]). Registering after that, or dropping
 //! a [`SubscribeRequest`] unregistered, ends the subscription at once with
 //! [`Error::Stopped`] (L6).
 
 mod channel;
 mod coalesce;
 mod distributor;
+mod drive;
+mod end;
 mod handler;
 mod options;
 mod queue;
-mod resync;
+mod request;
+pub(crate) mod resync;
 mod subscription;
+mod sync_status;
+
+pub(crate) use end::StopSignal;
 
 pub use distributor::Distributor;
+pub use end::EndReason;
 pub use handler::{EventHandlerFuncs, ResourceEventHandler};
 pub use options::{Lag, SubscribeOptions};
+pub use request::SubscribeRequest;
 pub use resync::MINIMUM_RESYNC_PERIOD;
-pub use subscription::{SubscribeRequest, Subscription, SyncStatus};
+pub use subscription::Subscription;
+pub use sync_status::SyncStatus;
 
 /// Errors of dispatch.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -36,13 +36,17 @@ pub enum Lag {
 /// let options = SubscribeOptions::default()
 ///     .resync(Duration::from_secs(30))
 ///     .lag(Lag::Coalesce);
-/// assert_eq!(options.resync_period(), Duration::from_secs(30));
-/// assert_eq!(options.lag_policy(), Lag::Coalesce);
+/// assert_eq!(options.resync, Duration::from_secs(30));
+/// assert_eq!(options.lag, Lag::Coalesce);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub struct SubscribeOptions {
-    resync: Duration,
-    lag: Lag,
+    /// The resync period asked for, set with
+    /// [`resync`](SubscribeOptions::resync); zero means never.
+    pub resync: Duration,
+    /// The lag policy asked for, set with [`lag`](SubscribeOptions::lag).
+    pub lag: Lag,
 }
 
 impl SubscribeOptions {
@@ -54,6 +58,9 @@ impl SubscribeOptions {
     /// Asks for a resync of the whole cache every `period` (zero, the
     /// default, means never). Periods under one second are raised to one
     /// second; the informer's resync check period may raise it further (L3).
+    ///
+    /// A period too long to add to the clock (up to `Duration::MAX`) means
+    /// never (L3); it never panics.
     #[must_use]
     pub fn resync(mut self, period: Duration) -> Self {
         self.resync = period;
@@ -68,11 +75,13 @@ impl SubscribeOptions {
     }
 
     /// The resync period asked for.
+    #[deprecated(since = "0.2.0", note = "read the `resync` field")]
     pub fn resync_period(&self) -> Duration {
         self.resync
     }
 
     /// The lag policy asked for.
+    #[deprecated(since = "0.2.0", note = "read the `lag` field")]
     pub fn lag_policy(&self) -> Lag {
         self.lag
     }

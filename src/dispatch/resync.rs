@@ -1,4 +1,5 @@
-//! Per-subscriber resync periods and the due set of a resync round (L3, I3).
+//! Per-subscriber resync periods and the due set of a resync round (L3, I3),
+//! and the one "is it due" rule the informer's resync check timer shares.
 
 use std::time::Duration;
 
@@ -19,14 +20,67 @@ pub(crate) fn effective_period(requested: Duration, check: Duration) -> Duration
     }
 }
 
+/// When something recurring every `period` is next due: a zero period, or
+/// one too long to add to the clock, is never due (L3). Saturating here is
+/// what keeps `Duration::MAX` from panicking in `Instant + Duration`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Deadline {
+    period: Duration,
+    next: Option<Instant>,
+}
+
+impl Deadline {
+    /// First due one `period` after `now`.
+    pub(crate) fn new(period: Duration, now: Instant) -> Self {
+        let mut deadline = Self { period, next: None };
+        deadline.restart(now);
+        deadline
+    }
+
+    /// The rule: due when `now` has reached the deadline. When due, the
+    /// next deadline is one period after `now` (a late check fires once,
+    /// not once per missed period).
+    pub(crate) fn check(&mut self, now: Instant) -> bool {
+        let due = self.next.is_some_and(|next| now >= next);
+        if due {
+            self.restart(now);
+        }
+        due
+    }
+
+    /// Starts the period over from `now`.
+    pub(crate) fn restart(&mut self, now: Instant) {
+        self.next = if self.period.is_zero() {
+            None
+        } else {
+            now.checked_add(self.period)
+        };
+    }
+
+    /// A new period from the next time it is due on; the deadline already
+    /// set stays (client-go changes a listener's period the same way).
+    pub(crate) fn set_period(&mut self, period: Duration) {
+        self.period = period;
+    }
+
+    /// The next deadline; `None` when it is never due.
+    pub(crate) fn next(&self) -> Option<Instant> {
+        self.next
+    }
+
+    #[cfg(test)]
+    pub(crate) fn period(&self) -> Duration {
+        self.period
+    }
+}
+
 /// One subscriber's resync clock.
 #[derive(Debug)]
 pub(crate) struct ResyncSchedule {
     /// The period asked for, after the one-second floor.
     pub(crate) requested: Duration,
-    /// The period in force.
-    pub(crate) period: Duration,
-    pub(crate) next: Instant,
+    /// The period in force and when it is next due.
+    pub(crate) deadline: Deadline,
     /// Whether this subscriber is in the current round's due set. A new
     /// subscriber starts in it and stays until the next round decides (I3):
     /// client-go adds every new listener to its syncing set, so resync-type
@@ -36,11 +90,9 @@ pub(crate) struct ResyncSchedule {
 
 impl ResyncSchedule {
     pub(crate) fn new(requested: Duration, check: Duration, now: Instant) -> Self {
-        let period = effective_period(requested, check);
         Self {
             requested,
-            period,
-            next: now + period,
+            deadline: Deadline::new(effective_period(requested, check), now),
             due: true,
         }
     }
@@ -48,10 +100,27 @@ impl ResyncSchedule {
     /// Decides whether this subscriber is due at `now`; if so its next
     /// resync moves to `now + period`.
     pub(crate) fn check(&mut self, now: Instant) -> bool {
-        self.due = !self.period.is_zero() && now >= self.next;
-        if self.due {
-            self.next = now + self.period;
-        }
+        self.due = self.deadline.check(now);
         self.due
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // L3
+    #[test]
+    fn l3_a_period_too_long_for_the_clock_is_never_due() {
+        let now = Instant::now();
+        let mut never = Deadline::new(Duration::MAX, now);
+        assert_eq!(never.next(), None);
+        assert!(!never.check(now));
+        never.restart(now);
+        assert!(!never.check(now));
+        let mut schedule = ResyncSchedule::new(Duration::MAX, Duration::from_secs(1), now);
+        assert!(!schedule.check(now));
+        let mut off = Deadline::new(Duration::ZERO, now);
+        assert!(!off.check(now));
     }
 }

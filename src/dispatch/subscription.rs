@@ -1,20 +1,21 @@
-//! The receiving end: [`Subscription`], the request that registers it, and
-//! its [`SyncStatus`].
+//! [`Subscription`]: one subscriber's stream of notifications.
 
 use std::{
+    any::Any,
     fmt,
     pin::Pin,
     sync::Arc,
     task::{Context, Poll},
 };
 
-use futures::{Stream, StreamExt, stream::FusedStream};
+use futures::{FutureExt, Stream, stream::FusedStream};
+use tokio_util::sync::WaitForCancellationFutureOwned;
 
 use super::{
-    Error, Lag, SubscribeOptions,
+    EndReason, Error, Lag, SyncStatus,
     channel::{Channel, Phase},
-    handler::ResourceEventHandler,
     queue::is_initial_added,
+    sync_status::{SyncState, sync_state, wait_until_synced},
 };
 use crate::notification::Notification;
 
@@ -23,7 +24,10 @@ use crate::notification::Notification;
 /// It first yields the initial list (or, when subscribing late, the whole
 /// cache as `Added { in_initial_list: true }`, L1), then live notifications,
 /// and ends once the informer stopped and everything queued for it was
-/// yielded. Dropping it unsubscribes (L5).
+/// yielded; [`end_reason`](Subscription::end_reason) then says why.
+/// Dropping it unsubscribes (L5). A subscription from an informer holds a
+/// share of that informer's lifetime: the informer keeps running while it is
+/// held (see [Lifetime](crate::informer#lifetime)).
 ///
 /// # Examples
 ///
@@ -61,73 +65,29 @@ use crate::notification::Notification;
 pub struct Subscription<K> {
     channel: Arc<Channel<K>>,
     terminated: bool,
-}
-
-/// The writer's half of a subscription asked for from another task: hand it
-/// to [`Distributor::register`](super::Distributor::register) between two
-/// batches. Dropping it unregistered ends the [`Subscription`] with
-/// [`Error::Stopped`] (L6), so a subscriber never hangs on an informer that
-/// is gone.
-///
-/// # Examples
-///
-/// ```
-/// use std::time::Duration;
-/// use futures::StreamExt;
-/// use kube_informer::dispatch::{Error, SubscribeOptions, SubscribeRequest};
-///
-/// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() {
-/// let (mut sub, request) = SubscribeRequest::<String>::new(SubscribeOptions::default());
-/// drop(request); // e.g. the informer's writer task is gone
-/// assert!(sub.next().await.is_none());
-/// assert_eq!(sub.error(), Some(Error::Stopped));
-/// # }
-/// ```
-pub struct SubscribeRequest<K> {
-    pub(crate) channel: Arc<Channel<K>>,
-    pub(crate) options: SubscribeOptions,
-}
-
-impl<K> SubscribeRequest<K> {
-    /// A subscription waiting to be registered, and the request that
-    /// registers it.
-    pub fn new(options: SubscribeOptions) -> (Subscription<K>, Self) {
-        let channel = Arc::new(Channel::new(options.lag_policy()));
-        let subscription = Subscription {
-            channel: Arc::clone(&channel),
-            terminated: false,
-        };
-        (subscription, Self { channel, options })
-    }
-
-    /// The options the subscriber asked for.
-    pub fn options(&self) -> SubscribeOptions {
-        self.options
-    }
-
-    /// Ends the subscription unregistered, with `reason`.
-    pub fn refuse(self, reason: Error) {
-        self.channel.end(&Phase::Requested, Phase::Refused(reason));
-    }
-}
-
-impl<K> Drop for SubscribeRequest<K> {
-    fn drop(&mut self) {
-        self.channel
-            .end(&Phase::Requested, Phase::Refused(Error::Stopped));
-    }
-}
-
-impl<K> fmt::Debug for SubscribeRequest<K> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SubscribeRequest")
-            .field("options", &self.options)
-            .finish()
-    }
+    /// A share of the lifetime of the informer feeding this subscription.
+    pub(super) keep_alive: Option<Arc<dyn Any + Send + Sync>>,
+    /// Waits for the attached stop signal while the queue is empty; `None`
+    /// once it fired (it is not polled again).
+    stop_wait: Option<Pin<Box<WaitForCancellationFutureOwned>>>,
+    stop_seen: bool,
 }
 
 impl<K> Subscription<K> {
+    pub(super) fn from_channel(channel: Arc<Channel<K>>) -> Self {
+        Self {
+            channel,
+            terminated: false,
+            keep_alive: None,
+            stop_wait: None,
+            stop_seen: false,
+        }
+    }
+
+    pub(super) fn channel(&self) -> &Arc<Channel<K>> {
+        &self.channel
+    }
+
     /// Whether the informer has synced and this subscriber has been yielded
     /// every initial-list item queued for it (L2).
     pub fn has_synced(&self) -> bool {
@@ -149,9 +109,7 @@ impl<K> Subscription<K> {
     /// A handle on this subscription's sync state that other tasks can keep
     /// and await while this stream is consumed.
     pub fn sync_status(&self) -> SyncStatus<K> {
-        SyncStatus {
-            channel: Arc::clone(&self.channel),
-        }
+        SyncStatus::new(Arc::clone(&self.channel))
     }
 
     /// Why this subscription ended without being registered, if it did.
@@ -162,14 +120,23 @@ impl<K> Subscription<K> {
         }
     }
 
+    /// Why this subscription ends: `None` while it is open, the reason once
+    /// its informer stopped or refused it. The stream still yields what was
+    /// queued before it ends.
+    ///
+    /// See [`EndReason`] for an example.
+    pub fn end_reason(&self) -> Option<EndReason> {
+        self.channel.end_reason()
+    }
+
     /// The notifications queued and not yet yielded.
     pub fn pending(&self) -> usize {
         self.channel.state.lock().queue.len()
     }
 
     /// The keys holding a place in this subscriber's queue: for
-    /// [`Lag::Coalesce`] at most the number of distinct keys, otherwise the
-    /// same as [`pending`](Subscription::pending).
+    /// [`Lag::Coalesce`] at most the number of keys with something pending,
+    /// otherwise the same as [`pending`](Subscription::pending).
     pub fn pending_keys(&self) -> usize {
         self.channel.state.lock().queue.pending_keys()
     }
@@ -179,59 +146,28 @@ impl<K> Subscription<K> {
         self.channel.lag
     }
 
-    /// Drives `handler` with every notification until the stream ends: the
-    /// future to spawn for callback-style code.
-    ///
-    /// The handler runs on the task that polls this future, so a slow or
-    /// panicking handler affects only this subscription (and, under
-    /// [`Lag::Bounded`], the distributor).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::sync::Arc;
-    /// use std::time::Duration;
-    /// use kube_informer::{Notification, ObjectKey};
-    /// use kube_informer::dispatch::{Distributor, EventHandlerFuncs, SubscribeOptions};
-    /// use tokio::sync::watch;
-    ///
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// let (_synced, upstream) = watch::channel(true);
-    /// let mut distributor = Distributor::<String>::new(Duration::ZERO, upstream);
-    /// let sub = distributor.subscribe(SubscribeOptions::default(), []);
-    /// let task = tokio::spawn(sub.handle(
-    ///     EventHandlerFuncs::new().on_add(|obj: &Arc<String>, _initial| println!("added {obj}")),
-    /// ));
-    /// let key: ObjectKey = "a".parse()?;
-    /// distributor
-    ///     .distribute(&key, Notification::Added { object: Arc::new("a".into()), in_initial_list: false })
-    ///     .await;
-    /// distributor.close();
-    /// task.await?;
-    /// # Ok(()) }
-    /// ```
-    pub fn handle<H>(self, mut handler: H) -> impl Future<Output = ()> + Send
-    where
-        H: ResourceEventHandler<K>,
-        K: Send + Sync,
-    {
-        let mut stream = self;
-        async move {
-            while let Some(n) = stream.next().await {
-                match n {
-                    Notification::Added {
-                        object,
-                        in_initial_list,
-                    } => handler.on_add(&object, in_initial_list),
-                    Notification::Updated { old, new, .. } => handler.on_update(&old, &new),
-                    Notification::Deleted {
-                        object,
-                        final_state_unknown,
-                    } => handler.on_delete(&object, final_state_unknown),
-                }
-            }
+    /// Polls the attached stop signal, if any, while the queue is empty.
+    /// Returns true when it has just fired (the caller looks at the queue
+    /// and phase again).
+    fn poll_stop(&mut self, cx: &mut Context<'_>) -> bool {
+        if self.stop_seen {
+            return false;
         }
+        let Some(signal) = self.channel.stop_signal() else {
+            return false;
+        };
+        let wait = self
+            .stop_wait
+            .get_or_insert_with(|| Box::pin(signal.token.clone().cancelled_owned()));
+        if wait.poll_unpin(cx).is_pending() {
+            return false;
+        }
+        self.stop_wait = None;
+        self.stop_seen = true;
+        // Closes the distributor when nothing else will (no `run`); a
+        // running writer closes it itself and wakes us then.
+        (signal.on_stop)();
+        true
     }
 }
 
@@ -239,34 +175,40 @@ impl<K> Stream for Subscription<K> {
     type Item = Notification<K>;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        if self.terminated {
-            return Poll::Ready(None);
-        }
-        let mut state = self.channel.state.lock();
-        if let Some(n) = state.queue.pop() {
-            let mut drained = false;
-            if is_initial_added(&n) {
-                state.initial_pending = state.initial_pending.saturating_sub(1);
-                drained = state.initial_pending == 0;
+        loop {
+            if self.terminated {
+                return Poll::Ready(None);
             }
-            drop(state);
-            if drained {
-                self.channel.changed.notify_waiters();
-            }
-            if matches!(self.channel.lag, Lag::Bounded(_)) {
-                self.channel.space.notify_one();
-            }
-            return Poll::Ready(Some(n));
-        }
-        match state.phase {
-            Phase::Requested | Phase::Open => {
-                state.set_waker(cx.waker());
-                Poll::Pending
-            }
-            Phase::Closed | Phase::Refused(_) => {
+            let mut state = self.channel.state.lock();
+            if let Some(n) = state.queue.pop() {
+                let mut drained = false;
+                if is_initial_added(&n) {
+                    state.initial_pending = state.initial_pending.saturating_sub(1);
+                    drained = state.initial_pending == 0;
+                }
                 drop(state);
-                self.terminated = true;
-                Poll::Ready(None)
+                if drained {
+                    self.channel.changed.notify_waiters();
+                }
+                if matches!(self.channel.lag, Lag::Bounded(_)) {
+                    self.channel.space.notify_one();
+                }
+                return Poll::Ready(Some(n));
+            }
+            match state.phase {
+                Phase::Requested | Phase::Open => {
+                    state.set_waker(cx.waker());
+                    drop(state);
+                    if self.poll_stop(cx) {
+                        continue;
+                    }
+                    return Poll::Pending;
+                }
+                Phase::Closed(_) | Phase::Refused(_) => {
+                    drop(state);
+                    self.terminated = true;
+                    return Poll::Ready(None);
+                }
             }
         }
     }
@@ -277,7 +219,7 @@ impl<K> Stream for Subscription<K> {
         }
         let state = self.channel.state.lock();
         match state.phase {
-            Phase::Closed | Phase::Refused(_) => (state.queue.len(), Some(state.queue.len())),
+            Phase::Closed(_) | Phase::Refused(_) => (state.queue.len(), Some(state.queue.len())),
             Phase::Requested | Phase::Open => (state.queue.len(), None),
         }
     }
@@ -304,110 +246,5 @@ impl<K> fmt::Debug for Subscription<K> {
             .field("pending", &state.queue.len())
             .field("terminated", &self.terminated)
             .finish()
-    }
-}
-
-/// A clonable view of one [`Subscription`]'s sync state (L2), for tasks
-/// other than the one consuming it.
-///
-/// # Examples
-///
-/// ```
-/// use std::time::Duration;
-/// use futures::StreamExt;
-/// use kube_informer::dispatch::{Distributor, SubscribeOptions};
-/// use tokio::sync::watch;
-///
-/// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() {
-/// let (synced, upstream) = watch::channel(false);
-/// let mut distributor = Distributor::<String>::new(Duration::ZERO, upstream);
-/// let mut sub = distributor.subscribe(SubscribeOptions::default(), []);
-/// let status = sub.sync_status();
-/// let waiter = tokio::spawn(async move { status.wait_until_synced().await });
-/// synced.send_replace(true);
-/// assert!(waiter.await.unwrap());
-/// # drop(sub.next());
-/// # }
-/// ```
-pub struct SyncStatus<K> {
-    channel: Arc<Channel<K>>,
-}
-
-impl<K> SyncStatus<K> {
-    /// Same as [`Subscription::has_synced`].
-    pub fn has_synced(&self) -> bool {
-        sync_state(&self.channel) == SyncState::Synced
-    }
-
-    /// Same as [`Subscription::wait_until_synced`].
-    pub async fn wait_until_synced(&self) -> bool {
-        wait_until_synced(&self.channel).await
-    }
-}
-
-impl<K> Clone for SyncStatus<K> {
-    fn clone(&self) -> Self {
-        Self {
-            channel: Arc::clone(&self.channel),
-        }
-    }
-}
-
-impl<K> fmt::Debug for SyncStatus<K> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SyncStatus")
-            .field("synced", &self.has_synced())
-            .finish()
-    }
-}
-
-#[derive(Debug, PartialEq, Eq)]
-enum SyncState {
-    Synced,
-    Waiting,
-    /// It cannot sync any more: refused, or closed before upstream synced.
-    Never,
-}
-
-fn sync_state<K>(channel: &Channel<K>) -> SyncState {
-    let state = channel.state.lock();
-    let upstream = state.upstream_synced();
-    match state.phase {
-        Phase::Refused(_) => SyncState::Never,
-        Phase::Requested => SyncState::Waiting,
-        _ if upstream && state.initial_pending == 0 => SyncState::Synced,
-        Phase::Closed if !upstream => SyncState::Never,
-        Phase::Open | Phase::Closed => SyncState::Waiting,
-    }
-}
-
-async fn wait_until_synced<K>(channel: &Channel<K>) -> bool {
-    loop {
-        let changed = channel.changed.notified();
-        tokio::pin!(changed);
-        changed.as_mut().enable();
-        match sync_state(channel) {
-            SyncState::Synced => return true,
-            SyncState::Never => return false,
-            SyncState::Waiting => {}
-        }
-        let upstream = channel.state.lock().upstream.clone();
-        match upstream {
-            Some(mut upstream) if !*upstream.borrow() => {
-                // A dropped sender leaves the flag as it is; the next phase
-                // change (close) wakes `changed`.
-                let upstream_synced = async move {
-                    if upstream.wait_for(|s| *s).await.is_err() {
-                        std::future::pending::<()>().await;
-                    }
-                };
-                tokio::select! {
-                    _ = changed => {}
-                    _ = upstream_synced => {}
-                }
-            }
-            _ => changed.await,
-        }
     }
 }

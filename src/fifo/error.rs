@@ -42,9 +42,34 @@ pub enum Error {
     /// [`list_start`](super::DeltaFifo::list_start).
     #[error("no streamed relist is in progress")]
     NoListInProgress,
+    /// User code the FIFO called panicked; the object it was called for was
+    /// skipped (L9).
+    #[error("{callback} panicked: {message}")]
+    Panicked {
+        /// Which user code panicked.
+        callback: UserCode,
+        /// The panic message.
+        message: String,
+    },
     /// The FIFO is closed and has nothing left to pop.
     #[error("delta fifo is closed")]
     Closed,
+}
+
+/// User code a [`DeltaFifo`](super::DeltaFifo) calls, named in
+/// [`Error::Panicked`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, thiserror::Error)]
+#[non_exhaustive]
+pub enum UserCode {
+    /// The [key function](super::FifoOptions::key_fn).
+    #[error("the key function")]
+    KeyFunction,
+    /// The [transform](super::FifoOptions::transform).
+    #[error("the transform")]
+    Transform,
+    /// The [known-objects view](super::FifoOptions::known_objects).
+    #[error("the known-objects view")]
+    KnownObjects,
 }
 
 /// A `Result` whose error defaults to this module's [`Error`].

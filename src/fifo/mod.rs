@@ -45,25 +45,35 @@
 //!
 //! An object that cannot be keyed, that the transform rejects, or deltas
 //! requeued under the wrong key are returned as an [`Error`]; nothing already
-//! queued is touched. The lock is a `parking_lot` mutex, which cannot be
-//! poisoned; each append leaves the queue whole, so even a panicking
-//! transform or key function leaves a consistent queue behind.
+//! queued is touched.
+//!
+//! L9 (FIFO side): a key function, transform or [`KnownObjects`] view that
+//! panics does not unwind through the FIFO. The panic is caught where the
+//! FIFO calls it and returned as [`Error::Panicked`] with its message; the
+//! object it was called for is skipped, exactly as a rejected object is.
+//! For a relist ([`replace`](DeltaFifo::replace),
+//! [`list_done`](DeltaFifo::list_done)) whose known-objects view panics, the
+//! listed objects stay queued and no tombstone is queued; for
+//! [`resync`](DeltaFifo::resync) nothing more is queued. User code runs
+//! before anything is appended, so the queue is always left whole.
 //!
 //! [`KnownObjects`] methods are called with the FIFO's lock held: an
 //! implementation must not call back into the same FIFO.
 
+mod consume;
 mod error;
-#[allow(clippy::module_inception)] // the handle type is the module's namesake
-mod fifo;
 mod known;
 mod merge;
 mod options;
+mod panic;
 mod produce;
 mod state;
 mod stream;
 
-pub use error::{BoxError, Error, Result};
-pub use fifo::DeltaFifo;
+pub(crate) use panic::{catch, panic_message};
+
+pub use consume::DeltaFifo;
+pub use error::{BoxError, Error, Result, UserCode};
 pub use known::KnownObjects;
 pub use options::{Coalesce, FifoOptions, TransformFn};
 pub use stream::DeltaStream;

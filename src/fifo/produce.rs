@@ -5,15 +5,16 @@ use std::sync::Arc;
 
 use kube::Resource;
 
-use super::error::{Error, Result};
-use super::fifo::DeltaFifo;
+use super::consume::DeltaFifo;
+use super::error::{Error, Result, UserCode};
 use super::state::FifoState;
 use crate::delta::{Delta, DeltaObject, DeltaType, Deltas};
 use crate::key::ObjectKey;
 
 impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
     /// Queues an `Added` delta (F3). Marks the FIFO populated (F7), even when
-    /// the object is then rejected.
+    /// the object is then rejected, unless the first streamed relist is
+    /// open (see [`list_start`](Self::list_start)).
     ///
     /// # Examples
     ///
@@ -39,7 +40,8 @@ impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
     }
 
     /// Queues an `Updated` delta (F3), whether or not the key is known.
-    /// Marks the FIFO populated (F7), even when the object is then rejected.
+    /// Marks the FIFO populated (F7), even when the object is then rejected,
+    /// unless the first streamed relist is open.
     ///
     /// # Examples
     ///
@@ -88,11 +90,14 @@ impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
     /// # }
     /// ```
     pub fn delete(&self, obj: K) -> Result<()> {
-        let key = (self.options().key_fn)(&obj)?;
+        let key = self.key_of(&obj)?;
         let mut state = self.lock();
-        state.mark_populated();
+        state.live_event(None);
         if !state.is_pending(&key) {
-            let known = self.known().is_some_and(|k| k.get_by_key(&key).is_some());
+            let known = match self.known() {
+                Some(known) => known.get_by_key(&key)?.is_some(),
+                None => false,
+            };
             if !known {
                 return Ok(());
             }
@@ -161,8 +166,8 @@ impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
             listed.insert(key.clone());
             state.append(key, Delta::new(delta_type, obj));
         }
-        let deletions = state.tombstone_unlisted(listed, self.known());
-        state.finish_relist(listed.len(), deletions, 0, resource_version);
+        let deletions = state.tombstone_unlisted(listed, self.known())?;
+        state.finish_relist(listed.len() + deletions, resource_version);
         Ok(())
     }
 
@@ -173,7 +178,9 @@ impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
     /// While a listing is open, an [`add`](Self::add) or
     /// [`update`](Self::update) counts its key as listed (the object is
     /// evidently alive, so it gets no tombstone); a [`delete`](Self::delete)
-    /// is queued as usual.
+    /// is queued as usual. While the *first* listing is open, those live
+    /// changes do not make the FIFO populated: only its
+    /// [`list_done`](Self::list_done) does (F7).
     ///
     /// # Examples
     ///
@@ -235,8 +242,10 @@ impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
     /// Ends a streamed relist: queues tombstones exactly as
     /// [`replace`](Self::replace) would for the same list (F13).
     ///
-    /// When the first relist is streamed and the consumer pops while it is
-    /// open, those pops count toward [`has_synced`](Self::has_synced).
+    /// When the first relist is streamed, [`has_synced`](Self::has_synced)
+    /// turns true once every key queued at this call has been popped (F7):
+    /// keys the consumer popped while the listing was open were already
+    /// handed out, and a key popped and queued again counts once.
     ///
     /// # Examples
     ///
@@ -262,15 +271,18 @@ impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
         let mut state = self.lock();
         let listing = state.take_listing().ok_or(Error::NoListInProgress)?;
         let before = state.len();
-        let deletions = state.tombstone_unlisted(&listing.keys, self.known());
-        state.finish_relist(
-            listing.keys.len(),
-            deletions,
-            listing.popped,
-            resource_version,
-        );
+        let result = state.tombstone_unlisted(&listing.keys, self.known());
+        if result.is_ok() {
+            // F7 for a streamed relist: the initial population is everything
+            // queued when it completes. Listed keys popped while it was open
+            // were handed out already (as part of the initial list); a key
+            // listed, popped and queued again counts once, by its one place
+            // in the queue.
+            let queued = state.len();
+            state.finish_relist(queued, resource_version);
+        }
         self.wake_for(state, before);
-        Ok(())
+        result.map(drop)
     }
 
     /// Queues `Sync` for every known object whose key has nothing pending
@@ -308,7 +320,7 @@ impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
         };
         let mut state = self.lock();
         let before = state.len();
-        let result = state.resync(known, &self.options().key_fn);
+        let result = state.resync(&known, &|obj: &K| self.key_of(obj));
         self.wake_for(state, before);
         result
     }
@@ -343,7 +355,7 @@ impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
     pub fn requeue(&self, deltas: Deltas<K>) -> Result<()> {
         for delta in &deltas {
             let found = match &delta.object {
-                DeltaObject::Object(obj) => (self.options().key_fn)(obj)?,
+                DeltaObject::Object(obj) => self.key_of(obj)?,
                 DeltaObject::DeletedFinalStateUnknown { key, .. } => key.clone(),
             };
             if &found != deltas.key() {
@@ -369,21 +381,25 @@ impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
     }
 
     fn transform(&self, key: &ObjectKey, obj: K) -> Result<Arc<K>> {
-        match &self.options().transform {
-            None => Ok(Arc::new(obj)),
-            Some(transform) => transform(obj)
-                .map(Arc::new)
-                .map_err(|source| Error::Transform {
-                    key: key.clone(),
-                    source,
-                }),
-        }
+        let Some(transform) = &self.options().transform else {
+            return Ok(Arc::new(obj));
+        };
+        super::catch(|| transform(obj))
+            .map_err(|message| Error::Panicked {
+                callback: UserCode::Transform,
+                message,
+            })?
+            .map(Arc::new)
+            .map_err(|source| Error::Transform {
+                key: key.clone(),
+                source,
+            })
     }
 
     /// Keys and transforms an entering object: the one place a `K` becomes an
     /// `Arc<K>`.
     fn prepare(&self, obj: K) -> Result<(ObjectKey, Arc<K>)> {
-        let key = (self.options().key_fn)(&obj)?;
+        let key = self.key_of(&obj)?;
         let obj = self.transform(&key, obj)?;
         Ok((key, obj))
     }
@@ -393,11 +409,9 @@ impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
         // serialising on user code.
         let prepared = self.prepare(obj);
         let mut state = self.lock();
-        state.mark_populated();
+        let key = prepared.as_ref().ok().map(|(key, _)| key);
+        state.live_event(key);
         let (key, obj) = prepared?;
-        if let Some(listing) = state.listing_mut() {
-            listing.keys.insert(key.clone());
-        }
         self.append_and_wake(state, key, Delta::new(delta_type, obj));
         Ok(())
     }

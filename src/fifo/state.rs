@@ -5,20 +5,17 @@ use std::collections::{HashMap, HashSet, VecDeque, hash_map::Entry};
 use std::sync::Arc;
 
 use super::error::Error;
-use super::known::KnownObjects;
+use super::known::Guarded;
 use super::merge;
 use super::options::Coalesce;
 use crate::delta::{Delta, DeltaType, Deltas};
-use crate::key::{KeyFn, ObjectKey};
+use crate::key::ObjectKey;
 
 /// A streamed relist between `list_start` and `list_done` (F13): only the
 /// listed keys are held, never the objects a second time.
 #[derive(Debug, Default)]
 pub(crate) struct Listing {
     pub(crate) keys: HashSet<ObjectKey>,
-    /// Items popped while the listing was open; they count toward the
-    /// initial population the listing defines.
-    pub(crate) popped: usize,
 }
 
 /// Pending deltas per key plus the order keys were enqueued in, and the
@@ -28,6 +25,8 @@ pub(crate) struct FifoState<K> {
     items: HashMap<ObjectKey, Deltas<K>>,
     /// Every key in `items` exactly once, oldest first (F3).
     queue: VecDeque<ObjectKey>,
+    /// The deltas held across all keys.
+    deltas: usize,
     coalesce: Coalesce,
     /// Set by the first relist or by any add/update/delete/requeue.
     populated: bool,
@@ -45,6 +44,7 @@ impl<K> FifoState<K> {
         Self {
             items: HashMap::new(),
             queue: VecDeque::new(),
+            deltas: 0,
             coalesce,
             populated: false,
             initial_population_count: 0,
@@ -57,6 +57,10 @@ impl<K> FifoState<K> {
 
     pub(crate) fn len(&self) -> usize {
         self.queue.len()
+    }
+
+    pub(crate) fn pending_deltas(&self) -> usize {
+        self.deltas
     }
 
     pub(crate) fn is_pending(&self, key: &ObjectKey) -> bool {
@@ -93,6 +97,22 @@ impl<K> FifoState<K> {
         self.check_synced();
     }
 
+    /// A live add, update or delete arrived (`key` when it is an accepted
+    /// add or update). Outside a streamed relist it marks the FIFO populated
+    /// (F7). Inside one it does not: the FIFO is populated by that relist's
+    /// end, and an added or updated key counts as listed (it is evidently
+    /// alive, so it gets no tombstone).
+    pub(crate) fn live_event(&mut self, key: Option<&ObjectKey>) {
+        match &mut self.listing {
+            Some(listing) => {
+                if let Some(key) = key {
+                    listing.keys.insert(key.clone());
+                }
+            }
+            None => self.mark_populated(),
+        }
+    }
+
     fn check_synced(&mut self) {
         if self.populated && self.initial_population_count == 0 {
             self.synced = true;
@@ -104,12 +124,16 @@ impl<K> FifoState<K> {
     pub(crate) fn append(&mut self, key: ObjectKey, delta: Delta<K>) {
         match self.items.entry(key) {
             Entry::Occupied(mut pending) => {
-                merge::append(pending.get_mut().items_mut(), delta, self.coalesce)
+                let items = pending.get_mut().items_mut();
+                let before = items.len();
+                merge::append(items, delta, self.coalesce);
+                self.deltas = self.deltas + items.len() - before;
             }
             Entry::Vacant(slot) => {
                 let key = slot.key().clone();
                 self.queue.push_back(key.clone());
                 slot.insert(Deltas::new(key, delta));
+                self.deltas += 1;
             }
         }
     }
@@ -123,12 +147,10 @@ impl<K> FifoState<K> {
                 self.initial_population_count -= 1;
                 self.check_synced();
             }
-            if let Some(listing) = &mut self.listing {
-                listing.popped += 1;
-            }
             // `queue` and `items` hold the same keys; the loop only guards
             // against that invariant ever breaking.
             if let Some(deltas) = self.items.remove(&key) {
+                self.deltas -= deltas.len();
                 return Some(deltas);
             }
         }
@@ -139,6 +161,7 @@ impl<K> FifoState<K> {
         self.mark_populated();
         if let Entry::Vacant(slot) = self.items.entry(deltas.key().clone()) {
             self.queue.push_back(slot.key().clone());
+            self.deltas += deltas.len();
             slot.insert(deltas);
         }
     }
@@ -159,12 +182,15 @@ impl<K> FifoState<K> {
     /// Enqueues a tombstone for every key that vanished from a relist and
     /// returns how many (F6): first pending keys (queue order), then keys only
     /// the known objects hold (sorted, so the order is reproducible).
+    ///
+    /// Every tombstone is worked out before the first is queued, so a
+    /// known-objects view that panics leaves the queue as it was (L9).
     pub(crate) fn tombstone_unlisted(
         &mut self,
         listed: &HashSet<ObjectKey>,
-        known: Option<&dyn KnownObjects<K>>,
-    ) -> usize {
-        let vanished: Vec<(ObjectKey, Arc<K>)> = self
+        known: Option<Guarded<'_, K>>,
+    ) -> Result<usize, Error> {
+        let mut vanished: Vec<(ObjectKey, Arc<K>)> = self
             .queue
             .iter()
             .filter(|key| !listed.contains(*key))
@@ -173,47 +199,35 @@ impl<K> FifoState<K> {
                 Some((key.clone(), Arc::clone(newest)))
             })
             .collect();
-        let mut deletions = vanished.len();
+        if let Some(known) = known {
+            let mut known_keys: Vec<ObjectKey> = known
+                .list_keys()?
+                .into_iter()
+                .filter(|key| !listed.contains(key) && !self.is_pending(key))
+                .collect();
+            known_keys.sort_unstable();
+            known_keys.dedup();
+            for key in known_keys {
+                // A key listed but gone by the time it is read has no state
+                // to carry; client-go would queue a tombstone with no object.
+                if let Some(object) = known.get_by_key(&key)? {
+                    vanished.push((key, object));
+                }
+            }
+        }
+        let deletions = vanished.len();
         for (key, object) in vanished {
             self.append(key.clone(), Delta::tombstone(key, object));
         }
-
-        let Some(known) = known else {
-            return deletions;
-        };
-        let mut known_keys: Vec<ObjectKey> = known
-            .list_keys()
-            .into_iter()
-            .filter(|key| !listed.contains(key))
-            .collect();
-        known_keys.sort_unstable();
-        known_keys.dedup();
-        for key in known_keys {
-            if self.is_pending(&key) {
-                continue;
-            }
-            // A key listed but gone by the time it is read has no state to
-            // carry; client-go would queue a tombstone with no object.
-            if let Some(object) = known.get_by_key(&key) {
-                self.append(key.clone(), Delta::tombstone(key, object));
-                deletions += 1;
-            }
-        }
-        deletions
+        Ok(deletions)
     }
 
-    /// Ends a relist: the first one fixes how many pops make the FIFO synced (F7).
-    pub(crate) fn finish_relist(
-        &mut self,
-        listed_keys: usize,
-        deletions: usize,
-        popped_meanwhile: usize,
-        resource_version: &str,
-    ) {
+    /// Ends a relist: the first one fixes how many pops make the FIFO synced
+    /// (F7), `population`.
+    pub(crate) fn finish_relist(&mut self, population: usize, resource_version: &str) {
         if !self.populated {
             self.populated = true;
-            self.initial_population_count =
-                (listed_keys + deletions).saturating_sub(popped_meanwhile);
+            self.initial_population_count = population;
             self.check_synced();
         }
         self.last_sync_resource_version = Some(resource_version.to_owned());
@@ -222,14 +236,14 @@ impl<K> FifoState<K> {
     /// Enqueues `Sync` for every known object whose key has nothing pending (F8).
     pub(crate) fn resync(
         &mut self,
-        known: &dyn KnownObjects<K>,
-        key_fn: &KeyFn<K>,
+        known: &Guarded<'_, K>,
+        key_of: &dyn Fn(&K) -> Result<ObjectKey, Error>,
     ) -> Result<(), Error> {
-        for known_key in known.list_keys() {
-            let Some(object) = known.get_by_key(&known_key) else {
+        for known_key in known.list_keys()? {
+            let Some(object) = known.get_by_key(&known_key)? else {
                 continue;
             };
-            let key = key_fn(&object)?;
+            let key = key_of(&object)?;
             if self.is_pending(&key) {
                 continue;
             }

@@ -9,7 +9,7 @@ use futures::stream::FusedStream;
 use kube::Resource;
 use tokio::sync::futures::OwnedNotified;
 
-use super::fifo::DeltaFifo;
+use super::consume::DeltaFifo;
 use crate::delta::Deltas;
 
 /// Stream for the [`DeltaFifo::stream`] method: yields popped [`Deltas`],

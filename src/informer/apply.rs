@@ -9,14 +9,13 @@ use std::sync::Arc;
 
 use kube::Resource;
 
+use super::{error::Error, report::ErrorReporter};
 use crate::{
     delta::{DeltaType, Deltas},
     key::ObjectKey,
     notification::Notification,
     store::Writer,
 };
-
-use super::{error::Error, report::ErrorReporter};
 
 /// Applies `deltas` to `store`, oldest first (I5), appends the
 /// notifications that describe the changes to `out`, in the same order, and
@@ -68,6 +67,8 @@ where
             }
             DeltaType::Deleted => {
                 let final_state_unknown = delta.object.is_tombstone();
+                // Removal files the key out under the index values kept for
+                // it, so it runs no user code and cannot panic.
                 store.apply_delete(&key);
                 Notification::Deleted {
                     object: delta.object.into_object(),

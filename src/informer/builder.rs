@@ -280,6 +280,7 @@ where
             key_fn: self.key_fn,
             on_error: self.on_error,
             cancel: self.cancel,
+            labels: None,
         })
     }
 }
@@ -403,7 +404,7 @@ where
     E: std::error::Error + Send + Sync + 'static,
 {
     events
-        .map(|item| item.map_err(|e| Error::Source(Arc::new(e))))
+        .map(|item| item.map_err(Error::from_source_error))
         .boxed()
 }
 

@@ -1,27 +1,29 @@
 //! [`Informer`]: the cheap handle users clone, subscribe with and stop.
 
-use std::{fmt, sync::Arc};
+use std::{any::Any, fmt, sync::Arc};
 
 use futures::Stream;
 use kube::{Api, Resource, core::PartialObjectMeta};
 use parking_lot::Mutex;
 use serde::de::DeserializeOwned;
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+pub(crate) use super::parts::Parts;
 use super::{
-    builder::{EventStream, FromStream, InformerBuilder},
+    builder::{FromStream, InformerBuilder},
+    core::{Core, Share},
     error::{Error, Result},
     known_objects::StoreKnownObjects,
+    labels::ResourceLabels,
+    lifecycle::Lifecycle,
     report::{ErrorReporter, ErrorStream},
     run,
 };
 use crate::{
     dispatch::{Distributor, SubscribeOptions, SubscribeRequest, Subscription},
     fifo::{DeltaFifo, FifoOptions},
-    key::KeyFn,
     source::Event,
-    store::{Indexers, Store, Writer},
+    store::{Store, Writer},
 };
 
 /// A shared, indexed, watched cache of one kind of Kubernetes object, with
@@ -37,8 +39,10 @@ use crate::{
 /// Cloning is cheap and every clone is the same informer. The informer stops
 /// when [`Informer::stop`] is called, when the builder's cancellation token
 /// is cancelled, when its source ends (after handing out what was queued),
-/// or when every handle is dropped. The future returned by `run` holds no
-/// handle, so spawning it does not keep the informer alive.
+/// or when nothing can observe it any more: no handle, subscription or
+/// error stream left (see [Lifetime](crate::informer#lifetime)). The future
+/// returned by `run` holds no share, so spawning it does not keep the
+/// informer alive.
 ///
 /// # Examples
 ///
@@ -80,60 +84,7 @@ use crate::{
 /// # Ok(()) }
 /// ```
 pub struct Informer<K> {
-    handle: Arc<UserHandle<K>>,
-}
-
-/// The users' share of the informer: when the last one goes, it stops.
-struct UserHandle<K> {
-    core: Arc<Core<K>>,
-}
-
-impl<K> Drop for UserHandle<K> {
-    fn drop(&mut self) {
-        self.core.stop.cancel();
-    }
-}
-
-/// What the handles and the run loop share.
-pub(crate) struct Core<K> {
-    /// The only writer of the store; readers are handed out from it.
-    pub(crate) writer: Writer<K>,
-    pub(crate) store: Store<K>,
-    pub(crate) fifo: DeltaFifo<K>,
-    /// Cancelled to stop: by `stop`, by the builder's token, by the last
-    /// handle's drop.
-    pub(crate) stop: CancellationToken,
-    /// Cancelled once `run` has finished (or will never run).
-    pub(crate) done: CancellationToken,
-    pub(crate) reporter: ErrorReporter,
-    pub(crate) lifecycle: Mutex<Lifecycle<K>>,
-}
-
-/// Where the informer is in its life; decides what `subscribe` does.
-pub(crate) enum Lifecycle<K> {
-    /// Built, not running: subscriptions register directly.
-    Ready {
-        events: EventStream<K>,
-        distributor: Distributor<K>,
-    },
-    /// Running: subscriptions are requests the writer registers between two
-    /// batches (L1).
-    Running {
-        requests: mpsc::UnboundedSender<SubscribeRequest<K>>,
-    },
-    /// Stopped: subscriptions are refused (L6).
-    Stopped,
-}
-
-/// Everything the builder decided.
-pub(crate) struct Parts<K> {
-    pub(crate) events: EventStream<K>,
-    pub(crate) transform: Option<Arc<dyn Fn(K) -> K + Send + Sync>>,
-    pub(crate) indexers: Indexers<K>,
-    pub(crate) resync_check_period: std::time::Duration,
-    pub(crate) key_fn: KeyFn<K>,
-    pub(crate) on_error: Option<super::report::ErrorCallback>,
-    pub(crate) cancel: Option<CancellationToken>,
+    share: Arc<Share<K>>,
 }
 
 impl<K> Informer<K>
@@ -237,16 +188,25 @@ where
                 events: parts.events,
                 distributor,
             }),
+            labels: parts
+                .labels
+                .unwrap_or_else(ResourceLabels::from_type_name::<K>),
         };
         Self {
-            handle: Arc::new(UserHandle {
+            share: Arc::new(Share {
                 core: Arc::new(core),
             }),
         }
     }
 
     fn core(&self) -> &Arc<Core<K>> {
-        &self.handle.core
+        &self.share.core
+    }
+
+    /// A share of this informer's lifetime (L8), for a holder that does not
+    /// know `K`: the informer keeps running while any share is held.
+    pub(crate) fn liveness(&self) -> Arc<dyn Any + Send + Sync> {
+        self.share.erased()
     }
 
     /// Drives the informer: lists and watches, fills the store, notifies
@@ -257,6 +217,11 @@ where
     /// alive. Runs once: a second call resolves to
     /// [`Error::AlreadyRunning`]. Errors met while running do not end it;
     /// they go to [`Informer::errors`].
+    ///
+    /// After [`stop`](Informer::stop) (or a cancelled token) with no `run`
+    /// yet, it resolves at once to `Ok(())` (L7). If user code the informer
+    /// runs panics in a way it cannot skip, it resolves to
+    /// [`Error::Panicked`] after ending every subscription (L9).
     ///
     /// # Cancel safety
     ///
@@ -270,6 +235,9 @@ where
     /// A read-only handle on the informer's cache; the informer keeps the
     /// only [`Writer`](crate::store::Writer).
     pub fn store(&self) -> Store<K> {
+        // L8: the reader is to hold `self.liveness()` so that a held store
+        // keeps the informer running, as a subscription does; that needs a
+        // field on the reader type.
         self.core().store.clone()
     }
 
@@ -278,8 +246,9 @@ where
     /// Callable at any time from any task. Before `run`, the subscriber sees
     /// the initial list as it arrives; while running, it first gets the
     /// whole cache as `Added { in_initial_list: true }`, then live changes,
-    /// never interleaved (L1). After the informer stopped it is refused with
-    /// [`Error::Stopped`] (L6).
+    /// never interleaved (L1). After the informer stopped, or was asked to
+    /// stop (even before `run`), it is refused with [`Error::Stopped`] (L6,
+    /// L7). The subscription holds a share of the informer's lifetime (L8).
     ///
     /// # Examples
     ///
@@ -302,16 +271,20 @@ where
     /// ```
     pub fn subscribe(&self, options: SubscribeOptions) -> Result<Subscription<K>> {
         let core = self.core();
+        core.settle();
         let mut lifecycle = core.lifecycle.lock();
-        match &mut *lifecycle {
-            Lifecycle::Ready { distributor, .. } => Ok(distributor.subscribe(options, [])),
+        let mut subscription = match &mut *lifecycle {
+            Lifecycle::Ready { distributor, .. } => distributor.subscribe(options, []),
             Lifecycle::Running { requests } => {
                 let (subscription, request) = SubscribeRequest::new(options);
                 requests.send(request).map_err(|_| Error::Stopped)?;
-                Ok(subscription)
+                subscription
             }
-            Lifecycle::Stopped => Err(Error::Stopped),
-        }
+            Lifecycle::Stopped { .. } => return Err(Error::Stopped),
+        };
+        drop(lifecycle);
+        subscription.attach(self.liveness(), core.stop_signal());
+        Ok(subscription)
     }
 
     /// Whether the first full list has been applied to the store.
@@ -320,15 +293,26 @@ where
     }
 
     /// Waits until [`has_synced`](Informer::has_synced), or until the
-    /// informer stops without syncing. Returns whether it synced.
+    /// informer stops without syncing. Returns whether it synced: `false`
+    /// once it was stopped before its first list was applied, whether or
+    /// not `run` was ever polled (L7).
     ///
     /// Cancel-safe.
     pub async fn wait_until_synced(&self) -> bool {
         let core = self.core();
-        tokio::select! {
-            biased;
-            () = core.store.wait_until_synced() => true,
-            () = core.done.cancelled() => core.store.has_synced(),
+        let mut stop_seen = false;
+        loop {
+            tokio::select! {
+                biased;
+                () = core.store.wait_until_synced() => return true,
+                () = core.done.cancelled() => return core.store.has_synced(),
+                () = core.stop.cancelled(), if !stop_seen => {
+                    // Ends an informer with no `run`; a running one ends
+                    // itself and cancels `done`.
+                    stop_seen = true;
+                    core.settle();
+                }
+            }
         }
     }
 
@@ -358,9 +342,35 @@ where
     }
 
     /// Stops the informer: `run` resolves, subscriptions end after what was
-    /// already queued for them, later subscriptions are refused.
+    /// already queued for them, error streams end, sync waiters return,
+    /// later subscriptions are refused. It works the same whether or not
+    /// `run` was ever polled (L7).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use futures::StreamExt;
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube_informer::{Informer, dispatch::{EndReason, SubscribeOptions}, source::Event};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let informer = Informer::<ConfigMap>::builder_from_stream(
+    ///     futures::stream::pending::<Result<Event<ConfigMap>, std::io::Error>>(),
+    /// )
+    /// .build();
+    /// let mut subscription = informer.subscribe(SubscribeOptions::default())?;
+    /// informer.stop(); // `run` was never polled
+    /// assert!(subscription.next().await.is_none());
+    /// assert_eq!(subscription.end_reason(), Some(EndReason::Stopped));
+    /// assert!(!informer.wait_until_synced().await);
+    /// assert!(informer.subscribe(SubscribeOptions::default()).is_err());
+    /// # Ok(()) }
+    /// ```
     pub fn stop(&self) {
-        self.core().stop.cancel();
+        let core = self.core();
+        core.stop.cancel();
+        core.settle();
     }
 
     /// Whether the informer was asked to stop or has stopped.
@@ -390,28 +400,51 @@ where
     /// # }
     /// ```
     pub fn errors(&self) -> ErrorStream {
-        self.core().reporter.listen()
+        let core = self.core();
+        core.settle();
+        core.reporter.listen(self.liveness(), core.stop_signal())
     }
 
-    /// How many errors were met while running.
+    /// How many errors were met while running, panics in user code included.
     pub fn error_count(&self) -> u64 {
         self.core().reporter.count()
+    }
+
+    /// The deltas read from the source and not yet applied: the informer's
+    /// queue between its source and its store. With a
+    /// [`Lag::Bounded`](crate::dispatch::Lag::Bounded) subscriber that does
+    /// not read, it stays bounded (L10).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube_informer::{Informer, source::Event};
+    ///
+    /// let informer = Informer::<ConfigMap>::builder_from_stream(
+    ///     futures::stream::empty::<Result<Event<ConfigMap>, std::io::Error>>(),
+    /// )
+    /// .build();
+    /// assert_eq!(informer.queued_deltas(), 0);
+    /// ```
+    pub fn queued_deltas(&self) -> usize {
+        self.core().fifo.pending_deltas()
     }
 }
 
 impl<K> Clone for Informer<K> {
     fn clone(&self) -> Self {
         Self {
-            handle: Arc::clone(&self.handle),
+            share: Arc::clone(&self.share),
         }
     }
 }
 
 impl<K> fmt::Debug for Informer<K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let core = &self.handle.core;
+        let core = &self.share.core;
         f.debug_struct("Informer")
-            .field("resource", &std::any::type_name::<K>())
+            .field("resource", &format_args!("{}", core.labels))
             .field("cached", &core.store.len())
             .field("synced", &core.store.has_synced())
             .field("stopped", &core.stop.is_cancelled())

@@ -35,24 +35,60 @@
 //! # Stopping
 //!
 //! The informer stops on [`Informer::stop`], on the builder's
-//! [`cancellation_token`](InformerBuilder::cancellation_token), when every
-//! [`Informer`] handle has been dropped, when the `run` future is dropped, or
-//! when the source stream ends (then the writer first drains the FIFO). Then
-//! `run` resolves, subscriptions end after what was already queued for them,
-//! error streams end, and [`Informer::subscribe`] returns
-//! [`Error::Stopped`] (L6).
+//! [`cancellation_token`](InformerBuilder::cancellation_token), when its
+//! source stream ends (then the writer first drains the FIFO), when user
+//! code it cannot skip panics, or when nothing can observe it (see
+//! Lifetime). Then `run` resolves, subscriptions end after what was already
+//! queued for them and say why ([`Subscription::end_reason`](crate::Subscription::end_reason)),
+//! error streams end, sync waiters return, and [`Informer::subscribe`]
+//! returns [`Error::Stopped`] (L6).
+//!
+//! L7: all of this holds whether or not `run` was ever polled: a stop
+//! before `run` ends subscriptions and error streams, makes
+//! `wait_until_synced` return `false`, and a later `run` resolves at once.
+//!
+//! # Lifetime
+//!
+//! L8: an informer lives as long as something can observe it. Every
+//! [`Informer`] clone, every [`Subscription`](crate::Subscription) and every
+//! [`ErrorStream`] holds a share of its lifetime; when the last share is
+//! dropped the informer stops. The future of [`Informer::run`] holds no
+//! share (spawning it keeps nothing alive), but dropping it once polled
+//! stops the informer. A `Store` reader is to hold a share too
+//! (`Informer::liveness`); until it does, a store alone does not keep the
+//! informer running.
+//!
+//! # Back-pressure
+//!
+//! L10: the pump reads the source only while the writer is not waiting for
+//! a full [`Lag::Bounded`](crate::dispatch::Lag::Bounded) subscriber and the
+//! FIFO holds fewer than about 1,024 deltas. A watch that is not read for a
+//! while may be closed by the API server; when reading resumes the source
+//! re-watches from its last resourceVersion, or relists if that is too old,
+//! and the relist's tombstones and replaced objects bring every key to its
+//! final state: nothing is lost, intermediate states may be skipped.
+//!
+//! # Panics in user code
+//!
+//! L9: see [`Callback`] for what each kind of user code's panic does. The
+//! panic message always reaches [`Informer::errors`] and the `on_error`
+//! callback, and [`Informer::error_count`] counts it.
 
 mod apply;
 mod builder;
+mod core;
 mod error;
 mod handle;
 mod known_objects;
+mod labels;
+mod lifecycle;
+mod parts;
 mod pump;
 mod report;
 mod resync;
 mod run;
 
 pub use builder::{DEFAULT_RESYNC_CHECK_PERIOD, FromApi, FromStream, InformerBuilder};
-pub use error::{Error, Result, SharedError};
+pub use error::{Callback, Error, Result, SharedError};
 pub use handle::Informer;
 pub use report::ErrorStream;

@@ -1,21 +1,80 @@
-//! Feeding the FIFO from the source: the producer half of the informer.
+//! Feeding the FIFO from the source: the producer half of the informer,
+//! and the back-pressure that keeps it from reading ahead of the writer.
 //!
 //! This side only ever touches the FIFO (and the error reporter); the store
 //! and the subscribers belong to the writer.
 
-use std::sync::{
-    Arc,
-    atomic::{AtomicBool, Ordering},
+use std::{
+    panic::AssertUnwindSafe,
+    sync::atomic::{AtomicBool, Ordering},
 };
 
-use futures::{Stream, StreamExt};
+use futures::{FutureExt, Stream, StreamExt};
 use kube::Resource;
 use tokio::sync::Notify;
 
-use super::{error::Error, report::ErrorReporter};
-use crate::{fifo::DeltaFifo, source::Event};
+use super::{
+    error::{Callback, Error},
+    report::ErrorReporter,
+};
+use crate::{
+    fifo::{self, DeltaFifo},
+    source::Event,
+};
 
-/// Moves every source event into `fifo` until the source ends.
+/// The most deltas the FIFO holds before the pump stops reading the source
+/// until the writer has caught up (L10). One event adds at most one delta,
+/// except a relist's end, which adds one tombstone per vanished key.
+pub(crate) const PUMP_HIGH_WATER: usize = 1024;
+
+/// L10: back-pressure from the writer to the source. The pump reads the
+/// source only while the writer is not waiting for a full
+/// [`Lag::Bounded`](crate::dispatch::Lag::Bounded) subscriber and the FIFO
+/// holds fewer than [`PUMP_HIGH_WATER`] deltas, so a subscriber that stops
+/// reading stops the source being read, and the FIFO stays bounded.
+#[derive(Debug, Default)]
+pub(crate) struct Backpressure {
+    writer_waiting: AtomicBool,
+    room: Notify,
+}
+
+impl Backpressure {
+    /// The writer is about to wait (or not) for subscribers to make room.
+    pub(crate) fn writer_waiting(&self, waiting: bool) {
+        self.writer_waiting.store(waiting, Ordering::Relaxed);
+        if !waiting {
+            self.room.notify_one();
+        }
+    }
+
+    /// The writer took deltas out of the FIFO.
+    pub(crate) fn popped(&self) {
+        self.room.notify_one();
+    }
+
+    fn open<K: Resource + Send + Sync + 'static>(&self, fifo: &DeltaFifo<K>) -> bool {
+        !self.writer_waiting.load(Ordering::Relaxed) && fifo.pending_deltas() < PUMP_HIGH_WATER
+    }
+
+    /// Waits until the pump may read the next event.
+    async fn wait_for_room<K: Resource + Send + Sync + 'static>(&self, fifo: &DeltaFifo<K>) {
+        loop {
+            if self.open(fifo) {
+                return;
+            }
+            let room = self.room.notified();
+            tokio::pin!(room);
+            room.as_mut().enable();
+            if self.open(fifo) {
+                return;
+            }
+            room.await;
+        }
+    }
+}
+
+/// Moves every source event into `fifo` until the source ends. Returns the
+/// panic message if the source panicked (it cannot be polled again then).
 ///
 /// Source errors and objects the FIFO refuses go to `reporter`; the source is
 /// expected to retry by itself, so an error never ends the pump. `progress`
@@ -29,20 +88,36 @@ pub(crate) async fn pump<K, S>(
     reporter: &ErrorReporter,
     progress: &Notify,
     relisted: &AtomicBool,
-) where
+    backpressure: &Backpressure,
+) -> Option<String>
+where
     K: Resource + Send + Sync + 'static,
     S: Stream<Item = Result<Event<K>, Error>>,
 {
     let mut events = std::pin::pin!(events);
     let mut listed = 0usize;
-    while let Some(item) = events.next().await {
+    loop {
+        backpressure.wait_for_room(fifo).await;
+        // L9: the stream is user code when the informer was built from one.
+        let item = match AssertUnwindSafe(events.next()).catch_unwind().await {
+            Ok(Some(item)) => item,
+            Ok(None) => break,
+            Err(payload) => {
+                let message = fifo::panic_message(payload);
+                reporter.report(Error::Panicked {
+                    callback: Callback::EventStream,
+                    message: message.clone(),
+                });
+                return Some(message);
+            }
+        };
         match item {
             Ok(event) => {
                 let list_done = matches!(event, Event::ListDone { .. });
                 match feed(fifo, event, &mut listed) {
                     Ok(()) if list_done => relisted.store(true, Ordering::Relaxed),
                     Ok(()) => {}
-                    Err(error) => reporter.report(Error::Queue(Arc::new(error))),
+                    Err(error) => reporter.report(Error::from_fifo(error)),
                 }
             }
             Err(error) => reporter.report(error),
@@ -53,6 +128,7 @@ pub(crate) async fn pump<K, S>(
         tokio::task::coop::consume_budget().await;
     }
     tracing::debug!("source ended");
+    None
 }
 
 /// One source event as FIFO calls (F13 for relists; bookmarks change nothing

@@ -1,8 +1,9 @@
 //! Fan-out of runtime errors: every error the informer meets while running
 //! reaches every [`Informer::errors`](super::Informer::errors) stream, the
-//! builder's callback and the error counter (R9).
+//! builder's callback and the error counter (R9), and is logged once (E2).
 
 use std::{
+    any::Any,
     pin::Pin,
     sync::{
         Arc,
@@ -11,11 +12,13 @@ use std::{
     task::{Context, Poll},
 };
 
-use futures::{Stream, stream::FusedStream};
+use futures::{FutureExt, Stream, stream::FusedStream};
 use parking_lot::Mutex;
 use tokio::sync::mpsc;
+use tokio_util::sync::WaitForCancellationFutureOwned;
 
-use super::error::Error;
+use super::error::{Callback, Chain, Error};
+use crate::{dispatch::StopSignal, fifo};
 
 /// The callback given to [`InformerBuilder::on_error`](super::InformerBuilder::on_error).
 pub(crate) type ErrorCallback = Arc<dyn Fn(&Error) + Send + Sync>;
@@ -37,14 +40,28 @@ impl ErrorReporter {
         }
     }
 
-    /// Counts, logs and delivers one error. Listeners whose stream was
-    /// dropped are forgotten here.
+    /// Counts, logs (once, at WARN, inside the caller's span: the informer's
+    /// run span) and delivers one error. Listeners whose stream was dropped
+    /// are forgotten here.
+    ///
+    /// L9: a panicking `on_error` callback does not unwind into the
+    /// informer: its panic is counted, logged and delivered to the error
+    /// streams like any other error (not to the callback again).
     pub(crate) fn report(&self, error: Error) {
-        self.count.fetch_add(1, Ordering::Relaxed);
-        tracing::warn!(error = %error, "informer error");
-        if let Some(callback) = &self.callback {
-            callback(&error);
+        self.deliver(&error);
+        if let Some(callback) = &self.callback
+            && let Err(message) = fifo::catch(|| callback(&error))
+        {
+            self.deliver(&Error::Panicked {
+                callback: Callback::OnError,
+                message,
+            });
         }
+    }
+
+    fn deliver(&self, error: &Error) {
+        self.count.fetch_add(1, Ordering::Relaxed);
+        tracing::warn!(error = %Chain(error), "informer error");
         if let Some(listeners) = &mut *self.listeners.lock() {
             listeners.retain(|listener| listener.send(error.clone()).is_ok());
         }
@@ -54,12 +71,21 @@ impl ErrorReporter {
         self.count.load(Ordering::Relaxed)
     }
 
-    pub(crate) fn listen(&self) -> ErrorStream {
+    pub(crate) fn listen(
+        &self,
+        keep_alive: Arc<dyn Any + Send + Sync>,
+        stop: StopSignal,
+    ) -> ErrorStream {
         let (sender, receiver) = mpsc::unbounded_channel();
         if let Some(listeners) = &mut *self.listeners.lock() {
             listeners.push(sender);
         }
-        ErrorStream { receiver }
+        ErrorStream {
+            receiver,
+            _keep_alive: keep_alive,
+            stop: Some(stop),
+            stop_wait: None,
+        }
     }
 
     /// Ends every error stream once the informer has stopped.
@@ -81,18 +107,50 @@ impl std::fmt::Debug for ErrorReporter {
 /// runtime error reported after it was created, until the informer stops.
 ///
 /// Errors queue without bound until read; drop the stream if you stop
-/// reading.
-#[derive(Debug)]
+/// reading. It holds a share of the informer's lifetime (L8).
 #[must_use = "streams do nothing unless polled"]
 pub struct ErrorStream {
     receiver: mpsc::UnboundedReceiver<Error>,
+    _keep_alive: Arc<dyn Any + Send + Sync>,
+    /// Fires once when the informer is asked to stop, so a stream of an
+    /// informer that never ran still ends (L7); `None` once it fired.
+    stop: Option<StopSignal>,
+    stop_wait: Option<Pin<Box<WaitForCancellationFutureOwned>>>,
+}
+
+impl std::fmt::Debug for ErrorStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ErrorStream")
+            .field("queued", &self.receiver.len())
+            .finish_non_exhaustive()
+    }
 }
 
 impl Stream for ErrorStream {
     type Item = Error;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Error>> {
-        self.receiver.poll_recv(cx)
+        loop {
+            if let Poll::Ready(item) = self.receiver.poll_recv(cx) {
+                return Poll::Ready(item);
+            }
+            let Some(signal) = &self.stop else {
+                return Poll::Pending;
+            };
+            let token = signal.token.clone();
+            let wait = self
+                .stop_wait
+                .get_or_insert_with(|| Box::pin(token.cancelled_owned()));
+            if wait.poll_unpin(cx).is_pending() {
+                return Poll::Pending;
+            }
+            self.stop_wait = None;
+            if let Some(signal) = self.stop.take() {
+                // Closes the reporter when no `run` will; then the receiver
+                // ends once drained.
+                (signal.on_stop)();
+            }
+        }
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {

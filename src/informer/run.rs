@@ -8,33 +8,42 @@
 
 use std::{
     mem,
+    panic::AssertUnwindSafe,
     sync::{
         Arc,
         atomic::{AtomicBool, Ordering},
     },
 };
 
+use futures::FutureExt;
 use kube::Resource;
+use parking_lot::Mutex;
 use tokio::sync::{Notify, mpsc};
 use tracing::Instrument;
 
 use super::{
     apply::apply_deltas,
-    error::{Error, Result},
-    handle::{Core, Lifecycle},
-    pump::pump,
+    core::Core,
+    error::{Callback, Error, Result},
+    lifecycle::Lifecycle,
+    pump::{Backpressure, pump},
     resync::ResyncTimer,
 };
-use crate::dispatch::{Distributor, SubscribeRequest};
+use crate::{
+    dispatch::{Distributor, EndReason, SubscribeRequest},
+    fifo,
+};
 
 /// The body of [`Informer::run`](super::Informer::run).
 pub(crate) async fn run<K>(core: Arc<Core<K>>) -> Result<()>
 where
     K: Resource + Send + Sync + 'static,
 {
+    // A stop that came before `run` ends the informer here (L7).
+    core.settle();
     let (events, distributor, requests) = {
         let mut lifecycle = core.lifecycle.lock();
-        match mem::replace(&mut *lifecycle, Lifecycle::Stopped) {
+        match mem::replace(&mut *lifecycle, Lifecycle::Stopped { ran: true }) {
             Lifecycle::Ready {
                 events,
                 distributor,
@@ -42,6 +51,10 @@ where
                 let (sender, receiver) = mpsc::unbounded_channel();
                 *lifecycle = Lifecycle::Running { requests: sender };
                 (events, distributor, receiver)
+            }
+            Lifecycle::Stopped { ran: false } => {
+                *lifecycle = Lifecycle::Stopped { ran: false };
+                return Ok(());
             }
             other => {
                 *lifecycle = other;
@@ -55,9 +68,10 @@ where
         core: Arc::clone(&core),
         distributor,
         requests,
+        reason: EndReason::Stopped,
     };
-    let span = tracing::info_span!("informer", resource = std::any::type_name::<K>());
-    async {
+    let span = core.labels.span();
+    let outcome = async {
         tracing::info!("informer started");
         let Teardown {
             distributor,
@@ -67,25 +81,86 @@ where
         distributor.mark_started();
         let progress = Notify::new();
         let relisted = AtomicBool::new(false);
+        let backpressure = Backpressure::default();
+        let source_panic = Mutex::new(None);
         let source = async {
-            pump(events, &core.fifo, &core.reporter, &progress, &relisted).await;
+            let panicked = pump(
+                events,
+                &core.fifo,
+                &core.reporter,
+                &progress,
+                &relisted,
+                &backpressure,
+            )
+            .await;
+            *source_panic.lock() = panicked;
             // Closing lets the writer drain what is queued, then end.
             core.fifo.close();
             progress.notify_one();
             std::future::pending::<()>().await;
         };
-        let writer = write(&core, distributor, requests, &progress, &relisted);
-        tokio::select! {
-            biased;
-            () = core.stop.cancelled() => tracing::info!("informer stopped"),
-            () = writer => tracing::info!("source ended; informer stopped"),
-            () = source => {}
+        let writer = write(
+            &core,
+            distributor,
+            requests,
+            &progress,
+            &relisted,
+            &backpressure,
+        );
+        let body = async {
+            tokio::select! {
+                biased;
+                () = core.stop.cancelled() => {
+                    tracing::info!("informer stopped");
+                    Outcome::Stopped
+                }
+                () = writer => match source_panic.lock().take() {
+                    Some(message) => {
+                        tracing::warn!("event stream panicked; informer stopped");
+                        Outcome::Panicked(Callback::EventStream, message)
+                    }
+                    None => {
+                        tracing::info!("source ended; informer stopped");
+                        Outcome::Finished
+                    }
+                },
+                () = source => Outcome::Finished,
+            }
+        };
+        // L9: a panic nothing caught closer to its cause stops the informer
+        // with its message rather than unwinding through the caller's task.
+        match AssertUnwindSafe(body).catch_unwind().await {
+            Ok(outcome) => outcome,
+            Err(payload) => {
+                let message = fifo::panic_message(payload);
+                core.reporter.report(Error::Panicked {
+                    callback: Callback::Informer,
+                    message: message.clone(),
+                });
+                Outcome::Panicked(Callback::Informer, message)
+            }
         }
     }
     .instrument(span)
     .await;
+    let (reason, result) = match outcome {
+        Outcome::Stopped => (EndReason::Stopped, Ok(())),
+        Outcome::Finished => (EndReason::Finished, Ok(())),
+        Outcome::Panicked(callback, message) => (
+            EndReason::Panicked(message.clone()),
+            Err(Error::Panicked { callback, message }),
+        ),
+    };
+    teardown.reason = reason;
     drop(teardown);
-    Ok(())
+    result
+}
+
+/// How the run loop ended.
+enum Outcome {
+    Stopped,
+    Finished,
+    Panicked(Callback, String),
 }
 
 /// The single writer: pops the FIFO, applies, distributes; between batches,
@@ -97,6 +172,7 @@ async fn write<K>(
     requests: &mut mpsc::UnboundedReceiver<SubscribeRequest<K>>,
     progress: &Notify,
     relisted: &AtomicBool,
+    backpressure: &Backpressure,
 ) where
     K: Resource + Send + Sync + 'static,
 {
@@ -125,10 +201,15 @@ async fn write<K>(
         // FIFO had synced before this pop (I4).
         let in_initial_list = !fifo.has_synced();
         if let Some(deltas) = fifo.try_pop() {
+            backpressure.popped();
             let key = apply_deltas(store, deltas, in_initial_list, &mut batch, &core.reporter);
+            // L10: while this waits for a full Bounded subscriber, the pump
+            // does not read the source.
+            backpressure.writer_waiting(true);
             for notification in batch.drain(..) {
                 distributor.distribute(&key, notification).await;
             }
+            backpressure.writer_waiting(false);
             mark_synced_once(core, &mut synced);
             // Let the pump and timers in between long runs of batches.
             tokio::task::coop::consume_budget().await;
@@ -166,7 +247,7 @@ where
     if distributor.should_resync(now) {
         tracing::debug!("resync round");
         if let Err(error) = core.fifo.resync() {
-            core.reporter.report(Error::Queue(Arc::new(error)));
+            core.reporter.report(Error::from_fifo(error));
         }
     }
 }
@@ -185,17 +266,19 @@ where
 }
 
 /// Ends the informer when dropped: refuses new subscribers, ends the open
-/// ones after what is queued for them (L6), ends the error streams.
+/// ones after what is queued for them with `reason` (L6), ends the error
+/// streams.
 struct Teardown<K: Resource + Send + Sync + 'static> {
     core: Arc<Core<K>>,
     distributor: Distributor<K>,
     requests: mpsc::UnboundedReceiver<SubscribeRequest<K>>,
+    reason: EndReason,
 }
 
 impl<K: Resource + Send + Sync + 'static> Drop for Teardown<K> {
     fn drop(&mut self) {
         let core = &self.core;
-        *core.lifecycle.lock() = Lifecycle::Stopped;
+        *core.lifecycle.lock() = Lifecycle::Stopped { ran: true };
         core.stop.cancel();
         core.fifo.close();
         // Requests sent before the lifecycle turned to Stopped are refused.
@@ -203,7 +286,8 @@ impl<K: Resource + Send + Sync + 'static> Drop for Teardown<K> {
         while let Ok(request) = self.requests.try_recv() {
             request.refuse(crate::dispatch::Error::Stopped);
         }
-        self.distributor.close();
+        self.distributor
+            .close_with(mem::replace(&mut self.reason, EndReason::Stopped));
         core.reporter.close();
         core.done.cancel();
     }

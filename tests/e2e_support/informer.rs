@@ -78,9 +78,7 @@ pub fn reported(errors: &mut ErrorStream) -> Vec<informer::Error> {
 /// The HTTP status of an informer error that came from the list/watch source.
 pub fn status_code(error: &informer::Error) -> Option<u16> {
     match error {
-        informer::Error::Source(cause) => cause
-            .downcast_ref::<source::Error>()
-            .and_then(source::Error::status_code),
+        informer::Error::Source(cause) => cause.status_code(),
         _ => None,
     }
 }

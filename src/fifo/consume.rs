@@ -7,8 +7,8 @@ use kube::Resource;
 use parking_lot::{Mutex, MutexGuard};
 use tokio::sync::Notify;
 
-use super::error::{Error, Result};
-use super::known::KnownObjects;
+use super::error::{Error, Result, UserCode};
+use super::known::{Guarded, KnownObjects};
 use super::options::FifoOptions;
 use super::state::FifoState;
 use super::stream::DeltaStream;
@@ -307,6 +307,34 @@ impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
         self.lock().len()
     }
 
+    /// The number of deltas pending across all keys: what the queue holds,
+    /// where [`len`](Self::len) counts keys.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use k8s_openapi::api::core::v1::ConfigMap;
+    /// # use kube_informer::fifo::{DeltaFifo, FifoOptions};
+    /// # fn cm(name: &str, rv: &str) -> ConfigMap {
+    /// #     let mut c = ConfigMap::default();
+    /// #     c.metadata.name = Some(name.into());
+    /// #     c.metadata.resource_version = Some(rv.into());
+    /// #     c
+    /// # }
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let fifo = DeltaFifo::new(FifoOptions::default());
+    /// fifo.add(cm("a", "1"))?;
+    /// fifo.update(cm("a", "2"))?;
+    /// assert_eq!(fifo.pending_deltas(), 2);
+    /// fifo.try_pop();
+    /// assert_eq!(fifo.pending_deltas(), 0);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn pending_deltas(&self) -> usize {
+        self.lock().pending_deltas()
+    }
+
     /// Whether no key has pending deltas.
     ///
     /// # Examples
@@ -428,8 +456,22 @@ impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
         &self.shared.options
     }
 
-    pub(super) fn known(&self) -> Option<&dyn KnownObjects<K>> {
-        self.options().known_objects.as_deref()
+    pub(super) fn known(&self) -> Option<Guarded<'_, K>> {
+        self.options()
+            .known_objects
+            .as_deref()
+            .map(|known: &dyn KnownObjects<K>| Guarded(known))
+    }
+
+    /// The key of `obj` by the key function; a panic in it is an error (L9).
+    pub(super) fn key_of(&self, obj: &K) -> Result<ObjectKey> {
+        let key_fn = &self.options().key_fn;
+        super::catch(|| key_fn(obj))
+            .map_err(|message| Error::Panicked {
+                callback: UserCode::KeyFunction,
+                message,
+            })?
+            .map_err(Error::from)
     }
 
     pub(super) fn lock(&self) -> MutexGuard<'_, FifoState<K>> {

@@ -1,0 +1,136 @@
+//! [`SyncStatus`]: whether one subscription has synced (L2), readable and
+//! awaitable from tasks other than the one consuming it.
+
+use std::{fmt, sync::Arc};
+
+use super::channel::{Channel, Phase};
+
+/// A clonable view of one [`Subscription`](super::Subscription)'s sync state
+/// (L2), for tasks other than the one consuming it.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use futures::StreamExt;
+/// use kube_informer::dispatch::{Distributor, SubscribeOptions};
+/// use tokio::sync::watch;
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let (synced, upstream) = watch::channel(false);
+/// let mut distributor = Distributor::<String>::new(Duration::ZERO, upstream);
+/// let mut sub = distributor.subscribe(SubscribeOptions::default(), []);
+/// let status = sub.sync_status();
+/// let waiter = tokio::spawn(async move { status.wait_until_synced().await });
+/// synced.send_replace(true);
+/// assert!(waiter.await.unwrap());
+/// # drop(sub.next());
+/// # }
+/// ```
+pub struct SyncStatus<K> {
+    channel: Arc<Channel<K>>,
+}
+
+impl<K> SyncStatus<K> {
+    pub(super) fn new(channel: Arc<Channel<K>>) -> Self {
+        Self { channel }
+    }
+
+    /// Same as [`Subscription::has_synced`](super::Subscription::has_synced).
+    pub fn has_synced(&self) -> bool {
+        sync_state(&self.channel) == SyncState::Synced
+    }
+
+    /// Same as [`Subscription::wait_until_synced`](super::Subscription::wait_until_synced).
+    pub async fn wait_until_synced(&self) -> bool {
+        wait_until_synced(&self.channel).await
+    }
+}
+
+impl<K> Clone for SyncStatus<K> {
+    fn clone(&self) -> Self {
+        Self {
+            channel: Arc::clone(&self.channel),
+        }
+    }
+}
+
+impl<K> fmt::Debug for SyncStatus<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SyncStatus")
+            .field("synced", &self.has_synced())
+            .finish()
+    }
+}
+
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum SyncState {
+    Synced,
+    Waiting,
+    /// It cannot sync any more: refused, dropped, or closed before upstream
+    /// synced.
+    Never,
+}
+
+pub(super) fn sync_state<K>(channel: &Channel<K>) -> SyncState {
+    let state = channel.state.lock();
+    let upstream = state.upstream_synced();
+    match state.phase {
+        Phase::Refused(_) => SyncState::Never,
+        _ if state.receiver_dropped && !upstream => SyncState::Never,
+        Phase::Requested => SyncState::Waiting,
+        _ if upstream && state.initial_pending == 0 => SyncState::Synced,
+        Phase::Closed(_) if !upstream => SyncState::Never,
+        Phase::Open | Phase::Closed(_) => SyncState::Waiting,
+    }
+}
+
+pub(super) async fn wait_until_synced<K>(channel: &Channel<K>) -> bool {
+    let mut stop_seen = false;
+    loop {
+        let changed = channel.changed.notified();
+        tokio::pin!(changed);
+        changed.as_mut().enable();
+        match sync_state(channel) {
+            SyncState::Synced => return true,
+            SyncState::Never => return false,
+            SyncState::Waiting => {}
+        }
+        let (upstream, stop) = {
+            let state = channel.state.lock();
+            (state.upstream.clone(), state.stop.clone())
+        };
+        // An informer asked to stop with nothing driving it is closed from
+        // here (once); a running one closes itself and wakes `changed`.
+        let stop = stop.filter(|_| !stop_seen);
+        let stopped = async {
+            match &stop {
+                Some(signal) => signal.token.cancelled().await,
+                None => std::future::pending().await,
+            }
+        };
+        let upstream_synced = async move {
+            match upstream {
+                // A dropped sender leaves the flag as it is; the next phase
+                // change (close) wakes `changed`.
+                Some(mut upstream) if !*upstream.borrow() => {
+                    if upstream.wait_for(|s| *s).await.is_err() {
+                        std::future::pending::<()>().await;
+                    }
+                }
+                _ => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            _ = changed => {}
+            _ = upstream_synced => {}
+            () = stopped => {
+                stop_seen = true;
+                if let Some(signal) = &stop {
+                    (signal.on_stop)();
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,22 @@
+//! [`Parts`]: everything the builder decided, handed to the informer.
+
+use std::{sync::Arc, time::Duration};
+
+use tokio_util::sync::CancellationToken;
+
+use super::{builder::EventStream, labels::ResourceLabels, report::ErrorCallback};
+use crate::{key::KeyFn, store::Indexers};
+
+/// Everything the builder decided.
+pub(crate) struct Parts<K> {
+    pub(crate) events: EventStream<K>,
+    pub(crate) transform: Option<Arc<dyn Fn(K) -> K + Send + Sync>>,
+    pub(crate) indexers: Indexers<K>,
+    pub(crate) resync_check_period: Duration,
+    pub(crate) key_fn: KeyFn<K>,
+    pub(crate) on_error: Option<ErrorCallback>,
+    pub(crate) cancel: Option<CancellationToken>,
+    /// What the informer watches, for its span; named after the Rust type
+    /// when `None`.
+    pub(crate) labels: Option<ResourceLabels>,
+}
