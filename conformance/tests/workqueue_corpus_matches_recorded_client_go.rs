@@ -5,7 +5,9 @@
 
 use std::path::Path;
 
-use kube_informer_conformance::{compare::compare, corpus, workqueue_runner, workqueue_trace::WqTrace};
+use kube_informer_conformance::{
+    compare::compare, corpus, workqueue_runner, workqueue_trace::WqTrace,
+};
 
 #[test]
 fn workqueue_corpus_matches_recorded_client_go() {

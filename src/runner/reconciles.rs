@@ -91,15 +91,15 @@ where
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let mut this = self.project();
-        if let Some((cancelled, on_cancel)) = this.cancel {
-            if cancelled.as_mut().poll(cx).is_ready() {
-                // No new keys from now on; what runs finishes or is dropped.
-                *this.next = None;
-                if *on_cancel == OnCancel::Abandon {
-                    this.running.set(FuturesUnordered::new());
-                }
-                *this.cancel = None;
+        if let Some((cancelled, on_cancel)) = this.cancel
+            && cancelled.as_mut().poll(cx).is_ready()
+        {
+            // No new keys from now on; what runs finishes or is dropped.
+            *this.next = None;
+            if *on_cancel == OnCancel::Abandon {
+                this.running.set(FuturesUnordered::new());
             }
+            *this.cancel = None;
         }
         loop {
             if let Poll::Ready(Some((guard, result))) = this.running.as_mut().poll_next(cx) {
