@@ -110,6 +110,8 @@ pub mod fifo;
 pub mod informer;
 pub mod key;
 pub mod notification;
+pub mod queue;
+pub mod runner;
 pub mod source;
 pub mod store;
 
@@ -120,6 +122,7 @@ pub use factory::InformerFactory;
 pub use informer::{Informer, InformerBuilder};
 pub use key::{KeyError, ObjectKey};
 pub use notification::Notification;
+pub use queue::WorkQueue;
 pub use store::{NamespacedStore, Store};
 
 /// The names most informer programs use, in one import:
@@ -132,6 +135,7 @@ pub mod prelude {
         informer::{Informer, InformerBuilder},
         key::ObjectKey,
         notification::Notification,
+        queue::{WorkItem, WorkQueue},
         store::{Indexers, Store},
     };
 }

@@ -13,6 +13,11 @@
 //! and prints each subscription's notifications ([`informer_notes`]) in the
 //! format of the Go `informer-trace` harness; [`informer_script`] makes
 //! seeded random scripts.
+//!
+//! For the work queue, [`workqueue_runner`] runs [`workqueue_trace`]s through
+//! our [`WorkQueue`](kube_informer::queue::WorkQueue) and the Go
+//! `workqueue-trace` harness through client-go's `TypedRateLimitingQueue`;
+//! [`workqueue_generate`] makes seeded random ones.
 #![warn(missing_docs, missing_debug_implementations, rust_2018_idioms)]
 #![forbid(unsafe_code)]
 
@@ -27,3 +32,6 @@ pub mod informer_script;
 pub mod informer_steps;
 pub mod rust_runner;
 pub mod trace;
+pub mod workqueue_generate;
+pub mod workqueue_runner;
+pub mod workqueue_trace;

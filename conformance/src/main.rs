@@ -8,6 +8,8 @@
 //! conformance informer [--random N] [--seed S] [--trace N] [--only NAME]
 //!                      [--corpus DIR] [--no-corpus] [--go-dir DIR] [--print-trace]
 //!                      [--repeat N] [--record] [--client-go v034|v036]
+//! conformance workqueue [--random N] [--seed S] [--trace N] [--only NAME]
+//!                       [--corpus DIR] [--no-corpus] [--go-dir DIR] [--print-trace] [--record]
 //! ```
 //!
 //! `--seed S --trace N` reruns random trace N of seed S alone and prints it
@@ -42,11 +44,14 @@ use serde_json::Value;
 const USAGE: &str = "usage: conformance fifo [--random N] [--seed S] [--trace N] [--only NAME] \
 [--corpus DIR] [--no-corpus] [--go-dir DIR] [--print-trace] [--record] [--client-go v034|v036]
        conformance informer [--random N] [--seed S] [--trace N] [--only NAME] [--corpus DIR] \
-[--no-corpus] [--go-dir DIR] [--print-trace] [--repeat N] [--record] [--client-go v034|v036]";
+[--no-corpus] [--go-dir DIR] [--print-trace] [--repeat N] [--record] [--client-go v034|v036]
+       conformance workqueue [--random N] [--seed S] [--trace N] [--only NAME] [--corpus DIR] \
+[--no-corpus] [--go-dir DIR] [--print-trace] [--record]";
 
 #[derive(Debug, Default)]
 struct Args {
     informer: bool,
+    workqueue: bool,
     client_go: String,
     repeat: Option<u64>,
     random: u64,
@@ -69,6 +74,7 @@ fn parse_args() -> Result<Args, String> {
     match args.next().as_deref() {
         Some("fifo") => {}
         Some("informer") => parsed.informer = true,
+        Some("workqueue") => parsed.workqueue = true,
         _ => return Err(USAGE.to_owned()),
     }
     while let Some(flag) = args.next() {
@@ -221,6 +227,8 @@ fn main() -> ExitCode {
     };
     let result = if args.informer {
         informer_command::run_informer(args)
+    } else if args.workqueue {
+        workqueue_command::run_workqueue(args)
     } else {
         run(args)
     };
@@ -329,3 +337,4 @@ fn rerun_random(seed: u64, index: u64, client_go: &str) -> String {
 }
 
 mod informer_command;
+mod workqueue_command;

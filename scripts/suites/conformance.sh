@@ -13,9 +13,14 @@
 #   CONFORMANCE_TRACES=N    number of random traces
 #   CONFORMANCE_INFORMER_SCRIPTS=N   number of random informer scripts (default 200)
 #
+# Work queue traces (conformance/workqueue-traces/ plus
+# $CONFORMANCE_WORKQUEUE_TRACES random ones, default 1000) run through
+# client-go's TypedRateLimitingQueue (v0.34.13) and our WorkQueue.
+#
 # A failing random trace or script reruns alone with the command it prints:
 #   cargo run -p kube-informer-conformance -- fifo --seed S --trace N
 #   cargo run -p kube-informer-conformance -- informer --seed S --trace N
+#   cargo run -p kube-informer-conformance -- workqueue --seed S --trace N
 #
 # Go modules and build results are cached in Go's usual places (GOMODCACHE,
 # GOCACHE); the harness binaries go to target/conformance/.
@@ -37,6 +42,7 @@ export GOFLAGS=-mod=mod
   go build -o "$out_dir/informer-trace" ./cmd/informer-trace
   go build -modfile=go.v036.mod -o "$out_dir/fifo-trace-v036" ./cmd/fifo-trace
   go build -modfile=go.v036.mod -o "$out_dir/informer-trace-v036" ./cmd/informer-trace
+  go build -o "$out_dir/workqueue-trace" ./cmd/workqueue-trace
 )
 
 seed="${CONFORMANCE_SEED:-$(date +%s)}"
@@ -52,6 +58,9 @@ run() { CONFORMANCE_GO_DIR="$out_dir" cargo run -q -p kube-informer-conformance 
 echo "conformance: seed $seed, informer scripts: the named ones plus ${CONFORMANCE_INFORMER_SCRIPTS:-200} random"
 run informer --random "${CONFORMANCE_INFORMER_SCRIPTS:-200}" --seed "$seed"
 run informer --client-go v036 --repeat 1
+
+echo "conformance: seed $seed, ${CONFORMANCE_WORKQUEUE_TRACES:-1000} random work queue traces plus the named corpus"
+run workqueue --random "${CONFORMANCE_WORKQUEUE_TRACES:-1000}" --seed "$seed"
 
 echo "conformance: seed $seed, $traces random traces plus the named corpus"
 # The newest client-go release tracked, then the pinned one (whose summary

@@ -1,0 +1,390 @@
+//! The [`WorkQueue`] handle and the shared state behind it.
+
+use std::{fmt, hash::Hash, sync::Arc, time::Duration};
+
+use parking_lot::{Mutex, MutexGuard};
+use tokio::{sync::Notify, time::Instant};
+
+use super::{
+    guard::WorkItem,
+    rate_limit::{MaxOf, RateLimiter, default_rate_limiter},
+    state::State,
+    stream::WorkStream,
+};
+use crate::key::ObjectKey;
+
+/// A work queue with client-go's rules: one place per waiting item, one
+/// holder per item, delayed and rate-limited adds (see the [module
+/// docs](super) for the rules W1–W12).
+///
+/// Cheap to clone: clones share one queue. Items come out wrapped in a
+/// [`WorkItem`] guard; dropping the guard ends the item's processing.
+///
+/// # Examples
+///
+/// ```
+/// use kube_informer::queue::WorkQueue;
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let queue = WorkQueue::new();
+/// queue.add("a");
+/// queue.add("b");
+/// queue.add("a"); // already waiting: not queued twice
+/// assert_eq!(queue.len(), 2);
+///
+/// let first = queue.next().await.unwrap();
+/// assert_eq!(*first, "a");
+/// queue.add("a"); // being processed: comes back once the guard drops
+/// drop(first);
+///
+/// let order: Vec<_> = [queue.next().await.unwrap(), queue.next().await.unwrap()]
+///     .iter()
+///     .map(|item| **item)
+///     .collect();
+/// assert_eq!(order, ["b", "a"]);
+/// # }
+/// ```
+pub struct WorkQueue<T = ObjectKey> {
+    shared: Arc<Shared<T>>,
+}
+
+pub(super) struct Shared<T> {
+    state: Mutex<State<T>>,
+    /// Waiting consumers: `notify_one` per item that joins the queue,
+    /// `notify_waiters` when the earliest deadline moves or on shutdown.
+    items: Notify,
+    /// `shutdown_with_drain` callers, woken when nothing is processing.
+    drained: Notify,
+    limiter: Box<dyn RateLimiter<T>>,
+}
+
+impl<T> Clone for WorkQueue<T> {
+    fn clone(&self) -> Self {
+        Self {
+            shared: Arc::clone(&self.shared),
+        }
+    }
+}
+
+impl<T: Hash + Eq + Clone> fmt::Debug for WorkQueue<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = self.shared.state.lock();
+        f.debug_struct("WorkQueue")
+            .field("queued", &state.queued())
+            .field("processing", &state.processing())
+            .field("delayed", &state.delayed.len())
+            .field("shutting_down", &state.shutting_down)
+            .finish()
+    }
+}
+
+impl<T: Hash + Eq + Clone + Send + 'static> Default for WorkQueue<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T: Hash + Eq + Clone + Send + 'static> WorkQueue<T> {
+    /// An empty queue with [`default_rate_limiter`] (W8).
+    pub fn new() -> Self {
+        Self::with_rate_limiter::<MaxOf<T>>(default_rate_limiter())
+    }
+
+    /// An empty queue whose [`add_rate_limited`](Self::add_rate_limited)
+    /// asks `limiter`.
+    pub fn with_rate_limiter<R: RateLimiter<T> + 'static>(limiter: R) -> Self {
+        Self {
+            shared: Arc::new(Shared {
+                state: Mutex::new(State::default()),
+                items: Notify::new(),
+                drained: Notify::new(),
+                limiter: Box::new(limiter),
+            }),
+        }
+    }
+
+    /// Marks `item` as needing processing (W1–W3): it joins the tail of the
+    /// queue unless it is already waiting there; an item being processed is
+    /// queued again when its guard drops. Ignored once the queue is shutting
+    /// down (W9).
+    pub fn add(&self, item: T) {
+        let joined = {
+            let (mut state, promoted) = self.shared.lock_promoted();
+            promoted + usize::from(state.add(item))
+        };
+        self.shared.wake(joined);
+    }
+
+    /// Adds `item` once `delay` has passed on tokio's clock (W5). A zero
+    /// delay adds at once. If the item is already waiting for a deadline the
+    /// earlier deadline wins. A delayed item is independent of the queue: if
+    /// it is added meanwhile it is handed out, and the delayed add still
+    /// happens when due (as in client-go). Ignored once shutting down.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use kube_informer::queue::WorkQueue;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let queue = WorkQueue::new();
+    /// let start = tokio::time::Instant::now();
+    /// queue.add_after("a", Duration::from_secs(5));
+    /// queue.add_after("a", Duration::from_secs(2)); // earlier deadline wins
+    /// assert_eq!(queue.len(), 0);
+    /// let item = queue.next().await.unwrap();
+    /// assert_eq!(*item, "a");
+    /// assert_eq!(start.elapsed(), Duration::from_secs(2));
+    /// # }
+    /// ```
+    pub fn add_after(&self, item: T, delay: Duration) {
+        if delay.is_zero() {
+            return self.add(item);
+        }
+        let now = Instant::now();
+        let (joined, earliest) = {
+            let mut state = self.shared.state.lock();
+            if state.shutting_down {
+                return;
+            }
+            let joined = state.promote(now);
+            (joined, state.delayed.insert(item, now + delay))
+        };
+        self.shared.wake(joined);
+        if earliest {
+            // Sleeping consumers re-arm their timers for the new deadline.
+            self.shared.items.notify_waiters();
+        }
+    }
+
+    /// Adds `item` after the delay the rate limiter gives it (W7): by
+    /// default 5 ms doubling per failure up to 1,000 s, and at most 10 per
+    /// second overall after a burst of 100.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use kube_informer::queue::WorkQueue;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let queue = WorkQueue::new();
+    /// queue.add_rate_limited("a"); // 5 ms
+    /// queue.add_rate_limited("a"); // 10 ms, the earlier deadline stays
+    /// assert_eq!(queue.requeues(&"a"), 2);
+    /// let item = queue.next().await.unwrap();
+    /// queue.forget(&item); // it worked: start again at 5 ms next time
+    /// assert_eq!(queue.requeues(&"a"), 0);
+    /// # }
+    /// ```
+    pub fn add_rate_limited(&self, item: T) {
+        let delay = self.shared.limiter.when(&item);
+        self.add_after(item, delay);
+    }
+
+    /// Makes the rate limiter forget `item`'s failures (W7). Does not remove
+    /// the item from the queue.
+    pub fn forget(&self, item: &T) {
+        self.shared.limiter.forget(item);
+    }
+
+    /// How many failures of `item` the rate limiter remembers (W7).
+    pub fn requeues(&self, item: &T) -> usize {
+        self.shared.limiter.requeues(item)
+    }
+
+    /// Waits for an item and hands it out, or returns `None` once the queue
+    /// is shutting down and nothing is queued (W9). The item is processing
+    /// until the returned guard drops.
+    ///
+    /// Cancel safe: an item leaves the queue only when this future returns
+    /// it.
+    pub async fn next(&self) -> Option<WorkItem<T>> {
+        Shared::next(&self.shared).await
+    }
+
+    /// Hands out a queued item without waiting.
+    pub fn try_next(&self) -> Option<WorkItem<T>> {
+        let (item, joined) = {
+            let (mut state, joined) = self.shared.lock_promoted();
+            (state.pop(), joined)
+        };
+        self.shared.wake(joined);
+        item.map(|item| WorkItem::new(Arc::clone(&self.shared), item))
+    }
+
+    /// The queue as a [`Stream`](futures::Stream) of [`WorkItem`]s, ending
+    /// when [`next`](Self::next) would return `None`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use futures::StreamExt;
+    /// use kube_informer::queue::WorkQueue;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let queue = WorkQueue::new();
+    /// queue.add(1);
+    /// queue.add(2);
+    /// queue.shutdown();
+    /// let items: Vec<i32> = queue.stream().map(|item| *item).collect().await;
+    /// assert_eq!(items, [1, 2]);
+    /// # }
+    /// ```
+    pub fn stream(&self) -> WorkStream<T> {
+        WorkStream::new(self.clone())
+    }
+
+    /// How many items wait to be handed out (W11): neither items being
+    /// processed nor delayed items count, until they are queued.
+    pub fn len(&self) -> usize {
+        let (len, joined) = {
+            let (state, joined) = self.shared.lock_promoted();
+            (state.queued(), joined)
+        };
+        self.shared.wake(joined);
+        len
+    }
+
+    /// Whether no item waits to be handed out.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Refuses new items, drops delayed ones, and lets consumers take what is
+    /// queued; then [`next`](Self::next) returns `None` (W9). Stops a
+    /// [`shutdown_with_drain`](Self::shutdown_with_drain) from waiting.
+    pub fn shutdown(&self) {
+        let joined = {
+            // Items already due join before the doors close, as they would
+            // have with a timer task.
+            let (mut state, joined) = self.shared.lock_promoted();
+            state.shut_down();
+            state.draining = false;
+            joined
+        };
+        self.shared.wake(joined);
+        self.shared.items.notify_waiters();
+        self.shared.drained.notify_waiters();
+    }
+
+    /// As [`shutdown`](Self::shutdown), then waits until every handed-out
+    /// guard has dropped (W10).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use kube_informer::queue::WorkQueue;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let queue = WorkQueue::new();
+    /// queue.add("a");
+    /// let item = queue.next().await.unwrap();
+    /// tokio::spawn(async move { drop(item) });
+    /// queue.shutdown_with_drain().await;
+    /// assert!(queue.is_shutting_down());
+    /// # }
+    /// ```
+    pub async fn shutdown_with_drain(&self) {
+        let joined = {
+            let (mut state, joined) = self.shared.lock_promoted();
+            state.shut_down();
+            state.draining = true;
+            joined
+        };
+        self.shared.wake(joined);
+        self.shared.items.notify_waiters();
+        loop {
+            let drained = self.shared.drained.notified();
+            tokio::pin!(drained);
+            drained.as_mut().enable();
+            {
+                let state = self.shared.state.lock();
+                if state.processing() == 0 || !state.draining {
+                    return;
+                }
+            }
+            drained.await;
+        }
+    }
+
+    /// Whether [`shutdown`](Self::shutdown) or
+    /// [`shutdown_with_drain`](Self::shutdown_with_drain) was called.
+    pub fn is_shutting_down(&self) -> bool {
+        self.shared.state.lock().shutting_down
+    }
+
+    /// How many items are being processed (guards alive).
+    pub fn processing(&self) -> usize {
+        self.shared.state.lock().processing()
+    }
+}
+
+impl<T: Hash + Eq + Clone> Shared<T> {
+    /// Locks the state after moving due delayed items into the queue; wakes
+    /// for those are the caller's job through the count.
+    fn lock_promoted(&self) -> (MutexGuard<'_, State<T>>, usize) {
+        let mut state = self.state.lock();
+        let joined = state.promote(Instant::now());
+        (state, joined)
+    }
+
+    /// Wakes one waiting consumer per item that joined the queue, after the
+    /// lock is released.
+    fn wake(&self, joined: usize) {
+        for _ in 0..joined {
+            self.items.notify_one();
+        }
+    }
+
+    pub(super) async fn next(this: &Arc<Self>) -> Option<WorkItem<T>> {
+        loop {
+            // Registered before the state is read, so an add or a new
+            // earliest deadline between the check and the wait is not lost.
+            let notified = this.items.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            let deadline = {
+                let (mut state, joined) = this.lock_promoted();
+                if let Some(item) = state.pop() {
+                    drop(state);
+                    this.wake(joined);
+                    return Some(WorkItem::new(Arc::clone(this), item));
+                }
+                if state.shutting_down {
+                    return None;
+                }
+                state.delayed.next_deadline()
+            };
+            match deadline {
+                Some(deadline) => {
+                    tokio::select! {
+                        _ = &mut notified => {}
+                        _ = tokio::time::sleep_until(deadline) => {}
+                    }
+                }
+                None => notified.await,
+            }
+        }
+    }
+
+    /// Ends the processing of `item` (W3, W4, W10).
+    pub(super) fn done(&self, item: &T) {
+        let (joined, drained) = {
+            // Due items join first, so they stay ahead of the released item.
+            let (mut state, promoted) = self.lock_promoted();
+            let joined = promoted + usize::from(state.done(item));
+            (joined, state.processing() == 0 && state.draining)
+        };
+        self.wake(joined);
+        if drained {
+            self.drained.notify_waiters();
+        }
+    }
+}

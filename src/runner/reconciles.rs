@@ -1,0 +1,170 @@
+//! [`Reconciles`]: the stream that drives a [`Runner`](super::Runner).
+
+use std::{
+    fmt,
+    future::Future,
+    hash::Hash,
+    pin::Pin,
+    task::{Context, Poll, ready},
+};
+
+use futures::{Stream, stream::FuturesUnordered};
+use pin_project::pin_project;
+use tokio_util::sync::{CancellationToken, ReusableBoxFuture, WaitForCancellationFutureOwned};
+
+use super::{Action, OnCancel, ReconcileError};
+use crate::queue::{WorkItem, WorkQueue};
+
+type Outcome<T, E> = Result<(T, Action), ReconcileError<T, E>>;
+
+/// Stream for the [`run`](super::Runner::run) and
+/// [`run_with_store`](super::Runner::run_with_store) methods: one item per
+/// finished reconcile.
+#[pin_project]
+#[must_use = "streams do nothing unless polled"]
+pub struct Reconciles<T: Hash + Eq + Clone + Send + 'static, F, Fut> {
+    queue: WorkQueue<T>,
+    /// The pending `next()` on the queue; `None` once the queue has ended or
+    /// the runner was cancelled.
+    next: Option<ReusableBoxFuture<'static, Option<WorkItem<T>>>>,
+    #[pin]
+    running: FuturesUnordered<Running<T, Fut>>,
+    reconcile: F,
+    concurrency: usize,
+    cancel: Option<(Pin<Box<WaitForCancellationFutureOwned>>, OnCancel)>,
+}
+
+/// A reconcile future with the guard of its key, released when the
+/// reconcile ends (or is dropped).
+#[pin_project]
+struct Running<T: Hash + Eq + Clone, Fut> {
+    guard: Option<WorkItem<T>>,
+    #[pin]
+    reconcile: Fut,
+}
+
+impl<T: Hash + Eq + Clone, Fut: Future> Future for Running<T, Fut> {
+    type Output = (WorkItem<T>, Fut::Output);
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        let output = ready!(this.reconcile.poll(cx));
+        let guard = this
+            .guard
+            .take()
+            .expect("a Running future is polled to completion once");
+        Poll::Ready((guard, output))
+    }
+}
+
+async fn next_owned<T: Hash + Eq + Clone + Send + 'static>(
+    queue: WorkQueue<T>,
+) -> Option<WorkItem<T>> {
+    queue.next().await
+}
+
+impl<T: Hash + Eq + Clone + Send + 'static, F, Fut> Reconciles<T, F, Fut> {
+    pub(super) fn new(
+        queue: WorkQueue<T>,
+        concurrency: usize,
+        cancel: Option<(CancellationToken, OnCancel)>,
+        reconcile: F,
+    ) -> Self {
+        Self {
+            next: Some(ReusableBoxFuture::new(next_owned(queue.clone()))),
+            queue,
+            running: FuturesUnordered::new(),
+            reconcile,
+            concurrency,
+            cancel: cancel.map(|(token, on)| (Box::pin(token.cancelled_owned()), on)),
+        }
+    }
+}
+
+impl<T, F, Fut, E> Stream for Reconciles<T, F, Fut>
+where
+    T: Hash + Eq + Clone + Send + 'static,
+    F: FnMut(T) -> Fut,
+    Fut: Future<Output = Result<Action, E>>,
+{
+    type Item = Outcome<T, E>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let mut this = self.project();
+        if let Some((cancelled, on_cancel)) = this.cancel
+            && cancelled.as_mut().poll(cx).is_ready()
+        {
+            // No new keys from now on; what runs finishes or is dropped.
+            *this.next = None;
+            if *on_cancel == OnCancel::Abandon {
+                this.running.set(FuturesUnordered::new());
+            }
+            *this.cancel = None;
+        }
+        loop {
+            if let Poll::Ready(Some((guard, result))) = this.running.as_mut().poll_next(cx) {
+                return Poll::Ready(Some(settle(this.queue, guard, result)));
+            }
+            let Some(next) = this.next.as_mut() else {
+                break;
+            };
+            if this.running.len() >= *this.concurrency {
+                break;
+            }
+            match next.poll(cx) {
+                Poll::Ready(Some(guard)) => {
+                    next.set(next_owned(this.queue.clone()));
+                    let reconcile = (this.reconcile)(guard.item().clone());
+                    this.running.as_mut().push(Running {
+                        guard: Some(guard),
+                        reconcile,
+                    });
+                }
+                Poll::Ready(None) => *this.next = None,
+                Poll::Pending => break,
+            }
+        }
+        if this.next.is_none() && this.running.is_empty() {
+            Poll::Ready(None)
+        } else {
+            Poll::Pending
+        }
+    }
+}
+
+/// Records the outcome of one reconcile on the queue, then ends the key's
+/// processing (the guard drops last, so a requeue made here while the key is
+/// still held waits for the guard, never giving the key to two workers).
+fn settle<T: Hash + Eq + Clone + Send + 'static, E>(
+    queue: &WorkQueue<T>,
+    guard: WorkItem<T>,
+    result: Result<Action, E>,
+) -> Outcome<T, E> {
+    let key = guard.item().clone();
+    let outcome = match result {
+        Ok(action) => {
+            queue.forget(&key);
+            if let Action::RequeueAfter(delay) = action {
+                queue.add_after(key.clone(), delay);
+            }
+            Ok((key, action))
+        }
+        Err(error) => {
+            queue.add_rate_limited(key.clone());
+            Err(ReconcileError { key, error })
+        }
+    };
+    drop(guard);
+    outcome
+}
+
+impl<T: Hash + Eq + Clone + Send + 'static, F, Fut> fmt::Debug for Reconciles<T, F, Fut> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Reconciles")
+            .field("queue", &self.queue)
+            .field("running", &self.running.len())
+            .field("concurrency", &self.concurrency)
+            .field("taking_keys", &self.next.is_some())
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,197 @@
+//! [`Runner`]: the builder of a reconcile loop over a [`WorkQueue`].
+
+use std::{future::Future, hash::Hash, sync::Arc};
+
+use tokio_util::sync::CancellationToken;
+
+use super::{Action, reconciles::Reconciles};
+use crate::{key::ObjectKey, queue::WorkQueue, store::Store};
+
+/// What a [`Runner`] does with reconciles still running when its
+/// cancellation token fires.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OnCancel {
+    /// Take no new keys, let running reconciles finish (their outcomes are
+    /// still reported), then end.
+    #[default]
+    Finish,
+    /// Drop running reconciles at once (their futures are dropped at an
+    /// await point, their keys' processing ends) and end.
+    Abandon,
+}
+
+/// Runs a reconcile function over the keys of a [`WorkQueue`], at most
+/// `concurrency` at a time, each key by one reconcile at a time (the queue's
+/// W3).
+///
+/// [`run`](Runner::run) (or [`run_with_store`](Runner::run_with_store), which
+/// hands the reconciler the key's object from an informer's [`Store`]) gives a
+/// stream of outcomes that drives the work: poll it to make progress.
+/// Reconciles run concurrently inside that one stream (as kube-runtime's
+/// controller runs them); spawn inside the reconciler for CPU-heavy work.
+///
+/// After a reconcile:
+/// - `Ok(Action::Done)`: the key's failures are forgotten;
+/// - `Ok(Action::RequeueAfter(d))`: forgotten, and the key is added after `d`;
+/// - `Err(e)`: the key is added again through the queue's rate limiter
+///   ([`add_rate_limited`](WorkQueue::add_rate_limited)) and the stream yields
+///   a [`ReconcileError`](super::ReconcileError) with the key.
+///
+/// The stream ends when the queue is shut down and drained, or when the
+/// cancellation token fires (see [`OnCancel`]). A panic in a reconciler
+/// reaches the task polling the stream; the key's guard is dropped on the way,
+/// so the key is not left stuck.
+///
+/// # Examples
+///
+/// ```
+/// use std::convert::Infallible;
+/// use futures::StreamExt;
+/// use kube_informer::{queue::WorkQueue, runner::{Action, Runner}};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let queue = WorkQueue::new();
+/// queue.add("a");
+/// queue.add("b");
+/// queue.shutdown(); // hand out what is queued, then end
+/// let outcomes: Vec<_> = Runner::new(queue)
+///     .concurrency(4)
+///     .run(|key| async move { Ok::<_, Infallible>(Action::done()) })
+///     .collect()
+///     .await;
+/// assert_eq!(outcomes.len(), 2);
+/// # }
+/// ```
+#[must_use = "a runner does nothing until run and polled"]
+pub struct Runner<T = ObjectKey> {
+    queue: WorkQueue<T>,
+    concurrency: usize,
+    cancel: Option<(CancellationToken, OnCancel)>,
+}
+
+impl<T: Hash + Eq + Clone> std::fmt::Debug for Runner<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runner")
+            .field("queue", &self.queue)
+            .field("concurrency", &self.concurrency)
+            .field("cancel", &self.cancel)
+            .finish()
+    }
+}
+
+impl<T: Hash + Eq + Clone + Send + 'static> Runner<T> {
+    /// A runner over `queue` with one reconcile at a time and no
+    /// cancellation token.
+    pub fn new(queue: WorkQueue<T>) -> Self {
+        Self {
+            queue,
+            concurrency: 1,
+            cancel: None,
+        }
+    }
+
+    /// At most `n` reconciles at once (at least 1).
+    pub fn concurrency(mut self, n: usize) -> Self {
+        self.concurrency = n.max(1);
+        self
+    }
+
+    /// Stops when `token` is cancelled, finishing or abandoning running
+    /// reconciles as `on_cancel` says.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::{convert::Infallible, time::Duration};
+    /// use futures::StreamExt;
+    /// use kube_informer::{queue::WorkQueue, runner::{Action, OnCancel, Runner}};
+    /// use tokio_util::sync::CancellationToken;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let queue = WorkQueue::new();
+    /// queue.add("slow");
+    /// let token = CancellationToken::new();
+    /// let outcomes = Runner::new(queue.clone())
+    ///     .cancel_on(token.clone(), OnCancel::Abandon)
+    ///     .run(|_key| async {
+    ///         tokio::time::sleep(Duration::from_secs(3600)).await;
+    ///         Ok::<_, Infallible>(Action::done())
+    ///     });
+    /// tokio::spawn(async move {
+    ///     tokio::time::sleep(Duration::from_secs(1)).await;
+    ///     token.cancel();
+    /// });
+    /// assert_eq!(outcomes.count().await, 0); // abandoned, nothing reported
+    /// assert_eq!(queue.processing(), 0);
+    /// # }
+    /// ```
+    pub fn cancel_on(mut self, token: CancellationToken, on_cancel: OnCancel) -> Self {
+        self.cancel = Some((token, on_cancel));
+        self
+    }
+
+    /// Runs `reconcile` on each key handed out; the returned stream yields
+    /// `Ok((key, action))` per successful reconcile and
+    /// `Err(ReconcileError { key, error })` per failed one.
+    pub fn run<F, Fut, E>(self, reconcile: F) -> Reconciles<T, F, Fut>
+    where
+        F: FnMut(T) -> Fut,
+        Fut: Future<Output = Result<Action, E>>,
+    {
+        Reconciles::new(self.queue, self.concurrency, self.cancel, reconcile)
+    }
+}
+
+impl Runner<ObjectKey> {
+    /// As [`run`](Self::run), handing the reconciler the key's object as the
+    /// store holds it when the reconcile starts (`None`: deleted, or not
+    /// seen yet). The store is the informer's own cache: no second copy.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::{convert::Infallible, sync::Arc};
+    /// use futures::StreamExt;
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube_informer::{ObjectKey, queue::WorkQueue, runner::{Action, Runner}, store::{Indexers, Store}};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let store = Store::new(Indexers::<ConfigMap>::new());
+    /// let key: ObjectKey = "default/app".parse().unwrap();
+    /// let mut cm = ConfigMap::default();
+    /// cm.metadata.namespace = Some("default".into());
+    /// cm.metadata.name = Some("app".into());
+    /// store.apply_upsert(key.clone(), Arc::new(cm));
+    ///
+    /// let queue = WorkQueue::new();
+    /// queue.add(key);
+    /// queue.add("default/gone".parse().unwrap());
+    /// queue.shutdown();
+    /// let seen: Vec<bool> = Runner::new(queue)
+    ///     .run_with_store(store, |_key, object: Option<Arc<ConfigMap>>| async move {
+    ///         Ok::<_, Infallible>(if object.is_some() { Action::done() } else { Action::requeue(std::time::Duration::from_secs(1)) })
+    ///     })
+    ///     .map(|outcome| outcome.unwrap().1 == Action::Done)
+    ///     .collect()
+    ///     .await;
+    /// assert_eq!(seen, [true, false]);
+    /// # }
+    /// ```
+    pub fn run_with_store<K, F, Fut, E>(
+        self,
+        store: Store<K>,
+        mut reconcile: F,
+    ) -> Reconciles<ObjectKey, impl FnMut(ObjectKey) -> Fut, Fut>
+    where
+        F: FnMut(ObjectKey, Option<Arc<K>>) -> Fut,
+        Fut: Future<Output = Result<Action, E>>,
+    {
+        self.run(move |key: ObjectKey| {
+            let object = store.get(&key);
+            reconcile(key, object)
+        })
+    }
+}

@@ -1,0 +1,411 @@
+//! The reconcile runner: one reconcile per key at a time, outcomes and
+//! errors with their keys, requeues on tokio's paused clock, the store
+//! lookup, cancellation, and the owner mapper.
+
+use std::{
+    collections::{HashMap, HashSet},
+    sync::{
+        Arc,
+        atomic::{AtomicUsize, Ordering},
+    },
+    time::Duration,
+};
+
+use futures::{StreamExt, stream};
+use k8s_openapi::{
+    api::{
+        apps::v1::ReplicaSet,
+        core::v1::{ConfigMap, Pod},
+    },
+    apimachinery::pkg::apis::meta::v1::OwnerReference,
+};
+use kube_informer::{
+    Notification, ObjectKey,
+    queue::WorkQueue,
+    runner::{Action, OnCancel, OwnerStreamExt, ReconcileError, Runner},
+    store::{Indexers, Store},
+};
+use parking_lot::Mutex;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+#[derive(Debug, PartialEq)]
+struct Failed;
+
+impl std::fmt::Display for Failed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("failed on purpose")
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn runner_never_runs_one_key_twice_at_once() {
+    let queue = WorkQueue::new();
+    let running: Arc<Mutex<HashSet<u32>>> = Arc::default();
+    let overlaps = Arc::new(AtomicUsize::new(0));
+    let runs = Arc::new(AtomicUsize::new(0));
+    let feeder = {
+        let queue = queue.clone();
+        tokio::spawn(async move {
+            for round in 0..50u32 {
+                for key in 0..10 {
+                    queue.add(key);
+                }
+                if round % 5 == 0 {
+                    tokio::task::yield_now().await;
+                }
+            }
+            queue.shutdown();
+        })
+    };
+    let outcomes = Runner::new(queue.clone())
+        .concurrency(8)
+        .run(|key: u32| {
+            let (running, overlaps, runs) = (running.clone(), overlaps.clone(), runs.clone());
+            async move {
+                if !running.lock().insert(key) {
+                    overlaps.fetch_add(1, Ordering::SeqCst);
+                }
+                runs.fetch_add(1, Ordering::SeqCst);
+                tokio::task::yield_now().await;
+                tokio::time::sleep(Duration::from_micros(50)).await;
+                running.lock().remove(&key);
+                Ok::<_, Failed>(Action::done())
+            }
+        })
+        .count()
+        .await;
+    feeder.await.unwrap();
+    assert_eq!(overlaps.load(Ordering::SeqCst), 0);
+    assert_eq!(outcomes, runs.load(Ordering::SeqCst));
+    assert!(outcomes >= 10);
+}
+
+#[tokio::test(start_paused = true)]
+async fn runner_error_requeues_with_growing_delays_and_reports_the_key() {
+    let queue = WorkQueue::new();
+    queue.add("flaky");
+    let start = Instant::now();
+    let attempts: Arc<Mutex<Vec<Duration>>> = Arc::default();
+    let outcomes: Vec<_> = Runner::new(queue.clone())
+        .run(|key| {
+            let attempts = attempts.clone();
+            let queue = queue.clone();
+            async move {
+                let n = {
+                    let mut attempts = attempts.lock();
+                    attempts.push(start.elapsed());
+                    attempts.len()
+                };
+                if n <= 3 {
+                    return Err(Failed);
+                }
+                assert_eq!(queue.requeues(&key), 3);
+                queue.shutdown();
+                Ok(Action::done())
+            }
+        })
+        .collect()
+        .await;
+    // 5 ms, then 10 ms, then 20 ms after each failure (the default limiter).
+    assert_eq!(*attempts.lock(), [ms(0), ms(5), ms(15), ms(35)]);
+    assert_eq!(
+        outcomes,
+        [
+            Err(ReconcileError {
+                key: "flaky",
+                error: Failed
+            }),
+            Err(ReconcileError {
+                key: "flaky",
+                error: Failed
+            }),
+            Err(ReconcileError {
+                key: "flaky",
+                error: Failed
+            }),
+            Ok(("flaky", Action::Done)),
+        ]
+    );
+    // Success forgets the failures.
+    assert_eq!(queue.requeues(&"flaky"), 0);
+    assert_eq!(
+        outcomes[0].as_ref().unwrap_err().to_string(),
+        "reconcile of \"flaky\" failed: failed on purpose"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn runner_requeue_after_reconciles_again_after_the_delay() {
+    let queue = WorkQueue::new();
+    queue.add("poll");
+    let start = Instant::now();
+    let times: Arc<Mutex<Vec<Duration>>> = Arc::default();
+    let outcomes = Runner::new(queue.clone())
+        .run(|_key| {
+            let times = times.clone();
+            let queue = queue.clone();
+            async move {
+                let n = {
+                    let mut times = times.lock();
+                    times.push(start.elapsed());
+                    times.len()
+                };
+                if n == 3 {
+                    queue.shutdown();
+                }
+                Ok::<_, Failed>(Action::requeue(Duration::from_secs(30)))
+            }
+        })
+        .count()
+        .await;
+    assert_eq!(outcomes, 3);
+    assert_eq!(
+        *times.lock(),
+        [
+            Duration::ZERO,
+            Duration::from_secs(30),
+            Duration::from_secs(60)
+        ]
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn runner_failure_of_one_key_does_not_hold_up_others() {
+    let queue = WorkQueue::new();
+    for key in ["bad", "good1", "good2"] {
+        queue.add(key);
+    }
+    let seen: Arc<Mutex<Vec<&str>>> = Arc::default();
+    let outcomes: Vec<_> = Runner::new(queue.clone())
+        .concurrency(1)
+        .run(|key| {
+            let seen = seen.clone();
+            let queue = queue.clone();
+            async move {
+                seen.lock().push(key);
+                if key == "bad" {
+                    if queue.requeues(&key) >= 2 {
+                        queue.shutdown();
+                    }
+                    return Err(Failed);
+                }
+                Ok(Action::done())
+            }
+        })
+        .collect()
+        .await;
+    assert_eq!(*seen.lock(), ["bad", "good1", "good2", "bad", "bad"]);
+    assert_eq!(outcomes.iter().filter(|o| o.is_err()).count(), 3);
+}
+
+#[tokio::test]
+async fn runner_hands_the_reconciler_the_stored_object() {
+    let store = Store::new(Indexers::<ConfigMap>::new());
+    let key: ObjectKey = "default/settings".parse().unwrap();
+    let mut cm = ConfigMap::default();
+    cm.metadata.namespace = Some("default".into());
+    cm.metadata.name = Some("settings".into());
+    cm.data = Some([("k".to_owned(), "v".to_owned())].into());
+    store.apply_upsert(key.clone(), Arc::new(cm));
+    let queue = WorkQueue::new();
+    queue.add(key.clone());
+    queue.add("default/missing".parse().unwrap());
+    queue.shutdown();
+    let seen: Arc<Mutex<HashMap<String, Option<String>>>> = Arc::default();
+    Runner::new(queue)
+        .run_with_store(store.clone(), |key, object: Option<Arc<ConfigMap>>| {
+            let seen = seen.clone();
+            async move {
+                let value = object.and_then(|o| o.data.as_ref()?.get("k").cloned());
+                seen.lock().insert(key.to_string(), value);
+                Ok::<_, Failed>(Action::done())
+            }
+        })
+        .count()
+        .await;
+    let seen = seen.lock();
+    assert_eq!(seen["default/settings"].as_deref(), Some("v"));
+    assert_eq!(seen["default/missing"], None);
+}
+
+#[tokio::test(start_paused = true)]
+async fn runner_cancel_finish_lets_running_reconciles_end_and_takes_no_new_keys() {
+    let queue = WorkQueue::new();
+    queue.add(1);
+    queue.add(2);
+    let token = CancellationToken::new();
+    let started = Arc::new(AtomicUsize::new(0));
+    let outcomes: Vec<_> = Runner::new(queue.clone())
+        .concurrency(1)
+        .cancel_on(token.clone(), OnCancel::Finish)
+        .run(|_key| {
+            let token = token.clone();
+            let started = started.clone();
+            async move {
+                started.fetch_add(1, Ordering::SeqCst);
+                token.cancel();
+                tokio::time::sleep(ms(100)).await;
+                Ok::<_, Failed>(Action::done())
+            }
+        })
+        .collect()
+        .await;
+    assert_eq!(started.load(Ordering::SeqCst), 1);
+    assert_eq!(outcomes, [Ok((1, Action::Done))]);
+    // Key 2 is still queued for whoever comes next; nothing is processing.
+    assert_eq!(queue.len(), 1);
+    assert_eq!(queue.processing(), 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn runner_cancel_abandon_drops_running_reconciles_and_releases_their_keys() {
+    let queue = WorkQueue::new();
+    queue.add(1);
+    let token = CancellationToken::new();
+    let finished = Arc::new(AtomicUsize::new(0));
+    let stream = Runner::new(queue.clone())
+        .cancel_on(token.clone(), OnCancel::Abandon)
+        .run(|_key| {
+            let finished = finished.clone();
+            async move {
+                tokio::time::sleep(Duration::from_secs(10)).await;
+                finished.fetch_add(1, Ordering::SeqCst);
+                Ok::<_, Failed>(Action::done())
+            }
+        });
+    let canceller = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        token.cancel();
+    });
+    assert_eq!(stream.count().await, 0);
+    canceller.await.unwrap();
+    assert_eq!(finished.load(Ordering::SeqCst), 0);
+    assert_eq!(queue.processing(), 0);
+    // The abandoned key is not lost for good: it can be queued again.
+    queue.add(1);
+    assert_eq!(queue.len(), 1);
+}
+
+#[tokio::test]
+async fn runner_ends_when_the_queue_is_shut_down_and_drained() {
+    let queue = WorkQueue::new();
+    let mut outcomes = Box::pin(
+        Runner::new(queue.clone())
+            .concurrency(2)
+            .run(|_key: u8| async move { Ok::<_, Failed>(Action::done()) }),
+    );
+    queue.add(1);
+    assert!(matches!(outcomes.next().await, Some(Ok((1, Action::Done)))));
+    queue.shutdown();
+    assert!(outcomes.next().await.is_none());
+}
+
+#[tokio::test]
+async fn owner_keys_maps_children_to_their_controller_owner() {
+    fn pod(name: &str, owners: Vec<OwnerReference>) -> Arc<Pod> {
+        let mut pod = Pod::default();
+        pod.metadata.namespace = Some("apps".into());
+        pod.metadata.name = Some(name.into());
+        pod.metadata.owner_references = Some(owners);
+        Arc::new(pod)
+    }
+    fn owner(
+        api_version: &str,
+        kind: &str,
+        name: &str,
+        controller: Option<bool>,
+    ) -> OwnerReference {
+        OwnerReference {
+            api_version: api_version.into(),
+            kind: kind.into(),
+            name: name.into(),
+            controller,
+            ..Default::default()
+        }
+    }
+    let added = |object| Notification::Added {
+        object,
+        in_initial_list: false,
+    };
+    let notifications = stream::iter([
+        added(pod(
+            "a",
+            vec![owner("apps/v1", "ReplicaSet", "web", Some(true))],
+        )),
+        // Not the controller, wrong kind, wrong group version: skipped.
+        added(pod(
+            "b",
+            vec![owner("apps/v1", "ReplicaSet", "other", None)],
+        )),
+        added(pod(
+            "c",
+            vec![owner("apps/v1", "StatefulSet", "db", Some(true))],
+        )),
+        added(pod(
+            "d",
+            vec![owner("extensions/v1beta1", "ReplicaSet", "old", Some(true))],
+        )),
+        // The controller among several owners.
+        added(pod(
+            "e",
+            vec![
+                owner("v1", "ConfigMap", "cfg", Some(false)),
+                owner("apps/v1", "ReplicaSet", "api", Some(true)),
+            ],
+        )),
+        Notification::Deleted {
+            object: pod("f", vec![owner("apps/v1", "ReplicaSet", "web", Some(true))]),
+            final_state_unknown: true,
+        },
+    ]);
+    let queue = WorkQueue::new();
+    queue.feed(notifications.owner_keys::<ReplicaSet>()).await;
+    let keys: Vec<String> =
+        std::iter::from_fn(|| queue.try_next().map(|k| k.to_string())).collect();
+    assert_eq!(keys, ["apps/web", "apps/api"]);
+}
+
+#[tokio::test]
+async fn feed_results_adds_keys_and_passes_errors_on() {
+    use kube_informer::ext::NotificationStreamExt;
+    let mut named = ConfigMap::default();
+    named.metadata.namespace = Some("default".into());
+    named.metadata.name = Some("app".into());
+    let notifications = stream::iter([
+        Notification::Added {
+            object: Arc::new(named),
+            in_initial_list: false,
+        },
+        Notification::Added {
+            object: Arc::new(ConfigMap::default()),
+            in_initial_list: false,
+        },
+    ]);
+    let queue = WorkQueue::new();
+    let errors = Arc::new(AtomicUsize::new(0));
+    let counted = errors.clone();
+    queue
+        .feed_results(notifications.keys(), move |_| {
+            counted.fetch_add(1, Ordering::SeqCst);
+        })
+        .await;
+    assert_eq!(errors.load(Ordering::SeqCst), 1);
+    assert_eq!(
+        queue.try_next().map(|k| k.to_string()).as_deref(),
+        Some("default/app")
+    );
+}
+
+#[tokio::test]
+async fn feed_stops_once_the_queue_shuts_down() {
+    let queue = WorkQueue::new();
+    queue.shutdown();
+    // An endless stream: feed must still return.
+    queue.feed(stream::repeat(1u8)).await;
+    assert_eq!(queue.len(), 0);
+}
