@@ -42,6 +42,7 @@ pub mod fifo;
 pub mod informer;
 pub mod key;
 pub mod notification;
+pub mod shard;
 pub mod source;
 pub mod store;
 
