@@ -9,12 +9,12 @@
 
 use std::{sync::Arc, time::Duration};
 
-use kube_informer_testing::FakeApiServer;
 use k8s_openapi::api::{apps::v1::Deployment, core::v1::Pod};
 use kube::{Api, Client, ResourceExt, api::ObjectMeta};
 use kube_informer::{
     Informer, Notification, NotificationStreamExt, dispatch::SubscribeOptions, store::Store,
 };
+use kube_informer_testing::FakeApiServer;
 use tokio_util::sync::CancellationToken;
 
 const BY_APP: &str = "by-app";

@@ -11,11 +11,11 @@
 
 use std::{sync::Arc, time::Duration};
 
-use kube_informer_testing::FakeApiServer;
 use futures::{StreamExt, stream};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::{Api, api::ObjectMeta};
 use kube_informer::{Informer, Notification, ObjectKey, dispatch::SubscribeOptions};
+use kube_informer_testing::FakeApiServer;
 
 fn config_map(name: &str, color: &str) -> ConfigMap {
     ConfigMap {

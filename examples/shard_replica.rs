@@ -63,7 +63,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let informer = Informer::builder(Api::<ConfigMap>::namespaced(client, &namespace)).build();
     let store = informer.store();
-    let mut mine = shard.filter(informer.subscribe(SubscribeOptions::default())?, store.clone());
+    let mut mine = shard.filter(
+        informer.subscribe(SubscribeOptions::default())?,
+        store.clone(),
+    );
     tokio::spawn(informer.run());
 
     // Report the number of owned keys now and then.

@@ -5,12 +5,12 @@ mod informer_common;
 
 use std::time::Duration;
 
-use kube_informer_testing::{ApiStatus, FakeApiServer, RequestMatch};
 use futures::StreamExt;
 use informer_common::*;
 use k8s_openapi::api::core::v1::{ConfigMap, Node};
 use kube::Api;
 use kube_informer::{Informer, InformerFactory, Notification, dispatch::SubscribeOptions, source};
+use kube_informer_testing::{ApiStatus, FakeApiServer, RequestMatch};
 
 async fn next_description(subscription: &mut kube_informer::Subscription<ConfigMap>) -> String {
     let n = tokio::time::timeout(Duration::from_secs(10), subscription.next())

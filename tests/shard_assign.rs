@@ -59,7 +59,10 @@ fn s1_a_member_leaving_moves_only_its_keys() {
 fn s1_a_member_joining_takes_about_one_nth() {
     let keys = keys(10_000);
     let before = owners(&set(&["workers-0", "workers-1", "workers-2"]), &keys);
-    let after = owners(&set(&["workers-0", "workers-1", "workers-2", "workers-3"]), &keys);
+    let after = owners(
+        &set(&["workers-0", "workers-1", "workers-2", "workers-3"]),
+        &keys,
+    );
     let mut moved = 0;
     for (b, a) in before.iter().zip(&after) {
         if b != a {
@@ -68,7 +71,10 @@ fn s1_a_member_joining_takes_about_one_nth() {
         }
     }
     eprintln!("S1 join: {moved} of 10000 keys moved, all to the joiner (1/4 = 2500)");
-    assert!((moved as f64 - 2500.0).abs() <= 2500.0 * 0.05, "{moved} moved");
+    assert!(
+        (moved as f64 - 2500.0).abs() <= 2500.0 * 0.05,
+        "{moved} moved"
+    );
 }
 
 #[test]
@@ -80,7 +86,10 @@ fn s1_owner_is_the_same_whatever_the_order_or_process() {
     let keys = keys(1000);
     assert_eq!(owners(&a, &keys), owners(&b, &keys));
     // Pinned: another build or process must compute exactly these.
-    let pinned: Vec<_> = keys[..8].iter().map(|k| a.owner(k).unwrap().to_string()).collect();
+    let pinned: Vec<_> = keys[..8]
+        .iter()
+        .map(|k| a.owner(k).unwrap().to_string())
+        .collect();
     assert_eq!(pinned, PINNED_OWNERS);
     assert_eq!(a.fingerprint().to_string(), PINNED_FINGERPRINT);
 }

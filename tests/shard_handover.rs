@@ -195,6 +195,8 @@ enum Op {
     Kill(usize),
     Restart(usize),
     Join,
+    /// A prompt turn of one replica while the others stand still.
+    Round(usize),
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -216,6 +218,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => r.clone().prop_map(Op::Kill),
         1 => r.clone().prop_map(Op::Restart),
         1 => Just(Op::Join),
+        4 => r.clone().prop_map(Op::Round),
     ]
 }
 
@@ -239,7 +242,8 @@ impl Sim {
 
     fn join(&mut self) {
         if self.replicas.len() < MAX_REPLICAS {
-            self.replicas.push(Replica::new(format!("ring-{}", self.joined)));
+            self.replicas
+                .push(Replica::new(format!("ring-{}", self.joined)));
             self.joined += 1;
         }
     }
@@ -343,9 +347,13 @@ impl Sim {
                 let leases = &self.server.leases;
                 let r = &mut self.replicas[i % n];
                 if r.alive
-                    && let Some(w) = r.write.take_if(|w| matches!(w.stage, WriteStage::Applied(_)))
+                    && let Some(w) = r
+                        .write
+                        .take_if(|w| matches!(w.stage, WriteStage::Applied(_)))
                 {
-                    let WriteStage::Applied(result) = w.stage else { unreachable!() };
+                    let WriteStage::Applied(result) = w.stage else {
+                        unreachable!()
+                    };
                     match result {
                         Ok(lease) => {
                             r.adopt = None;
@@ -450,6 +458,10 @@ impl Sim {
                 }
             }
             Op::Join => self.join(),
+            Op::Round(i) => {
+                let n = self.replicas.len();
+                self.round(i % n);
+            }
         }
         if self.check_each_step {
             self.check_one_holder();
@@ -477,31 +489,42 @@ impl Sim {
     /// Everything delivered, applied and answered, renewals on time, for a
     /// simulated minute.
     fn settle(&mut self) {
+        let check_each_step = self.check_each_step;
         self.check_each_step = false;
-        for _ in 0..60 {
+        for _ in 0..50 {
             for i in 0..self.replicas.len() {
                 if !self.replicas[i].alive {
                     continue;
                 }
                 self.replicas[i].in_flight.clear();
-                self.step(&Op::ReplyList(i));
-                while self.replicas[i].cursor < self.server.log.len() {
-                    self.step(&Op::Deliver(i));
-                }
-                self.step(&Op::Tick(i));
-                self.step(&Op::Renew(i));
-                self.step(&Op::ApplyWrite(i));
-                self.step(&Op::ReplyWrite(i));
-                while self.replicas[i].fences.iter().any(|f| !f.2) {
-                    self.step(&Op::ApplyFence(i));
-                }
-                self.replicas[i].fences.clear();
-                self.step(&Op::TakeList(i));
-                self.step(&Op::ReplyList(i));
+                self.round(i);
                 self.check_one_holder();
             }
             self.step(&Op::Advance(500));
         }
+        self.check_each_step = check_each_step;
+    }
+
+    /// One prompt turn of replica `i`'s driver: everything delivered,
+    /// written, fenced and listed without anyone else moving.
+    fn round(&mut self, i: usize) {
+        if !self.replicas[i].alive {
+            return;
+        }
+        self.step(&Op::ReplyList(i));
+        while self.replicas[i].cursor < self.server.log.len() {
+            self.step(&Op::Deliver(i));
+        }
+        self.step(&Op::Tick(i));
+        self.step(&Op::Renew(i));
+        self.step(&Op::ApplyWrite(i));
+        self.step(&Op::ReplyWrite(i));
+        while self.replicas[i].fences.iter().any(|f| !f.2) {
+            self.step(&Op::ApplyFence(i));
+        }
+        self.replicas[i].fences.clear();
+        self.step(&Op::TakeList(i));
+        self.step(&Op::ReplyList(i));
     }
 
     fn dump(&self) {
@@ -565,7 +588,11 @@ proptest! {
         replicas in 1usize..=4,
         ops in prop::collection::vec(op(), 0..400),
     ) {
+        // From a steady state (every key owned), so that the generated
+        // steps move keys that are held.
         let mut sim = Sim::new(replicas);
+        sim.settle();
+        sim.check_every_key_owned();
         for op in &ops {
             sim.step(op);
         }
@@ -582,7 +609,12 @@ fn s4_three_members_settle_and_share_every_key() {
     let counts: Vec<usize> = sim
         .replicas
         .iter()
-        .map(|r| sim.keys.iter().filter(|k| r.core.ownership(sim.now).owns(k)).count())
+        .map(|r| {
+            sim.keys
+                .iter()
+                .filter(|k| r.core.ownership(sim.now).owns(k))
+                .count()
+        })
         .collect();
     assert!(counts.iter().all(|c| *c > 0), "{counts:?}");
 }
@@ -594,14 +626,103 @@ fn s5_a_killed_member_is_fenced_and_its_keys_taken_over() {
     sim.step(&Op::Kill(1));
     sim.settle();
     sim.check_every_key_owned();
-    assert!(!sim.server.leases.contains_key("ring-1"), "the dead member's Lease is fenced");
+    assert!(
+        !sim.server.leases.contains_key("ring-1"),
+        "the dead member's Lease is fenced"
+    );
 }
 
 /// A run the generator found that once left keys without an owner.
 #[test]
 fn s4_regression_every_key_owned_after_kills_restart_and_joins() {
     let mut sim = Sim::new(4);
-    for op in [Op::Kill(0), Op::Join,Op::Renew(3), Op::ApplyWrite(3), Op::LoseWrite(3), Op::Deliver(4), Op::Kill(1), Op::Advance(3564), Op::Advance(3262), Op::Advance(2601), Op::EndWork(3), Op::Advance(3298), Op::ApplyWrite(3), Op::Advance(1174), Op::LoseFence(1), Op::ReplyWrite(3), Op::TakeList(3), Op::ReplyList(0), Op::EndWork(2), Op::StartWork(3,6), Op::ApplyFence(1), Op::EndWork(3), Op::ReplyList(1), Op::ReplyWrite(3), Op::TakeList(0), Op::ApplyWrite(1), Op::ReplyWrite(1), Op::LoseFence(1), Op::ReplyList(2), Op::Deliver(4), Op::Deliver(1), Op::ReplyWrite(0), Op::Advance(453), Op::Join,Op::StartWork(1,0), Op::Tick(0), Op::ReplyList(3), Op::Tick(1), Op::ReplyList(4), Op::EndWork(1), Op::ApplyFence(1), Op::Tick(2), Op::ReplyList(0), Op::ApplyFence(3), Op::Deliver(4), Op::ReplyList(4), Op::Deliver(2), Op::Tick(2), Op::Restart(0), Op::Kill(2), Op::TakeList(3), Op::ReplyList(1), Op::Join,Op::ApplyWrite(4), Op::Deliver(3), Op::Deliver(2), Op::Tick(1), Op::Renew(0), Op::ApplyFence(3), Op::LoseWrite(1), Op::StartWork(1,21), Op::Deliver(3), Op::Advance(914), Op::EndWork(4), Op::ApplyFence(4), Op::EndWork(4), Op::ReplyWrite(4), Op::Kill(4), Op::Deliver(0), Op::Tick(0), Op::TakeList(3), Op::Renew(0), Op::ReplyWrite(1), Op::Tick(0), Op::EndWork(2), Op::Tick(2), Op::StartWork(4,23), Op::EndWork(1), Op::Advance(2604), Op::ApplyWrite(2), Op::StartWork(1,29), Op::ReplyList(2), Op::StartWork(4,31), Op::Kill(3), Op::Tick(4), ] {
+    for op in [
+        Op::Kill(0),
+        Op::Join,
+        Op::Renew(3),
+        Op::ApplyWrite(3),
+        Op::LoseWrite(3),
+        Op::Deliver(4),
+        Op::Kill(1),
+        Op::Advance(3564),
+        Op::Advance(3262),
+        Op::Advance(2601),
+        Op::EndWork(3),
+        Op::Advance(3298),
+        Op::ApplyWrite(3),
+        Op::Advance(1174),
+        Op::LoseFence(1),
+        Op::ReplyWrite(3),
+        Op::TakeList(3),
+        Op::ReplyList(0),
+        Op::EndWork(2),
+        Op::StartWork(3, 6),
+        Op::ApplyFence(1),
+        Op::EndWork(3),
+        Op::ReplyList(1),
+        Op::ReplyWrite(3),
+        Op::TakeList(0),
+        Op::ApplyWrite(1),
+        Op::ReplyWrite(1),
+        Op::LoseFence(1),
+        Op::ReplyList(2),
+        Op::Deliver(4),
+        Op::Deliver(1),
+        Op::ReplyWrite(0),
+        Op::Advance(453),
+        Op::Join,
+        Op::StartWork(1, 0),
+        Op::Tick(0),
+        Op::ReplyList(3),
+        Op::Tick(1),
+        Op::ReplyList(4),
+        Op::EndWork(1),
+        Op::ApplyFence(1),
+        Op::Tick(2),
+        Op::ReplyList(0),
+        Op::ApplyFence(3),
+        Op::Deliver(4),
+        Op::ReplyList(4),
+        Op::Deliver(2),
+        Op::Tick(2),
+        Op::Restart(0),
+        Op::Kill(2),
+        Op::TakeList(3),
+        Op::ReplyList(1),
+        Op::Join,
+        Op::ApplyWrite(4),
+        Op::Deliver(3),
+        Op::Deliver(2),
+        Op::Tick(1),
+        Op::Renew(0),
+        Op::ApplyFence(3),
+        Op::LoseWrite(1),
+        Op::StartWork(1, 21),
+        Op::Deliver(3),
+        Op::Advance(914),
+        Op::EndWork(4),
+        Op::ApplyFence(4),
+        Op::EndWork(4),
+        Op::ReplyWrite(4),
+        Op::Kill(4),
+        Op::Deliver(0),
+        Op::Tick(0),
+        Op::TakeList(3),
+        Op::Renew(0),
+        Op::ReplyWrite(1),
+        Op::Tick(0),
+        Op::EndWork(2),
+        Op::Tick(2),
+        Op::StartWork(4, 23),
+        Op::EndWork(1),
+        Op::Advance(2604),
+        Op::ApplyWrite(2),
+        Op::StartWork(1, 29),
+        Op::ReplyList(2),
+        Op::StartWork(4, 31),
+        Op::Kill(3),
+        Op::Tick(4),
+    ] {
         sim.step(&op);
     }
     sim.settle();

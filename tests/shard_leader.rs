@@ -60,7 +60,10 @@ async fn a_gated_stream_passes_only_while_leader_and_replays_on_election() {
 
     elected.send(false).unwrap();
     for _ in 0..2 {
-        assert!(matches!(gated.next().await.unwrap(), ShardEvent::Lost { .. }));
+        assert!(matches!(
+            gated.next().await.unwrap(),
+            ShardEvent::Lost { .. }
+        ));
     }
 }
 
@@ -81,7 +84,11 @@ async fn work_runs_only_while_leader() {
     elected.send(true).unwrap();
     tokio::time::sleep(Duration::from_secs(5)).await;
     elected.send(false).unwrap();
-    assert_eq!(work.await.unwrap(), None, "cancelled when leadership is lost");
+    assert_eq!(
+        work.await.unwrap(),
+        None,
+        "cancelled when leadership is lost"
+    );
 
     let finished = tokio::spawn({
         let leadership = leadership.clone();

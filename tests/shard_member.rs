@@ -209,7 +209,10 @@ async fn s3_a_member_that_cannot_renew_stops_acting_before_its_lease_expires() {
     // the failures began, and it stops a renew deadline after it.
     assert!(stopped <= Duration::from_secs(10), "{stopped:?}");
     assert!(stopped >= Duration::from_secs(8), "{stopped:?}");
-    assert!(stopped < Duration::from_secs(15), "before the others may see it expire");
+    assert!(
+        stopped < Duration::from_secs(15),
+        "before the others may see it expire"
+    );
 
     // Renewing again, it acts again.
     server.fail_writes("ring-a", false);
@@ -247,17 +250,30 @@ async fn s5_three_members_share_keys_and_take_over_a_killed_one() {
     .await;
     if took.is_none() {
         for lease in server.state.lock().leases.values() {
-            eprintln!("{:?} {:?} {:?}", lease.metadata.name, lease.metadata.resource_version, lease.metadata.annotations);
+            eprintln!(
+                "{:?} {:?} {:?}",
+                lease.metadata.name, lease.metadata.resource_version, lease.metadata.annotations
+            );
         }
         eprintln!("a: {:?}\nb: {:?}", a.gate(), b.gate());
         let counts = owner_counts(&[&a, &b], &keys);
-        eprintln!("zero: {}, two: {}", counts.iter().filter(|c| **c == 0).count(), counts.iter().filter(|c| **c == 2).count());
+        eprintln!(
+            "zero: {}, two: {}",
+            counts.iter().filter(|c| **c == 0).count(),
+            counts.iter().filter(|c| **c == 2).count()
+        );
     }
     let took = took.expect("the killed member's keys are taken over");
     assert!(!overlap);
     eprintln!("S5: keys of the killed member taken over {took:?} after the kill");
-    assert!(took >= Duration::from_secs(13), "not before its Lease could expire: {took:?}");
-    assert!(took <= Duration::from_secs(15 + 2 + 1), "within duration + retry period: {took:?}");
+    assert!(
+        took >= Duration::from_secs(13),
+        "not before its Lease could expire: {took:?}"
+    );
+    assert!(
+        took <= Duration::from_secs(15 + 2 + 1),
+        "within duration + retry period: {took:?}"
+    );
     assert!(!server.names().contains(&"ring-c".to_owned()), "fenced");
 }
 
@@ -269,14 +285,18 @@ async fn s7_a_stopped_member_hands_its_keys_over_at_once() {
     let _ta = spawn(&a);
     let tb = spawn(&b);
     let keys = keys();
-    until(Duration::from_secs(10), || owner_counts(&[&a, &b], &keys).iter().all(|n| *n == 1))
-        .await
-        .expect("shared");
+    until(Duration::from_secs(10), || {
+        owner_counts(&[&a, &b], &keys).iter().all(|n| *n == 1)
+    })
+    .await
+    .expect("shared");
     b.stop();
     tb.await.unwrap();
-    let took = until(Duration::from_secs(10), || keys.iter().all(|k| a.gate().owns(k)))
-        .await
-        .expect("taken over");
+    let took = until(Duration::from_secs(10), || {
+        keys.iter().all(|k| a.gate().owns(k))
+    })
+    .await
+    .expect("taken over");
     eprintln!("S7: graceful leave handed over in {took:?}");
     assert!(took < Duration::from_secs(2), "{took:?}");
 }
@@ -288,22 +308,32 @@ async fn s2_a_moving_key_waits_for_the_work_in_flight() {
     let a = server.shard("a");
     let _ta = spawn(&a);
     let keys = keys();
-    until(Duration::from_secs(5), || keys.iter().all(|k| a.gate().owns(k)))
-        .await
-        .expect("a owns all");
+    until(Duration::from_secs(5), || {
+        keys.iter().all(|k| a.gate().owns(k))
+    })
+    .await
+    .expect("a owns all");
     // Work in flight on every key; then b joins.
     let guards: Vec<_> = keys.iter().map(|k| a.gate().begin(k).unwrap()).collect();
     let b = server.shard("b");
     let _tb = spawn(&b);
     tokio::time::sleep(Duration::from_secs(8)).await;
-    assert!(keys.iter().all(|k| !b.gate().owns(k)), "b took a key still worked on");
+    assert!(
+        keys.iter().all(|k| !b.gate().owns(k)),
+        "b took a key still worked on"
+    );
     let moving: Vec<_> = keys.iter().filter(|k| !a.gate().owns(k)).cloned().collect();
     assert!(!moving.is_empty(), "a released the keys that move");
     drop(guards);
-    let took = until(Duration::from_secs(10), || moving.iter().all(|k| b.gate().owns(k)))
-        .await
-        .expect("b takes the moved keys");
-    eprintln!("S2: {} keys moved to the joiner {took:?} after the work ended", moving.len());
+    let took = until(Duration::from_secs(10), || {
+        moving.iter().all(|k| b.gate().owns(k))
+    })
+    .await
+    .expect("b takes the moved keys");
+    eprintln!(
+        "S2: {} keys moved to the joiner {took:?} after the work ended",
+        moving.len()
+    );
     assert_eq!(owner_counts(&[&a, &b], &keys), vec![1; 1000]);
 }
 
@@ -312,5 +342,8 @@ async fn a_second_run_is_refused() {
     let server = FakeLeases::default();
     let a = server.shard("a");
     let _ta = spawn(&a);
-    assert!(matches!(a.run().await, Err(kube_informer::shard::Error::AlreadyRunning)));
+    assert!(matches!(
+        a.run().await,
+        Err(kube_informer::shard::Error::AlreadyRunning)
+    ));
 }

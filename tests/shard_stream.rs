@@ -26,8 +26,9 @@ fn key(name: &str) -> ObjectKey {
 fn halves() -> (Ownership, Vec<String>, Vec<String>) {
     let set = MemberSet::new([Member::new("a", "1"), Member::new("b", "1")]);
     let mine = Ownership::of(MemberId::new("a"), [set]);
-    let (owned, other): (Vec<String>, Vec<String>) =
-        (0..20).map(|i| format!("o{i}")).partition(|n| mine.owns(&key(n)));
+    let (owned, other): (Vec<String>, Vec<String>) = (0..20)
+        .map(|i| format!("o{i}"))
+        .partition(|n| mine.owns(&key(n)));
     (mine, owned, other)
 }
 
@@ -44,7 +45,8 @@ async fn informer_with(names: &[String]) -> (Informer<ConfigMap>, Events) {
             resource_version: "1".into(),
         }))
         .unwrap();
-    let stream = futures::stream::unfold(receiver, |mut r| async move { Some((r.recv().await?, r)) });
+    let stream =
+        futures::stream::unfold(receiver, |mut r| async move { Some((r.recv().await?, r)) });
     let informer = Informer::builder_from_stream(stream).build();
     (informer, events)
 }
@@ -67,7 +69,10 @@ async fn s6_only_owned_keys_pass_and_each_change_holds_a_guard() {
     let mut guards = Vec::new();
     for _ in 0..owned.len() {
         match sharded.next().await.unwrap() {
-            ShardEvent::Change { notification, guard } => {
+            ShardEvent::Change {
+                notification,
+                guard,
+            } => {
                 assert!(matches!(notification, Notification::Added { .. }));
                 seen.push(guard.key().name().to_owned());
                 guards.push(guard);
@@ -101,7 +106,9 @@ async fn s6_acquired_keys_replay_from_the_store_and_lost_keys_are_announced() {
     tokio::spawn(informer.run());
     informer.wait_until_synced().await;
     // An update the stream sees before owning anything.
-    events.send(Ok(Event::Modified(cm(&owned[0], "2")))).unwrap();
+    events
+        .send(Ok(Event::Modified(cm(&owned[0], "2"))))
+        .unwrap();
     tokio::task::yield_now().await;
     assert!(poll!(sharded.next()).is_pending());
 
@@ -110,7 +117,11 @@ async fn s6_acquired_keys_replay_from_the_store_and_lost_keys_are_announced() {
     for _ in 0..owned.len() {
         match sharded.next().await.unwrap() {
             ShardEvent::Change {
-                notification: Notification::Added { object, in_initial_list: true },
+                notification:
+                    Notification::Added {
+                        object,
+                        in_initial_list: true,
+                    },
                 guard,
             } => {
                 if guard.key().name() == owned[0] {
@@ -138,7 +149,9 @@ async fn s6_acquired_keys_replay_from_the_store_and_lost_keys_are_announced() {
     lost.sort();
     assert_eq!(lost, expected);
     // A change of a key no longer owned does not pass.
-    events.send(Ok(Event::Modified(cm(&owned[0], "3")))).unwrap();
+    events
+        .send(Ok(Event::Modified(cm(&owned[0], "3"))))
+        .unwrap();
     tokio::task::yield_now().await;
     assert!(poll!(sharded.next()).is_pending());
 }
@@ -156,7 +169,10 @@ async fn s2_a_guard_outlives_ownership_and_reports_the_loss() {
     });
     tokio::task::yield_now().await;
     assert!(!lost.is_finished());
-    assert!(gate.set_ownership(Ownership::nothing()), "work still in flight");
+    assert!(
+        gate.set_ownership(Ownership::nothing()),
+        "work still in flight"
+    );
     let guard = lost.await.unwrap();
     assert!(gate.released_busy());
     let released = gate.released();

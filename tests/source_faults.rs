@@ -5,8 +5,8 @@ mod source_helpers;
 
 use std::time::Duration;
 
-use kube_informer_testing::{ApiStatus, FakeApiServer, RequestMatch, WatchFault};
 use kube_informer::source::{Config, Error};
+use kube_informer_testing::{ApiStatus, FakeApiServer, RequestMatch, WatchFault};
 use source_helpers::*;
 
 fn watch_count(server: &FakeApiServer) -> usize {

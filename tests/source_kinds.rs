@@ -3,7 +3,6 @@
 
 mod source_helpers;
 
-use kube_informer_testing::{FakeApiServer, ResourceType};
 use k8s_openapi::api::{
     apps::v1::Deployment,
     core::v1::{ConfigMap, Node, Pod},
@@ -13,6 +12,7 @@ use kube::{
     api::{ApiResource, DynamicObject, GroupVersionKind},
 };
 use kube_informer::source::{self, Config, Event};
+use kube_informer_testing::{FakeApiServer, ResourceType};
 use serde_json::json;
 use source_helpers::*;
 

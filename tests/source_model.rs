@@ -6,11 +6,11 @@ mod source_helpers;
 
 use std::{collections::BTreeMap, sync::Arc, time::Duration};
 
-use kube_informer_testing::{ApiStatus, FakeApiServer, RequestMatch, WatchFault};
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::{Api, ResourceExt};
 use kube_informer::source::{self, Config, Event, ListStrategy};
+use kube_informer_testing::{ApiStatus, FakeApiServer, RequestMatch, WatchFault};
 use parking_lot::Mutex;
 use proptest::prelude::*;
 use source_helpers::*;

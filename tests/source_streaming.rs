@@ -2,8 +2,8 @@
 
 mod source_helpers;
 
-use kube_informer_testing::{ApiStatus, FakeApiServer, RequestMatch, WatchFault};
 use kube_informer::source::{Config, Error, ListStrategy};
+use kube_informer_testing::{ApiStatus, FakeApiServer, RequestMatch, WatchFault};
 use source_helpers::*;
 
 fn streaming() -> Config<k8s_openapi::api::core::v1::ConfigMap> {

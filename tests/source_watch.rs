@@ -4,9 +4,9 @@ mod source_helpers;
 
 use std::time::Duration;
 
-use kube_informer_testing::{ApiStatus, FakeApiServer, RequestMatch, WatchFault};
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube_informer::source::{Config, Error, Event};
+use kube_informer_testing::{ApiStatus, FakeApiServer, RequestMatch, WatchFault};
 use source_helpers::*;
 
 fn watches(server: &FakeApiServer) -> Vec<kube_informer_testing::RecordedRequest> {

@@ -177,7 +177,10 @@ impl MemberSet {
                 false
             }
         });
-        let member_hashes = members.iter().map(|m| hash::hash_str(m.id.as_str())).collect();
+        let member_hashes = members
+            .iter()
+            .map(|m| hash::hash_str(m.id.as_str()))
+            .collect();
         let fingerprint = Fingerprint(hash::hash_parts(
             members
                 .iter()
@@ -264,7 +267,10 @@ impl Eq for MemberSet {}
 impl fmt::Debug for MemberSet {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("MemberSet")
-            .field("members", &self.inner.members.iter().map(|m| &m.id).collect::<Vec<_>>())
+            .field(
+                "members",
+                &self.inner.members.iter().map(|m| &m.id).collect::<Vec<_>>(),
+            )
             .field("fingerprint", &self.inner.fingerprint)
             .finish()
     }

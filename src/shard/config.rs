@@ -40,7 +40,9 @@ pub struct ShardConfig {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ConfigError {
     /// The member would act past the time the others count it alive.
-    #[error("lease duration {lease_duration:?} must be longer than the renew deadline {renew_deadline:?}")]
+    #[error(
+        "lease duration {lease_duration:?} must be longer than the renew deadline {renew_deadline:?}"
+    )]
     DeadlineNotShorter {
         /// The lease duration.
         lease_duration: Duration,
@@ -48,7 +50,9 @@ pub enum ConfigError {
         renew_deadline: Duration,
     },
     /// A retry would not fit before the deadline.
-    #[error("renew deadline {renew_deadline:?} must be longer than 1.2 × the retry period {retry_period:?}")]
+    #[error(
+        "renew deadline {renew_deadline:?} must be longer than 1.2 × the retry period {retry_period:?}"
+    )]
     RetryTooSlow {
         /// The renew deadline.
         renew_deadline: Duration,

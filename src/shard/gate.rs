@@ -105,10 +105,7 @@ impl KeyGate {
         let mut state = self.inner.state.lock();
         let changed = state.ownership != ownership;
         state.ownership = ownership.clone();
-        let busy = state
-            .in_flight
-            .keys()
-            .any(|key| !state.ownership.owns(key));
+        let busy = state.in_flight.keys().any(|key| !state.ownership.owns(key));
         drop(state);
         if changed {
             self.inner.ownership.send_replace(ownership);

@@ -176,7 +176,8 @@ pub(crate) fn render(
         metadata: ObjectMeta {
             name: Some(name.to_owned()),
             labels: Some(BTreeMap::from([(RING_LABEL.to_owned(), ring.to_owned())])),
-            annotations: ack.map(|ack| BTreeMap::from([(ACK_ANNOTATION.to_owned(), ack.to_string())])),
+            annotations: ack
+                .map(|ack| BTreeMap::from([(ACK_ANNOTATION.to_owned(), ack.to_string())])),
             resource_version: resource_version.map(str::to_owned),
             ..ObjectMeta::default()
         },

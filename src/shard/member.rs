@@ -200,7 +200,13 @@ impl Writer {
             .own_lease()
             .map(|own| own.resource_version.clone())
             .or_else(|| self.adopt.clone());
-        let lease = render(&self.name, &config.ring, config.lease_duration, ack, version.as_deref());
+        let lease = render(
+            &self.name,
+            &config.ring,
+            config.lease_duration,
+            ack,
+            version.as_deref(),
+        );
         let result = match version {
             Some(_) => api.replace(lease).await,
             None => api.create(lease).await,
@@ -219,20 +225,22 @@ impl Writer {
                 core.lease_lost();
                 Next::Now
             }
-            Err(LeaseError::AlreadyExists | LeaseError::Conflict) => match api.get(&self.name).await {
-                Ok(current) => {
-                    if core.own_lease().is_some() {
-                        core.read_own(current.as_ref().and_then(own_lease));
-                    } else {
-                        self.adopt = current.and_then(|l| l.metadata.resource_version);
+            Err(LeaseError::AlreadyExists | LeaseError::Conflict) => {
+                match api.get(&self.name).await {
+                    Ok(current) => {
+                        if core.own_lease().is_some() {
+                            core.read_own(current.as_ref().and_then(own_lease));
+                        } else {
+                            self.adopt = current.and_then(|l| l.metadata.resource_version);
+                        }
+                        Next::Now
                     }
-                    Next::Now
+                    Err(error) => {
+                        tracing::warn!(lease = %self.name, %error, "cannot read own lease");
+                        Next::Period
+                    }
                 }
-                Err(error) => {
-                    tracing::warn!(lease = %self.name, %error, "cannot read own lease");
-                    Next::Period
-                }
-            },
+            }
             Err(error) => {
                 tracing::warn!(lease = %self.name, %error, "cannot write own lease");
                 Next::Period
@@ -258,7 +266,11 @@ async fn run_loop<A: LeaseApi>(
     stop: CancellationToken,
 ) -> Result<(), Error> {
     let name = config.lease_name();
-    let mut core = Handover::new(MemberId::new(name.as_str()), config.renew_deadline, config.retry_period);
+    let mut core = Handover::new(
+        MemberId::new(name.as_str()),
+        config.renew_deadline,
+        config.retry_period,
+    );
     let mut writer = Writer { name, adopt: None };
     let mut leases = informer.subscribe(SubscribeOptions::default())?;
     let mut informer_run = pin!(informer.run().fuse());
@@ -278,7 +290,10 @@ async fn run_loop<A: LeaseApi>(
         // Every plan's fences are acted on: planning records them as sent.
         for record in &plan.fence {
             tracing::info!(member = %record.member.id, "lease expired: fencing it");
-            match api.delete_if(record.member.id.as_str(), &record.resource_version).await {
+            match api
+                .delete_if(record.member.id.as_str(), &record.resource_version)
+                .await
+            {
                 Ok(()) | Err(LeaseError::NotFound) => core.remove(&record.member),
                 Err(LeaseError::Conflict) => {}
                 Err(error) => tracing::warn!(member = %record.member.id, %error, "cannot fence"),
@@ -342,7 +357,12 @@ async fn run_loop<A: LeaseApi>(
 /// A graceful leave: nothing handed out any more, the work in flight
 /// finishes (or the renew deadline passes), then the Lease goes so the
 /// others need not wait for it to expire.
-async fn leave<A: LeaseApi>(api: &A, core: &mut Handover, gate: &KeyGate, deadline: std::time::Duration) {
+async fn leave<A: LeaseApi>(
+    api: &A,
+    core: &mut Handover,
+    gate: &KeyGate,
+    deadline: std::time::Duration,
+) {
     gate.set_ownership(Ownership::nothing());
     let give_up = Instant::now() + deadline;
     loop {

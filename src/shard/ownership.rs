@@ -35,7 +35,10 @@ pub struct Ownership {
 enum Scope {
     Nothing,
     Everything,
-    Owner { me: MemberId, sets: Arc<[MemberSet]> },
+    Owner {
+        me: MemberId,
+        sets: Arc<[MemberSet]>,
+    },
 }
 
 impl Ownership {
@@ -71,7 +74,8 @@ impl Ownership {
             Scope::Everything => true,
             Scope::Owner { me, sets } => {
                 let key_hash = super::hash::hash_str(key.as_str());
-                sets.iter().all(|set| set.owner_of_hash(key_hash) == Some(me))
+                sets.iter()
+                    .all(|set| set.owner_of_hash(key_hash) == Some(me))
             }
         }
     }

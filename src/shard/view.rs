@@ -114,7 +114,13 @@ impl MembershipView {
                 }
                 _ => now,
             };
-            next.insert(record.member.id.clone(), Observed { record, observed_at });
+            next.insert(
+                record.member.id.clone(),
+                Observed {
+                    record,
+                    observed_at,
+                },
+            );
         }
         self.leases = next;
     }

@@ -3,11 +3,11 @@
 
 use std::{collections::BTreeMap, time::Duration};
 
-use kube_informer_testing::{FakeApiServer, RecordedRequest};
 use futures::{Stream, StreamExt};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::{Api, Resource, ResourceExt};
 use kube_informer::source::{self, BackoffConfig, Config, Error, Event};
+use kube_informer_testing::{FakeApiServer, RecordedRequest};
 
 /// A ConfigMap in `default` with one label.
 pub fn cm(name: &str, app: &str) -> ConfigMap {
