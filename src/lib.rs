@@ -112,6 +112,7 @@ pub mod key;
 pub mod notification;
 pub mod queue;
 pub mod runner;
+pub mod shard;
 pub mod source;
 pub mod store;
 

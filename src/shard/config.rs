@@ -1,0 +1,137 @@
+//! [`ShardConfig`]: the ring's name, this member's identity, and the Lease
+//! timings.
+
+use std::time::Duration;
+
+/// How a replica takes part in a ring.
+///
+/// The timings follow client-go leader election's defaults and its rule
+/// `lease_duration > renew_deadline > 1.2 × retry_period`: a member renews
+/// every `retry_period`, stops acting on its keys `renew_deadline` after it
+/// sent its last successful renewal, and the others count it alive for
+/// `lease_duration` after they observed that renewal. The gap
+/// `lease_duration - renew_deadline` is the margin for clock-rate
+/// differences and for work that must notice its guard was
+/// [lost](super::WorkGuard::lost).
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use kube_informer::shard::ShardConfig;
+///
+/// let config = ShardConfig::new("workers", "pod-0")
+///     .lease_duration(Duration::from_secs(30))
+///     .renew_deadline(Duration::from_secs(20));
+/// assert_eq!(config.lease_name(), "workers-pod-0");
+/// assert!(config.validate().is_ok());
+/// assert!(ShardConfig::new("workers", "pod-0").renew_deadline(Duration::from_secs(20)).validate().is_err());
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShardConfig {
+    pub(crate) ring: String,
+    pub(crate) identity: String,
+    pub(crate) lease_duration: Duration,
+    pub(crate) renew_deadline: Duration,
+    pub(crate) retry_period: Duration,
+}
+
+/// A [`ShardConfig`] whose timings cannot be safe.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    /// The member would act past the time the others count it alive.
+    #[error(
+        "lease duration {lease_duration:?} must be longer than the renew deadline {renew_deadline:?}"
+    )]
+    DeadlineNotShorter {
+        /// The lease duration.
+        lease_duration: Duration,
+        /// The renew deadline.
+        renew_deadline: Duration,
+    },
+    /// A retry would not fit before the deadline.
+    #[error(
+        "renew deadline {renew_deadline:?} must be longer than 1.2 × the retry period {retry_period:?}"
+    )]
+    RetryTooSlow {
+        /// The renew deadline.
+        renew_deadline: Duration,
+        /// The retry period.
+        retry_period: Duration,
+    },
+    /// Leases count whole seconds.
+    #[error("lease duration must be a whole number of seconds, at least one")]
+    LeaseDurationNotWholeSeconds,
+}
+
+impl ShardConfig {
+    /// Member `identity` (for example the pod name) of the ring `ring`,
+    /// with a 15 s lease duration, a 10 s renew deadline and a 2 s retry
+    /// period.
+    pub fn new(ring: impl Into<String>, identity: impl Into<String>) -> Self {
+        Self {
+            ring: ring.into(),
+            identity: identity.into(),
+            lease_duration: Duration::from_secs(15),
+            renew_deadline: Duration::from_secs(10),
+            retry_period: Duration::from_secs(2),
+        }
+    }
+
+    /// How long the others count a member alive after they saw it renew.
+    #[must_use]
+    pub fn lease_duration(mut self, duration: Duration) -> Self {
+        self.lease_duration = duration;
+        self
+    }
+
+    /// How long after sending its last successful renewal a member keeps
+    /// acting on its keys.
+    #[must_use]
+    pub fn renew_deadline(mut self, deadline: Duration) -> Self {
+        self.renew_deadline = deadline;
+        self
+    }
+
+    /// How often a member renews its Lease (and retries a failed write).
+    #[must_use]
+    pub fn retry_period(mut self, period: Duration) -> Self {
+        self.retry_period = period;
+        self
+    }
+
+    /// The ring's name (the value of the [`RING_LABEL`](super::RING_LABEL)).
+    pub fn ring(&self) -> &str {
+        &self.ring
+    }
+
+    /// The name of this member's Lease, which is also its member id:
+    /// `<ring>-<identity>`.
+    pub fn lease_name(&self) -> String {
+        format!("{}-{}", self.ring, self.identity)
+    }
+
+    /// Checks the timings (client-go's rules).
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.lease_duration <= self.renew_deadline {
+            return Err(ConfigError::DeadlineNotShorter {
+                lease_duration: self.lease_duration,
+                renew_deadline: self.renew_deadline,
+            });
+        }
+        if self.renew_deadline.as_secs_f64() <= 1.2 * self.retry_period.as_secs_f64() {
+            return Err(ConfigError::RetryTooSlow {
+                renew_deadline: self.renew_deadline,
+                retry_period: self.retry_period,
+            });
+        }
+        if self.lease_duration.subsec_nanos() != 0 || self.lease_duration.as_secs() == 0 {
+            return Err(ConfigError::LeaseDurationNotWholeSeconds);
+        }
+        Ok(())
+    }
+
+    pub(crate) fn selector(&self) -> String {
+        format!("{}={}", super::lease::RING_LABEL, self.ring)
+    }
+}

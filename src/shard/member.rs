@@ -1,0 +1,391 @@
+//! [`Shard`]: the membership task of one replica. It keeps this replica's
+//! Lease, watches the ring's Leases with an [`Informer`], drives the
+//! [`Handover`] state machine and installs what it decides in the
+//! [`KeyGate`] that consumers work through.
+
+use std::{fmt, future::Future, pin::pin, sync::Arc};
+
+use futures::{FutureExt, StreamExt, future::BoxFuture};
+use k8s_openapi::api::coordination::v1::Lease;
+use kube::Api;
+use parking_lot::Mutex;
+use tokio::time::{Instant, sleep_until};
+use tokio_util::sync::CancellationToken;
+
+use super::{
+    assign::MemberId,
+    config::{ConfigError, ShardConfig},
+    gate::KeyGate,
+    handover::Handover,
+    lease::{LeaseApi, LeaseError, lease_record, own_lease, render},
+    ownership::Ownership,
+    stream::ShardedStream,
+};
+use crate::{
+    Notification, Store,
+    dispatch::SubscribeOptions,
+    informer::{self, Informer},
+    source,
+};
+
+/// Errors of the [`shard`](super) module.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The configuration's timings are unsafe.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// `run` was called twice.
+    #[error("shard membership is already running or has run")]
+    AlreadyRunning,
+    /// The Lease informer refused to start or subscribe.
+    #[error("lease informer: {0}")]
+    Informer(#[from] informer::Error),
+}
+
+/// One replica's membership in a ring: its Lease, its view of the others,
+/// and the keys it may act on now.
+///
+/// Make one per replica, poll [`run`](Self::run) (usually
+/// `tokio::spawn(shard.run())`), and consume notifications through
+/// [`filter`](Self::filter) (or check keys with [`gate`](Self::gate)). See the
+/// [module docs](super) for the protocol and its guarantee.
+///
+/// # Examples
+///
+/// ```no_run
+/// use futures::StreamExt;
+/// use k8s_openapi::api::{coordination::v1::Lease, core::v1::ConfigMap};
+/// use kube::{Api, Client};
+/// use kube_informer::{Informer, SubscribeOptions, shard::{Shard, ShardConfig, ShardEvent}};
+///
+/// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+/// let client = Client::try_default().await?;
+/// let shard = Shard::new(
+///     Api::<Lease>::namespaced(client.clone(), "operators"),
+///     ShardConfig::new("configmap-workers", std::env::var("POD_NAME")?),
+/// )?;
+/// tokio::spawn(shard.run());
+///
+/// let informer = Informer::builder(Api::<ConfigMap>::all(client)).build();
+/// let mut mine = shard.filter(informer.subscribe(SubscribeOptions::default())?, informer.store());
+/// tokio::spawn(informer.run());
+/// while let Some(event) = mine.next().await {
+///     match event {
+///         ShardEvent::Change { notification, guard } => {
+///             // reconcile guard.key() ...
+///             drop(guard);
+///         }
+///         ShardEvent::Lost { key } => { /* drop per-key state */ }
+///     }
+/// }
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct Shard {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    member: MemberId,
+    gate: KeyGate,
+    stop: CancellationToken,
+    task: Mutex<Option<BoxFuture<'static, Result<(), Error>>>>,
+}
+
+impl Shard {
+    /// A member of `config`'s ring whose Leases live in `api`'s namespace;
+    /// watches them with an informer of its own.
+    pub fn new(api: Api<Lease>, config: ShardConfig) -> Result<Self, Error> {
+        let informer = Informer::builder(api.clone())
+            .source_config(source::Config::default().label_selector(config.selector()))
+            .build();
+        Self::with_parts(api, informer, config)
+    }
+
+    /// A member that writes through `api` and learns about the ring from
+    /// `informer`, which must watch exactly the ring's Leases (label
+    /// [`RING_LABEL`](super::RING_LABEL)`=<ring>` in one namespace). `run`
+    /// drives the informer too. For tests and custom clients.
+    pub fn with_parts<A: LeaseApi>(
+        api: A,
+        informer: Informer<Lease>,
+        config: ShardConfig,
+    ) -> Result<Self, Error> {
+        config.validate()?;
+        let member = MemberId::new(config.lease_name());
+        let gate = KeyGate::new(Ownership::nothing());
+        let stop = CancellationToken::new();
+        let task = run_loop(api, informer, config, gate.clone(), stop.clone()).boxed();
+        Ok(Self {
+            inner: Arc::new(Inner {
+                member,
+                gate,
+                stop,
+                task: Mutex::new(Some(task)),
+            }),
+        })
+    }
+
+    /// This replica's member id (its Lease name).
+    pub fn member(&self) -> &MemberId {
+        &self.inner.member
+    }
+
+    /// The gate through which work on keys starts.
+    pub fn gate(&self) -> KeyGate {
+        self.inner.gate.clone()
+    }
+
+    /// `stream` cut down to the keys this replica owns; see [`ShardedStream`].
+    pub fn filter<S, K>(&self, stream: S, store: Store<K>) -> ShardedStream<S, K>
+    where
+        S: futures::Stream<Item = Notification<K>>,
+        K: kube::Resource + Send + Sync + 'static,
+    {
+        ShardedStream::new(stream, store, self.gate())
+    }
+
+    /// Runs the membership until [`stop`](Self::stop): renews the Lease,
+    /// follows the ring, hands keys over. On stop it lets go of every key,
+    /// waits for the work in flight (at most the renew deadline), and
+    /// deletes its Lease so the others take over at once.
+    ///
+    /// Runs once: a second call resolves to [`Error::AlreadyRunning`].
+    pub fn run(&self) -> impl Future<Output = Result<(), Error>> + Send + 'static {
+        let task = self.inner.task.lock().take();
+        async move {
+            match task {
+                Some(task) => task.await,
+                None => Err(Error::AlreadyRunning),
+            }
+        }
+    }
+
+    /// Asks the membership to leave the ring and stop.
+    pub fn stop(&self) {
+        self.inner.stop.cancel();
+    }
+}
+
+impl fmt::Debug for Shard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Shard")
+            .field("member", &self.inner.member)
+            .field("gate", &self.inner.gate)
+            .finish()
+    }
+}
+
+/// The own Lease's writer: create, renew with the current acknowledgement,
+/// recover from conflicts.
+struct Writer {
+    name: String,
+    /// The version of a Lease of this name found on create (left by an
+    /// earlier process of the same identity): the next write replaces it.
+    adopt: Option<String>,
+}
+
+impl Writer {
+    /// One write; says when the next may follow.
+    async fn write<A: LeaseApi>(
+        &mut self,
+        api: &A,
+        config: &ShardConfig,
+        core: &mut Handover,
+        ack: Option<super::Fingerprint>,
+    ) -> Next {
+        let sent_at = Instant::now();
+        let version = core
+            .own_lease()
+            .map(|own| own.resource_version.clone())
+            .or_else(|| self.adopt.clone());
+        let lease = render(
+            &self.name,
+            &config.ring,
+            config.lease_duration,
+            ack,
+            version.as_deref(),
+        );
+        let result = match version {
+            Some(_) => api.replace(lease).await,
+            None => api.create(lease).await,
+        };
+        match result {
+            Ok(lease) => {
+                self.adopt = None;
+                if let Some(own) = own_lease(&lease) {
+                    core.written(sent_at, own);
+                }
+                Next::Period
+            }
+            Err(LeaseError::NotFound) => {
+                tracing::warn!(lease = %self.name, "own lease is gone: fenced, joining again");
+                self.adopt = None;
+                core.lease_lost();
+                Next::Now
+            }
+            Err(LeaseError::AlreadyExists | LeaseError::Conflict) => {
+                match api.get(&self.name).await {
+                    Ok(current) => {
+                        if core.own_lease().is_some() {
+                            core.read_own(current.as_ref().and_then(own_lease));
+                        } else {
+                            self.adopt = current.and_then(|l| l.metadata.resource_version);
+                        }
+                        Next::Now
+                    }
+                    Err(error) => {
+                        tracing::warn!(lease = %self.name, %error, "cannot read own lease");
+                        Next::Period
+                    }
+                }
+            }
+            Err(error) => {
+                tracing::warn!(lease = %self.name, %error, "cannot write own lease");
+                Next::Period
+            }
+        }
+    }
+}
+
+/// When the own Lease is written next.
+enum Next {
+    /// A retry period later: the write succeeded, or failed in a way a
+    /// retry now would not fix.
+    Period,
+    /// At once: a conflict was resolved, or the Lease must be created.
+    Now,
+}
+
+async fn run_loop<A: LeaseApi>(
+    api: A,
+    informer: Informer<Lease>,
+    config: ShardConfig,
+    gate: KeyGate,
+    stop: CancellationToken,
+) -> Result<(), Error> {
+    let name = config.lease_name();
+    let mut core = Handover::new(
+        MemberId::new(name.as_str()),
+        config.renew_deadline,
+        config.retry_period,
+    );
+    let mut writer = Writer { name, adopt: None };
+    let mut leases = informer.subscribe(SubscribeOptions::default())?;
+    let mut informer_run = pin!(informer.run().fuse());
+    let selector = config.selector();
+    let mut next_write = Instant::now();
+    let mut next_confirm = Instant::now();
+
+    loop {
+        let now = Instant::now();
+        // Registered before the in-flight check, so a guard dropped after
+        // it wakes this loop.
+        let mut released = pin!(gate.released_notify().notified());
+        released.as_mut().enable();
+        let busy = gate.set_ownership(core.update(now));
+        let plan = core.plan(now, busy);
+
+        // Every plan's fences are acted on: planning records them as sent.
+        for record in &plan.fence {
+            tracing::info!(member = %record.member.id, "lease expired: fencing it");
+            match api
+                .delete_if(record.member.id.as_str(), &record.resource_version)
+                .await
+            {
+                Ok(()) | Err(LeaseError::NotFound) => core.remove(&record.member),
+                Err(LeaseError::Conflict) => {}
+                Err(error) => tracing::warn!(member = %record.member.id, %error, "cannot fence"),
+            }
+        }
+        if plan.write_now || now >= next_write {
+            next_write = match writer.write(&api, &config, &mut core, plan.ack).await {
+                Next::Period => Instant::now() + config.retry_period,
+                Next::Now => Instant::now(),
+            };
+            continue;
+        }
+        if let Some(set) = &plan.confirm
+            && now >= next_confirm
+        {
+            next_confirm = now + config.retry_period / 4;
+            match api.list(&selector).await {
+                Ok(list) => {
+                    let records = list.iter().filter_map(lease_record).collect();
+                    if core.confirm(set, records, Instant::now()) {
+                        tracing::info!(members = set.len(), fingerprint = %set.fingerprint(), "acquired keys");
+                    }
+                }
+                Err(error) => tracing::warn!(%error, "cannot list the ring's leases"),
+            }
+            continue;
+        }
+        let mut wake = plan.wake_at.map_or(next_write, |at| at.min(next_write));
+        if plan.confirm.is_some() {
+            wake = wake.min(next_confirm);
+        }
+        tokio::select! {
+            biased;
+            () = stop.cancelled() => break,
+            notification = leases.next() => match notification {
+                Some(Notification::Deleted { object, .. }) => {
+                    if let Some(record) = lease_record(&object) {
+                        core.remove(&record.member);
+                    }
+                }
+                Some(notification) => {
+                    if let Some(record) = lease_record(notification.object()) {
+                        core.observe(record, Instant::now());
+                    }
+                }
+                None => break,
+            },
+            () = &mut released => {}
+            () = sleep_until(wake) => {}
+            result = &mut informer_run => {
+                result?;
+                break;
+            }
+        }
+    }
+    leave(&api, &mut core, &gate, config.renew_deadline).await;
+    informer.stop();
+    Ok(())
+}
+
+/// A graceful leave: nothing handed out any more, the work in flight
+/// finishes (or the renew deadline passes), then the Lease goes so the
+/// others need not wait for it to expire.
+async fn leave<A: LeaseApi>(
+    api: &A,
+    core: &mut Handover,
+    gate: &KeyGate,
+    deadline: std::time::Duration,
+) {
+    gate.set_ownership(Ownership::nothing());
+    let give_up = Instant::now() + deadline;
+    loop {
+        let mut released = pin!(gate.released_notify().notified());
+        released.as_mut().enable();
+        if gate.in_flight() == 0 || Instant::now() >= give_up {
+            break;
+        }
+        tokio::select! {
+            () = &mut released => {}
+            () = sleep_until(give_up) => {}
+        }
+    }
+    if gate.in_flight() > 0 {
+        // Work still running: deleting the Lease now would let another
+        // replica start on the same keys. Leave it to expire.
+        return;
+    }
+    if let Some(own) = core.own_lease() {
+        let name = core.me().as_str().to_owned();
+        if let Err(error) = api.delete_if(&name, &own.resource_version).await {
+            tracing::warn!(lease = %name, %error, "cannot delete own lease on leave");
+        }
+    }
+    core.lease_lost();
+}

@@ -1,0 +1,151 @@
+//! Sharding: replicas of one program share out the keys of a resource,
+//! coordinated through Leases, so the reconcile work scales out and no two
+//! live replicas act on one key at the same time.
+//!
+//! ```text
+//! Lease informer ──▶ Handover (pure) ──▶ KeyGate ──▶ ShardedStream / gate.begin(key)
+//!   own Lease writes ◀──┘  fences, confirming lists
+//! ```
+//!
+//! Each replica ([`Shard`]) holds a Lease named `<ring>-<identity>` in one
+//! namespace, labelled [`RING_LABEL`]` = <ring>`, and watches the ring's
+//! Leases with this crate's own [`Informer`](crate::Informer). Consumers see
+//! only the keys their replica owns, through [`Shard::filter`] (a
+//! [`ShardedStream`]) or by starting each piece of work with
+//! [`KeyGate::begin`], which hands out a [`WorkGuard`] only for an owned key.
+//!
+//! In this mode every replica still lists and watches the whole resource:
+//! the cache is not sharded, the reconcile work is (see "Next step" below).
+//!
+//! # Rules
+//!
+//! - **S1 Assignment.** A key belongs to the member with the highest
+//!   rendezvous weight among the members of a [`MemberSet`]; the weights
+//!   come from a fixed, pinned hash, so every replica of every build
+//!   computes the same owner. A member leaving moves only its keys; one
+//!   joining takes about `1/N`. (`tests/shard_assign.rs`: 3 members and
+//!   10,000 keys give 3297 / 3323 / 3380; a leave moves exactly the
+//!   leaver's 3380; a join moves 2564, all to the joiner.)
+//! - **S2 Release before acknowledging.** When a member's view of the live
+//!   members changes to a set `T`, it at once stops handing out every key it
+//!   does not own in `T`, waits until the work in flight on those keys ends,
+//!   and only then writes `T`'s [`Fingerprint`] in its Lease
+//!   ([`ACK_ANNOTATION`]). So at any time a member holds only keys it owns in
+//!   the set its Lease acknowledges.
+//! - **S3 Stop before expiring.** A member acts on keys only while less than
+//!   the renew deadline has passed since it *sent* its last successful Lease
+//!   write. The others count it alive until the Lease duration has passed
+//!   since they *observed* that write, which was after it was sent; the
+//!   renew deadline is shorter than the Lease duration.
+//! - **S4 Acquire on a confirmed, unanimous set.** A member starts acting on
+//!   the keys of a set `T` only after a list of all the ring's Leases, read
+//!   after its own acknowledgement was written, shows exactly the members of
+//!   `T` (same Lease uids), each acknowledging `T`.
+//! - **S5 Fence the dead.** A Lease this replica saw expire (no new version
+//!   within its duration, by this replica's clock: client-go leader
+//!   election's `observedTime` rule) is deleted, conditional on the
+//!   resourceVersion that was seen expiring. If its holder renewed in the
+//!   meantime the delete fails; if the delete succeeds, the holder's next
+//!   write fails, and it joins again as a new incarnation.
+//! - **S6 Announce.** A [`ShardedStream`] yields `Lost { key }` for every
+//!   stored key its replica lets go, and replays every stored key it
+//!   acquires as `Added { in_initial_list: true }`.
+//! - **S7 Graceful leave.** A stopping [`Shard`] lets go of every key, waits
+//!   for the work in flight, then deletes its Lease so the others need not
+//!   wait for it to expire.
+//!
+//! # The guarantee
+//!
+//! *While every replica is live* (renewing within its deadline), a key is
+//! never held by two replicas at once — held meaning handed out through the
+//! gate or with a [`WorkGuard`] alive. Why: two holders of a key cannot both
+//! count each other as members of the sets they hold under (the rendezvous
+//! owner among both is one of them). A replica acquires only on a confirmed
+//! list (S4); of two acquisitions, the one listed later saw the other
+//! replica's current acknowledgement (each list is one consistent read, taken
+//! after the lister's own acknowledgement), which must equal its own set, and
+//! by S2 the other replica holds only keys it owns in that set. A replica
+//! missing from a later list was deleted, which S5 allows only once it
+//! expired, and by S3 it had stopped by then. `tests/shard_handover.rs`
+//! checks this against generated interleavings of Lease events (delivered
+//! late, in order), writes (applied late, replies lost), fences, lists,
+//! acknowledgements, work in flight, kills, restarts and joins.
+//!
+//! *When a replica is killed* (or partitioned), its keys stay untouched until
+//! the others see its Lease expire: a Lease duration after they last observed
+//! it renew, plus the time to fence it, acknowledge the new set and confirm
+//! (one or two API round trips and at most a retry period). Nobody takes
+//! them earlier, even with clocks set differently on each machine.
+//!
+//! *The role of the Lease duration.* It bounds the takeover time after a
+//! kill, and its gap to the renew deadline is the safety margin: it must
+//! cover the difference in clock *rates* between machines over one Lease
+//! duration (client-go's tolerance rule: the ratio of the two is the
+//! tolerated rate ratio) and the time work takes to notice that its guard was
+//! [lost](WorkGuard::lost). Work that runs on after its replica stopped
+//! renewing is outside the guarantee: a consumer whose work can outlast the
+//! gap must watch [`WorkGuard::lost`].
+//!
+//! Two things the guarantee does not cover. A member's keys are acquired
+//! only when *all* live members acknowledged the same set: with continuous
+//! churn, acquisitions wait (keys already held keep working). And the API
+//! server is trusted: Lease writes are linearizable and lists are quorum
+//! reads, as kube-apiserver over etcd provides.
+//!
+//! # A work queue over a shard
+//!
+//! A work queue fed from a [`ShardedStream`] accepts only owned keys by
+//! construction. It must also drop a key lost while it waited: the worker
+//! that pops a key calls [`KeyGate::begin`] and skips the key when that
+//! returns `None`, and holds the guard for the whole reconcile, so a
+//! handover waits for it. A consumer may also drop its queued copies on
+//! [`ShardEvent::Lost`].
+//!
+//! # Next step: a sharded cache
+//!
+//! Here every replica still caches the whole resource. The next step (not
+//! built) is a *sharder*: one elected replica (see [`leader`](self#leader-election))
+//! watches the objects and the ring and writes each object's owner into a
+//! label (e.g. `shard.kube-informer.rs/<ring>=<member>`), and each replica's
+//! informer selects only `…=<itself>`, so each caches only its shard. The
+//! handover then has three steps per moved object: the sharder first
+//! relabels the object to a "draining" value (the old owner's informer sees
+//! it leave its selector, a `Deleted` with the last state, and lets go),
+//! waits for the old owner's acknowledgement, then labels it with the new
+//! owner (whose informer sees it arrive as `Added`). Costs: a write per
+//! object per move (a join rewrites `1/N` of all objects, and each write is a
+//! watch event for every other client), labels the users see on their
+//! objects (and must not fight with GitOps tools that own the labels), a
+//! single sharder that must itself be elected and can lag under churn, and
+//! objects created between two sharder passes belong to nobody until
+//! labelled (a latency added to every create). The reward: memory and watch
+//! traffic per replica drop to about `1/N`.
+//!
+//! # Leader election
+//!
+//! For work that must run once, behind the `leader-election` feature,
+//! `leader::Leadership` gates a stream or a future on holding a Lease
+//! through the `kube-lease-manager` crate.
+
+mod assign;
+mod config;
+mod gate;
+mod handover;
+mod hash;
+#[cfg(feature = "leader-election")]
+pub mod leader;
+mod lease;
+mod member;
+mod ownership;
+mod stream;
+mod view;
+
+pub use assign::{Fingerprint, Member, MemberId, MemberSet, ParseFingerprintError};
+pub use config::{ConfigError, ShardConfig};
+pub use gate::{KeyGate, WorkGuard};
+pub use handover::{Handover, OwnLease, Plan};
+pub use lease::{ACK_ANNOTATION, LeaseApi, LeaseError, RING_LABEL, lease_record};
+pub use member::{Error, Shard};
+pub use ownership::Ownership;
+pub use stream::{ShardEvent, ShardedStream};
+pub use view::{LeaseRecord, MembershipView};

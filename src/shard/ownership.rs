@@ -1,0 +1,88 @@
+//! [`Ownership`]: which keys one replica may act on at one moment.
+
+use std::sync::Arc;
+
+use super::assign::{MemberId, MemberSet};
+use crate::key::ObjectKey;
+
+/// Which keys a replica may act on right now.
+///
+/// A replica that changes its member set keeps only the keys it owns in
+/// both the set it acquired under and every set adopted since, so an
+/// ownership is "owner in all of these sets", plus the two ends: nothing
+/// (not a member, not renewed, not leader) and everything (the leader of a
+/// [`leader`](super) gate).
+///
+/// # Examples
+///
+/// ```
+/// use kube_informer::{ObjectKey, shard::{Member, MemberId, MemberSet, Ownership}};
+///
+/// let key: ObjectKey = "default/web".parse()?;
+/// assert!(Ownership::everything().owns(&key));
+/// assert!(!Ownership::nothing().owns(&key));
+///
+/// let alone = MemberSet::new([Member::new("a", "1")]);
+/// assert!(Ownership::of(MemberId::new("a"), [alone]).owns(&key));
+/// # Ok::<(), kube_informer::KeyError>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Ownership {
+    scope: Scope,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Scope {
+    Nothing,
+    Everything,
+    Owner {
+        me: MemberId,
+        sets: Arc<[MemberSet]>,
+    },
+}
+
+impl Ownership {
+    /// No key.
+    pub fn nothing() -> Self {
+        Self {
+            scope: Scope::Nothing,
+        }
+    }
+
+    /// Every key.
+    pub fn everything() -> Self {
+        Self {
+            scope: Scope::Everything,
+        }
+    }
+
+    /// The keys `me` owns in every one of `sets`; nothing when `sets` is empty.
+    pub fn of(me: MemberId, sets: impl IntoIterator<Item = MemberSet>) -> Self {
+        let sets: Arc<[MemberSet]> = sets.into_iter().collect();
+        if sets.is_empty() {
+            return Self::nothing();
+        }
+        Self {
+            scope: Scope::Owner { me, sets },
+        }
+    }
+
+    /// Whether the key is owned.
+    pub fn owns(&self, key: &ObjectKey) -> bool {
+        match &self.scope {
+            Scope::Nothing => false,
+            Scope::Everything => true,
+            Scope::Owner { me, sets } => {
+                let key_hash = super::hash::hash_str(key.as_str());
+                sets.iter()
+                    .all(|set| set.owner_of_hash(key_hash) == Some(me))
+            }
+        }
+    }
+
+    /// Whether no key is owned for sure (an ownership by sets may still own
+    /// none, which only a look at the keys can tell).
+    pub fn is_nothing(&self) -> bool {
+        matches!(self.scope, Scope::Nothing)
+    }
+}

@@ -1,0 +1,349 @@
+//! S2, S3, S5, S7: the membership task ([`Shard`]) against an in-memory
+//! Lease server, on tokio's paused clock.
+
+use std::{
+    collections::{BTreeMap, BTreeSet},
+    sync::Arc,
+    time::Duration,
+};
+
+use futures::Stream;
+use k8s_openapi::api::coordination::v1::Lease;
+use kube_informer::{
+    Informer, ObjectKey,
+    shard::{LeaseApi, LeaseError, Shard, ShardConfig},
+    source::Event,
+};
+use parking_lot::Mutex;
+use tokio::{sync::mpsc, task::JoinHandle, time::Instant};
+
+#[derive(Debug)]
+struct Never;
+impl std::fmt::Display for Never {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("never")
+    }
+}
+impl std::error::Error for Never {}
+
+/// Leases in memory: conditional writes, consistent lists, and a watch per
+/// informer that starts with a full list.
+#[derive(Clone, Default)]
+struct FakeLeases {
+    state: Arc<Mutex<State>>,
+}
+
+#[derive(Default)]
+struct State {
+    leases: BTreeMap<String, Lease>,
+    rv: u64,
+    uid: u64,
+    watchers: Vec<mpsc::UnboundedSender<Event<Lease>>>,
+    failing: BTreeSet<String>,
+}
+
+impl State {
+    fn emit(&mut self, event: impl Fn() -> Event<Lease>) {
+        self.watchers.retain(|w| w.send(event()).is_ok());
+    }
+}
+
+impl FakeLeases {
+    fn events(&self) -> impl Stream<Item = Result<Event<Lease>, Never>> + Send + 'static {
+        let (sender, mut receiver) = mpsc::unbounded_channel();
+        let mut state = self.state.lock();
+        let _ = sender.send(Event::ListStart);
+        for lease in state.leases.values() {
+            let _ = sender.send(Event::Listed(lease.clone()));
+        }
+        let _ = sender.send(Event::ListDone {
+            resource_version: state.rv.to_string(),
+        });
+        state.watchers.push(sender);
+        async_stream::stream! {
+            while let Some(event) = receiver.recv().await {
+                yield Ok(event);
+            }
+        }
+    }
+
+    fn shard(&self, identity: &str) -> Shard {
+        let informer = Informer::builder_from_stream(self.events()).build();
+        Shard::with_parts(self.clone(), informer, ShardConfig::new("ring", identity)).unwrap()
+    }
+
+    fn fail_writes(&self, lease: &str, fail: bool) {
+        let mut state = self.state.lock();
+        if fail {
+            state.failing.insert(lease.to_owned());
+        } else {
+            state.failing.remove(lease);
+        }
+    }
+
+    fn names(&self) -> Vec<String> {
+        self.state.lock().leases.keys().cloned().collect()
+    }
+
+    fn store(&self, mut lease: Lease, state: &mut State) -> Lease {
+        state.rv += 1;
+        lease.metadata.resource_version = Some(state.rv.to_string());
+        let name = lease.metadata.name.clone().unwrap();
+        state.leases.insert(name, lease.clone());
+        lease
+    }
+}
+
+impl LeaseApi for FakeLeases {
+    async fn create(&self, mut lease: Lease) -> Result<Lease, LeaseError> {
+        let mut state = self.state.lock();
+        let name = lease.metadata.name.clone().unwrap();
+        if state.failing.contains(&name) {
+            return Err(LeaseError::Other("partitioned".into()));
+        }
+        if state.leases.contains_key(&name) {
+            return Err(LeaseError::AlreadyExists);
+        }
+        state.uid += 1;
+        lease.metadata.uid = Some(format!("uid-{}", state.uid));
+        let stored = self.store(lease, &mut state);
+        let event = stored.clone();
+        state.emit(|| Event::Added(event.clone()));
+        Ok(stored)
+    }
+
+    async fn replace(&self, mut lease: Lease) -> Result<Lease, LeaseError> {
+        let mut state = self.state.lock();
+        let name = lease.metadata.name.clone().unwrap();
+        if state.failing.contains(&name) {
+            return Err(LeaseError::Other("partitioned".into()));
+        }
+        let Some(current) = state.leases.get(&name) else {
+            return Err(LeaseError::NotFound);
+        };
+        if current.metadata.resource_version != lease.metadata.resource_version {
+            return Err(LeaseError::Conflict);
+        }
+        lease.metadata.uid = current.metadata.uid.clone();
+        let stored = self.store(lease, &mut state);
+        let event = stored.clone();
+        state.emit(|| Event::Modified(event.clone()));
+        Ok(stored)
+    }
+
+    async fn get(&self, name: &str) -> Result<Option<Lease>, LeaseError> {
+        Ok(self.state.lock().leases.get(name).cloned())
+    }
+
+    async fn delete_if(&self, name: &str, resource_version: &str) -> Result<(), LeaseError> {
+        let mut state = self.state.lock();
+        match state.leases.get(name) {
+            None => Err(LeaseError::NotFound),
+            Some(l) if l.metadata.resource_version.as_deref() != Some(resource_version) => {
+                Err(LeaseError::Conflict)
+            }
+            Some(_) => {
+                let gone = state.leases.remove(name).unwrap();
+                state.rv += 1;
+                state.emit(|| Event::Deleted(gone.clone()));
+                Ok(())
+            }
+        }
+    }
+
+    async fn list(&self, _selector: &str) -> Result<Vec<Lease>, LeaseError> {
+        Ok(self.state.lock().leases.values().cloned().collect())
+    }
+}
+
+fn keys() -> Vec<ObjectKey> {
+    (0..1000)
+        .map(|i| ObjectKey::new(Some("ns"), &format!("object-{i}")).unwrap())
+        .collect()
+}
+
+/// How many owners each key has among `shards`.
+fn owner_counts(shards: &[&Shard], keys: &[ObjectKey]) -> Vec<usize> {
+    keys.iter()
+        .map(|k| shards.iter().filter(|s| s.gate().owns(k)).count())
+        .collect()
+}
+
+fn spawn(shard: &Shard) -> JoinHandle<()> {
+    let run = shard.run();
+    tokio::spawn(async move {
+        run.await.unwrap();
+    })
+}
+
+/// Steps the paused clock until `done` holds or `limit` passes; returns how
+/// long it took.
+async fn until(limit: Duration, mut done: impl FnMut() -> bool) -> Option<Duration> {
+    let start = Instant::now();
+    while Instant::now() < start + limit {
+        if done() {
+            return Some(start.elapsed());
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    done().then(|| start.elapsed())
+}
+
+// S3
+#[tokio::test(start_paused = true)]
+async fn s3_a_member_that_cannot_renew_stops_acting_before_its_lease_expires() {
+    let server = FakeLeases::default();
+    let shard = server.shard("a");
+    let _task = spawn(&shard);
+    let key: ObjectKey = "ns/x".parse().unwrap();
+    until(Duration::from_secs(5), || shard.gate().owns(&key))
+        .await
+        .expect("a lone member owns every key");
+
+    server.fail_writes("ring-a", true);
+    let stopped = until(Duration::from_secs(20), || !shard.gate().owns(&key))
+        .await
+        .expect("stops acting");
+    eprintln!("S3: stopped acting {stopped:?} after its renewals began to fail");
+    // The last successful renewal was sent at most a retry period before
+    // the failures began, and it stops a renew deadline after it.
+    assert!(stopped <= Duration::from_secs(10), "{stopped:?}");
+    assert!(stopped >= Duration::from_secs(8), "{stopped:?}");
+    assert!(
+        stopped < Duration::from_secs(15),
+        "before the others may see it expire"
+    );
+
+    // Renewing again, it acts again.
+    server.fail_writes("ring-a", false);
+    until(Duration::from_secs(10), || shard.gate().owns(&key))
+        .await
+        .expect("acts again after renewing");
+}
+
+// S4, S5
+#[tokio::test(start_paused = true)]
+async fn s5_three_members_share_keys_and_take_over_a_killed_one() {
+    let server = FakeLeases::default();
+    let (a, b, c) = (server.shard("a"), server.shard("b"), server.shard("c"));
+    let _ta = spawn(&a);
+    let _tb = spawn(&b);
+    let tc = spawn(&c);
+    let keys = keys();
+    until(Duration::from_secs(10), || {
+        owner_counts(&[&a, &b, &c], &keys).iter().all(|n| *n == 1)
+    })
+    .await
+    .expect("every key has exactly one owner");
+    let c_keys = keys.iter().filter(|k| c.gate().owns(k)).count();
+    eprintln!("S5: c owns {c_keys} of 1000");
+    assert!((250..420).contains(&c_keys), "{c_keys}");
+
+    // SIGKILL: the task is gone, its Lease stays until it expires.
+    tc.abort();
+    let mut overlap = false;
+    let took = until(Duration::from_secs(30), || {
+        let counts = owner_counts(&[&a, &b], &keys);
+        overlap |= counts.iter().any(|n| *n > 1);
+        counts.iter().all(|n| *n == 1)
+    })
+    .await;
+    if took.is_none() {
+        for lease in server.state.lock().leases.values() {
+            eprintln!(
+                "{:?} {:?} {:?}",
+                lease.metadata.name, lease.metadata.resource_version, lease.metadata.annotations
+            );
+        }
+        eprintln!("a: {:?}\nb: {:?}", a.gate(), b.gate());
+        let counts = owner_counts(&[&a, &b], &keys);
+        eprintln!(
+            "zero: {}, two: {}",
+            counts.iter().filter(|c| **c == 0).count(),
+            counts.iter().filter(|c| **c == 2).count()
+        );
+    }
+    let took = took.expect("the killed member's keys are taken over");
+    assert!(!overlap);
+    eprintln!("S5: keys of the killed member taken over {took:?} after the kill");
+    assert!(
+        took >= Duration::from_secs(13),
+        "not before its Lease could expire: {took:?}"
+    );
+    assert!(
+        took <= Duration::from_secs(15 + 2 + 1),
+        "within duration + retry period: {took:?}"
+    );
+    assert!(!server.names().contains(&"ring-c".to_owned()), "fenced");
+}
+
+// S7
+#[tokio::test(start_paused = true)]
+async fn s7_a_stopped_member_hands_its_keys_over_at_once() {
+    let server = FakeLeases::default();
+    let (a, b) = (server.shard("a"), server.shard("b"));
+    let _ta = spawn(&a);
+    let tb = spawn(&b);
+    let keys = keys();
+    until(Duration::from_secs(10), || {
+        owner_counts(&[&a, &b], &keys).iter().all(|n| *n == 1)
+    })
+    .await
+    .expect("shared");
+    b.stop();
+    tb.await.unwrap();
+    let took = until(Duration::from_secs(10), || {
+        keys.iter().all(|k| a.gate().owns(k))
+    })
+    .await
+    .expect("taken over");
+    eprintln!("S7: graceful leave handed over in {took:?}");
+    assert!(took < Duration::from_secs(2), "{took:?}");
+}
+
+// S2
+#[tokio::test(start_paused = true)]
+async fn s2_a_moving_key_waits_for_the_work_in_flight() {
+    let server = FakeLeases::default();
+    let a = server.shard("a");
+    let _ta = spawn(&a);
+    let keys = keys();
+    until(Duration::from_secs(5), || {
+        keys.iter().all(|k| a.gate().owns(k))
+    })
+    .await
+    .expect("a owns all");
+    // Work in flight on every key; then b joins.
+    let guards: Vec<_> = keys.iter().map(|k| a.gate().begin(k).unwrap()).collect();
+    let b = server.shard("b");
+    let _tb = spawn(&b);
+    tokio::time::sleep(Duration::from_secs(8)).await;
+    assert!(
+        keys.iter().all(|k| !b.gate().owns(k)),
+        "b took a key still worked on"
+    );
+    let moving: Vec<_> = keys.iter().filter(|k| !a.gate().owns(k)).cloned().collect();
+    assert!(!moving.is_empty(), "a released the keys that move");
+    drop(guards);
+    let took = until(Duration::from_secs(10), || {
+        moving.iter().all(|k| b.gate().owns(k))
+    })
+    .await
+    .expect("b takes the moved keys");
+    eprintln!(
+        "S2: {} keys moved to the joiner {took:?} after the work ended",
+        moving.len()
+    );
+    assert_eq!(owner_counts(&[&a, &b], &keys), vec![1; 1000]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_second_run_is_refused() {
+    let server = FakeLeases::default();
+    let a = server.shard("a");
+    let _ta = spawn(&a);
+    assert!(matches!(
+        a.run().await,
+        Err(kube_informer::shard::Error::AlreadyRunning)
+    ));
+}
