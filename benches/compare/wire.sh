@@ -5,6 +5,10 @@
 #   bash benches/compare/run.sh --wire --quick    # N = 10,000, 1 repeat
 #   bash benches/compare/run.sh --wire-profile    # perf profile of each runner (N = WIRE_PROFILE_OBJECTS, 10,000)
 #
+# WIRE_RELIST_REPEATS (default 1) repeats the relist runs; WIRE_DEADLINE
+# (seconds since the epoch) stops starting runs after that time;
+# WIRE_MEASURED_ON is a note on what was measured, shown on the page.
+#
 # One loopback server (`kube-informer-compare serve`) generates the Pods once
 # and serves every run; each run is a fresh runner process with its own HTTP
 # client: kube-informer and kube-runtime (`kube-informer-compare wire`) and
@@ -84,8 +88,16 @@ command_for() {
   esac
 }
 
+# WIRE_DEADLINE (seconds since the epoch): no run starts after it, so a
+# measurement squeezed into a time budget ends with what it has.
+deadline="${WIRE_DEADLINE:-}"
+
 run_one() { # results runner subscribers strip variant
   local results=$1 runner=$2 subscribers=$3 strip=$4 variant=$5 line status=0
+  if [[ -n $deadline && $(date +%s) -ge $deadline ]]; then
+    echo "-- $runner S=$subscribers strip=$strip $variant: skipped, past WIRE_DEADLINE" >&2
+    return 0
+  fi
   echo "-- $runner S=$subscribers strip=$strip $variant (load $(cut -d' ' -f1-3 /proc/loadavg))" >&2
   # shellcheck disable=SC2046 # the command line is split on purpose
   line="$($(command_for "$runner" "$subscribers" "$strip" "$variant"))" || status=$?
@@ -148,9 +160,7 @@ results="$work/wire-$mode.jsonl"
 : >"$results"
 load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
 start_server "$objects"
-# Every configuration once before any repeat, so a short budget still
-# covers the whole table; the runners alternate so load spreads evenly.
-for _ in $(seq "$repeats"); do
+burst_pass() {
   for subscribers in "${subscriber_counts[@]}"; do
     for strip in no yes; do
       for runner in "${runners[@]}"; do
@@ -158,14 +168,20 @@ for _ in $(seq "$repeats"); do
       done
     done
   done
-done
-for _ in $(seq "$relist_repeats"); do
+}
+relist_pass() {
   for strip in no yes; do
     for runner in "${runners[@]}"; do
       run_one "$results" "$runner" 1 "$strip" relist
     done
   done
-done
+}
+# Every configuration once (bursts, then relists) before any repeat, so a
+# short budget still covers the whole table; the runners alternate so load
+# spreads evenly over them.
+burst_pass
+for _ in $(seq "$relist_repeats"); do relist_pass; done
+for _ in $(seq 2 "$repeats"); do burst_pass; done
 stop_server
 
 cp "$results" "$kept/wire-$mode.jsonl"

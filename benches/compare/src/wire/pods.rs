@@ -176,23 +176,20 @@ pub fn pod(index: usize, version: u64, rv: u64) -> Value {
         "kind": "Pod",
         "metadata": {
             "name": name,
-            "generateName": format!("{replica_set}-"),
             "namespace": namespace,
             "uid": uid(id),
             "resourceVersion": rv.to_string(),
             "creationTimestamp": created,
             "labels": {
                 "app.kubernetes.io/name": app,
-                "app.kubernetes.io/part-of": "storefront",
                 "app.kubernetes.io/version": image_tag,
                 "pod-template-hash": template_hash,
                 "tier": if index % 3 == 0 { "backend" } else { "frontend" }
             },
             "annotations": {
-                "kubectl.kubernetes.io/restartedAt": created,
                 "prometheus.io/scrape": "true",
                 "prometheus.io/port": "9090",
-                "compare.kube-informer.dev/revision": version.to_string()
+                "example.com/revision": version.to_string()
             },
             "ownerReferences": [{
                 "apiVersion": "apps/v1",
@@ -211,17 +208,15 @@ pub fn pod(index: usize, version: u64, rv: u64) -> Value {
                     "fieldsType": "FieldsV1",
                     "fieldsV1": {
                         "f:metadata": {
-                            "f:annotations": {".": {}, "f:kubectl.kubernetes.io/restartedAt": {}, "f:prometheus.io/port": {}, "f:prometheus.io/scrape": {}},
-                            "f:generateName": {},
-                            "f:labels": {".": {}, "f:app.kubernetes.io/name": {}, "f:app.kubernetes.io/part-of": {}, "f:app.kubernetes.io/version": {}, "f:pod-template-hash": {}, "f:tier": {}},
-                            "f:ownerReferences": {".": {}, format!("k:{{\"uid\":\"{}\"}}", uid(id / 7 + 1_000_000)): {}}
+                            "f:annotations": {".": {}, "f:prometheus.io/port": {}, "f:prometheus.io/scrape": {}},
+                            "f:labels": {".": {}, "f:app.kubernetes.io/name": {}, "f:pod-template-hash": {}},
+                            "f:ownerReferences": {".": {}}
                         },
                         "f:spec": {
                             "f:containers": {
-                                "k:{\"name\":\"app\"}": {".": {}, "f:env": {".": {}, "k:{\"name\":\"LOG_LEVEL\"}": {".": {}, "f:name": {}, "f:value": {}}}, "f:image": {}, "f:name": {}, "f:ports": {".": {}, "k:{\"containerPort\":8080,\"protocol\":\"TCP\"}": {".": {}, "f:containerPort": {}, "f:name": {}, "f:protocol": {}}}, "f:resources": {".": {}, "f:limits": {".": {}, "f:memory": {}}, "f:requests": {".": {}, "f:cpu": {}, "f:memory": {}}}},
+                                "k:{\"name\":\"app\"}": {".": {}, "f:env": {".": {}}, "f:image": {}, "f:name": {}, "f:ports": {".": {}}, "f:resources": {".": {}}},
                                 "k:{\"name\":\"proxy\"}": {".": {}, "f:image": {}, "f:name": {}}
-                            },
-                            "f:tolerations": {}
+                            }
                         }
                     }
                 },
@@ -233,8 +228,8 @@ pub fn pod(index: usize, version: u64, rv: u64) -> Value {
                     "fieldsType": "FieldsV1",
                     "fieldsV1": {
                         "f:status": {
-                            "f:conditions": {"k:{\"type\":\"ContainersReady\"}": {".": {}, "f:lastTransitionTime": {}, "f:status": {}, "f:type": {}}, "k:{\"type\":\"Ready\"}": {".": {}, "f:lastTransitionTime": {}, "f:status": {}, "f:type": {}}},
-                            "f:containerStatuses": {}, "f:hostIP": {}, "f:phase": {}, "f:podIP": {}, "f:startTime": {}
+                            "f:conditions": {"k:{\"type\":\"Ready\"}": {".": {}, "f:lastTransitionTime": {}, "f:status": {}}},
+                            "f:containerStatuses": {}, "f:phase": {}, "f:podIP": {}
                         }
                     },
                     "subresource": "status"
@@ -246,33 +241,25 @@ pub fn pod(index: usize, version: u64, rv: u64) -> Value {
                 {
                     "name": "app",
                     "image": format!("registry.example.com/storefront/{app}:{image_tag}"),
-                    "ports": [{"name": "http", "containerPort": 8080, "protocol": "TCP"}, {"name": "metrics", "containerPort": 9090, "protocol": "TCP"}],
+                    "ports": [{"name": "http", "containerPort": 8080, "protocol": "TCP"}],
                     "env": [
                         {"name": "LOG_LEVEL", "value": "info"},
-                        {"name": "POD_NAME", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.name"}}},
-                        {"name": "UPSTREAM", "value": format!("http://{app}-upstream.{namespace}.svc:8080")}
+                        {"name": "GOMAXPROCS", "value": "2"}
                     ],
                     "resources": {"limits": {"memory": "512Mi"}, "requests": {"cpu": "250m", "memory": "256Mi"}},
                     "volumeMounts": [
-                        {"name": "config", "mountPath": "/etc/app", "readOnly": true},
                         {"name": "kube-api-access", "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount", "readOnly": true}
                     ],
-                    "terminationMessagePath": "/dev/termination-log",
-                    "terminationMessagePolicy": "File",
                     "imagePullPolicy": "IfNotPresent"
                 },
                 {
                     "name": "proxy",
                     "image": "registry.example.com/mesh/proxy:2.4.1",
                     "resources": {"requests": {"cpu": "50m", "memory": "64Mi"}},
-                    "volumeMounts": [{"name": "kube-api-access", "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount", "readOnly": true}],
-                    "terminationMessagePath": "/dev/termination-log",
-                    "terminationMessagePolicy": "File",
-                    "imagePullPolicy": "IfNotPresent"
+                    "volumeMounts": [{"name": "kube-api-access", "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount", "readOnly": true}]
                 }
             ],
             "volumes": [
-                {"name": "config", "configMap": {"name": format!("{app}-config"), "defaultMode": 420}},
                 {"name": "kube-api-access", "projected": {"defaultMode": 420, "sources": [
                     {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
                     {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
@@ -284,8 +271,6 @@ pub fn pod(index: usize, version: u64, rv: u64) -> Value {
             "dnsPolicy": "ClusterFirst",
             "serviceAccountName": "default",
             "nodeName": node,
-            "schedulerName": "default-scheduler",
-            "priority": 0,
             "tolerations": [
                 {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
                 {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}
@@ -294,23 +279,19 @@ pub fn pod(index: usize, version: u64, rv: u64) -> Value {
         "status": {
             "phase": "Running",
             "conditions": [
-                {"type": "Initialized", "status": "True", "lastTransitionTime": created},
                 {"type": "Ready", "status": "True", "lastTransitionTime": changed},
-                {"type": "ContainersReady", "status": "True", "lastTransitionTime": changed},
-                {"type": "PodScheduled", "status": "True", "lastTransitionTime": created}
+                {"type": "ContainersReady", "status": "True", "lastTransitionTime": changed}
             ],
-            "hostIP": format!("192.168.{}.{}", (mix(id + 7) % 400) / 250, 10 + (mix(id + 7) % 400) % 240),
             "podIP": pod_ip,
-            "podIPs": [{"ip": pod_ip}],
             "startTime": created,
             "containerStatuses": [
                 {"name": "app", "state": {"running": {"startedAt": changed}}, "ready": true, "restartCount": restarts,
                  "image": format!("registry.example.com/storefront/{app}:{image_tag}"),
-                 "imageID": format!("registry.example.com/storefront/{app}@sha256:{:016x}{:016x}", mix(id + 1), mix(id + 2)),
+                 "imageID": format!("sha256:{:016x}{:016x}", mix(id + 1), mix(id + 2)),
                  "containerID": format!("containerd://{:016x}{:016x}", mix(id * 31 + version), mix(id * 37 + version)), "started": true},
                 {"name": "proxy", "state": {"running": {"startedAt": created}}, "ready": true, "restartCount": 0,
                  "image": "registry.example.com/mesh/proxy:2.4.1",
-                 "imageID": "registry.example.com/mesh/proxy@sha256:4f1c2a9e8d7b6a5c4f3e2d1c0b9a8f7e",
+                 "imageID": "sha256:4f1c2a9e8d7b6a5c4f3e2d1c0b9a8f7e",
                  "containerID": format!("containerd://{:016x}{:016x}", mix(id * 41), mix(id * 43)), "started": true}
             ],
             "qosClass": "Burstable"
