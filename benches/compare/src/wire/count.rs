@@ -89,7 +89,10 @@ impl Drop for Counter {
 impl CounterWatch {
     /// Waits until the count reached `target`; false if the subscriber ended first.
     pub async fn reached(&mut self, target: u64) -> bool {
-        self.published.wait_for(|seen| *seen >= target).await.is_ok()
+        self.published
+            .wait_for(|seen| *seen >= target)
+            .await
+            .is_ok()
     }
 
     /// The count last published.

@@ -372,11 +372,7 @@ pub async fn drive<R: WireRunner>(options: &WireOptions) -> Result<WireReport, W
         control.post("/bench/expire").await?;
         wait_all(&mut watches, last, options.timeout).await?;
         let relist_time = restarted.elapsed();
-        (
-            relist_time.as_secs_f64(),
-            cpu_seconds() - cpu_relist,
-            n,
-        )
+        (relist_time.as_secs_f64(), cpu_seconds() - cpu_relist, n)
     } else {
         let cpu_burst = cpu_seconds();
         let restarted = Instant::now();

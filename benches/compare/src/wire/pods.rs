@@ -74,10 +74,7 @@ impl WireWorkload {
                 let index = rng.random_range(0..spec.objects);
                 versions[index] += 1;
                 rv += 1;
-                events.push(event_line(
-                    "MODIFIED",
-                    &pod(index, versions[index], rv),
-                ));
+                events.push(event_line("MODIFIED", &pod(index, versions[index], rv)));
             }
         }
         let mut doomed: Vec<usize> = (0..spec.objects).collect();
@@ -168,7 +165,12 @@ pub fn pod(index: usize, version: u64, rv: u64) -> Value {
     let created = timestamp(mix(id) % 86_400);
     let changed = timestamp(86_400 + (mix(id) % 86_400) + version * 37);
     let node = format!("node-{:03}", mix(id + 7) % 400);
-    let pod_ip = format!("10.{}.{}.{}", 64 + index % 64, (index / 64) % 256, 2 + index % 250);
+    let pod_ip = format!(
+        "10.{}.{}.{}",
+        64 + index % 64,
+        (index / 64) % 256,
+        2 + index % 250
+    );
     let image_tag = format!("1.{}.{}", index % 9, index % 31);
     let restarts = version % 4;
     json!({

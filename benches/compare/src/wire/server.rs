@@ -157,7 +157,8 @@ impl WireServer {
                     Some("all") => events.len(),
                     _ => return status(StatusCode::BAD_REQUEST, "BadRequest", "phase=updates|all"),
                 };
-                self.gates.send_modify(|gates| gates.released = gates.released.max(released));
+                self.gates
+                    .send_modify(|gates| gates.released = gates.released.max(released));
                 json_response(StatusCode::OK, json!({"released": released}).to_string())
             }
             (&Method::POST, "/bench/expire") => {
@@ -197,7 +198,11 @@ impl WireServer {
                     .to_string(),
                 )
             }
-            _ => status(StatusCode::NOT_FOUND, "NotFound", "the server could not find the requested resource"),
+            _ => status(
+                StatusCode::NOT_FOUND,
+                "NotFound",
+                "the server could not find the requested resource",
+            ),
         }
     }
 
@@ -218,7 +223,13 @@ impl WireServer {
         let limit = match query.get("limit").map(|limit| limit.parse::<usize>()) {
             None => 0,
             Some(Ok(limit)) => limit,
-            Some(Err(_)) => return status(StatusCode::BAD_REQUEST, "BadRequest", "limit must be a number"),
+            Some(Err(_)) => {
+                return status(
+                    StatusCode::BAD_REQUEST,
+                    "BadRequest",
+                    "limit must be a number",
+                );
+            }
         };
         let start = match query.get("continue").filter(|token| !token.is_empty()) {
             None => {
@@ -235,7 +246,13 @@ impl WireServer {
                         "The provided continue parameter is too old to display a consistent list result.",
                     );
                 }
-                None => return status(StatusCode::BAD_REQUEST, "BadRequest", "invalid continue token"),
+                None => {
+                    return status(
+                        StatusCode::BAD_REQUEST,
+                        "BadRequest",
+                        "invalid continue token",
+                    );
+                }
             },
         };
         self.stats.pages.fetch_add(1, Ordering::Relaxed);
@@ -254,9 +271,11 @@ impl WireServer {
         } else {
             json!({"resourceVersion": rv.to_string()})
         };
-        let head = format!(r#"{{"kind":"PodList","apiVersion":"v1","metadata":{metadata},"items":["#);
-        let mut body =
-            Vec::with_capacity(head.len() + page.iter().map(|item| item.len() + 1).sum::<usize>() + 2);
+        let head =
+            format!(r#"{{"kind":"PodList","apiVersion":"v1","metadata":{metadata},"items":["#);
+        let mut body = Vec::with_capacity(
+            head.len() + page.iter().map(|item| item.len() + 1).sum::<usize>() + 2,
+        );
         body.extend_from_slice(head.as_bytes());
         for (index, item) in page.iter().enumerate() {
             if index > 0 {
@@ -273,7 +292,10 @@ impl WireServer {
         let gates = *self.gates.borrow();
         let list_rv = self.workload.list_resource_version();
         let total = self.workload.events.len();
-        let requested = query.get("resourceVersion").map(String::as_str).unwrap_or("");
+        let requested = query
+            .get("resourceVersion")
+            .map(String::as_str)
+            .unwrap_or("");
         let start = match requested {
             // "Any": start from what has been released by now.
             "" | "0" => gates.released,
@@ -284,7 +306,11 @@ impl WireServer {
                 }
                 Ok(rv) => (rv.saturating_sub(list_rv) as usize).min(total),
                 Err(_) => {
-                    return status(StatusCode::BAD_REQUEST, "BadRequest", "invalid resourceVersion");
+                    return status(
+                        StatusCode::BAD_REQUEST,
+                        "BadRequest",
+                        "invalid resourceVersion",
+                    );
                 }
             },
         };
