@@ -125,6 +125,8 @@ def relist_table(groups):
                 f"| {found['rss_sync'] / MIB:,.0f} | {found['peak'] / MIB:,.0f} | {found['seconds']:.2f} "
                 f"| {found['load']:.1f} |"
             )
+    if len(rows) == 2:
+        return "Not measured in this run (the time budget ended before the relist runs)."
     return "\n".join(rows)
 
 

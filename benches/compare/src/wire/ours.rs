@@ -40,7 +40,7 @@ impl WireRunner for OursWire {
             tokio::spawn(async move {
                 while let Some(notification) = subscription.next().await {
                     counter.observe(notification.object());
-                    if counter.seen() % PENDING_EVERY == 0 {
+                    if counter.seen().is_multiple_of(PENDING_EVERY) {
                         // What waits for this subscriber: the backlog the
                         // burst leaves in its queue.
                         counter.record_pending(subscription.pending());

@@ -186,7 +186,7 @@ pub fn pod(index: usize, version: u64, rv: u64) -> Value {
                 "app.kubernetes.io/name": app,
                 "app.kubernetes.io/version": image_tag,
                 "pod-template-hash": template_hash,
-                "tier": if index % 3 == 0 { "backend" } else { "frontend" }
+                "tier": if index.is_multiple_of(3) { "backend" } else { "frontend" }
             },
             "annotations": {
                 "prometheus.io/scrape": "true",
