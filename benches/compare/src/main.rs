@@ -212,11 +212,11 @@ fn serve_command(args: &[String]) -> ExitCode {
             }
         };
         let url = format!("http://{address}");
-        if let Some(path) = address_file {
-            if let Err(error) = std::fs::write(&path, &url) {
-                eprintln!("cannot write {}: {error}", path.display());
-                return ExitCode::FAILURE;
-            }
+        if let Some(path) = address_file
+            && let Err(error) = std::fs::write(&path, &url)
+        {
+            eprintln!("cannot write {}: {error}", path.display());
+            return ExitCode::FAILURE;
         }
         println!("{url}");
         serving.await;

@@ -294,7 +294,11 @@ fn heap() -> (u64, u64) {
     }
 }
 
-/// Samples memory every 20 ms and keeps the sample with the largest RSS.
+/// Growth of the resident size that triggers a new heap reading.
+const PEAK_STEP: u64 = 16 << 20;
+
+/// Samples memory every 20 ms and keeps the sample with the largest RSS
+/// (to within [`PEAK_STEP`]).
 struct Sampler {
     stop: Arc<AtomicBool>,
     task: tokio::task::JoinHandle<PeakSample>,
@@ -310,7 +314,11 @@ impl Sampler {
             while !stopping.load(Ordering::Relaxed) {
                 interval.tick().await;
                 let rss = memory::resident().now;
-                if rss > best.rss {
+                // mallinfo2 walks the heap's free lists under the arena lock:
+                // on a fragmented heap of a GiB it costs milliseconds and
+                // stalls every allocating thread, so it is read only when the
+                // peak grows by 16 MiB or more.
+                if rss >= best.rss + PEAK_STEP {
                     let (heap_in_use, heap_free_kept) = heap();
                     best = PeakSample {
                         at_seconds: clock.elapsed().as_secs_f64(),
