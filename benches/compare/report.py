@@ -374,15 +374,66 @@ def markdown(runs, meta, pairs):
     return "\n".join(parts)
 
 
+def wire_block(args):
+    """The wire section: rendered from --wire-results if given, else kept
+    from the page as it is."""
+    import wire_report
+
+    if args.wire_results:
+        with open(args.wire_meta) as meta_file:
+            meta = json.load(meta_file)
+        profile = None
+        if args.wire_profile and os.path.exists(args.wire_profile):
+            with open(args.wire_profile) as profile_file:
+                profile = json.load(profile_file)
+        notes = None
+        if args.wire_notes and os.path.exists(args.wire_notes):
+            with open(args.wire_notes) as notes_file:
+                notes = notes_file.read()
+        block = wire_report.section(wire_report.load(args.wire_results), meta, profile)
+        if notes:
+            block = block.replace(wire_report.WIRE_END, notes.rstrip("\n") + "\n\n" + wire_report.WIRE_END)
+        return block
+    if os.path.exists(args.markdown):
+        with open(args.markdown) as page:
+            return wire_report.extract(page.read())
+    return None
+
+
 def main():
+    import sys
+
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import wire_report
+
     parser = argparse.ArgumentParser()
-    parser.add_argument("--results", required=True)
-    parser.add_argument("--meta", required=True)
+    parser.add_argument("--results")
+    parser.add_argument("--meta")
     parser.add_argument("--markdown", required=True)
-    parser.add_argument("--plot", required=True)
+    parser.add_argument("--plot")
     parser.add_argument("--apiserver", help="JSON lines of the real kube-apiserver step, if it ran")
     parser.add_argument("--notes", help="hand-written Markdown included after the targets table")
+    parser.add_argument("--wire-results", help="JSON lines of run.sh --wire")
+    parser.add_argument("--wire-meta", help="meta JSON of run.sh --wire")
+    parser.add_argument("--wire-profile", help="profile buckets of run.sh --wire-profile")
+    parser.add_argument("--wire-notes", help="hand-written Markdown closing the wire section")
+    parser.add_argument(
+        "--wire-only",
+        action="store_true",
+        help="replace only the wire section of --markdown, keeping the rest of the page",
+    )
     args = parser.parse_args()
+    block = wire_block(args)
+    if args.wire_only:
+        with open(args.markdown) as page_file:
+            page = page_file.read()
+        if block:
+            page = wire_report.splice(page, block)
+        with open(args.markdown, "w") as out:
+            out.write(page)
+        return
+    if not (args.results and args.meta and args.plot):
+        parser.error("--results, --meta and --plot are required without --wire-only")
     runs = medians(load(args.results))
     with open(args.meta) as meta_file:
         meta = json.load(meta_file)
@@ -393,6 +444,8 @@ def main():
     if args.notes:
         with open(args.notes) as notes:
             page += "\n" + notes.read()
+    if block:
+        page = wire_report.splice(page, block)
     with open(args.markdown, "w") as out:
         out.write(page)
     plot(runs, pairs, args.plot)

@@ -4,6 +4,14 @@
 #
 #   bash benches/compare/run.sh           # N = 10,000 and 100,000 (about 17 minutes on 2 cores)
 #   bash benches/compare/run.sh --quick   # N = 10,000 only, small U (about 5 minutes)
+#   bash benches/compare/run.sh --wire    # wire mode, N = 50,000 (WIRE_OBJECTS, WIRE_REPEATS to change)
+#   bash benches/compare/run.sh --wire --quick   # wire mode, N = 10,000, one run each
+#   bash benches/compare/run.sh --wire-profile   # perf profile of each runner, N = 10,000, S = 4
+#
+# Wire mode starts the loopback server (`kube-informer-compare serve`) and runs
+# kube-informer, kube-runtime and client-go against it, each in its own
+# process with its own HTTP client; its table heads BENCHMARKS.md, above the
+# in-memory tables (rebuilt from the results kept in benches/compare/results).
 #
 # Runners: (a) kube-informer's Informer (`ours`; in the slow variant also
 # `ours-coalesce`, the slow subscriber on Lag::Coalesce),
@@ -18,11 +26,18 @@ work="$CARGO_TARGET_DIR/compare"
 mkdir -p "$work"
 
 mode=full
-case "${1:-}" in
-  --quick) mode=quick ;;
-  "") ;;
-  *) echo "usage: bash benches/compare/run.sh [--quick]" >&2; exit 2 ;;
-esac
+wire=no
+for arg in "$@"; do
+  case "$arg" in
+    --quick) mode=quick ;;
+    --wire) wire=yes ;;
+    --wire-profile) wire=profile ;;
+    *) echo "usage: bash benches/compare/run.sh [--quick] [--wire | --wire-profile]" >&2; exit 2 ;;
+  esac
+done
+if [[ $wire != no ]]; then
+  exec bash "$here/wire.sh" "$wire" "$mode"
+fi
 
 if [[ $mode == quick ]]; then
   sizes=(10000)

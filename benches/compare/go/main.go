@@ -1,5 +1,7 @@
 // Runner (c) of the side-by-side benchmark: client-go's shared index informer
-// with S event handlers, fed the shared workload by a fake ListerWatcher.
+// with S event handlers, fed the shared workload by a fake ListerWatcher
+// (in-memory mode), or listing and watching the loopback server with its
+// real REST client (wire mode, -wire URL; see wire.go).
 // It measures what the Rust runners measure (see benches/compare/src/drive.rs)
 // and prints the same JSON line.
 package main
@@ -22,7 +24,24 @@ func main() {
 	timeout := flag.Duration("timeout", 900*time.Second, "give up when a wait lasts longer")
 	apiserverKubeconfig := flag.String("apiserver-kubeconfig", "", "measure against this cluster instead of a workload file")
 	objects := flag.Int("objects", 2000, "with -apiserver-kubeconfig: ConfigMaps to create")
+	wireServer := flag.String("wire", "", "wire mode: base URL of the loopback server (kube-informer-compare serve)")
+	strip := flag.Bool("strip", false, "wire mode: strip managedFields with SetTransform")
+	relist := flag.Bool("relist", false, "wire mode: measure a relist (410, then a full list) instead of a watch burst")
 	flag.Parse()
+	if *wireServer != "" {
+		if *subscriberCount < 1 {
+			fmt.Fprintln(os.Stderr, "usage: client-go-runner -wire URL -subscribers S [-strip] [-relist]")
+			os.Exit(2)
+		}
+		report, err := runWire(*wireServer, *subscriberCount, *strip, *relist, *timeout)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "client-go wire run failed: %v\n", err)
+			os.Exit(1)
+		}
+		line, _ := json.Marshal(report)
+		fmt.Println(string(line))
+		os.Exit(0)
+	}
 	if *apiserverKubeconfig != "" {
 		report, err := runAgainstAPIServer(*apiserverKubeconfig, *objects, *subscriberCount, *timeout)
 		if err != nil {

@@ -14,4 +14,5 @@ pub mod memory;
 pub mod progress;
 pub mod report;
 pub mod runners;
+pub mod wire;
 pub mod workload;

@@ -4,7 +4,14 @@
 //! kube-informer-compare generate --objects N --updates U [--delete-percent 10] [--seed 1] --out FILE
 //! kube-informer-compare run RUNNER --workload FILE --subscribers S [--slow] [--timeout-secs 900]
 //! kube-informer-compare apiserver --kubeconfig FILE [--objects 2000] [--subscribers 4] [--timeout-secs 300]
+//! kube-informer-compare serve --objects N [--seed 1] [--port 0] [--address-file FILE]
+//! kube-informer-compare wire (ours|kube-runtime) --server URL --subscribers S [--strip] [--relist] [--timeout-secs 900]
 //! ```
+//!
+//! `serve` generates the wire workload (N Pods, U = 2N modifications, D = N/10
+//! deletes), then serves it on 127.0.0.1 until killed; it prints its address
+//! (and writes it to `--address-file`) once listening. `wire` runs one wire
+//! measurement against it and prints one JSON line.
 //!
 //! RUNNER is `floor`, `kube-runtime`, `ours` or `ours-coalesce` (the slow
 //! subscriber on `Lag::Coalesce`). `run` prints one JSON line.
@@ -21,7 +28,9 @@ use std::{collections::HashMap, io::BufWriter, path::PathBuf, process::ExitCode,
 const USAGE: &str = "usage:
   kube-informer-compare generate --objects N --updates U [--delete-percent 10] [--seed 1] --out FILE
   kube-informer-compare run (floor|kube-runtime|ours|ours-coalesce) --workload FILE --subscribers S [--slow] [--timeout-secs 900]
-  kube-informer-compare apiserver --kubeconfig FILE [--objects 2000] [--subscribers 4] [--timeout-secs 300]";
+  kube-informer-compare apiserver --kubeconfig FILE [--objects 2000] [--subscribers 4] [--timeout-secs 300]
+  kube-informer-compare serve --objects N [--seed 1] [--port 0] [--address-file FILE]
+  kube-informer-compare wire (ours|kube-runtime) --server URL --subscribers S [--strip] [--relist] [--timeout-secs 900]";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -29,6 +38,8 @@ fn main() -> ExitCode {
         Some("generate") => generate_command(&args[1..]),
         Some("run") if args.len() >= 2 => run_command(&args[1], &args[2..]),
         Some("apiserver") => apiserver_command(&args[1..]),
+        Some("serve") => serve_command(&args[1..]),
+        Some("wire") if args.len() >= 2 => wire_command(&args[1], &args[2..]),
         _ => usage_error("missing command"),
     }
 }
@@ -149,6 +160,139 @@ fn apiserver_command(args: &[String]) -> ExitCode {
 fn apiserver_command(_args: &[String]) -> ExitCode {
     eprintln!("the apiserver command needs the `ours` feature");
     ExitCode::from(3)
+}
+
+fn serve_command(args: &[String]) -> ExitCode {
+    use kube_informer_compare::wire::{
+        pods::{WireSpec, WireWorkload},
+        server::WireServer,
+    };
+    let flags = match Flags::parse(args) {
+        Ok(flags) => flags,
+        Err(message) => return usage_error(&message),
+    };
+    let parsed = (|| -> Result<(WireSpec, u16, Option<PathBuf>), String> {
+        let spec = WireSpec::standard(
+            flags.number("objects", None)?,
+            flags.number("seed", Some(1))? as u64,
+        );
+        let port = u16::try_from(flags.number("port", Some(0))?)
+            .map_err(|_| "--port wants a port number".to_string())?;
+        let address_file = flags.text("address-file").ok().map(PathBuf::from);
+        Ok((spec, port, address_file))
+    })();
+    let (spec, port, address_file) = match parsed {
+        Ok(parsed) => parsed,
+        Err(message) => return usage_error(&message),
+    };
+    let workload = WireWorkload::generate(spec);
+    eprintln!(
+        "serving {} Pods (mean {:.0} bytes), {} watch events",
+        workload.items.len(),
+        workload.mean_item_bytes(),
+        workload.events.len()
+    );
+    // One thread: the server takes at most one core from the runner.
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("cannot start the tokio runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    runtime.block_on(async move {
+        let (address, serving) = match WireServer::new(workload).bind(port).await {
+            Ok(bound) => bound,
+            Err(error) => {
+                eprintln!("cannot listen on 127.0.0.1:{port}: {error}");
+                return ExitCode::FAILURE;
+            }
+        };
+        let url = format!("http://{address}");
+        if let Some(path) = address_file
+            && let Err(error) = std::fs::write(&path, &url)
+        {
+            eprintln!("cannot write {}: {error}", path.display());
+            return ExitCode::FAILURE;
+        }
+        println!("{url}");
+        serving.await;
+        ExitCode::SUCCESS
+    })
+}
+
+fn wire_command(runner: &str, args: &[String]) -> ExitCode {
+    use kube_informer_compare::wire::drive::WireOptions;
+    let flags = match Flags::parse(args) {
+        Ok(flags) => flags,
+        Err(message) => return usage_error(&message),
+    };
+    let options = (|| -> Result<WireOptions, String> {
+        Ok(WireOptions {
+            server: flags.text("server")?.to_string(),
+            subscribers: flags.number("subscribers", None)?,
+            strip: flags.switch("strip"),
+            relist: flags.switch("relist"),
+            timeout: Duration::from_secs(flags.number("timeout-secs", Some(900))? as u64),
+        })
+    })();
+    let options = match options {
+        Ok(options) if options.subscribers > 0 => options,
+        Ok(_) => return usage_error("--subscribers must be at least 1"),
+        Err(message) => return usage_error(&message),
+    };
+    match runner {
+        "kube-runtime" => {
+            measure_wire::<kube_informer_compare::wire::kube_runtime::KubeRuntimeWire>(&options)
+        }
+        "ours" => ours_wire(&options),
+        other => usage_error(&format!("unknown wire runner {other}")),
+    }
+}
+
+#[cfg(feature = "ours")]
+fn ours_wire(options: &kube_informer_compare::wire::drive::WireOptions) -> ExitCode {
+    measure_wire::<kube_informer_compare::wire::ours::OursWire>(options)
+}
+
+#[cfg(not(feature = "ours"))]
+fn ours_wire(_options: &kube_informer_compare::wire::drive::WireOptions) -> ExitCode {
+    eprintln!("runner (a) skipped: built without the `ours` feature");
+    ExitCode::from(3)
+}
+
+fn measure_wire<R: kube_informer_compare::wire::drive::WireRunner>(
+    options: &kube_informer_compare::wire::drive::WireOptions,
+) -> ExitCode {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("cannot start the tokio runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = runtime.block_on(kube_informer_compare::wire::drive::drive::<R>(options));
+    // The informer and its watch are still running: do not wait for them.
+    runtime.shutdown_background();
+    match result {
+        Ok(report) => {
+            println!(
+                "{}",
+                serde_json::to_string(&report).unwrap_or_else(|_| "{}".into())
+            );
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("{} wire run failed: {error}", R::NAME);
+            ExitCode::FAILURE
+        }
+    }
 }
 
 fn measure<R: Runner>(options: &Options) -> ExitCode {

@@ -1,0 +1,62 @@
+//! Wire runner (a): kube-informer's `Informer::builder(Api)` on a kube
+//! `Client` pointed at the loopback server, default source settings (pages
+//! of 500), one `subscribe` per subscriber drained by its own task. Every
+//! subscriber is told about every event: N + U + D notifications.
+
+use super::{
+    count::Counter,
+    drive::{Started, WireRunner, strip_managed_fields},
+};
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::Pod;
+use kube::{Api, Client};
+use kube_informer::{Informer, SubscribeOptions};
+
+/// How often (in notifications) a subscriber records its queue length.
+const PENDING_EVERY: u64 = 256;
+
+/// See the module docs.
+#[derive(Debug)]
+pub struct OursWire;
+
+impl WireRunner for OursWire {
+    const NAME: &'static str = "ours";
+    const TOLD_OF_DELETES: bool = true;
+
+    fn start(client: Client, strip: bool, subscribers: Vec<Counter>) -> Started {
+        let api: Api<Pod> = Api::all(client);
+        let mut builder = Informer::builder(api);
+        if strip {
+            builder = builder.transform(|mut pod: Pod| {
+                strip_managed_fields(&mut pod);
+                pod
+            });
+        }
+        let informer = builder.build();
+        for mut counter in subscribers {
+            let mut subscription = informer
+                .subscribe(SubscribeOptions::default())
+                .expect("an informer that has not run yet accepts subscribers");
+            tokio::spawn(async move {
+                while let Some(notification) = subscription.next().await {
+                    counter.observe(notification.object());
+                    if counter.seen().is_multiple_of(PENDING_EVERY) {
+                        // What waits for this subscriber: the backlog the
+                        // burst leaves in its queue.
+                        counter.record_pending(subscription.pending());
+                    }
+                }
+            });
+        }
+        // The informer runs until the process exits; its handle lives in the task.
+        tokio::spawn(async move {
+            if let Err(error) = informer.run().await {
+                eprintln!("informer stopped with an error: {error}");
+            }
+            drop(informer);
+        });
+        Started {
+            deletes_applied: None,
+        }
+    }
+}

@@ -1,0 +1,427 @@
+//! The loopback server of wire mode: answers `GET /api/v1/pods` as a
+//! kube-apiserver would, from a [`WireWorkload`] serialized beforehand.
+//!
+//! - **List** (`GET /api/v1/pods[?limit=L][&continue=T]`): a `PodList` of the
+//!   N Pods, L per page with a `continue` token and `remainingItemCount`
+//!   while more remain, the last page without a token. Every page carries
+//!   the list's resourceVersion. Without `limit` (or `limit=0`) the whole
+//!   list comes in one answer. A `continue` token wins over
+//!   `resourceVersion`, as on the real server.
+//! - **Watch** (`…&watch=true&resourceVersion=R[&timeoutSeconds=T]`): the
+//!   events after R, one JSON line each, held back until the runner releases
+//!   them through the control endpoints, so it can read its memory between
+//!   the initial sync and the burst. Once everything released is sent the
+//!   watch idles (the runner reaches quiescence) until `timeoutSeconds`
+//!   passes or the server is told to expire watches. A watch from a
+//!   resourceVersion older than the last expiry gets a 410 `ERROR` event at
+//!   once, as after an etcd compaction.
+//!
+//! Control endpoints (used by the runners, never by the informers):
+//! `POST /bench/reset`, `POST /bench/release?phase=updates|all`,
+//! `POST /bench/expire` (every open watch gets a 410 `ERROR` event and ends;
+//! the list's resourceVersion moves past every event, so the relist that
+//! follows is a full list), `GET /bench/info`, `GET /bench/stats`.
+//!
+//! The server listens on 127.0.0.1 only and runs on one thread, so it takes
+//! at most one core away from the runner it serves.
+
+use super::pods::WireWorkload;
+use bytes::{Bytes, BytesMut};
+use futures::Stream;
+use http::{Method, Request, Response, StatusCode, header};
+use http_body_util::{BodyExt, Full, StreamBody, combinators::BoxBody};
+use hyper::{body::Frame, server::conn::http1, service::service_fn};
+use hyper_util::rt::TokioIo;
+use serde_json::json;
+use std::{
+    collections::HashMap,
+    convert::Infallible,
+    net::SocketAddr,
+    sync::{
+        Arc,
+        atomic::{AtomicU64, Ordering},
+    },
+    time::Duration,
+};
+use tokio::{net::TcpListener, sync::watch};
+
+/// Bytes of event lines copied into one body chunk: big enough that a burst
+/// costs few writes, small enough that the client decodes while more arrive.
+const CHUNK_BYTES: usize = 64 * 1024;
+
+/// What the runner has released so far.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+struct Gates {
+    /// Watch events that may be sent (a prefix of the workload's events).
+    released: usize,
+    /// How many times watches were expired.
+    expirations: u64,
+}
+
+/// Counters the runners read back to check what their informer did.
+#[derive(Debug, Default)]
+struct Stats {
+    lists: AtomicU64,
+    pages: AtomicU64,
+    watches: AtomicU64,
+    events_sent: AtomicU64,
+    expired_watches: AtomicU64,
+}
+
+impl Stats {
+    fn reset(&self) {
+        for counter in [
+            &self.lists,
+            &self.pages,
+            &self.watches,
+            &self.events_sent,
+            &self.expired_watches,
+        ] {
+            counter.store(0, Ordering::Relaxed);
+        }
+    }
+}
+
+/// The server's shared state.
+#[derive(Debug)]
+pub struct WireServer {
+    workload: WireWorkload,
+    gates: watch::Sender<Gates>,
+    stats: Stats,
+}
+
+type Body = BoxBody<Bytes, Infallible>;
+
+impl WireServer {
+    /// A server for `workload`, all gates closed.
+    pub fn new(workload: WireWorkload) -> Arc<Self> {
+        Arc::new(Self {
+            workload,
+            gates: watch::channel(Gates::default()).0,
+            stats: Stats::default(),
+        })
+    }
+
+    /// Binds 127.0.0.1:`port` (0 picks a free port) and serves until the
+    /// returned future is dropped. The address is known before serving
+    /// starts.
+    pub async fn bind(
+        self: Arc<Self>,
+        port: u16,
+    ) -> std::io::Result<(SocketAddr, impl Future<Output = ()> + Send + 'static)> {
+        let listener = TcpListener::bind(("127.0.0.1", port)).await?;
+        let address = listener.local_addr()?;
+        Ok((address, self.serve(listener)))
+    }
+
+    async fn serve(self: Arc<Self>, listener: TcpListener) {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                continue;
+            };
+            let _ = stream.set_nodelay(true);
+            let server = Arc::clone(&self);
+            tokio::spawn(async move {
+                let service = service_fn(move |request| {
+                    let server = Arc::clone(&server);
+                    async move { Ok::<_, Infallible>(server.handle(request)) }
+                });
+                // A runner that exits mid-stream closes its connections;
+                // nothing to report.
+                let _ = http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), service)
+                    .await;
+            });
+        }
+    }
+
+    fn handle<B>(self: &Arc<Self>, request: Request<B>) -> Response<Body> {
+        let query = parse_query(request.uri().query().unwrap_or(""));
+        match (request.method(), request.uri().path()) {
+            (&Method::GET, "/api/v1/pods") => {
+                if matches!(query.get("watch").map(String::as_str), Some("true" | "1")) {
+                    self.watch(&query)
+                } else {
+                    self.list(&query)
+                }
+            }
+            (&Method::POST, "/bench/reset") => {
+                self.gates.send_replace(Gates::default());
+                self.stats.reset();
+                json_response(StatusCode::OK, json!({"reset": true}).to_string())
+            }
+            (&Method::POST, "/bench/release") => {
+                let events = &self.workload.events;
+                let released = match query.get("phase").map(String::as_str) {
+                    Some("updates") => self.workload.spec.updates.min(events.len()),
+                    Some("all") => events.len(),
+                    _ => return status(StatusCode::BAD_REQUEST, "BadRequest", "phase=updates|all"),
+                };
+                self.gates
+                    .send_modify(|gates| gates.released = gates.released.max(released));
+                json_response(StatusCode::OK, json!({"released": released}).to_string())
+            }
+            (&Method::POST, "/bench/expire") => {
+                self.gates.send_modify(|gates| gates.expirations += 1);
+                json_response(
+                    StatusCode::OK,
+                    json!({"list_resource_version": self.list_resource_version().to_string()})
+                        .to_string(),
+                )
+            }
+            (&Method::GET, "/bench/info") => {
+                let spec = self.workload.spec;
+                json_response(
+                    StatusCode::OK,
+                    json!({
+                        "objects": spec.objects,
+                        "updates": spec.updates,
+                        "deletes": spec.deletes,
+                        "seed": spec.seed,
+                        "list_resource_version": self.list_resource_version().to_string(),
+                        "mean_item_bytes": self.workload.mean_item_bytes(),
+                    })
+                    .to_string(),
+                )
+            }
+            (&Method::GET, "/bench/stats") => {
+                let load = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
+                json_response(
+                    StatusCode::OK,
+                    json!({
+                        "lists": load(&self.stats.lists),
+                        "pages": load(&self.stats.pages),
+                        "watches": load(&self.stats.watches),
+                        "events_sent": load(&self.stats.events_sent),
+                        "expired_watches": load(&self.stats.expired_watches),
+                    })
+                    .to_string(),
+                )
+            }
+            _ => status(
+                StatusCode::NOT_FOUND,
+                "NotFound",
+                "the server could not find the requested resource",
+            ),
+        }
+    }
+
+    /// The list's resourceVersion: N at first; after an expiry, past every
+    /// event, so no watch from before it can resume.
+    fn list_resource_version(&self) -> u64 {
+        let expirations = self.gates.borrow().expirations;
+        if expirations == 0 {
+            self.workload.list_resource_version()
+        } else {
+            self.workload.last_resource_version() + expirations
+        }
+    }
+
+    fn list(&self, query: &HashMap<String, String>) -> Response<Body> {
+        let items = &self.workload.items;
+        let rv = self.list_resource_version();
+        let limit = match query.get("limit").map(|limit| limit.parse::<usize>()) {
+            None => 0,
+            Some(Ok(limit)) => limit,
+            Some(Err(_)) => {
+                return status(
+                    StatusCode::BAD_REQUEST,
+                    "BadRequest",
+                    "limit must be a number",
+                );
+            }
+        };
+        let start = match query.get("continue").filter(|token| !token.is_empty()) {
+            None => {
+                self.stats.lists.fetch_add(1, Ordering::Relaxed);
+                0
+            }
+            Some(token) => match parse_continue(token) {
+                Some((token_rv, offset)) if token_rv == rv && offset <= items.len() => offset,
+                // A token from before an expiry: the snapshot is gone.
+                Some(_) => {
+                    return status(
+                        StatusCode::GONE,
+                        "Expired",
+                        "The provided continue parameter is too old to display a consistent list result.",
+                    );
+                }
+                None => {
+                    return status(
+                        StatusCode::BAD_REQUEST,
+                        "BadRequest",
+                        "invalid continue token",
+                    );
+                }
+            },
+        };
+        self.stats.pages.fetch_add(1, Ordering::Relaxed);
+        let end = if limit == 0 {
+            items.len()
+        } else {
+            (start + limit).min(items.len())
+        };
+        let page = &items[start..end];
+        let metadata = if end < items.len() {
+            json!({
+                "resourceVersion": rv.to_string(),
+                "continue": format!("{rv}-{end}"),
+                "remainingItemCount": items.len() - end,
+            })
+        } else {
+            json!({"resourceVersion": rv.to_string()})
+        };
+        let head =
+            format!(r#"{{"kind":"PodList","apiVersion":"v1","metadata":{metadata},"items":["#);
+        let mut body = Vec::with_capacity(
+            head.len() + page.iter().map(|item| item.len() + 1).sum::<usize>() + 2,
+        );
+        body.extend_from_slice(head.as_bytes());
+        for (index, item) in page.iter().enumerate() {
+            if index > 0 {
+                body.push(b',');
+            }
+            body.extend_from_slice(item);
+        }
+        body.extend_from_slice(b"]}");
+        json_response(StatusCode::OK, body)
+    }
+
+    fn watch(self: &Arc<Self>, query: &HashMap<String, String>) -> Response<Body> {
+        self.stats.watches.fetch_add(1, Ordering::Relaxed);
+        let gates = *self.gates.borrow();
+        let list_rv = self.workload.list_resource_version();
+        let total = self.workload.events.len();
+        let requested = query
+            .get("resourceVersion")
+            .map(String::as_str)
+            .unwrap_or("");
+        let start = match requested {
+            // "Any": start from what has been released by now.
+            "" | "0" => gates.released,
+            rv => match rv.parse::<u64>() {
+                Ok(rv) if gates.expirations > 0 && rv < self.list_resource_version() => {
+                    self.stats.expired_watches.fetch_add(1, Ordering::Relaxed);
+                    return json_response(StatusCode::OK, expired_event(rv));
+                }
+                Ok(rv) => (rv.saturating_sub(list_rv) as usize).min(total),
+                Err(_) => {
+                    return status(
+                        StatusCode::BAD_REQUEST,
+                        "BadRequest",
+                        "invalid resourceVersion",
+                    );
+                }
+            },
+        };
+        let timeout = query
+            .get("timeoutSeconds")
+            .and_then(|seconds| seconds.parse::<u64>().ok())
+            .filter(|seconds| *seconds > 0)
+            .map_or(Duration::from_secs(1800), Duration::from_secs);
+        let events = self.watch_stream(start, gates.expirations, timeout);
+        Response::builder()
+            .status(StatusCode::OK)
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(StreamBody::new(events).boxed())
+            .expect("a fixed response is valid")
+    }
+
+    fn watch_stream(
+        self: &Arc<Self>,
+        start: usize,
+        expirations: u64,
+        timeout: Duration,
+    ) -> impl Stream<Item = Result<Frame<Bytes>, Infallible>> + Send + 'static {
+        let server = Arc::clone(self);
+        let mut gates = self.gates.subscribe();
+        async_stream::stream! {
+            let deadline = tokio::time::Instant::now() + timeout;
+            let mut next = start;
+            loop {
+                let waited = tokio::time::timeout_at(
+                    deadline,
+                    gates.wait_for(|gates| gates.released > next || gates.expirations != expirations),
+                )
+                .await
+                .map(|found| found.map(|now| *now));
+                let now = match waited {
+                    Ok(Ok(now)) => now,
+                    // The timeout passed (the watch ends cleanly, as on the
+                    // real server) or the server is shutting down.
+                    Ok(Err(_)) | Err(_) => break,
+                };
+                if now.expirations != expirations {
+                    server.stats.expired_watches.fetch_add(1, Ordering::Relaxed);
+                    let rv = server.workload.list_resource_version() + next as u64;
+                    yield Ok(Frame::data(Bytes::from(expired_event(rv))));
+                    break;
+                }
+                let events = &server.workload.events;
+                while next < now.released {
+                    let mut chunk = BytesMut::with_capacity(CHUNK_BYTES + 8 * 1024);
+                    let first = next;
+                    while next < now.released && chunk.len() < CHUNK_BYTES {
+                        chunk.extend_from_slice(&events[next]);
+                        next += 1;
+                    }
+                    server.stats.events_sent.fetch_add((next - first) as u64, Ordering::Relaxed);
+                    yield Ok(Frame::data(chunk.freeze()));
+                }
+            }
+        }
+    }
+}
+
+/// The `ERROR` event a kube-apiserver sends when a watch's resourceVersion
+/// has been compacted away.
+fn expired_event(rv: u64) -> Vec<u8> {
+    let mut line = json!({
+        "type": "ERROR",
+        "object": {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": format!("too old resource version: {rv}"),
+            "reason": "Expired",
+            "code": 410
+        }
+    })
+    .to_string()
+    .into_bytes();
+    line.push(b'\n');
+    line
+}
+
+fn status(code: StatusCode, reason: &str, message: &str) -> Response<Body> {
+    let body = json!({
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": message,
+        "reason": reason,
+        "code": code.as_u16()
+    });
+    json_response(code, body.to_string())
+}
+
+fn json_response(code: StatusCode, body: impl Into<Bytes>) -> Response<Body> {
+    Response::builder()
+        .status(code)
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(Full::new(body.into()).boxed())
+        .expect("a fixed response is valid")
+}
+
+fn parse_continue(token: &str) -> Option<(u64, usize)> {
+    let (rv, offset) = token.split_once('-')?;
+    Some((rv.parse().ok()?, offset.parse().ok()?))
+}
+
+fn parse_query(query: &str) -> HashMap<String, String> {
+    form_urlencoded::parse(query.as_bytes())
+        .map(|(name, value)| (name.into_owned(), value.into_owned()))
+        .collect()
+}

@@ -1,0 +1,189 @@
+#!/usr/bin/env bash
+# Wire mode of the side-by-side benchmark; run.sh calls it:
+#
+#   bash benches/compare/run.sh --wire            # N = 50,000, 3 repeats (WIRE_OBJECTS, WIRE_REPEATS)
+#   bash benches/compare/run.sh --wire --quick    # N = 10,000, 1 repeat
+#   bash benches/compare/run.sh --wire-profile    # perf profile of each runner (N = WIRE_PROFILE_OBJECTS, 10,000)
+#
+# WIRE_RELIST_REPEATS (default 1) repeats the relist runs; WIRE_DEADLINE
+# (seconds since the epoch) stops starting runs after that time;
+# WIRE_MEASURED_ON is a note on what was measured, shown on the page.
+#
+# One loopback server (`kube-informer-compare serve`) generates the Pods once
+# and serves every run; each run is a fresh runner process with its own HTTP
+# client: kube-informer and kube-runtime (`kube-informer-compare wire`) and
+# client-go (`client-go-runner -wire`). Each prints one JSON line; report.py
+# turns them into the table that heads BENCHMARKS.md. The results are kept in
+# benches/compare/results/wire-MODE.jsonl (and the profile in
+# wire-profile.json) next to the in-memory results the page also shows.
+set -euo pipefail
+
+what=$1 # yes | profile
+mode=$2 # full | quick
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}"
+work="$CARGO_TARGET_DIR/compare"
+kept="$here/results"
+mkdir -p "$work" "$kept"
+
+if [[ $mode == quick ]]; then
+  objects="${WIRE_OBJECTS:-10000}"
+  repeats="${WIRE_REPEATS:-1}"
+else
+  objects="${WIRE_OBJECTS:-50000}"
+  repeats="${WIRE_REPEATS:-3}"
+fi
+relist_repeats="${WIRE_RELIST_REPEATS:-1}"
+subscriber_counts=(1 4)
+runners=(ours kube-runtime client-go)
+
+# ---- build -----------------------------------------------------------------
+echo "== building the Rust runners and the server (release)"
+nice cargo build --release -p kube-informer-compare
+rust_bin="$CARGO_TARGET_DIR/release/kube-informer-compare"
+echo "== building the client-go runner"
+(cd "$here/go" && nice go build -o "$work/client-go-runner" .)
+go_bin="$work/client-go-runner"
+
+# ---- server ----------------------------------------------------------------
+server_pid=""
+stop_server() {
+  if [[ -n $server_pid ]]; then
+    kill "$server_pid" 2>/dev/null || true
+    wait "$server_pid" 2>/dev/null || true
+    server_pid=""
+  fi
+}
+trap stop_server EXIT
+
+start_server() { # objects
+  local address_file="$work/wire-server-address"
+  rm -f "$address_file"
+  echo "== starting the loopback server with N = $1"
+  "$rust_bin" serve --objects "$1" --address-file "$address_file" >/dev/null 2>"$work/wire-server.log" &
+  server_pid=$!
+  for _ in $(seq 600); do
+    [[ -s $address_file ]] && break
+    if ! kill -0 "$server_pid" 2>/dev/null; then
+      echo "the server exited: $(cat "$work/wire-server.log")" >&2
+      exit 1
+    fi
+    sleep 0.5
+  done
+  server="$(cat "$address_file")"
+  echo "   $(cat "$work/wire-server.log") at $server"
+}
+
+# runner subscribers strip(yes|no) variant(burst|relist) -> the runner's command line
+command_for() {
+  local runner=$1 subscribers=$2 strip=$3 variant=$4
+  case $runner in
+    ours | kube-runtime)
+      echo "$rust_bin wire $runner --server $server --subscribers $subscribers" \
+        "$([[ $strip == yes ]] && echo --strip)" "$([[ $variant == relist ]] && echo --relist)" ;;
+    client-go)
+      echo "$go_bin -wire $server -subscribers $subscribers" \
+        "$([[ $strip == yes ]] && echo -strip)" "$([[ $variant == relist ]] && echo -relist)" ;;
+  esac
+}
+
+# WIRE_DEADLINE (seconds since the epoch): no run starts after it, so a
+# measurement squeezed into a time budget ends with what it has.
+deadline="${WIRE_DEADLINE:-}"
+
+run_one() { # results runner subscribers strip variant
+  local results=$1 runner=$2 subscribers=$3 strip=$4 variant=$5 line status=0
+  if [[ -n $deadline && $(date +%s) -ge $deadline ]]; then
+    echo "-- $runner S=$subscribers strip=$strip $variant: skipped, past WIRE_DEADLINE" >&2
+    return 0
+  fi
+  echo "-- $runner S=$subscribers strip=$strip $variant (load $(cut -d' ' -f1-3 /proc/loadavg))" >&2
+  # shellcheck disable=SC2046 # the command line is split on purpose
+  line="$($(command_for "$runner" "$subscribers" "$strip" "$variant"))" || status=$?
+  if [[ $status -ne 0 || -z $line ]]; then
+    echo "   $runner failed (exit $status); no figures recorded" >&2
+    return 0
+  fi
+  # The load average next to each figure: 2 shared cores make it matter.
+  line="${line%\}},\"load_average\":\"$(cut -d' ' -f1-3 /proc/loadavg)\"}"
+  echo "$line" >>"$results"
+  echo "   $line" >&2
+}
+
+meta() { # path mode
+  local kube_runtime_version client_go_version
+  kube_runtime_version="$(grep -A1 '^name = "kube-runtime"$' "$root/Cargo.lock" | sed -n 's/^version = "\(.*\)"$/\1/p')"
+  client_go_version="$(awk '$1 == "k8s.io/client-go" {print $2}' "$here/go/go.mod")"
+  python3 - "$1" <<EOF
+import json, sys
+json.dump({
+    "mode": "$2",
+    "date": "$(date -u +%Y-%m-%dT%H:%MZ)",
+    "nproc": "$(nproc)",
+    "cpu": "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')",
+    "memory": "$(free -h | awk '/^Mem:/ {print $2}')",
+    "kernel": "$(uname -r)",
+    "rustc": "$(rustc --version)",
+    "go": "$(go version | cut -d' ' -f3)",
+    "kube_runtime": "$kube_runtime_version",
+    "client_go": "$client_go_version",
+    "commit": "$(git -C "$root" rev-parse HEAD)",
+    "commit_subject": $(git -C "$root" log -1 --format=%s | python3 -c 'import json,sys; print(json.dumps(sys.stdin.read().strip()))'),
+    "measured_on": $(python3 -c 'import json,os; print(json.dumps(os.environ.get("WIRE_MEASURED_ON", "")))'),
+    "load_before": "${load_before:-}",
+    "load_after": "$(cut -d' ' -f1-3 /proc/loadavg)",
+}, open(sys.argv[1], "w"), indent=1)
+EOF
+}
+
+# ---- profile ---------------------------------------------------------------
+if [[ $what == profile ]]; then
+  profile_objects="${WIRE_PROFILE_OBJECTS:-10000}"
+  start_server "$profile_objects"
+  profiles=()
+  for runner in "${runners[@]}"; do
+    data="$work/perf-$runner.data"
+    echo "== perf record: $runner, N = $profile_objects, S = 4" >&2
+    # shellcheck disable=SC2046
+    perf record -e cpu-clock -F 1999 -o "$data" -- $(command_for "$runner" 4 no burst) >"$work/perf-$runner.json" 2>"$work/perf-$runner.log"
+    perf report -i "$data" --no-children --sort dso,sym --stdio 2>/dev/null >"$work/perf-$runner.txt"
+    profiles+=("$runner=$work/perf-$runner.txt")
+  done
+  python3 "$here/perf_buckets.py" --out "$kept/wire-profile.json" --objects "$profile_objects" "${profiles[@]}"
+  echo "== wrote $kept/wire-profile.json"
+  exit 0
+fi
+
+# ---- runs ------------------------------------------------------------------
+results="$work/wire-$mode.jsonl"
+: >"$results"
+load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
+start_server "$objects"
+burst_pass() {
+  for subscribers in "${subscriber_counts[@]}"; do
+    for strip in no yes; do
+      for runner in "${runners[@]}"; do
+        run_one "$results" "$runner" "$subscribers" "$strip" burst
+      done
+    done
+  done
+}
+relist_pass() {
+  for strip in no yes; do
+    for runner in "${runners[@]}"; do
+      run_one "$results" "$runner" 1 "$strip" relist
+    done
+  done
+}
+# Every configuration once (bursts, then relists) before any repeat, so a
+# short budget still covers the whole table; the runners alternate so load
+# spreads evenly over them.
+burst_pass
+for _ in $(seq "$relist_repeats"); do relist_pass; done
+for _ in $(seq 2 "$repeats"); do burst_pass; done
+stop_server
+
+cp "$results" "$kept/wire-$mode.jsonl"
+meta "$kept/wire-meta-$mode.json" "$mode"
+bash "$here/report.sh" "$mode"
