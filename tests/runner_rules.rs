@@ -23,7 +23,7 @@ use kube_informer::{
     Notification, ObjectKey,
     queue::WorkQueue,
     runner::{Action, OnCancel, OwnerStreamExt, ReconcileError, Runner},
-    store::{Indexers, Store},
+    store::{Indexers, Writer},
 };
 use parking_lot::Mutex;
 use tokio::time::Instant;
@@ -205,13 +205,14 @@ async fn runner_failure_of_one_key_does_not_hold_up_others() {
 
 #[tokio::test]
 async fn runner_hands_the_reconciler_the_stored_object() {
-    let store = Store::new(Indexers::<ConfigMap>::new());
+    let writer = Writer::new(Indexers::<ConfigMap>::new());
+    let store = writer.reader();
     let key: ObjectKey = "default/settings".parse().unwrap();
     let mut cm = ConfigMap::default();
     cm.metadata.namespace = Some("default".into());
     cm.metadata.name = Some("settings".into());
     cm.data = Some([("k".to_owned(), "v".to_owned())].into());
-    store.apply_upsert(key.clone(), Arc::new(cm));
+    writer.apply_upsert(key.clone(), Arc::new(cm)).unwrap();
     let queue = WorkQueue::new();
     queue.add(key.clone());
     queue.add("default/missing".parse().unwrap());

@@ -155,16 +155,17 @@ impl Runner<ObjectKey> {
     /// use std::{convert::Infallible, sync::Arc};
     /// use futures::StreamExt;
     /// use k8s_openapi::api::core::v1::ConfigMap;
-    /// use kube_informer::{ObjectKey, queue::WorkQueue, runner::{Action, Runner}, store::{Indexers, Store}};
+    /// use kube_informer::{ObjectKey, queue::WorkQueue, runner::{Action, Runner}, store::{Indexers, Writer}};
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
-    /// let store = Store::new(Indexers::<ConfigMap>::new());
+    /// let writer = Writer::new(Indexers::<ConfigMap>::new());
+    /// let store = writer.reader();
     /// let key: ObjectKey = "default/app".parse().unwrap();
     /// let mut cm = ConfigMap::default();
     /// cm.metadata.namespace = Some("default".into());
     /// cm.metadata.name = Some("app".into());
-    /// store.apply_upsert(key.clone(), Arc::new(cm));
+    /// writer.apply_upsert(key.clone(), Arc::new(cm)).unwrap();
     ///
     /// let queue = WorkQueue::new();
     /// queue.add(key);
