@@ -1,5 +1,5 @@
 //! Runs a work queue trace through our
-//! [`WorkQueue`](kube_informer::queue::WorkQueue) on tokio's paused clock and
+//! [`WorkQueue`] on tokio's paused clock and
 //! prints, per operation, the line `workqueue-trace` prints for client-go.
 
 use std::{sync::Arc, time::Duration};
