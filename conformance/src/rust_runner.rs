@@ -189,11 +189,15 @@ pub fn run_with_coverage(trace: &Trace, coverage: &mut Coverage) -> Vec<Value> {
 }
 
 /// A Replace delivered as a streamed relist (F13). A rejected item ends the
-/// relist there, without `list_done`, as client-go's Replace stops at it.
+/// relist there, abandoned without `list_done`, as client-go's Replace stops
+/// at it and leaves no relist open behind.
 fn streamed_relist(fifo: &DeltaFifo<ConfigMap>, items: &[Obj], rv: &str) -> Result<(), Error> {
     fifo.list_start();
     for obj in items {
-        fifo.listed(config_map(obj))?;
+        if let Err(error) = fifo.listed(config_map(obj)) {
+            fifo.list_abandon();
+            return Err(error);
+        }
     }
     fifo.list_done(rv)
 }

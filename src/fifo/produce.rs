@@ -239,6 +239,43 @@ impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
         Ok(())
     }
 
+    /// Abandons an open streamed relist without completing it: nothing is
+    /// tombstoned, the relist does not count towards `has_synced` (F7), and
+    /// live changes mark the FIFO populated again, as they do when no relist
+    /// is open. What was listed so far stays queued. This is what a
+    /// [`replace`](Self::replace) that stops at a rejected object leaves
+    /// behind; a later [`list_start`](Self::list_start) also discards an open
+    /// relist, so a consumer that starts over need not call this. Does
+    /// nothing when no relist is open.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use k8s_openapi::api::core::v1::ConfigMap;
+    /// # use kube_informer::fifo::{DeltaFifo, FifoOptions};
+    /// # fn cm(name: &str, rv: &str) -> ConfigMap {
+    /// #     let mut c = ConfigMap::default();
+    /// #     c.metadata.name = Some(name.into());
+    /// #     c.metadata.resource_version = Some(rv.into());
+    /// #     c
+    /// # }
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let fifo = DeltaFifo::new(FifoOptions::default());
+    /// fifo.list_start();
+    /// fifo.listed(cm("a", "1"))?;
+    /// fifo.list_abandon();
+    /// assert!(fifo.list_done("7").is_err()); // no relist open any more
+    /// fifo.add(cm("b", "2"))?; // a live change: populated
+    /// fifo.try_pop();
+    /// fifo.try_pop();
+    /// assert!(fifo.has_synced());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn list_abandon(&self) {
+        self.lock().take_listing();
+    }
+
     /// Ends a streamed relist: queues tombstones exactly as
     /// [`replace`](Self::replace) would for the same list (F13).
     ///
