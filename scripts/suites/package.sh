@@ -14,7 +14,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
-target="$root/target"
+target="${CARGO_TARGET_DIR:-$root/target}"
 started=$SECONDS
 passed=0
 failed=0
