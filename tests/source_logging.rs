@@ -143,3 +143,41 @@ async fn r9_source_errors_are_yielded_not_logged_and_events_name_the_resource() 
     assert_eq!(field(watch, "phase").as_deref(), Some("watch"));
     assert_eq!(field(watch, "resource").as_deref(), Some("configmaps"));
 }
+
+// R9 and E2, the informer's side: an informer built from an `Api` logs each
+// source error once, at WARN, inside its span, and that span names the
+// resource the way the source does (not the Rust type).
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn r9_an_informer_logs_each_source_error_once_in_a_span_naming_the_resource() {
+    let recorder = Recorder::default();
+    let _guard = tracing_subscriber::registry()
+        .with(recorder.clone())
+        .set_default();
+
+    let server = FakeApiServer::start().await;
+    server.create(&cm("a", "web")).unwrap();
+    server.fail_requests(RequestMatch::List, ApiStatus::forbidden(), 2);
+    let api: kube::Api<k8s_openapi::api::core::v1::ConfigMap> =
+        kube::Api::default_namespaced(server.client());
+    let informer = kube_informer::Informer::builder(api)
+        .source_config(Config::default().labels("app=web").backoff(exact_backoff()))
+        .build();
+    let run = tokio::spawn(informer.run());
+    assert!(informer.wait_until_synced().await);
+    assert_eq!(informer.error_count(), 2);
+    informer.stop();
+    run.await.unwrap().unwrap();
+
+    let seen = recorder.0.lock().unwrap().clone();
+    let warnings: Vec<&Seen> = seen.iter().filter(|s| s.level <= Level::WARN).collect();
+    assert_eq!(warnings.len(), 2, "one line per error: {warnings:?}");
+    for warning in warnings {
+        assert!(
+            warning.span_fields.contains(&(
+                "resource".to_owned(),
+                r#"configmaps in namespace default with labels "app=web""#.to_owned()
+            )),
+            "{warning:?}"
+        );
+    }
+}

@@ -35,7 +35,10 @@ enum SourceSpec<K> {
 /// so the list/watch bounds stay on the constructors and off the builder
 /// type, and so the `Api`'s type may differ from the informer's (metadata
 /// informers watch `Api<K>` and cache `PartialObjectMeta<K>`).
-type OpenSource<K> = Box<dyn FnOnce(source::Config<K>) -> EventStream<K> + Send>;
+///
+/// It also names the resource, for the informer's span.
+type OpenSource<K> =
+    Box<dyn FnOnce(source::Config<K>) -> (EventStream<K>, source::SourceLabels) + Send>;
 
 /// The transform set with [`InformerBuilder::transform`].
 type Transform<K> = Arc<dyn Fn(K) -> K + Send + Sync>;
@@ -267,9 +270,12 @@ where
     /// Builds the informer. Nothing is listed or watched until
     /// [`Informer::run`] is polled.
     pub fn build(self) -> Informer<K> {
-        let events = match self.source {
-            SourceSpec::Api { config, open } => open(config),
-            SourceSpec::Stream(events) => events,
+        let (events, labels) = match self.source {
+            SourceSpec::Api { config, open } => {
+                let (events, labels) = open(config);
+                (events, Some(labels))
+            }
+            SourceSpec::Stream(events) => (events, None),
         };
         let transform = compose_transform(self.strip_managed_fields, self.transform);
         Informer::from_parts(super::handle::Parts {
@@ -280,7 +286,7 @@ where
             key_fn: self.key_fn,
             on_error: self.on_error,
             cancel: self.cancel,
-            labels: None,
+            labels,
         })
     }
 }
@@ -316,7 +322,10 @@ where
     {
         Self::with_source(SourceSpec::Api {
             config: source::Config::default(),
-            open: Box::new(move |config| wrap_errors(source::watch_source(api, config))),
+            open: Box::new(move |config| {
+                let labels = source::source_labels(&api, &config);
+                (wrap_errors(source::watch_source(api, config)), labels)
+            }),
         })
     }
 
@@ -391,7 +400,13 @@ where
     pub(crate) fn from_metadata_api(api: Api<R>) -> Self {
         Self::with_source(SourceSpec::Api {
             config: source::Config::default(),
-            open: Box::new(move |config| wrap_errors(source::watch_metadata_source(api, config))),
+            open: Box::new(move |config| {
+                let labels = source::source_labels(&api, &config);
+                (
+                    wrap_errors(source::watch_metadata_source(api, config)),
+                    labels,
+                )
+            }),
         })
     }
 }

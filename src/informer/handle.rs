@@ -188,9 +188,7 @@ where
                 events: parts.events,
                 distributor,
             }),
-            labels: parts
-                .labels
-                .unwrap_or_else(ResourceLabels::from_type_name::<K>),
+            labels: ResourceLabels::new::<K>(parts.labels),
         };
         Self {
             share: Arc::new(Share {

@@ -4,7 +4,8 @@ use std::{sync::Arc, time::Duration};
 
 use tokio_util::sync::CancellationToken;
 
-use super::{builder::EventStream, labels::ResourceLabels, report::ErrorCallback};
+use super::{builder::EventStream, report::ErrorCallback};
+use crate::source::SourceLabels;
 use crate::{key::KeyFn, store::Indexers};
 
 /// Everything the builder decided.
@@ -18,5 +19,5 @@ pub(crate) struct Parts<K> {
     pub(crate) cancel: Option<CancellationToken>,
     /// What the informer watches, for its span; named after the Rust type
     /// when `None`.
-    pub(crate) labels: Option<ResourceLabels>,
+    pub(crate) labels: Option<SourceLabels>,
 }
