@@ -103,15 +103,7 @@ impl<K> Store<K> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn get_by(&self, namespace: Option<&str>, name: &str) -> Option<Arc<K>> {
-        with_key_str(namespace, name, |key| {
-            self.shared
-                .state
-                .read()
-                .objects
-                .get(key)
-                .map(|e| Arc::clone(&e.object))
-        })
-        .flatten()
+        with_key_str(namespace, name, |key| self.get(key)).flatten()
     }
 
     /// A view of the objects in `namespace` only, like a client-go
