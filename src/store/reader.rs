@@ -70,14 +70,20 @@ impl<K> Store<K> {
         Self { shared }
     }
 
-    /// The object held under `key`.
-    pub fn get(&self, key: &ObjectKey) -> Option<Arc<K>> {
+    /// The lookup behind [`get`](Self::get) and [`get_by`](Self::get_by):
+    /// keys are found by their text, so a name needs no `ObjectKey` built.
+    fn get_str(&self, key: &str) -> Option<Arc<K>> {
         self.shared
             .state
             .read()
             .objects
             .get(key)
             .map(|e| Arc::clone(&e.object))
+    }
+
+    /// The object held under `key`.
+    pub fn get(&self, key: &ObjectKey) -> Option<Arc<K>> {
+        self.get_str(key.as_str())
     }
 
     /// The object named `name` in `namespace` (`None`, or `Some("")`, for a
@@ -103,7 +109,7 @@ impl<K> Store<K> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn get_by(&self, namespace: Option<&str>, name: &str) -> Option<Arc<K>> {
-        with_key_str(namespace, name, |key| self.get(key)).flatten()
+        with_key_str(namespace, name, |key| self.get_str(key)).flatten()
     }
 
     /// A view of the objects in `namespace` only, like a client-go
