@@ -41,7 +41,9 @@
 //! ```
 //!
 //! The optional `kube-runtime` feature converts between [`ObjectKey`] and
-//! kube-runtime's `ObjectRef`.
+//! kube-runtime's `ObjectRef`, and adds
+//! [`ControllerFeed`](crate::controller_feed::ControllerFeed), which drives
+//! kube-runtime's `Controller` from a subscription.
 //!
 //! # Testing your controllers
 //!
@@ -102,6 +104,8 @@
 )]
 #![forbid(unsafe_code)]
 
+#[cfg(feature = "kube-runtime")]
+pub mod controller_feed;
 pub mod delta;
 pub mod dispatch;
 pub mod ext;
