@@ -49,6 +49,13 @@ pub struct WorkQueue<T = ObjectKey> {
     shared: Arc<Shared<T>>,
 }
 
+/// What [`Shared::take`] found.
+enum Take<T> {
+    Item(T),
+    Closed,
+    Wait(Option<Instant>),
+}
+
 pub(super) struct Shared<T> {
     state: Mutex<State<T>>,
     /// Waiting consumers: `notify_one` per item that joins the queue,
@@ -331,8 +338,29 @@ impl<T: Hash + Eq + Clone> Shared<T> {
     /// for those are the caller's job through the count.
     fn lock_promoted(&self) -> (MutexGuard<'_, State<T>>, usize) {
         let mut state = self.state.lock();
-        let joined = state.promote(Instant::now());
+        // Reading the clock costs more than the rest of an add; with nothing
+        // delayed there is nothing to promote.
+        let joined = if state.delayed.len() == 0 {
+            0
+        } else {
+            state.promote(Instant::now())
+        };
         (state, joined)
+    }
+
+    /// Pops the oldest queued item under the lock, or says why there is
+    /// none: shut down, or the earliest delayed deadline (if any) to wait
+    /// for.
+    fn take(this: &Arc<Self>) -> Take<T> {
+        let (mut state, joined) = this.lock_promoted();
+        let taken = match state.pop() {
+            Some(item) => Take::Item(item),
+            None if state.shutting_down => Take::Closed,
+            None => Take::Wait(state.delayed.next_deadline()),
+        };
+        drop(state);
+        this.wake(joined);
+        taken
     }
 
     /// Wakes one waiting consumer per item that joined the queue, after the
@@ -344,23 +372,22 @@ impl<T: Hash + Eq + Clone> Shared<T> {
     }
 
     pub(super) async fn next(this: &Arc<Self>) -> Option<WorkItem<T>> {
+        // A queued item needs no waiter registration: take it at once.
+        match Self::take(this) {
+            Take::Item(item) => return Some(WorkItem::new(Arc::clone(this), item)),
+            Take::Closed => return None,
+            Take::Wait(_) => {}
+        }
         loop {
             // Registered before the state is read, so an add or a new
-            // earliest deadline between the check and the wait is not lost.
+            // earliest deadline between the read and the wait is not lost.
             let notified = this.items.notified();
             tokio::pin!(notified);
             notified.as_mut().enable();
-            let deadline = {
-                let (mut state, joined) = this.lock_promoted();
-                if let Some(item) = state.pop() {
-                    drop(state);
-                    this.wake(joined);
-                    return Some(WorkItem::new(Arc::clone(this), item));
-                }
-                if state.shutting_down {
-                    return None;
-                }
-                state.delayed.next_deadline()
+            let deadline = match Self::take(this) {
+                Take::Item(item) => return Some(WorkItem::new(Arc::clone(this), item)),
+                Take::Closed => return None,
+                Take::Wait(deadline) => deadline,
             };
             match deadline {
                 Some(deadline) => {
