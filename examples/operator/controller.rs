@@ -99,7 +99,7 @@ where
         + 'static,
 {
     let mut config = source::Config::default().label_selector(selector);
-    if let Some(backoff) = settings.backoff.clone() {
+    if let Some(backoff) = settings.backoff {
         config = config.backoff(backoff);
     }
     Informer::builder(api)
