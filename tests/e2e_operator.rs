@@ -461,6 +461,7 @@ async fn e2e_operator_mirror() -> Result<()> {
     // The failing keys: each failed FAILURES times, then succeeded; the
     // gaps between attempts are at least the limiter's delays (5 ms
     // doubling), so they grow.
+    let mut gap_report = Vec::new();
     for key in &failing {
         let attempts = log
             .attempts
@@ -486,6 +487,7 @@ async fn e2e_operator_mirror() -> Result<()> {
                 "{key}: retry {n} after {gap:?}, under the limiter's {floor:?} (gaps {gaps:?})"
             );
         }
+        gap_report.push(format!("{}: {gaps:?}", key.name()));
         ensure!(
             gaps[FAILURES - 1] > gaps[0],
             "{key}: retry delays did not grow: {gaps:?}"
@@ -496,6 +498,11 @@ async fn e2e_operator_mirror() -> Result<()> {
          {list_watch_errors} list/watch errors across the restart",
         copies,
         log.intervals.len()
+    );
+    gap_report.sort();
+    eprintln!(
+        "retry gaps of the keys failing on purpose: {}",
+        gap_report.join("; ")
     );
 
     for ns in targets {
