@@ -344,3 +344,47 @@ async fn write_faults_fail_writes_and_leave_lists_alone() {
         .unwrap();
     assert_eq!(server.objects::<ConfigMap>().len(), 1);
 }
+
+#[tokio::test]
+async fn delete_collection_deletes_what_the_selector_selects() {
+    let server = FakeApiServer::start().await;
+    let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");
+    for (name, label) in [("a", Some("x")), ("b", None), ("c", Some("x"))] {
+        let mut object = cm(name, "1");
+        object.metadata.labels = label.map(|v| [("group".to_owned(), v.to_owned())].into());
+        api.create(&PostParams::default(), &object).await.unwrap();
+    }
+    Api::<ConfigMap>::namespaced(server.client(), "other")
+        .create(&PostParams::default(), &{
+            let mut object = cm("d", "1");
+            object.metadata.labels = Some([("group".to_owned(), "x".to_owned())].into());
+            object
+        })
+        .await
+        .unwrap();
+    let rv = server.resource_version();
+    let deleted = api
+        .delete_collection(
+            &DeleteParams::default(),
+            &ListParams::default().labels("group=x"),
+        )
+        .await
+        .unwrap()
+        .left()
+        .unwrap();
+    let mut names: Vec<String> = deleted.items.iter().map(|o| o.name_any()).collect();
+    names.sort();
+    assert_eq!(names, ["a", "c"]);
+    assert_eq!(
+        server.resource_version(),
+        rv + 2,
+        "one resourceVersion per deletion"
+    );
+    let mut left: Vec<String> = server
+        .objects::<ConfigMap>()
+        .iter()
+        .map(|o| o.name_any())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["b", "d"]);
+}
