@@ -30,6 +30,9 @@ grep '^e2e/build:' "$build_log" || true
 rm -f "$build_log"
 echo "e2e: servers ready to run after $((SECONDS - start))s (etcd $ETCD_VERSION, kube-apiserver $KUBE_VERSION)"
 
+# tests/e2e_operator.rs (the mirror operator of examples/operator/ through an
+# apiserver restart) is one of the tests/e2e*.rs run here; it holds the
+# apiserver exclusively while it runs.
 start=$SECONDS
 bash e2e/cluster.sh run -- \
   cargo test --workspace --all-features --test 'e2e*' -- --test-threads=4

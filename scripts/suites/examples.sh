@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the examples that need no cluster and checks that they tell the story
 # they promise: quickstart names every kind of notification, including a
-# resync; the operator demo reconciles and sees its deployment go.
+# resync; the operator mirrors ConfigMaps and its copies follow every change.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -25,9 +25,22 @@ expect "$out" "Deleted default/features" "quickstart reports a Deleted notificat
 expect "$out" "by a resync" "quickstart shows a resync to the subscriber with a period"
 expect "$out" "0 errors" "quickstart ends without errors"
 
+# The operator mirrors ConfigMaps on the fake server; after each change it
+# prints the copies the server holds (once they match what the change asks
+# for). These lines are the copies, checked here one by one.
 out=$(timeout 60 cargo run -q --example operator -- --fake 2>&1) || { echo "$out"; echo "examples: operator --fake failed"; exit 1; }
-expect "$out" "wants 2 pods, sees 2" "operator sees both pods of its deployment"
-expect "$out" "deployment web is gone" "operator sees the deployment deleted"
+a_blue="team-a/apps.features{color=on} team-a/apps.settings{color=blue}"
+b_blue="team-b/apps.features{color=on} team-b/apps.settings{color=blue}"
+expect "$out" "^1 start (orphan swept): $a_blue $b_blue\$" "operator mirrors both sources into both targets and sweeps the orphan"
+purple="team-a/apps.features{color=on} team-a/apps.settings{color=purple} team-b/apps.features{color=on} team-b/apps.settings{color=purple}"
+expect "$out" "^2 source data edited: $purple\$" "operator carries a data edit to every copy"
+all_three="$purple team-c/apps.features{color=on} team-c/apps.settings{color=purple}"
+expect "$out" "^3 team-c labelled a target: $all_three\$" "operator mirrors into a namespace that became a target"
+expect "$out" "^4 a copy deleted by hand is restored: $all_three\$" "operator restores a deleted copy"
+expect "$out" "^5 features lost its mirror label: team-a/apps.settings{color=purple} team-b/apps.settings{color=purple} team-c/apps.settings{color=purple}\$" "operator removes the copies of a source that lost its label"
+expect "$out" "^6 team-a lost its target label: team-b/apps.settings{color=purple} team-c/apps.settings{color=purple}\$" "operator removes the copies from a namespace that lost its label"
+expect "$out" "^7 settings deleted: (no copies)\$" "operator removes the copies of a deleted source"
+expect "$out" "^stopped after" "operator stops cleanly"
 
 echo "examples: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -20,18 +20,21 @@ pub enum RequestMatch {
     Watch,
     /// Watch requests with `sendInitialEvents=true`.
     StreamingList,
+    /// Every write: `POST`, `PUT`, `PATCH` and `DELETE`.
+    Write,
 }
 
 impl RequestMatch {
     pub(crate) fn matches(self, request: &RecordedRequest) -> bool {
         match self {
             Self::Any => true,
-            Self::List => !request.is_watch(),
-            Self::ListContinue => !request.is_watch() && request.param("continue").is_some(),
+            Self::List => request.is_list(),
+            Self::ListContinue => request.is_list() && request.param("continue").is_some(),
             Self::Watch => request.is_watch(),
             Self::StreamingList => {
                 request.is_watch() && request.param("sendInitialEvents") == Some("true")
             }
+            Self::Write => request.is_write(),
         }
     }
 }

@@ -1,4 +1,5 @@
-//! The HTTP side: lists and watches over the store, with faults applied.
+//! The HTTP side: lists, watches, reads and writes over the store, with
+//! faults applied.
 
 use std::{sync::Arc, time::Duration};
 
@@ -7,15 +8,16 @@ use axum::{
     http::{HeaderMap, Method, StatusCode, Uri, header},
     response::{IntoResponse, Response},
 };
+use bytes::Bytes;
 use serde_json::{Value, json};
 
 use crate::{
     Shared, faults::Answer, faults::ApiStatus, list::list, record::RecordedRequest,
-    resource::CollectionPath, selector::Selector, watch::watch,
+    resource::CollectionPath, selector::Selector, watch::watch, write,
 };
 
 /// The one handler: records the request, applies request faults, then
-/// serves a list or a watch.
+/// serves a list, a watch, or a read or write of one object.
 ///
 /// Every answer closes its connection. With tokio's clock paused, a watch
 /// answered on a reused keep-alive connection never showed its end to the
@@ -26,8 +28,9 @@ pub(crate) async fn handle(
     method: Method,
     uri: Uri,
     headers: HeaderMap,
+    body: Bytes,
 ) -> Response {
-    let mut response = serve(state, method, uri, headers).await;
+    let mut response = serve(state, method, uri, headers, body).await;
     response.headers_mut().insert(
         header::CONNECTION,
         axum::http::HeaderValue::from_static("close"),
@@ -40,6 +43,7 @@ async fn serve(
     method: Method,
     uri: Uri,
     headers: HeaderMap,
+    body: Bytes,
 ) -> Response {
     let request = RecordedRequest {
         method: method.to_string(),
@@ -65,24 +69,31 @@ async fn serve(
         }
     }
 
-    let Some(path) = CollectionPath::parse(&request.path) else {
+    let Some((path, name)) = CollectionPath::parse_with_name(&request.path) else {
         return status_response(&ApiStatus::new(
             404,
             "NotFound",
             "the server could not find the requested resource",
         ));
     };
-    if method != Method::GET {
-        return status_response(&ApiStatus::new(
-            405,
-            "MethodNotAllowed",
-            "the fake server only serves list and watch",
-        ));
-    }
     let query = match Query::parse(&request) {
         Ok(q) => q,
         Err(status) => return status_response(&status),
     };
+    if method != Method::GET || name.is_some() {
+        return write::serve(
+            &shared,
+            write::ObjectRequest {
+                method: &method,
+                path: &path,
+                name: name.as_deref(),
+                headers: &headers,
+                body: &body,
+                query: &query,
+                dry_run: request.param("dryRun").is_some(),
+            },
+        );
+    }
     if request.is_watch() {
         watch(shared, path, query, &request)
     } else {

@@ -1,8 +1,8 @@
 //! An in-process fake Kubernetes API server that misbehaves on purpose:
 //! test your own controllers against list/watch faults without a cluster.
 //!
-//! [`FakeApiServer::start`] binds `127.0.0.1:0` and serves list and watch
-//! requests for any resource over plain HTTP, so a real [`kube::Client`]
+//! [`FakeApiServer::start`] binds `127.0.0.1:0` and serves list, watch,
+//! read and write requests for any resource over plain HTTP, so a real [`kube::Client`]
 //! (from [`FakeApiServer::client`]) talks to it exactly as it would to a
 //! cluster. Tests change the versioned object store while watches run, tell
 //! the server to fail in specific ways, and read back every request it got.
@@ -16,6 +16,17 @@
 //!   lists (`sendInitialEvents=true` ending at the
 //!   `k8s.io/initial-events-end` bookmark) and `timeoutSeconds` measured on
 //!   tokio's clock.
+//!
+//! - reads and writes of single objects, namespaced or not (namespaces
+//!   included): `GET`, `POST` (create, with `generateName`), `PUT`
+//!   (replace), `PATCH` (JSON merge patch; a strategic merge patch is applied
+//!   as one) and `DELETE` (with `preconditions`), and `DELETE` of a
+//!   collection. They share the store with the methods below: each change
+//!   takes the next resourceVersion and reaches open watches as one event; a
+//!   stale `resourceVersion` gets 409 `Conflict`, a write that changes
+//!   nothing takes no resourceVersion. Deleting a namespace deletes what it
+//!   holds first (one event each), as the namespace controller would.
+//!   Objects may be created in a namespace that has no Namespace object.
 //!
 //! What it can be told to do ([`FakeApiServer::fail_requests`],
 //! [`FakeApiServer::delay_requests`], [`FakeApiServer::inject_watch_fault`] and
@@ -110,6 +121,7 @@ mod resource;
 mod selector;
 mod store;
 mod watch;
+mod write;
 
 use std::{
     net::SocketAddr,

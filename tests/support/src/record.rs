@@ -29,6 +29,19 @@ impl RecordedRequest {
         matches!(self.param("watch"), Some("true" | "1"))
     }
 
+    /// Whether this was a list: a `GET` that is neither a watch nor the
+    /// read of one named object.
+    pub fn is_list(&self) -> bool {
+        let names_object = crate::resource::CollectionPath::parse_with_name(&self.path)
+            .is_some_and(|(_, name)| name.is_some());
+        self.method == "GET" && !self.is_watch() && !names_object
+    }
+
+    /// Whether this was a write (`POST`, `PUT`, `PATCH` or `DELETE`).
+    pub fn is_write(&self) -> bool {
+        matches!(self.method.as_str(), "POST" | "PUT" | "PATCH" | "DELETE")
+    }
+
     /// Whether this asked for metadata-only objects (`as=PartialObjectMetadata…`).
     pub fn is_metadata_only(&self) -> bool {
         self.accept

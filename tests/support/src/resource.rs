@@ -125,26 +125,46 @@ pub(crate) struct CollectionPath {
 impl CollectionPath {
     /// Parses `/api/v1[/namespaces/NS]/PLURAL` and
     /// `/apis/GROUP/VERSION[/namespaces/NS]/PLURAL`; anything else is `None`.
+    #[cfg(test)]
     pub(crate) fn parse(path: &str) -> Option<Self> {
+        match Self::parse_with_name(path)? {
+            (collection, None) => Some(collection),
+            (_, Some(_)) => None,
+        }
+    }
+
+    /// Parses a collection URL as [`parse`](Self::parse) does, or the URL of
+    /// one object in it (`…/PLURAL/NAME`), returning the object's name too.
+    ///
+    /// The two cannot be confused: `/api/v1/namespaces/NS` is the namespace
+    /// object `NS` (two segments after the version), while a namespaced
+    /// collection has three (`namespaces/NS/PLURAL`).
+    pub(crate) fn parse_with_name(path: &str) -> Option<(Self, Option<String>)> {
         let parts: Vec<&str> = path.trim_matches('/').split('/').collect();
         let (group, version, rest) = match parts.as_slice() {
             ["api", version, rest @ ..] => ("", *version, rest),
             ["apis", group, version, rest @ ..] => (*group, *version, rest),
             _ => return None,
         };
-        let (namespace, plural) = match rest {
-            [plural] => (None, *plural),
-            ["namespaces", ns, plural] => (Some((*ns).to_owned()), *plural),
+        let (namespace, plural, name) = match rest {
+            [plural] => (None, *plural, None),
+            [plural, name] => (None, *plural, Some(*name)),
+            ["namespaces", ns, plural] => (Some((*ns).to_owned()), *plural, None),
+            ["namespaces", ns, plural, name] => (Some((*ns).to_owned()), *plural, Some(*name)),
             _ => return None,
         };
-        Some(Self {
+        if plural.is_empty() || name.is_some_and(str::is_empty) {
+            return None;
+        }
+        let collection = Self {
             resource: ResourceId {
                 group: group.to_owned(),
                 version: version.to_owned(),
                 plural: plural.to_owned(),
             },
             namespace,
-        })
+        };
+        Some((collection, name.map(str::to_owned)))
     }
 }
 
@@ -162,5 +182,25 @@ mod tests {
         assert_eq!(p.namespace, None);
         assert!(CollectionPath::parse("/healthz").is_none());
         assert!(CollectionPath::parse("/api/v1/namespaces/default/configmaps/x").is_none());
+    }
+
+    #[test]
+    fn parses_object_paths() {
+        let (p, name) =
+            CollectionPath::parse_with_name("/api/v1/namespaces/default/configmaps/x").unwrap();
+        assert_eq!(
+            (p.namespace.as_deref(), name.as_deref()),
+            (Some("default"), Some("x"))
+        );
+        // A namespace is a cluster-scoped object named in the URL.
+        let (p, name) = CollectionPath::parse_with_name("/api/v1/namespaces/team-a").unwrap();
+        assert_eq!(p.resource.plural, "namespaces");
+        assert_eq!((p.namespace, name.as_deref()), (None, Some("team-a")));
+        let (p, name) =
+            CollectionPath::parse_with_name("/apis/apps/v1/namespaces/ns/deployments/web").unwrap();
+        assert_eq!(p.resource.group, "apps");
+        assert_eq!(name.as_deref(), Some("web"));
+        assert!(CollectionPath::parse_with_name("/api/v1/namespaces/ns/pods/p/status").is_none());
+        assert!(CollectionPath::parse_with_name("/api/v1/configmaps/").is_some());
     }
 }
