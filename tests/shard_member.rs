@@ -1,4 +1,4 @@
-//! S2, S3, S5, S7: the membership task ([`Shard`]) against an in-memory
+//! S2, S3, S5, S7 and the Lease's fields: the membership task ([`Shard`]) against an in-memory
 //! Lease server, on tokio's paused clock.
 
 use std::{
@@ -8,10 +8,14 @@ use std::{
 };
 
 use futures::Stream;
-use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::{
+    api::coordination::v1::{Lease, LeaseSpec},
+    apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta},
+    jiff::{SignedDuration, Timestamp},
+};
 use kube_informer::{
     Informer, ObjectKey,
-    shard::{LeaseApi, LeaseError, Shard, ShardConfig},
+    shard::{LeaseApi, LeaseError, RING_LABEL, Shard, ShardConfig},
     source::Event,
 };
 use parking_lot::Mutex;
@@ -346,4 +350,125 @@ async fn a_second_run_is_refused() {
         a.run().await,
         Err(kube_informer::shard::Error::AlreadyRunning)
     ));
+}
+
+fn spec_of(server: &FakeLeases, name: &str) -> Option<LeaseSpec> {
+    server.state.lock().leases.get(name)?.spec.clone()
+}
+
+fn version_of(server: &FakeLeases, name: &str) -> u64 {
+    server.state.lock().leases[name]
+        .metadata
+        .resource_version
+        .as_deref()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+/// A Lease named `name` held by `holder` since `acquired`, with `transitions`.
+fn held_lease(name: &str, holder: &str, acquired: MicroTime, transitions: i32) -> Lease {
+    Lease {
+        metadata: ObjectMeta {
+            name: Some(name.to_owned()),
+            labels: Some([(RING_LABEL.to_owned(), "ring".to_owned())].into()),
+            ..ObjectMeta::default()
+        },
+        spec: Some(LeaseSpec {
+            holder_identity: Some(holder.to_owned()),
+            lease_duration_seconds: Some(15),
+            acquire_time: Some(acquired.clone()),
+            renew_time: Some(acquired),
+            lease_transitions: Some(transitions),
+            ..LeaseSpec::default()
+        }),
+    }
+}
+
+fn an_hour_ago() -> MicroTime {
+    MicroTime(Timestamp::now() - SignedDuration::from_hours(1))
+}
+
+// Lease fields, as client-go leader election keeps them.
+#[tokio::test(start_paused = true)]
+async fn renewals_move_only_the_renew_time() {
+    let server = FakeLeases::default();
+    let a = server.shard("a");
+    let _ta = spawn(&a);
+    until(Duration::from_secs(5), || {
+        spec_of(&server, "ring-a").is_some()
+    })
+    .await
+    .expect("the Lease is created");
+    let created = spec_of(&server, "ring-a").unwrap();
+    let created_version = version_of(&server, "ring-a");
+    assert!(
+        created.acquire_time.is_some(),
+        "a create records the acquire time"
+    );
+    assert!(created.acquire_time <= created.renew_time);
+    assert_eq!(created.lease_transitions, Some(0));
+    assert_eq!(created.holder_identity.as_deref(), Some("ring-a"));
+
+    // Five retry periods: the acknowledgement and several renewals.
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    let renewed = spec_of(&server, "ring-a").unwrap();
+    assert!(
+        version_of(&server, "ring-a") >= created_version + 4,
+        "renewed several times"
+    );
+    assert_eq!(
+        renewed.acquire_time, created.acquire_time,
+        "acquire time kept"
+    );
+    assert_eq!(renewed.lease_transitions, Some(0), "no holder change");
+    assert!(renewed.renew_time > created.renew_time, "renew time moves");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_restarted_member_keeps_its_leases_acquire_time() {
+    let server = FakeLeases::default();
+    let acquired = an_hour_ago();
+    server
+        .create(held_lease("ring-a", "ring-a", acquired.clone(), 2))
+        .await
+        .unwrap();
+    let a = server.shard("a");
+    let _ta = spawn(&a);
+    until(Duration::from_secs(5), || version_of(&server, "ring-a") > 1)
+        .await
+        .expect("the earlier Lease is taken over");
+    let spec = spec_of(&server, "ring-a").unwrap();
+    assert_eq!(spec.acquire_time, Some(acquired.clone()), "same holder");
+    assert_eq!(spec.lease_transitions, Some(2));
+    assert!(spec.renew_time > Some(acquired));
+}
+
+#[tokio::test(start_paused = true)]
+async fn taking_a_lease_from_another_holder_counts_a_transition() {
+    let server = FakeLeases::default();
+    let acquired = an_hour_ago();
+    server
+        .create(held_lease("ring-a", "someone-else", acquired.clone(), 2))
+        .await
+        .unwrap();
+    let a = server.shard("a");
+    let _ta = spawn(&a);
+    until(Duration::from_secs(5), || version_of(&server, "ring-a") > 1)
+        .await
+        .expect("the earlier Lease is taken over");
+    let spec = spec_of(&server, "ring-a").unwrap();
+    assert_eq!(spec.holder_identity.as_deref(), Some("ring-a"));
+    assert!(
+        spec.acquire_time > Some(acquired),
+        "a new holder acquires now"
+    );
+    assert_eq!(spec.lease_transitions, Some(3));
+
+    // Its renewals then keep the new acquire time and count.
+    let taken = spec.acquire_time;
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    let spec = spec_of(&server, "ring-a").unwrap();
+    assert_eq!(spec.acquire_time, taken);
+    assert_eq!(spec.lease_transitions, Some(3));
 }
