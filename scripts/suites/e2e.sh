@@ -30,6 +30,9 @@ grep '^e2e/build:' "$build_log" || true
 rm -f "$build_log"
 echo "e2e: servers ready to run after $((SECONDS - start))s (etcd $ETCD_VERSION, kube-apiserver $KUBE_VERSION)"
 
+# tests/e2e_shard.rs runs replicas of this example as processes.
+cargo build --workspace --all-features --example shard_replica
+
 start=$SECONDS
 bash e2e/cluster.sh run -- \
   cargo test --workspace --all-features --test 'e2e*' -- --test-threads=4
