@@ -86,7 +86,9 @@
 //! late, in order), writes (applied late, replies lost), fences, lists,
 //! acknowledgements, work in flight, kills, restarts and joins, and with a
 //! property that keeps work running across whole handovers (a member that
-//! acknowledged with work still in flight on a released key fails it).
+//! acknowledged with work still in flight on a released key fails it);
+//! `tests/shard_member.rs` checks the same of whole replicas (membership
+//! task, [`KeyGate`], guards) through joins, kills and stops.
 //!
 //! *When a replica is killed*, its work ends with it, and its keys stay
 //! untouched until the others see its Lease expire: a Lease duration after
