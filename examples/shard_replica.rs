@@ -6,18 +6,26 @@
 //! cargo run --example shard_replica -- <namespace> <identity> [ring]
 //! ```
 //!
-//! Every reconcile is printed as one line on stdout, so a test can check
-//! the handover from the outside:
+//! The timings come from the environment (defaults in brackets):
+//! `SHARD_LEASE_DURATION_SECS` [15], `SHARD_RENEW_DEADLINE_MS` [10000],
+//! `SHARD_RETRY_PERIOD_MS` [2000], and `SHARD_RECONCILE_MS` [20], how long
+//! one reconcile takes.
+//!
+//! Every reconcile is printed on stdout, so a test can check the handover
+//! from the outside:
 //!
 //! ```text
+//! BEGIN <identity> <key> <start-ms>
 //! RECONCILE <identity> <key> <resourceVersion> <start-ms> <end-ms>
 //! LOST <identity> <key> <ms>
-//! OWNED <identity> <number of owned keys> <ms>
+//! OWNS <identity> <ms> <number of owned keys> <key,key,...>
 //! ```
 //!
+//! `OWNS` is printed whenever the set of owned ConfigMaps changes (checked
+//! on every ownership change and every second, once the cache is filled).
 //! Times are milliseconds since the Unix epoch, by this machine's clock.
-//! The ConfigMap's `data.value` is what it reconciles; a reconcile takes
-//! 20 ms.
+//! The ConfigMap's resourceVersion in the cache when the reconcile starts is
+//! the state it reconciles.
 
 use std::{
     io::Write,
@@ -45,6 +53,14 @@ fn say(line: String) {
     let _ = out.flush();
 }
 
+/// A duration from the environment variable `name`, in `unit`s, or `default`.
+fn setting(name: &str, unit: Duration, default: Duration) -> Duration {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse::<u32>().ok())
+        .map_or(default, |n| unit * n)
+}
+
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
@@ -53,12 +69,16 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         std::process::exit(2);
     };
     let ring = args.next().unwrap_or_else(|| "configmaps".into());
+    let second = Duration::from_secs(1);
+    let milli = Duration::from_millis(1);
+    let config = ShardConfig::new(ring, identity.as_str())
+        .lease_duration(setting("SHARD_LEASE_DURATION_SECS", second, 15 * second))
+        .renew_deadline(setting("SHARD_RENEW_DEADLINE_MS", milli, 10 * second))
+        .retry_period(setting("SHARD_RETRY_PERIOD_MS", milli, 2 * second));
+    let reconcile = setting("SHARD_RECONCILE_MS", milli, 20 * milli);
     let client = Client::try_default().await?;
 
-    let shard = Shard::new(
-        Api::<Lease>::namespaced(client.clone(), &namespace),
-        ShardConfig::new(ring, identity.as_str()),
-    )?;
+    let shard = Shard::new(Api::<Lease>::namespaced(client.clone(), &namespace), config)?;
     let membership = tokio::spawn(shard.run());
 
     let informer = Informer::builder(Api::<ConfigMap>::namespaced(client, &namespace)).build();
@@ -69,19 +89,35 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     tokio::spawn(informer.run());
 
-    // Report the number of owned keys now and then.
+    // Report the owned ConfigMaps whenever they change.
     let gate = shard.gate();
     let reporter_store = store.clone();
     let reporter_identity = identity.clone();
     tokio::spawn(async move {
+        let mut changes = gate.watch();
+        reporter_store.wait_until_synced().await;
+        let mut last = None;
         loop {
-            tokio::time::sleep(Duration::from_millis(500)).await;
-            let owned = reporter_store
+            let mut owned: Vec<String> = reporter_store
                 .list_keys()
                 .iter()
                 .filter(|k| gate.owns(k))
-                .count();
-            say(format!("OWNED {reporter_identity} {owned} {}", now_ms()));
+                .map(ToString::to_string)
+                .collect();
+            owned.sort();
+            if last.as_ref() != Some(&owned) {
+                say(format!(
+                    "OWNS {reporter_identity} {} {} {}",
+                    now_ms(),
+                    owned.len(),
+                    owned.join(",")
+                ));
+                last = Some(owned);
+            }
+            tokio::select! {
+                changed = changes.changed() => if changed.is_err() { break },
+                () = tokio::time::sleep(Duration::from_secs(1)) => {}
+            }
         }
     });
 
@@ -96,11 +132,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             ShardEvent::Change { guard, .. } => {
                 // Level-based: reconcile the newest state in the store.
                 let start = now_ms();
+                say(format!("BEGIN {identity} {} {start}", guard.key()));
                 let version = store
                     .get(guard.key())
                     .and_then(|cm| cm.metadata.resource_version.clone())
                     .unwrap_or_else(|| "deleted".into());
-                tokio::time::sleep(Duration::from_millis(20)).await;
+                tokio::time::sleep(reconcile).await;
                 say(format!(
                     "RECONCILE {identity} {} {version} {start} {}",
                     guard.key(),

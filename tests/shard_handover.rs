@@ -7,6 +7,13 @@
 //! owns it or work on it is in flight. And, so that owning nothing cannot
 //! pass: once the generated run is over and the replicas are left to settle,
 //! every key is owned by exactly one live replica.
+//!
+//! The general property ends work within a few generated steps, so it
+//! rarely keeps work running across a whole handover; a second property
+//! (S2) starts work on a settled ring, changes the member set, and lets the
+//! replicas proceed while that work is still running, so a member that
+//! acknowledged (or released) a key with work still in flight on it is
+//! caught.
 
 use std::{
     collections::{BTreeMap, BTreeSet},
@@ -192,6 +199,8 @@ enum Op {
     ReplyList(usize),
     StartWork(usize, usize),
     EndWork(usize),
+    /// The work of replica `.0` on key `.1` ends (if it has any).
+    EndKey(usize, usize),
     Kill(usize),
     Restart(usize),
     Join,
@@ -219,6 +228,41 @@ fn op() -> impl Strategy<Value = Op> {
         1 => r.clone().prop_map(Op::Restart),
         1 => Just(Op::Join),
         4 => r.clone().prop_map(Op::Round),
+    ]
+}
+
+/// Steps of a handover while work is in flight: prompt rounds, late
+/// deliveries and short waits (nobody misses its renew deadline for long),
+/// and work that starts and ends on chosen keys. Unlike [`op`], work is not
+/// ended at random within a few steps, so a key that moves is still being
+/// worked on by its old owner while the new owner gets ready.
+fn busy_op() -> impl Strategy<Value = Op> {
+    let r = 0..MAX_REPLICAS;
+    prop_oneof![
+        3 => (0u64..1_000).prop_map(Op::Advance),
+        8 => r.clone().prop_map(Op::Round),
+        4 => r.clone().prop_map(Op::Deliver),
+        2 => r.clone().prop_map(Op::TakeList),
+        2 => r.clone().prop_map(Op::ReplyList),
+        2 => (r.clone(), 0..KEYS).prop_map(|(r, k)| Op::StartWork(r, k)),
+        1 => (r.clone(), 0..KEYS).prop_map(|(r, k)| Op::EndKey(r, k)),
+    ]
+}
+
+/// What changes the member set while work is in flight.
+#[derive(Clone, Debug)]
+enum Change {
+    /// New members join: some keys of every old member move to them.
+    Join(usize),
+    /// A member leaves without a word: the others gain its keys once its
+    /// Lease expires (nobody releases, but the takeover races the work).
+    Kill(usize),
+}
+
+fn change() -> impl Strategy<Value = Change> {
+    prop_oneof![
+        3 => (1usize..=2).prop_map(Change::Join),
+        1 => (0..MAX_REPLICAS).prop_map(Change::Kill),
     ]
 }
 
@@ -439,6 +483,12 @@ impl Sim {
                 }
                 self.tick(i);
             }
+            Op::EndKey(i, k) => {
+                if let Some(r) = self.replica(i) {
+                    r.in_flight.remove(&k);
+                }
+                self.tick(i);
+            }
             Op::Kill(i) => {
                 // Never kill the last live replica: the settle check needs one.
                 if self.replicas.iter().filter(|r| r.alive).count() > 1
@@ -595,6 +645,49 @@ proptest! {
         sim.check_every_key_owned();
         for op in &ops {
             sim.step(op);
+        }
+        sim.settle();
+        sim.check_every_key_owned();
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: std::env::var("SHARD_PROPTEST_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(64),
+        ..ProptestConfig::default()
+    })]
+
+    // S2: a member releases a key at once but acknowledges the new set only
+    // after the work in flight on it ended; the new owner acquires only on
+    // that acknowledgement. Work is started on owned keys of a settled ring,
+    // the member set changes, and the replicas proceed while the work is
+    // still running; no key may then be owned by its new owner while its
+    // old owner still works on it (checked after every step).
+    #[test]
+    fn s2_a_moving_key_is_taken_only_after_the_work_on_it_ends(
+        replicas in 1usize..=3,
+        work in prop::collection::vec((0..MAX_REPLICAS, 0..KEYS), 1..24),
+        change in change(),
+        ops in prop::collection::vec(busy_op(), 0..200),
+    ) {
+        let mut sim = Sim::new(replicas);
+        sim.settle();
+        sim.check_every_key_owned();
+        for (r, k) in work {
+            sim.step(&Op::StartWork(r, k));
+        }
+        match change {
+            Change::Join(n) => (0..n).for_each(|_| sim.step(&Op::Join)),
+            Change::Kill(r) => sim.step(&Op::Kill(r)),
+        }
+        for op in &ops {
+            sim.step(op);
+        }
+        // The work ends; the ring settles with one owner per key.
+        for r in 0..sim.replicas.len() {
+            for k in 0..KEYS {
+                sim.step(&Op::EndKey(r, k));
+            }
         }
         sim.settle();
         sim.check_every_key_owned();

@@ -33,6 +33,12 @@ echo "e2e: servers ready to run after $((SECONDS - start))s (etcd $ETCD_VERSION,
 # tests/e2e_operator.rs (the mirror operator of examples/operator/ through an
 # apiserver restart) is one of the tests/e2e*.rs run here; it holds the
 # apiserver exclusively while it runs.
+
+# tests/e2e_shard.rs runs replicas of the shard_replica example as processes;
+# the example is built here because the test cannot build it while
+# `cargo test` holds the build lock.
+cargo build --workspace --all-features --example shard_replica
+
 start=$SECONDS
 bash e2e/cluster.sh run -- \
   cargo test --workspace --all-features --test 'e2e*' -- --test-threads=4

@@ -164,14 +164,40 @@ fn ack_of(lease: &Lease) -> Option<Fingerprint> {
 
 /// The Lease a member writes: ring label, acknowledgement, holder, duration
 /// and renew time; conditional on `resource_version` when given.
+///
+/// `prior` is the spec of the Lease this write replaces, as this member last
+/// wrote or read it (`None` for a create). The acquire time and the
+/// transition count follow client-go leader election's record: a create sets
+/// the acquire time and counts no transition; a renewal by the same holder
+/// keeps both, so only the renew time moves; taking over a Lease whose holder
+/// was someone else sets the acquire time anew and counts one more
+/// transition.
 pub(crate) fn render(
     name: &str,
     ring: &str,
     duration: Duration,
     ack: Option<Fingerprint>,
     resource_version: Option<&str>,
+    prior: Option<&LeaseSpec>,
 ) -> Lease {
     let now = MicroTime(k8s_openapi::jiff::Timestamp::now());
+    let (acquire_time, lease_transitions) = match prior {
+        None => (now.clone(), 0),
+        Some(prior) => {
+            let transitions = prior.lease_transitions.unwrap_or(0);
+            match &prior.acquire_time {
+                Some(acquired) if prior.holder_identity.as_deref() == Some(name) => {
+                    (acquired.clone(), transitions)
+                }
+                // Same holder but no acquire time recorded: record one now;
+                // not a transition.
+                None if prior.holder_identity.as_deref() == Some(name) => {
+                    (now.clone(), transitions)
+                }
+                _ => (now.clone(), transitions.saturating_add(1)),
+            }
+        }
+    };
     Lease {
         metadata: ObjectMeta {
             name: Some(name.to_owned()),
@@ -184,8 +210,9 @@ pub(crate) fn render(
         spec: Some(LeaseSpec {
             holder_identity: Some(name.to_owned()),
             lease_duration_seconds: Some(duration.as_secs().try_into().unwrap_or(i32::MAX)),
-            renew_time: Some(now.clone()),
-            acquire_time: resource_version.is_none().then_some(now),
+            renew_time: Some(now),
+            acquire_time: Some(acquire_time),
+            lease_transitions: Some(lease_transitions),
             ..LeaseSpec::default()
         }),
     }

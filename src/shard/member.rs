@@ -6,7 +6,7 @@
 use std::{fmt, future::Future, pin::pin, sync::Arc};
 
 use futures::{FutureExt, StreamExt, future::BoxFuture};
-use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use kube::Api;
 use parking_lot::Mutex;
 use tokio::time::{Instant, sleep_until};
@@ -184,6 +184,9 @@ struct Writer {
     /// The version of a Lease of this name found on create (left by an
     /// earlier process of the same identity): the next write replaces it.
     adopt: Option<String>,
+    /// The spec of the own Lease as last written or read: a renewal keeps
+    /// its acquire time and transition count.
+    spec: Option<LeaseSpec>,
 }
 
 impl Writer {
@@ -200,12 +203,14 @@ impl Writer {
             .own_lease()
             .map(|own| own.resource_version.clone())
             .or_else(|| self.adopt.clone());
+        let prior = version.as_ref().and(self.spec.as_ref());
         let lease = render(
             &self.name,
             &config.ring,
             config.lease_duration,
             ack,
             version.as_deref(),
+            prior,
         );
         let result = match version {
             Some(_) => api.replace(lease).await,
@@ -214,6 +219,7 @@ impl Writer {
         match result {
             Ok(lease) => {
                 self.adopt = None;
+                self.spec = lease.spec.clone();
                 if let Some(own) = own_lease(&lease) {
                     core.written(sent_at, own);
                 }
@@ -222,12 +228,14 @@ impl Writer {
             Err(LeaseError::NotFound) => {
                 tracing::warn!(lease = %self.name, "own lease is gone: fenced, joining again");
                 self.adopt = None;
+                self.spec = None;
                 core.lease_lost();
                 Next::Now
             }
             Err(LeaseError::AlreadyExists | LeaseError::Conflict) => {
                 match api.get(&self.name).await {
                     Ok(current) => {
+                        self.spec = current.as_ref().and_then(|l| l.spec.clone());
                         if core.own_lease().is_some() {
                             core.read_own(current.as_ref().and_then(own_lease));
                         } else {
@@ -271,7 +279,11 @@ async fn run_loop<A: LeaseApi>(
         config.renew_deadline,
         config.retry_period,
     );
-    let mut writer = Writer { name, adopt: None };
+    let mut writer = Writer {
+        name,
+        adopt: None,
+        spec: None,
+    };
     let mut leases = informer.subscribe(SubscribeOptions::default())?;
     let mut informer_run = pin!(informer.run().fuse());
     let selector = config.selector();
