@@ -156,9 +156,13 @@ impl<K> FifoState<K> {
         }
     }
 
-    /// Puts popped deltas back at the tail unless the key is pending again (F10).
+    /// Puts popped deltas back at the tail unless the key is pending again
+    /// (F10). Like a live change, it populates the FIFO only when no
+    /// streamed relist is open (F7): a key handed out and put back while
+    /// the first listing streams in must not make it synced before its end.
+    /// The key does not count as listed: requeued state is old news.
     pub(crate) fn requeue(&mut self, deltas: Deltas<K>) {
-        self.mark_populated();
+        self.live_event(None);
         if let Entry::Vacant(slot) = self.items.entry(deltas.key().clone()) {
             self.queue.push_back(slot.key().clone());
             self.deltas += deltas.len();
