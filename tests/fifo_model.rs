@@ -362,6 +362,12 @@ fn run(ops: Vec<Op>, coalesce: Coalesce) -> Result<(), TestCaseError> {
             op
         );
         prop_assert_eq!(fifo.len(), model.queue.len());
+        prop_assert_eq!(
+            fifo.pending_deltas(),
+            model.queue.iter().map(|(_, d)| d.len()).sum::<usize>(),
+            "pending deltas after step {}",
+            step
+        );
         if coalesce == Coalesce::Latest {
             for k in fifo.list_keys() {
                 prop_assert!(fifo.get_by_key(&k).unwrap().len() <= 2, "F12 bound");
