@@ -100,7 +100,10 @@ async fn l8_a_held_store_keeps_the_informer_running() {
     // The store alone is left: the informer must keep running and syncing.
     drop(subscription);
     tokio::time::sleep(Duration::from_millis(10)).await;
-    assert!(!source.is_closed(), "the informer stopped with a store held");
+    assert!(
+        !source.is_closed(),
+        "the informer stopped with a store held"
+    );
     relist(&source, &[cm("a", "1")], "1");
     tokio::time::timeout(bound, store.wait_until_synced())
         .await

@@ -145,7 +145,11 @@ async fn check(case: Case) -> Result<(), TestCaseError> {
         .unwrap();
     let mut readers = Vec::new();
     for &coalesce in &case.readers {
-        let lag = if coalesce { Lag::Coalesce } else { Lag::Unbounded };
+        let lag = if coalesce {
+            Lag::Coalesce
+        } else {
+            Lag::Unbounded
+        };
         let subscription = informer
             .subscribe(SubscribeOptions::default().lag(lag))
             .unwrap();
@@ -183,7 +187,10 @@ async fn check(case: Case) -> Result<(), TestCaseError> {
     // Every subscription ends, after what was queued for it, saying why.
     if let Some(bounded) = bounded {
         let ended = drain(bounded).await;
-        prop_assert!(ended.is_some(), "the stalled Bounded subscription did not end");
+        prop_assert!(
+            ended.is_some(),
+            "the stalled Bounded subscription did not end"
+        );
         prop_assert_eq!(ended.unwrap().end_reason(), Some(EndReason::Stopped));
     }
     for reader in readers {
@@ -197,7 +204,10 @@ async fn check(case: Case) -> Result<(), TestCaseError> {
         let count = timeout(BOUND, errors.count()).await;
         prop_assert!(count.is_ok(), "an unread error stream did not end");
     }
-    prop_assert!(read_errors.await.unwrap().is_ok(), "an error stream did not end");
+    prop_assert!(
+        read_errors.await.unwrap().is_ok(),
+        "an error stream did not end"
+    );
 
     // Sync waiters return, saying whether the store synced.
     let synced = waiter.await.unwrap();
