@@ -158,6 +158,19 @@ pub struct EmptyDeltas(pub ObjectKey);
 /// Most keys carry a single delta when popped, so the first one is stored
 /// inline without a heap allocation.
 ///
+/// # One key
+///
+/// Every delta in a `Deltas` is meant to be about its [`key`](Deltas::key).
+/// `Deltas` cannot check that for live objects, since it does not know the
+/// key function that keys them, so [`new`](Deltas::new),
+/// [`from_vec`](Deltas::from_vec) and [`push`](Deltas::push) take what they
+/// are given. The FIFO checks at its door instead: the only way a `Deltas`
+/// built by hand enters one, [`DeltaFifo::requeue`](crate::fifo::DeltaFifo::requeue),
+/// keys every object, compares every tombstone's key, and refuses the whole
+/// `Deltas` (`fifo::Error::RequeueKeyMismatch`) if one differs; nothing of
+/// it is queued then. Deltas the FIFO builds itself hold one key's changes
+/// by construction.
+///
 /// # Examples
 ///
 /// ```
@@ -206,7 +219,8 @@ impl<K> Deltas<K> {
         &self.key
     }
 
-    /// Appends a newer delta.
+    /// Appends a newer delta, as is: no merge and no key check (see
+    /// [One key](Deltas#one-key)).
     pub fn push(&mut self, delta: Delta<K>) {
         self.items.push(delta);
     }

@@ -1,6 +1,10 @@
 //! Property test: random operation sequences run against the real DeltaFifo
 //! and against a small, obviously-correct reference model of the F rules.
 //! Every pop, every error and `has_synced` after every step must agree.
+//!
+//! Streamed relists come whole (`StreamedRelist`) and in pieces
+//! (`ListStart`, `Listed`, `ListDone`) that interleave with live changes,
+//! pops, resyncs, requeues and atomic relists (F7, F13).
 
 mod fifo_common;
 
@@ -23,6 +27,10 @@ enum Op {
     Delete(u8),
     Replace(Vec<u8>),
     StreamedRelist(Vec<u8>),
+    /// The pieces of a streamed relist, free to interleave with the rest.
+    ListStart,
+    Listed(u8),
+    ListDone,
     Resync,
     Pop,
     Requeue,
@@ -37,7 +45,10 @@ fn op() -> impl Strategy<Value = Op> {
         3 => name.clone().prop_map(Op::Update),
         2 => name.clone().prop_map(Op::Delete),
         1 => prop::collection::vec(name.clone(), 0..5).prop_map(Op::Replace),
-        1 => prop::collection::vec(name, 0..5).prop_map(Op::StreamedRelist),
+        1 => prop::collection::vec(name.clone(), 0..5).prop_map(Op::StreamedRelist),
+        1 => Just(Op::ListStart),
+        3 => name.prop_map(Op::Listed),
+        1 => Just(Op::ListDone),
         1 => Just(Op::Resync),
         4 => Just(Op::Pop),
         1 => Just(Op::Requeue),
@@ -51,6 +62,9 @@ struct Model {
     populated: bool,
     count: usize,
     synced: bool,
+    /// The keys of an open streamed relist: listed, or added or updated
+    /// while it is open.
+    listing: Option<BTreeSet<String>>,
 }
 
 impl Model {
@@ -67,9 +81,19 @@ impl Model {
         }
     }
 
-    fn populate(&mut self) {
-        self.populated = true;
-        self.check_synced();
+    /// A live change (`key` when it is an accepted add or update): it marks
+    /// the queue populated, unless a streamed relist is open; then the key
+    /// counts as listed and the relist's end populates (F7).
+    fn live(&mut self, key: Option<&str>) {
+        match &mut self.listing {
+            Some(listing) => {
+                listing.extend(key.map(str::to_owned));
+            }
+            None => {
+                self.populated = true;
+                self.check_synced();
+            }
+        }
     }
 
     fn append(&mut self, key: &str, d: D) {
@@ -95,23 +119,51 @@ impl Model {
         Some(self.queue.remove(0))
     }
 
+    /// An atomic relist (`replace`): it ends an open streamed relist and
+    /// stops at the first rejected object, keeping what it queued before.
     fn relist(&mut self, list: &[u8], known: &BTreeMap<String, String>, rv: &str) -> bool {
-        let mut listed = BTreeSet::new();
+        self.listing = Some(BTreeSet::new());
         for &n in list {
-            if NAMES[n as usize] == "x" {
+            if !self.listed(n, rv) {
+                self.listing = None;
                 return false;
             }
-            let k = key(NAMES[n as usize]).to_string();
-            listed.insert(k.clone());
-            self.append(&k, (Replaced, rv.to_owned(), false));
         }
+        self.list_done(known)
+    }
+
+    fn list_start(&mut self) {
+        self.listing = Some(BTreeSet::new());
+    }
+
+    /// One object of a streamed relist; `false` when refused (no relist
+    /// open, or rejected by the transform).
+    fn listed(&mut self, n: u8, rv: &str) -> bool {
+        let name = NAMES[n as usize];
+        let Some(listing) = &mut self.listing else {
+            return false;
+        };
+        if name == "x" {
+            return false;
+        }
+        let k = key(name).to_string();
+        listing.insert(k.clone());
+        self.append(&k, (Replaced, rv.to_owned(), false));
+        true
+    }
+
+    /// The end of a relist: tombstones for what vanished (F6); the first
+    /// one counts everything queued at this point (F7).
+    fn list_done(&mut self, known: &BTreeMap<String, String>) -> bool {
+        let Some(listed) = self.listing.take() else {
+            return false;
+        };
         let vanished: Vec<(String, String)> = self
             .queue
             .iter()
             .filter(|(k, _)| !listed.contains(k))
             .map(|(k, d)| (k.clone(), d.last().unwrap().1.clone()))
             .collect();
-        let mut deletions = vanished.len();
         for (k, obj_rv) in vanished {
             self.append(&k, (Deleted, obj_rv, true));
         }
@@ -120,11 +172,12 @@ impl Model {
                 continue;
             }
             self.append(k, (Deleted, obj_rv.clone(), true));
-            deletions += 1;
         }
         if !self.populated {
+            // Listed keys popped while the relist was open were handed out
+            // already; what is queued now is what is left of it.
             self.populated = true;
-            self.count = listed.len() + deletions;
+            self.count = self.queue.len();
             self.check_synced();
         }
         true
@@ -204,6 +257,7 @@ fn run(ops: Vec<Op>, coalesce: Coalesce) -> Result<(), TestCaseError> {
         populated: false,
         count: 0,
         synced: false,
+        listing: None,
     };
     // The consumer's store, as the model sees it: key -> resourceVersion.
     let mut store: BTreeMap<String, String> = BTreeMap::new();
@@ -224,7 +278,8 @@ fn run(ops: Vec<Op>, coalesce: Coalesce) -> Result<(), TestCaseError> {
                 } else {
                     fifo.update(cm(name, &rv))
                 };
-                model.populate();
+                let k = key(name).to_string();
+                model.live((name != "x").then_some(k.as_str()));
                 prop_assert_eq!(got.is_ok(), name != "x");
                 if name != "x" {
                     model.append(key(name).as_str(), (t, rv.clone(), false));
@@ -234,7 +289,7 @@ fn run(ops: Vec<Op>, coalesce: Coalesce) -> Result<(), TestCaseError> {
                 let name = NAMES[*n as usize];
                 let k = key(name).to_string();
                 let got = fifo.delete(cm(name, &rv));
-                model.populate();
+                model.live(None);
                 let queued = model.pending(&k).is_some() || store.contains_key(&k);
                 prop_assert_eq!(got.is_ok(), name != "x" || !queued);
                 if queued && name != "x" {
@@ -248,17 +303,27 @@ fn run(ops: Vec<Op>, coalesce: Coalesce) -> Result<(), TestCaseError> {
                 prop_assert_eq!(got.is_ok(), ok);
             }
             Op::StreamedRelist(list) => {
+                // Rejected objects are skipped by a streamed relist.
                 fifo.list_start();
-                let mut ok = true;
+                model.list_start();
                 for &n in list {
-                    ok &= fifo.listed(cm(NAMES[n as usize], &rv)).is_ok();
+                    let got = fifo.listed(cm(NAMES[n as usize], &rv));
+                    prop_assert_eq!(got.is_ok(), model.listed(n, &rv));
                 }
                 fifo.list_done(&rv).unwrap();
-                prop_assert_eq!(ok, !list.contains(&4));
-                // Rejected objects are skipped by a streamed relist, and the
-                // rest behaves like a replace of the accepted objects.
-                let accepted: Vec<u8> = list.iter().copied().filter(|&n| n != 4).collect();
-                prop_assert!(model.relist(&accepted, &store, &rv));
+                prop_assert!(model.list_done(&store));
+            }
+            Op::ListStart => {
+                fifo.list_start();
+                model.list_start();
+            }
+            Op::Listed(n) => {
+                let got = fifo.listed(cm(NAMES[*n as usize], &rv));
+                prop_assert_eq!(got.is_ok(), model.listed(*n, &rv));
+            }
+            Op::ListDone => {
+                let got = fifo.list_done(&rv);
+                prop_assert_eq!(got.is_ok(), model.list_done(&store));
             }
             Op::Resync => {
                 fifo.resync().unwrap();
@@ -282,7 +347,7 @@ fn run(ops: Vec<Op>, coalesce: Coalesce) -> Result<(), TestCaseError> {
                     let k = deltas.key().to_string();
                     let summary = popped(&deltas).1;
                     fifo.requeue(deltas).unwrap();
-                    model.populate();
+                    model.live(None);
                     if model.pending(&k).is_none() {
                         model.queue.push((k, summary));
                     }
@@ -297,6 +362,12 @@ fn run(ops: Vec<Op>, coalesce: Coalesce) -> Result<(), TestCaseError> {
             op
         );
         prop_assert_eq!(fifo.len(), model.queue.len());
+        prop_assert_eq!(
+            fifo.pending_deltas(),
+            model.queue.iter().map(|(_, d)| d.len()).sum::<usize>(),
+            "pending deltas after step {}",
+            step
+        );
         if coalesce == Coalesce::Latest {
             for k in fifo.list_keys() {
                 prop_assert!(fifo.get_by_key(&k).unwrap().len() <= 2, "F12 bound");

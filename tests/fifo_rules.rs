@@ -410,6 +410,23 @@ fn f10_requeue_rejects_deltas_of_another_key() {
     assert_eq!(f.list_keys(), [key("keep")]);
 }
 
+// F10: `Deltas::push` takes any delta; a tombstone of another key pushed
+// onto a key's deltas is refused whole at the FIFO's door, and nothing of
+// it reaches the queue.
+#[test]
+fn f10_requeue_rejects_a_pushed_tombstone_of_another_key() {
+    let f = fifo();
+    let mut deltas = Deltas::new(key("a"), Delta::new(Added, Arc::new(cm("a", "1"))));
+    deltas.push(Delta::tombstone(key("b"), Arc::new(cm("a", "2"))));
+    let err = f.requeue(deltas).unwrap_err();
+    assert!(
+        matches!(&err, Error::RequeueKeyMismatch { expected, found } if expected == &key("a") && found == &key("b")),
+        "{err:?}"
+    );
+    assert!(f.is_empty());
+    assert_eq!(f.pending_deltas(), 0);
+}
+
 fn labelling_fifo(known: Arc<Known>) -> DeltaFifo<ConfigMap> {
     DeltaFifo::new(
         FifoOptions::default()

@@ -59,3 +59,20 @@ fn l9_a_panicking_key_function_is_an_error_and_the_queue_stays_whole() {
     assert_eq!(fifo.len(), 1);
     assert_eq!(fifo.try_pop().unwrap().key().as_str(), "default/a");
 }
+
+// F7
+#[test]
+fn f7_a_requeue_during_the_first_streamed_relist_does_not_sync_early() {
+    let fifo = DeltaFifo::<ConfigMap>::new(FifoOptions::default());
+    fifo.list_start();
+    fifo.listed(cm("a", "1")).unwrap();
+    let deltas = fifo.try_pop().unwrap();
+    fifo.requeue(deltas).unwrap();
+    assert!(!fifo.has_synced(), "synced before ListDone");
+    fifo.listed(cm("b", "1")).unwrap();
+    fifo.list_done("2").unwrap();
+    fifo.try_pop().unwrap();
+    assert!(!fifo.has_synced(), "b is still queued");
+    fifo.try_pop().unwrap();
+    assert!(fifo.has_synced());
+}

@@ -9,10 +9,11 @@ use futures::StreamExt;
 use informer_common::*;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube_informer::{
-    Informer,
+    Informer, Subscription,
     dispatch::{EndReason, Lag, SubscribeOptions},
     informer::{Callback, Error},
     source::{self, Event},
+    store::Store,
 };
 
 // L7
@@ -68,6 +69,64 @@ async fn l7_a_cancelled_token_without_run_ends_waiting_streams() {
             .unwrap()
             .is_empty()
     );
+}
+
+/// What a helper that builds and spawns an informer might hand back: the
+/// informer handle itself is dropped on return.
+fn store_and_subscription(
+    events: impl futures::Stream<Item = SourceItem> + Send + 'static,
+) -> (Store<ConfigMap>, Subscription<ConfigMap>) {
+    let informer = Informer::builder_from_stream(events).build();
+    let subscription = informer.subscribe(SubscribeOptions::default()).unwrap();
+    tokio::spawn(informer.run());
+    (informer.store(), subscription)
+}
+
+/// Waits, on the paused clock, until `done` holds; fails after `bound`.
+async fn eventually(bound: Duration, what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = tokio::time::Instant::now() + bound;
+    while !done() {
+        assert!(tokio::time::Instant::now() < deadline, "{what}");
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+}
+
+// L8
+#[tokio::test(start_paused = true)]
+async fn l8_a_held_store_keeps_the_informer_running() {
+    let bound = Duration::from_secs(1);
+    let (source, events) = hand_source();
+    let (store, subscription) = store_and_subscription(events);
+    // The store alone is left: the informer must keep running and syncing.
+    drop(subscription);
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    assert!(
+        !source.is_closed(),
+        "the informer stopped with a store held"
+    );
+    relist(&source, &[cm("a", "1")], "1");
+    tokio::time::timeout(bound, store.wait_until_synced())
+        .await
+        .expect("a held store never synced");
+    assert_eq!(store_state(&store).len(), 1);
+    send(&source, Event::Added(cm("b", "1")));
+    eventually(bound, "b never reached the store", || store.len() == 2).await;
+
+    // A namespaced view of it is a store too.
+    let in_default = store.clone().namespace("default");
+    drop(store);
+    send(&source, Event::Added(cm("c", "1")));
+    eventually(bound, "c never reached the namespaced store", || {
+        in_default.get("c").is_some()
+    })
+    .await;
+
+    // Nothing can observe it any more: it stops and lets its source go.
+    drop(in_default);
+    eventually(bound, "the informer outlived its last store", || {
+        source.is_closed()
+    })
+    .await;
 }
 
 // L9

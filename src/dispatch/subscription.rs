@@ -27,7 +27,7 @@ use crate::notification::Notification;
 /// yielded; [`end_reason`](Subscription::end_reason) then says why.
 /// Dropping it unsubscribes (L5). A subscription from an informer holds a
 /// share of that informer's lifetime: the informer keeps running while it is
-/// held (see [Lifetime](crate::informer#lifetime)).
+/// held (see [Lifetime](crate::Informer#lifetime)).
 ///
 /// # Examples
 ///

@@ -1,7 +1,13 @@
 //! The [`DeltaFifo`] handle and its consumer half: the lock around the queue
 //! state, the [`Notify`] that wakes waiting consumers, popping and inspection.
 
-use std::{fmt, sync::Arc};
+use std::{
+    fmt,
+    sync::{
+        Arc,
+        atomic::{AtomicUsize, Ordering},
+    },
+};
 
 use kube::Resource;
 use parking_lot::{Mutex, MutexGuard};
@@ -56,6 +62,8 @@ pub struct DeltaFifo<K> {
 
 struct Shared<K> {
     state: Mutex<FifoState<K>>,
+    /// The state's count of pending deltas, readable without the lock.
+    pending_deltas: Arc<AtomicUsize>,
     notify: Arc<Notify>,
     options: FifoOptions<K>,
 }
@@ -83,9 +91,11 @@ impl<K> fmt::Debug for DeltaFifo<K> {
 impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
     /// An empty, open FIFO.
     pub fn new(options: FifoOptions<K>) -> Self {
+        let state = FifoState::new(options.coalesce);
         Self {
             shared: Arc::new(Shared {
-                state: Mutex::new(FifoState::new(options.coalesce)),
+                pending_deltas: state.published_deltas(),
+                state: Mutex::new(state),
                 notify: Arc::new(Notify::new()),
                 options,
             }),
@@ -310,6 +320,10 @@ impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
     /// The number of deltas pending across all keys: what the queue holds,
     /// where [`len`](Self::len) counts keys.
     ///
+    /// It takes no lock (a producer may ask before every item it adds): it
+    /// is the count as of the last change that completed, which another
+    /// thread may be changing at this instant.
+    ///
     /// # Examples
     ///
     /// ```
@@ -332,7 +346,7 @@ impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
     /// # }
     /// ```
     pub fn pending_deltas(&self) -> usize {
-        self.lock().pending_deltas()
+        self.shared.pending_deltas.load(Ordering::Relaxed)
     }
 
     /// Whether no key has pending deltas.

@@ -363,7 +363,10 @@ impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
     }
 
     /// Puts popped deltas back at the tail of the queue, unless the key has
-    /// pending deltas again, in which case the newer deltas win (F10).
+    /// pending deltas again, in which case the newer deltas win (F10). Like
+    /// a live change, it marks the FIFO populated only when no streamed
+    /// relist is open; during the first one, that relist's end decides when
+    /// [`has_synced`](Self::has_synced) turns true (F7).
     ///
     /// Every object in `deltas` must have the key of `deltas`; otherwise
     /// nothing is queued and [`Error::RequeueKeyMismatch`] is returned.

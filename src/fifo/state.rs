@@ -2,7 +2,10 @@
 //! handle keeps behind one lock. Nothing here knows about waking or async.
 
 use std::collections::{HashMap, HashSet, VecDeque, hash_map::Entry};
-use std::sync::Arc;
+use std::sync::{
+    Arc,
+    atomic::{AtomicUsize, Ordering},
+};
 
 use super::error::Error;
 use super::known::Guarded;
@@ -27,6 +30,10 @@ pub(crate) struct FifoState<K> {
     queue: VecDeque<ObjectKey>,
     /// The deltas held across all keys.
     deltas: usize,
+    /// `deltas`, published for readers that must not take the lock (the
+    /// informer's pump asks before every event it reads). Written only
+    /// under the lock, right after `deltas`.
+    published_deltas: Arc<AtomicUsize>,
     coalesce: Coalesce,
     /// Set by the first relist or by any add/update/delete/requeue.
     populated: bool,
@@ -45,6 +52,7 @@ impl<K> FifoState<K> {
             items: HashMap::new(),
             queue: VecDeque::new(),
             deltas: 0,
+            published_deltas: Arc::new(AtomicUsize::new(0)),
             coalesce,
             populated: false,
             initial_population_count: 0,
@@ -59,8 +67,14 @@ impl<K> FifoState<K> {
         self.queue.len()
     }
 
-    pub(crate) fn pending_deltas(&self) -> usize {
-        self.deltas
+    /// The count of pending deltas as readers outside the lock see it.
+    pub(crate) fn published_deltas(&self) -> Arc<AtomicUsize> {
+        Arc::clone(&self.published_deltas)
+    }
+
+    fn set_deltas(&mut self, deltas: usize) {
+        self.deltas = deltas;
+        self.published_deltas.store(deltas, Ordering::Relaxed);
     }
 
     pub(crate) fn is_pending(&self, key: &ObjectKey) -> bool {
@@ -122,20 +136,21 @@ impl<K> FifoState<K> {
     /// Appends one delta to `key`'s pending deltas (F3, F5, F12); the key
     /// joins the queue's tail only if it had none.
     pub(crate) fn append(&mut self, key: ObjectKey, delta: Delta<K>) {
-        match self.items.entry(key) {
+        let deltas = match self.items.entry(key) {
             Entry::Occupied(mut pending) => {
                 let items = pending.get_mut().items_mut();
                 let before = items.len();
                 merge::append(items, delta, self.coalesce);
-                self.deltas = self.deltas + items.len() - before;
+                self.deltas + items.len() - before
             }
             Entry::Vacant(slot) => {
                 let key = slot.key().clone();
                 self.queue.push_back(key.clone());
                 slot.insert(Deltas::new(key, delta));
-                self.deltas += 1;
+                self.deltas + 1
             }
-        }
+        };
+        self.set_deltas(deltas);
     }
 
     /// Removes and returns the oldest key's deltas (F9), counting the pop
@@ -150,19 +165,24 @@ impl<K> FifoState<K> {
             // `queue` and `items` hold the same keys; the loop only guards
             // against that invariant ever breaking.
             if let Some(deltas) = self.items.remove(&key) {
-                self.deltas -= deltas.len();
+                self.set_deltas(self.deltas - deltas.len());
                 return Some(deltas);
             }
         }
     }
 
-    /// Puts popped deltas back at the tail unless the key is pending again (F10).
+    /// Puts popped deltas back at the tail unless the key is pending again
+    /// (F10). Like a live change, it populates the FIFO only when no
+    /// streamed relist is open (F7): a key handed out and put back while
+    /// the first listing streams in must not make it synced before its end.
+    /// The key does not count as listed: requeued state is old news.
     pub(crate) fn requeue(&mut self, deltas: Deltas<K>) {
-        self.mark_populated();
+        self.live_event(None);
         if let Entry::Vacant(slot) = self.items.entry(deltas.key().clone()) {
             self.queue.push_back(slot.key().clone());
-            self.deltas += deltas.len();
+            let added = deltas.len();
             slot.insert(deltas);
+            self.set_deltas(self.deltas + added);
         }
     }
 

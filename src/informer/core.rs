@@ -90,9 +90,10 @@ where
 }
 
 /// One holder's share of the informer's lifetime (L8). Every [`Informer`]
-/// clone, [`Subscription`] and [`ErrorStream`] holds one (the `Store` reader
-/// is to hold one too); when the last goes, nothing can observe the informer
-/// any more and it stops.
+/// clone, [`Store`] it handed out, [`Subscription`] and [`ErrorStream`]
+/// holds one; when the last goes, nothing can observe the informer any more
+/// and it stops. The core's own readers hold none: they would keep it alive
+/// for ever.
 ///
 /// [`Informer`]: super::Informer
 /// [`Subscription`]: crate::dispatch::Subscription

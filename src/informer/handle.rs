@@ -36,13 +36,35 @@ use crate::{
 /// [`Informer::subscribe`] before or while it runs; read the cache with
 /// [`Informer::store`].
 ///
-/// Cloning is cheap and every clone is the same informer. The informer stops
-/// when [`Informer::stop`] is called, when the builder's cancellation token
-/// is cancelled, when its source ends (after handing out what was queued),
-/// or when nothing can observe it any more: no handle, subscription or
-/// error stream left (see [Lifetime](crate::informer#lifetime)). The future
-/// returned by `run` holds no share, so spawning it does not keep the
-/// informer alive.
+/// Cloning is cheap and every clone is the same informer.
+///
+/// # Lifetime
+///
+/// L8: an informer lives while something can observe it, and no longer.
+/// Every [`Informer`] clone, every [`Store`] from [`Informer::store`] (and
+/// its clones and [`NamespacedStore`](crate::store::NamespacedStore)s),
+/// every [`Subscription`] and every [`ErrorStream`](super::ErrorStream)
+/// holds a share of its lifetime, so a helper may build an informer, spawn
+/// its `run` and return only its store, or a store and a subscription: the
+/// informer keeps running and the store keeps filling.
+///
+/// It stops, ending every subscription and error stream and releasing every
+/// sync waiter (L6, L7), at the first of:
+///
+/// - [`Informer::stop`], or the builder's
+///   [`cancellation_token`](InformerBuilder::cancellation_token) cancelled;
+/// - the end of its source (after handing out what was queued);
+/// - user code it cannot skip panicking (L9, see
+///   [`Callback`](super::Callback));
+/// - the future [`Informer::run`] returned dropped once polled;
+/// - the last share dropped: no handle, store, subscription or error stream
+///   left.
+///
+/// The `run` future holds no share, so spawning it keeps nothing alive. A
+/// share held by the informer's own user code (an `on_error` callback or a
+/// transform that captured an `Informer` or its `Store`) keeps it alive
+/// until it is stopped by one of the other ways. A [`Store`] built from a
+/// [`Writer`] belongs to no informer and holds no share.
 ///
 /// # Examples
 ///
@@ -232,11 +254,49 @@ where
 
     /// A read-only handle on the informer's cache; the informer keeps the
     /// only [`Writer`](crate::store::Writer).
+    ///
+    /// The store, and every clone of it (a
+    /// [`NamespacedStore`](crate::store::NamespacedStore) included), holds a
+    /// share of the informer's lifetime, as a subscription does: while it is
+    /// held the informer keeps running and the store keeps filling, even
+    /// with every `Informer` handle dropped (see
+    /// [Lifetime](crate::Informer#lifetime)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube::api::ObjectMeta;
+    /// use kube_informer::{Informer, source::Event, store::Store};
+    ///
+    /// // A helper that keeps only the cache and lets the handle go.
+    /// fn cached_configmaps(
+    ///     events: Vec<Result<Event<ConfigMap>, std::io::Error>>,
+    /// ) -> Store<ConfigMap> {
+    ///     let informer = Informer::builder_from_stream(futures::stream::iter(events)).build();
+    ///     tokio::spawn(informer.run());
+    ///     informer.store()
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let mut cm = ConfigMap::default();
+    /// cm.metadata = ObjectMeta {
+    ///     namespace: Some("default".into()),
+    ///     name: Some("app".into()),
+    ///     ..Default::default()
+    /// };
+    /// let store = cached_configmaps(vec![
+    ///     Ok(Event::ListStart),
+    ///     Ok(Event::Listed(cm)),
+    ///     Ok(Event::ListDone { resource_version: "1".into() }),
+    /// ]);
+    /// store.wait_until_synced().await; // the store kept the informer running
+    /// assert_eq!(store.len(), 1);
+    /// # }
+    /// ```
     pub fn store(&self) -> Store<K> {
-        // L8: the reader is to hold `self.liveness()` so that a held store
-        // keeps the informer running, as a subscription does; that needs a
-        // field on the reader type.
-        self.core().store.clone()
+        self.core().store.keeping_alive(self.liveness())
     }
 
     /// A new subscriber: a stream of [`Notification`](crate::Notification)s.

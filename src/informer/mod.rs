@@ -38,7 +38,7 @@
 //! [`cancellation_token`](InformerBuilder::cancellation_token), when its
 //! source stream ends (then the writer first drains the FIFO), when user
 //! code it cannot skip panics, or when nothing can observe it (see
-//! Lifetime). Then `run` resolves, subscriptions end after what was already
+//! [Lifetime](Informer#lifetime)). Then `run` resolves, subscriptions end after what was already
 //! queued for them and say why ([`Subscription::end_reason`](crate::Subscription::end_reason)),
 //! error streams end, sync waiters return, and [`Informer::subscribe`]
 //! returns [`Error::Stopped`] (L6).
@@ -49,14 +49,10 @@
 //!
 //! # Lifetime
 //!
-//! L8: an informer lives as long as something can observe it. Every
-//! [`Informer`] clone, every [`Subscription`](crate::Subscription) and every
-//! [`ErrorStream`] holds a share of its lifetime; when the last share is
-//! dropped the informer stops. The future of [`Informer::run`] holds no
-//! share (spawning it keeps nothing alive), but dropping it once polled
-//! stops the informer. A `Store` reader is to hold a share too
-//! (`Informer::liveness`); until it does, a store alone does not keep the
-//! informer running.
+//! L8: an informer lives while any [`Informer`] clone, [`Store`](crate::Store)
+//! from [`Informer::store`], [`Subscription`](crate::Subscription) or
+//! [`ErrorStream`] is held; the rule, and what else stops it, is stated once
+//! in the [`Informer` docs](Informer#lifetime).
 //!
 //! # Back-pressure
 //!

@@ -107,7 +107,8 @@ impl std::fmt::Debug for ErrorReporter {
 /// runtime error reported after it was created, until the informer stops.
 ///
 /// Errors queue without bound until read; drop the stream if you stop
-/// reading. It holds a share of the informer's lifetime (L8).
+/// reading. It holds a share of the informer's lifetime (see
+/// [Lifetime](super::Informer#lifetime)).
 #[must_use = "streams do nothing unless polled"]
 pub struct ErrorStream {
     receiver: mpsc::UnboundedReceiver<Error>,

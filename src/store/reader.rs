@@ -1,6 +1,6 @@
 //! [`Store`]: the read-only handle on an indexed cache.
 
-use std::{fmt, sync::Arc};
+use std::{any::Any, fmt, sync::Arc};
 
 use tokio::sync::watch;
 
@@ -63,11 +63,30 @@ use crate::key::{ObjectKey, with_key_str};
 /// ```
 pub struct Store<K> {
     shared: Arc<Shared<K>>,
+    /// What this handle keeps alive besides the cache: for a store an
+    /// informer handed out, a share of that informer's lifetime (L8), so a
+    /// held store keeps it running. `None` for a store built from a
+    /// [`Writer`](super::Writer) and for the informer's own readers (which
+    /// must not keep it alive, or it would never stop). Only `clone` and
+    /// `drop` touch it; reads never do.
+    owner: Option<Arc<dyn Any + Send + Sync>>,
 }
 
 impl<K> Store<K> {
     pub(super) fn from_shared(shared: Arc<Shared<K>>) -> Self {
-        Self { shared }
+        Self {
+            shared,
+            owner: None,
+        }
+    }
+
+    /// This reader, holding `owner` alive for as long as it or any clone of
+    /// it lives.
+    pub(crate) fn keeping_alive(&self, owner: Arc<dyn Any + Send + Sync>) -> Self {
+        Self {
+            shared: Arc::clone(&self.shared),
+            owner: Some(owner),
+        }
     }
 
     /// The lookup behind [`get`](Self::get) and [`get_by`](Self::get_by):
@@ -275,6 +294,7 @@ impl<K> Clone for Store<K> {
     fn clone(&self) -> Self {
         Self {
             shared: Arc::clone(&self.shared),
+            owner: self.owner.clone(),
         }
     }
 }
