@@ -24,6 +24,7 @@ pub(super) struct State<T> {
     pub(super) shutting_down: bool,
     /// `shutdown_with_drain` is waiting for `processing` to empty.
     pub(super) draining: bool,
+    pub(super) metrics: crate::metrics::WorkQueueRecorder<T>,
 }
 
 impl<T> Default for State<T> {
@@ -35,6 +36,7 @@ impl<T> Default for State<T> {
             delayed: Delayed::default(),
             shutting_down: false,
             draining: false,
+            metrics: Default::default(),
         }
     }
 }
@@ -46,6 +48,7 @@ impl<T: Hash + Eq + Clone> State<T> {
         if self.shutting_down || self.dirty.contains(&item) {
             return false;
         }
+        self.metrics.added(&item);
         if self.processing.contains(&item) {
             self.dirty.insert(item);
             return false;
@@ -58,6 +61,7 @@ impl<T: Hash + Eq + Clone> State<T> {
     /// Moves every delayed item due at `now` into the queue, earliest first
     /// (W6). Returns how many joined the queue.
     pub(super) fn promote(&mut self, now: Instant) -> usize {
+        self.metrics.at(now);
         let mut joined = 0;
         while let Some(item) = self.delayed.pop_due(now) {
             joined += usize::from(self.add(item));
@@ -70,6 +74,7 @@ impl<T: Hash + Eq + Clone> State<T> {
         let item = self.queue.pop_front()?;
         self.dirty.remove(&item);
         self.processing.insert(item.clone());
+        self.metrics.started(&item);
         Some(item)
     }
 
@@ -77,6 +82,7 @@ impl<T: Hash + Eq + Clone> State<T> {
     /// meanwhile and so joined the queue (W3).
     pub(super) fn done(&mut self, item: &T) -> bool {
         self.processing.remove(item);
+        self.metrics.finished(item);
         if self.dirty.contains(item) {
             self.queue.push_back(item.clone());
             true

@@ -183,6 +183,7 @@ impl<T: Hash + Eq + Clone + Send + 'static> WorkQueue<T> {
     /// ```
     pub fn add_rate_limited(&self, item: T) {
         let delay = self.shared.limiter.when(&item);
+        self.shared.state.lock().metrics.retried();
         self.add_after(item, delay);
     }
 
@@ -323,6 +324,38 @@ impl<T: Hash + Eq + Clone + Send + 'static> WorkQueue<T> {
     /// How many items are being processed (guards alive).
     pub fn processing(&self) -> usize {
         self.shared.state.lock().processing()
+    }
+
+    /// The queue's metrics with client-go's meanings: depth, adds, time
+    /// waiting and time held, unfinished work, longest running processor,
+    /// retries. See [`WorkQueueMetrics`](crate::metrics::WorkQueueMetrics).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use kube_informer::WorkQueue;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let queue = WorkQueue::<&str>::new();
+    /// queue.add("a");
+    /// queue.add("a"); // already waiting: not an add
+    /// queue.add_rate_limited("b");
+    /// let item = queue.next().await.unwrap();
+    /// let metrics = queue.metrics();
+    /// assert_eq!((metrics.depth, metrics.adds, metrics.retries), (0, 1, 1));
+    /// drop(item);
+    /// assert_eq!(queue.metrics().work_duration.count, 1);
+    /// # }
+    /// ```
+    pub fn metrics(&self) -> crate::metrics::WorkQueueMetrics {
+        let now = Instant::now();
+        let (metrics, joined) = {
+            let (state, joined) = self.shared.lock_promoted();
+            (state.metrics.snapshot(state.queued(), now), joined)
+        };
+        self.shared.wake(joined);
+        metrics
     }
 }
 
