@@ -100,6 +100,13 @@ impl SubscriptionRecorder {
         let _ = self.name.get_or_init(name);
     }
 
+    /// Names the subscription as its options say, if they name it.
+    pub(crate) fn named(&self, name: Option<&str>) {
+        if let Some(name) = name {
+            self.name_once(|| name.to_owned());
+        }
+    }
+
     /// A handler call driven by `Subscription::handle` that started at
     /// `started` has returned.
     pub(crate) fn handled(&self, started: StdInstant) {
