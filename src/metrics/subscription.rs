@@ -24,8 +24,9 @@ use crate::notification::Notification;
 /// ```
 /// use kube_informer::metrics::Delivered;
 ///
-/// let delivered = Delivered { added: 2, updated: 1, ..Default::default() };
-/// assert_eq!(delivered.total(), 3);
+/// let delivered = Delivered::default();
+/// assert_eq!(delivered.total(), 0);
+/// assert_eq!(delivered.by_kind()[0], ("added", 0));
 /// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
