@@ -153,6 +153,43 @@ fn count(n: usize) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
 }
 
+/// A sample of each kind the collectors write.
+enum Sample<'a> {
+    Counter(u64),
+    Gauge(usize),
+    Seconds(std::time::Duration),
+    Histogram(&'a DurationHistogram),
+}
+
+/// Writes one metric family: its descriptor, then one sample per label set.
+fn family<'a>(
+    e: &mut DescriptorEncoder<'_>,
+    name: &str,
+    help: &str,
+    samples: impl IntoIterator<Item = (Labels, Sample<'a>)>,
+) -> fmt::Result {
+    let mut samples = samples.into_iter().peekable();
+    let Some((_, first)) = samples.peek() else {
+        return Ok(());
+    };
+    let (metric_type, unit) = match first {
+        Sample::Counter(_) => (MetricType::Counter, None),
+        Sample::Gauge(_) => (MetricType::Gauge, None),
+        Sample::Seconds(_) => (MetricType::Gauge, Some(&Unit::Seconds)),
+        Sample::Histogram(_) => (MetricType::Histogram, Some(&Unit::Seconds)),
+    };
+    let mut family = Family::new(e, name, help, unit, metric_type)?;
+    for (labels, sample) in samples {
+        match sample {
+            Sample::Counter(value) => family.counter(&labels, value)?,
+            Sample::Gauge(value) => family.gauge(&labels, count(value))?,
+            Sample::Seconds(value) => family.seconds(&labels, value)?,
+            Sample::Histogram(value) => family.histogram(&labels, value)?,
+        }
+    }
+    Ok(())
+}
+
 impl Collector for InformerCollector {
     fn encode(&self, mut encoder: DescriptorEncoder<'_>) -> fmt::Result {
         let Some(metrics) = self.reader.read() else {
@@ -174,217 +211,160 @@ impl Collector for InformerCollector {
             ),
         ];
         let source = &metrics.source;
-        let seconds = Some(&Unit::Seconds);
-        use MetricType::{Counter, Gauge, Histogram};
-
+        let one = |sample| [(base.clone(), sample)];
         let e = &mut encoder;
-        Family::new(
+        use Sample::{Counter, Gauge, Histogram, Seconds};
+        family(
             e,
             "kube_informer_list_requests",
             "LIST requests sent, one per page.",
-            None,
-            Counter,
-        )?
-        .counter(&base, source.list_requests)?;
-        Family::new(
+            one(Counter(source.list_requests)),
+        )?;
+        family(
             e,
             "kube_informer_list_duration",
             "Time from a relist's first request to its last object.",
-            seconds,
-            Histogram,
-        )?
-        .histogram(&base, &source.list_duration)?;
-        Family::new(
+            one(Histogram(&source.list_duration)),
+        )?;
+        family(
             e,
             "kube_informer_listed_objects",
             "Objects received by relists.",
-            None,
-            Counter,
-        )?
-        .counter(&base, source.listed_objects)?;
-        Family::new(
+            one(Counter(source.listed_objects)),
+        )?;
+        family(
             e,
             "kube_informer_watch_starts",
             "Watch requests opened, streaming lists' included.",
-            None,
-            Counter,
-        )?
-        .counter(&base, source.watch_starts)?;
-        let mut events = Family::new(
+            one(Counter(source.watch_starts)),
+        )?;
+        family(
             e,
             "kube_informer_watch_events",
             "Watch events received, by type.",
-            None,
-            Counter,
+            WatchEventType::ALL.map(|kind| {
+                (
+                    with(&base, "type", kind.as_str()),
+                    Counter(source.watch_events_of(kind)),
+                )
+            }),
         )?;
-        for kind in WatchEventType::ALL {
-            events.counter(
-                &with(&base, "type", kind.as_str()),
-                source.watch_events_of(kind),
-            )?;
-        }
-        drop(events);
-        let mut relists = Family::new(
+        family(
             e,
             "kube_informer_relists",
             "Relists started, by cause.",
-            None,
-            Counter,
+            RelistCause::ALL.map(|cause| {
+                (
+                    with(&base, "cause", cause.as_str()),
+                    Counter(source.relists_of(cause)),
+                )
+            }),
         )?;
-        for cause in RelistCause::ALL {
-            relists.counter(
-                &with(&base, "cause", cause.as_str()),
-                source.relists_of(cause),
-            )?;
-        }
-        drop(relists);
-        let mut errors = Family::new(
+        family(
             e,
             "kube_informer_source_errors",
             "Errors the list/watch met, by class.",
-            None,
-            Counter,
+            ErrorClass::ALL.map(|class| {
+                (
+                    with(&base, "class", class.as_str()),
+                    Counter(source.errors_of(class)),
+                )
+            }),
         )?;
-        for class in ErrorClass::ALL {
-            errors.counter(
-                &with(&base, "class", class.as_str()),
-                source.errors_of(class),
-            )?;
-        }
-        drop(errors);
-        if let Some(age) = source.resource_version_age {
-            Family::new(
-                e,
-                "kube_informer_resource_version_age",
-                "Time since a bookmark or a finished list last brought a resourceVersion.",
-                seconds,
-                Gauge,
-            )?
-            .seconds(&base, age)?;
-        }
-        Family::new(
+        family(
+            e,
+            "kube_informer_resource_version_age",
+            "Time since a bookmark or a finished list last brought a resourceVersion.",
+            source
+                .resource_version_age
+                .map(|age| (base.clone(), Seconds(age))),
+        )?;
+        family(
             e,
             "kube_informer_errors",
             "Every error the informer met, source errors and panics in user code included.",
-            None,
-            Counter,
-        )?
-        .counter(&base, metrics.errors)?;
-        Family::new(
+            one(Counter(metrics.errors)),
+        )?;
+        family(
             e,
             "kube_informer_fifo_keys",
             "Keys queued in the FIFO.",
-            None,
-            Gauge,
-        )?
-        .gauge(&base, count(metrics.fifo.keys))?;
-        Family::new(
+            one(Gauge(metrics.fifo.keys)),
+        )?;
+        family(
             e,
             "kube_informer_fifo_deltas",
             "Deltas queued in the FIFO, over all keys.",
-            None,
-            Gauge,
-        )?
-        .gauge(&base, count(metrics.fifo.deltas))?;
-        Family::new(
+            one(Gauge(metrics.fifo.deltas)),
+        )?;
+        family(
             e,
             "kube_informer_store_objects",
             "Objects cached.",
-            None,
-            Gauge,
-        )?
-        .gauge(&base, count(metrics.store.objects))?;
-        Family::new(
+            one(Gauge(metrics.store.objects)),
+        )?;
+        family(
             e,
             "kube_informer_synced",
             "1 once the first full list has been applied.",
-            None,
-            Gauge,
-        )?
-        .gauge(&base, i64::from(metrics.store.synced))?;
-        if let Some(took) = metrics.store.time_to_first_sync {
-            Family::new(
-                e,
-                "kube_informer_time_to_first_sync",
-                "From the start of run to the first sync.",
-                seconds,
-                Gauge,
-            )?
-            .seconds(&base, took)?;
-        }
-        encode_subscriptions(e, &base, &metrics.subscriptions)
-    }
-}
+            one(Gauge(usize::from(metrics.store.synced))),
+        )?;
+        family(
+            e,
+            "kube_informer_time_to_first_sync",
+            "From the start of run to the first sync.",
+            metrics
+                .store
+                .time_to_first_sync
+                .map(|took| (base.clone(), Seconds(took))),
+        )?;
 
-fn encode_subscriptions(
-    e: &mut DescriptorEncoder<'_>,
-    base: &Labels,
-    subscriptions: &[SubscriptionStats],
-) -> fmt::Result {
-    use MetricType::{Counter, Gauge, Histogram};
-    let seconds = Some(&Unit::Seconds);
-    let labels: Vec<Labels> = subscriptions
-        .iter()
-        .map(|s| with(base, "subscriber", s.name.clone()))
-        .collect();
-    let each = subscriptions.iter().zip(&labels);
-    let mut delivered = Family::new(
-        e,
-        "kube_informer_subscription_delivered",
-        "Notifications the subscriber took, by kind.",
-        None,
-        Counter,
-    )?;
-    for (stats, labels) in each.clone() {
-        for (kind, n) in stats.delivered.by_kind() {
-            delivered.counter(&with(labels, "kind", kind), n)?;
-        }
+        let subscriptions: Vec<(Labels, &SubscriptionStats)> = metrics
+            .subscriptions
+            .iter()
+            .map(|stats| (with(&base, "subscriber", stats.name.clone()), stats))
+            .collect();
+        let each = || {
+            subscriptions
+                .iter()
+                .map(|(labels, stats)| (labels.clone(), *stats))
+        };
+        family(
+            e,
+            "kube_informer_subscription_delivered",
+            "Notifications the subscriber took, by kind.",
+            each().flat_map(|(labels, stats)| {
+                stats
+                    .delivered
+                    .by_kind()
+                    .map(|(kind, n)| (with(&labels, "kind", kind), Counter(n)))
+            }),
+        )?;
+        family(
+            e,
+            "kube_informer_subscription_pending",
+            "Notifications queued for the subscriber, not yet taken.",
+            each().map(|(l, s)| (l, Gauge(s.pending))),
+        )?;
+        family(
+            e,
+            "kube_informer_subscription_pending_high_water",
+            "The most notifications ever pending at once.",
+            each().map(|(l, s)| (l, Gauge(s.pending_high_water))),
+        )?;
+        family(
+            e,
+            "kube_informer_subscription_lag",
+            "How long the oldest pending notification has waited, at least.",
+            each().map(|(l, s)| (l, Seconds(s.lag))),
+        )?;
+        family(
+            e,
+            "kube_informer_subscription_handler_duration",
+            "Time in the handler per notification, under Subscription::handle.",
+            each().map(|(l, s)| (l, Histogram(&s.handler_duration))),
+        )
     }
-    drop(delivered);
-    let mut pending = Family::new(
-        e,
-        "kube_informer_subscription_pending",
-        "Notifications queued for the subscriber, not yet taken.",
-        None,
-        Gauge,
-    )?;
-    for (stats, labels) in each.clone() {
-        pending.gauge(labels, count(stats.pending))?;
-    }
-    drop(pending);
-    let mut high = Family::new(
-        e,
-        "kube_informer_subscription_pending_high_water",
-        "The most notifications ever pending at once.",
-        None,
-        Gauge,
-    )?;
-    for (stats, labels) in each.clone() {
-        high.gauge(labels, count(stats.pending_high_water))?;
-    }
-    drop(high);
-    let mut lag = Family::new(
-        e,
-        "kube_informer_subscription_lag",
-        "How long the oldest pending notification has waited, at least.",
-        seconds,
-        Gauge,
-    )?;
-    for (stats, labels) in each.clone() {
-        lag.seconds(labels, stats.lag)?;
-    }
-    drop(lag);
-    let mut handler = Family::new(
-        e,
-        "kube_informer_subscription_handler_duration",
-        "Time in the handler per notification, under Subscription::handle.",
-        seconds,
-        Histogram,
-    )?;
-    for (stats, labels) in each {
-        handler.histogram(labels, &stats.handler_duration)?;
-    }
-    Ok(())
 }
 
 struct WorkQueueCollector {
@@ -402,66 +382,51 @@ impl fmt::Debug for WorkQueueCollector {
 
 impl Collector for WorkQueueCollector {
     fn encode(&self, mut encoder: DescriptorEncoder<'_>) -> fmt::Result {
-        use MetricType::{Counter, Gauge, Histogram};
+        use Sample::{Counter, Gauge, Histogram, Seconds};
         let metrics = (self.read)();
-        let labels: Labels = vec![("name", self.name.clone().into())];
-        let seconds = Some(&Unit::Seconds);
+        let one = |sample| [(vec![("name", Cow::Owned(self.name.clone()))], sample)];
         let e = &mut encoder;
-        Family::new(
+        family(
             e,
             "workqueue_depth",
             "Items waiting to be handed out.",
-            None,
-            Gauge,
-        )?
-        .gauge(&labels, count(metrics.depth))?;
-        Family::new(
+            one(Gauge(metrics.depth)),
+        )?;
+        family(
             e,
             "workqueue_adds",
             "Adds that made an item need processing.",
-            None,
-            Counter,
-        )?
-        .counter(&labels, metrics.adds)?;
-        Family::new(
+            one(Counter(metrics.adds)),
+        )?;
+        family(
             e,
             "workqueue_queue_duration",
             "Time from an item's add to its hand-out.",
-            seconds,
-            Histogram,
-        )?
-        .histogram(&labels, &metrics.queue_duration)?;
-        Family::new(
+            one(Histogram(&metrics.queue_duration)),
+        )?;
+        family(
             e,
             "workqueue_work_duration",
             "Time a worker held an item.",
-            seconds,
-            Histogram,
-        )?
-        .histogram(&labels, &metrics.work_duration)?;
-        Family::new(
+            one(Histogram(&metrics.work_duration)),
+        )?;
+        family(
             e,
             "workqueue_unfinished_work",
             "Time the items held now have been held, summed; growing means a stuck worker.",
-            seconds,
-            Gauge,
-        )?
-        .seconds(&labels, metrics.unfinished_work)?;
-        Family::new(
+            one(Seconds(metrics.unfinished_work)),
+        )?;
+        family(
             e,
             "workqueue_longest_running_processor",
             "Time the item held longest now has been held.",
-            seconds,
-            Gauge,
-        )?
-        .seconds(&labels, metrics.longest_running_processor)?;
-        Family::new(
+            one(Seconds(metrics.longest_running_processor)),
+        )?;
+        family(
             e,
             "workqueue_retries",
             "Rate-limited re-adds.",
-            None,
-            Counter,
-        )?
-        .counter(&labels, metrics.retries)
+            one(Counter(metrics.retries)),
+        )
     }
 }
