@@ -19,7 +19,7 @@
 
 use std::time::Duration;
 
-use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{BatchSize, Criterion, Throughput, criterion_group};
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::ObjectMeta;
@@ -124,4 +124,26 @@ fn informer_throughput(c: &mut Criterion) {
 }
 
 criterion_group!(benches, informer_throughput);
-criterion_main!(benches);
+
+/// `INFORMER_BENCH_ITERATIONS=n` runs one case `n` times outside Criterion
+/// (`INFORMER_BENCH_SUBSCRIBERS` of them, default 4), to count instructions
+/// with `perf stat -e instructions:u`: a figure the machine's load does not
+/// move the way it moves time.
+fn main() {
+    if let Ok(iterations) = std::env::var("INFORMER_BENCH_ITERATIONS") {
+        let subscribers = std::env::var("INFORMER_BENCH_SUBSCRIBERS")
+            .map_or(4, |n| n.parse().expect("a subscriber count"));
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("tokio runtime");
+        let template = events();
+        for _ in 0..iterations.parse::<usize>().expect("an iteration count") {
+            runtime.block_on(run_once(template.clone(), subscribers, false));
+        }
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}
