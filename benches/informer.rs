@@ -5,13 +5,21 @@
 //! 10,000 ConfigMaps are listed, then each is updated 20 times: 210,000
 //! source events. Criterion's "elements/s" is source events per second.
 //!
+//! Each subscriber count runs twice: as is (the counters are always
+//! recorded), and with a task reading `Informer::metrics()` (every
+//! subscription's stats included) every millisecond meanwhile, as a
+//! scraper would, only far more often. The ratio of the two is the cost of
+//! reading metrics. Recording cannot be switched off; its cost is this
+//! bench against a build of the commit before the counters existed (see
+//! `METRICS.md`, "Cost").
+//!
 //! ```sh
 //! cargo bench --bench informer
 //! ```
 
 use std::time::Duration;
 
-use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{BatchSize, Criterion, Throughput, criterion_group};
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::ObjectMeta;
@@ -51,7 +59,7 @@ fn events() -> Vec<Event<ConfigMap>> {
     events
 }
 
-async fn run_once(events: Vec<Event<ConfigMap>>, subscribers: usize) {
+async fn run_once(events: Vec<Event<ConfigMap>>, subscribers: usize, read_metrics: bool) {
     let informer = Informer::builder_from_stream(futures::stream::iter(
         events.into_iter().map(Ok::<_, std::io::Error>),
     ))
@@ -64,7 +72,21 @@ async fn run_once(events: Vec<Event<ConfigMap>>, subscribers: usize) {
             tokio::spawn(subscription.fold(0usize, |n, _| async move { n + 1 }))
         })
         .collect();
+    let reader = read_metrics.then(|| {
+        let metrics = informer.metrics_reader();
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(Duration::from_millis(1));
+            while let Some(metrics) = metrics.read() {
+                std::hint::black_box(metrics);
+                tick.tick().await;
+            }
+        })
+    });
     informer.run().await.expect("informer runs");
+    drop(informer);
+    if let Some(reader) = reader {
+        reader.await.expect("metrics reader");
+    }
     for counter in counters {
         let seen = counter.await.expect("counter task");
         assert_eq!(
@@ -88,16 +110,40 @@ fn informer_throughput(c: &mut Criterion) {
     group.warm_up_time(Duration::from_secs(1));
     group.measurement_time(Duration::from_secs(15));
     for subscribers in [0, 1, 4, 16] {
-        group.bench_function(format!("{subscribers}_subscribers"), |b| {
-            b.to_async(&runtime).iter_batched(
-                || template.clone(),
-                |events| run_once(events, subscribers),
-                BatchSize::LargeInput,
-            );
-        });
+        for (read, suffix) in [(false, ""), (true, "_metrics_read")] {
+            group.bench_function(format!("{subscribers}_subscribers{suffix}"), |b| {
+                b.to_async(&runtime).iter_batched(
+                    || template.clone(),
+                    |events| run_once(events, subscribers, read),
+                    BatchSize::LargeInput,
+                );
+            });
+        }
     }
     group.finish();
 }
 
 criterion_group!(benches, informer_throughput);
-criterion_main!(benches);
+
+/// `INFORMER_BENCH_ITERATIONS=n` runs one case `n` times outside Criterion
+/// (`INFORMER_BENCH_SUBSCRIBERS` of them, default 4), to count instructions
+/// with `perf stat -e instructions:u`: a figure the machine's load does not
+/// move the way it moves time.
+fn main() {
+    if let Ok(iterations) = std::env::var("INFORMER_BENCH_ITERATIONS") {
+        let subscribers = std::env::var("INFORMER_BENCH_SUBSCRIBERS")
+            .map_or(4, |n| n.parse().expect("a subscriber count"));
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("tokio runtime");
+        let template = events();
+        for _ in 0..iterations.parse::<usize>().expect("an iteration count") {
+            runtime.block_on(run_once(template.clone(), subscribers, false));
+        }
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

@@ -5,7 +5,13 @@
 //!
 //! ```sh
 //! cargo run --example pods
+//! # the informer's story: started, synced, relists, one warning per error
+//! RUST_LOG=kube_informer=info cargo run --example pods
+//! # and each list, watch, backoff and resync
+//! RUST_LOG=kube_informer=debug cargo run --example pods
 //! ```
+//!
+//! On Ctrl-C it prints what the informer counted (`Informer::metrics`).
 
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Pod;
@@ -21,6 +27,14 @@ fn phase(pod: &Pod) -> &str {
 
 #[tokio::main]
 async fn main() {
+    // Log lines carry the spans they happen in: `informer{plural=pods ..}`
+    // for the run, `source{phase="watch" ..}` for each list and watch.
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| "kube_informer=info".into()),
+        )
+        .init();
     let client = match Client::try_default().await {
         Ok(client) => client,
         Err(error) => {
@@ -38,7 +52,7 @@ async fn main() {
         .on_error(|error| eprintln!("error (the informer retries): {error}"))
         .build();
     let subscription = informer
-        .subscribe(SubscribeOptions::default())
+        .subscribe(SubscribeOptions::default().name("printer"))
         .expect("a new informer accepts subscribers");
     let run = tokio::spawn(informer.run());
 
@@ -78,6 +92,14 @@ async fn main() {
         () = print => {}
         _ = tokio::signal::ctrl_c() => {}
     }
+    let metrics = informer.metrics();
+    println!(
+        "watched {} events, {} relists, {} errors; synced in {:?}",
+        metrics.source.watch_events.iter().sum::<u64>(),
+        metrics.source.relists.iter().sum::<u64>(),
+        metrics.errors,
+        metrics.store.time_to_first_sync,
+    );
     informer.stop();
     match run.await {
         Ok(Ok(())) => {

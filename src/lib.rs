@@ -113,6 +113,7 @@ pub mod factory;
 pub mod fifo;
 pub mod informer;
 pub mod key;
+pub mod metrics;
 pub mod notification;
 pub mod queue;
 pub mod runner;

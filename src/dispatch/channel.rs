@@ -33,6 +33,7 @@ pub(crate) struct State<K> {
     pub(crate) upstream: Option<watch::Receiver<bool>>,
     /// How a waiting receiver learns that its source was asked to stop.
     pub(crate) stop: Option<StopSignal>,
+    pub(crate) counts: crate::metrics::SubscriptionCounts,
     waker: Option<Waker>,
 }
 
@@ -43,6 +44,7 @@ pub(crate) struct Channel<K> {
     pub(crate) space: Notify,
     /// `initial_pending` reached zero or the phase changed.
     pub(crate) changed: Notify,
+    pub(crate) recorder: crate::metrics::SubscriptionRecorder,
 }
 
 /// The outcome of offering a notification to one subscriber.
@@ -64,11 +66,13 @@ impl<K> Channel<K> {
                 receiver_dropped: false,
                 upstream: None,
                 stop: None,
+                counts: Default::default(),
                 waker: None,
             }),
             lag,
             space: Notify::new(),
             changed: Notify::new(),
+            recorder: Default::default(),
         }
     }
 
@@ -186,6 +190,7 @@ impl<K> Channel<K> {
 impl<K> State<K> {
     fn push(&mut self, key: &ObjectKey, n: Notification<K>) {
         let change = self.queue.push(key, n);
+        self.counts.queued(self.queue.len());
         self.initial_pending = self.initial_pending.saturating_add_signed(change);
     }
 

@@ -47,6 +47,7 @@ impl<K> Subscription<K> {
         let mut stream = self;
         async move {
             while let Some(n) = stream.next().await {
+                let started = std::time::Instant::now();
                 match n {
                     Notification::Added {
                         object,
@@ -58,6 +59,7 @@ impl<K> Subscription<K> {
                         final_state_unknown,
                     } => handler.on_delete(&object, final_state_unknown),
                 }
+                stream.channel().recorder.handled(started);
             }
         }
     }

@@ -100,6 +100,7 @@ mod options;
 mod queue;
 mod request;
 pub(crate) mod resync;
+mod stats;
 mod subscription;
 mod sync_status;
 

@@ -47,6 +47,9 @@ pub struct SubscribeOptions {
     pub resync: Duration,
     /// The lag policy asked for, set with [`lag`](SubscribeOptions::lag).
     pub lag: Lag,
+    /// The subscriber's name in metrics, set with
+    /// [`name`](SubscribeOptions::name).
+    pub name: Option<&'static str>,
 }
 
 impl SubscribeOptions {
@@ -71,6 +74,24 @@ impl SubscribeOptions {
     #[must_use]
     pub fn lag(mut self, lag: Lag) -> Self {
         self.lag = lag;
+        self
+    }
+
+    /// Names the subscriber in its [`stats`](crate::Subscription::stats)
+    /// and in the `subscriber` label of its metrics; without a name an
+    /// informer's subscription is named by its index (`"0"`, `"1"`, …).
+    /// Keep names few and fixed (one per handler, not per object): each is
+    /// a metric label value.
+    ///
+    /// ```
+    /// use kube_informer::dispatch::SubscribeOptions;
+    ///
+    /// let options = SubscribeOptions::default().name("audit-log");
+    /// assert_eq!(options.name, Some("audit-log"));
+    /// ```
+    #[must_use]
+    pub fn name(mut self, name: &'static str) -> Self {
+        self.name = Some(name);
         self
     }
 

@@ -39,6 +39,7 @@ impl<K> SubscribeRequest<K> {
     /// registers it.
     pub fn new(options: SubscribeOptions) -> (Subscription<K>, Self) {
         let channel = Arc::new(Channel::new(options.lag));
+        channel.recorder.named(options.name);
         let subscription = Subscription::from_channel(Arc::clone(&channel));
         (subscription, Self { channel, options })
     }

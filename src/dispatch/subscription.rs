@@ -181,6 +181,7 @@ impl<K> Stream for Subscription<K> {
             }
             let mut state = self.channel.state.lock();
             if let Some(n) = state.queue.pop() {
+                state.counts.delivered(&n);
                 let mut drained = false;
                 if is_initial_added(&n) {
                     state.initial_pending = state.initial_pending.saturating_sub(1);

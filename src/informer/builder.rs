@@ -270,6 +270,10 @@ where
     /// Builds the informer. Nothing is listed or watched until
     /// [`Informer::run`] is polled.
     pub fn build(self) -> Informer<K> {
+        let source_metrics = match &self.source {
+            SourceSpec::Api { config, .. } => Arc::clone(&config.metrics),
+            SourceSpec::Stream(_) => Arc::default(),
+        };
         let (events, labels) = match self.source {
             SourceSpec::Api { config, open } => {
                 let (events, labels) = open(config);
@@ -287,6 +291,7 @@ where
             on_error: self.on_error,
             cancel: self.cancel,
             labels,
+            source_metrics,
         })
     }
 }

@@ -33,6 +33,7 @@ pub(crate) struct Core<K> {
     pub(crate) reporter: ErrorReporter,
     pub(crate) lifecycle: Mutex<Lifecycle<K>>,
     pub(crate) labels: ResourceLabels,
+    pub(crate) metrics: crate::metrics::InformerRecorder,
 }
 
 impl<K> Core<K>

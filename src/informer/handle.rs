@@ -211,6 +211,7 @@ where
                 distributor,
             }),
             labels: ResourceLabels::new::<K>(parts.labels),
+            metrics: crate::metrics::InformerRecorder::new(parts.source_metrics),
         };
         Self {
             share: Arc::new(Share {
@@ -219,7 +220,7 @@ where
         }
     }
 
-    fn core(&self) -> &Arc<Core<K>> {
+    pub(super) fn core(&self) -> &Arc<Core<K>> {
         &self.share.core
     }
 
@@ -342,6 +343,7 @@ where
         };
         drop(lifecycle);
         subscription.attach(self.liveness(), core.stop_signal());
+        core.metrics.subscribed(subscription.stats_probe());
         Ok(subscription)
     }
 

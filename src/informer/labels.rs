@@ -26,9 +26,27 @@ impl ResourceLabels {
         }
     }
 
-    /// The span the informer's `run` is instrumented with.
+    /// The span the informer's `run` is instrumented with: the resource in
+    /// words, and as fields the labels its metrics carry (group, version,
+    /// plural, namespace or `all`).
     pub(crate) fn span(&self) -> tracing::Span {
-        tracing::info_span!("informer", resource = %self)
+        let (group, version, plural, namespace) = match self {
+            Self::Api(labels) => (
+                &*labels.group,
+                &*labels.version,
+                &*labels.resource,
+                labels.namespace.as_deref(),
+            ),
+            Self::Type(name) => ("", "", &**name, None),
+        };
+        tracing::info_span!(
+            "informer",
+            resource = %self,
+            group,
+            version,
+            plural,
+            namespace = namespace.unwrap_or("all"),
+        )
     }
 }
 

@@ -78,6 +78,7 @@ mod handle;
 mod known_objects;
 mod labels;
 mod lifecycle;
+mod metrics;
 mod parts;
 mod pump;
 mod report;

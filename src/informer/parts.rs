@@ -20,4 +20,6 @@ pub(crate) struct Parts<K> {
     /// What the informer watches, for its span; named after the Rust type
     /// when `None`.
     pub(crate) labels: Option<SourceLabels>,
+    /// Where the list/watch counts what it does (unused by a stream).
+    pub(crate) source_metrics: std::sync::Arc<crate::metrics::SourceRecorder>,
 }

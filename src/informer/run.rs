@@ -73,6 +73,7 @@ where
     let span = core.labels.span();
     let outcome = async {
         tracing::info!("informer started");
+        core.metrics.started();
         let Teardown {
             distributor,
             requests,
@@ -261,6 +262,7 @@ where
     if !*synced && core.fifo.has_synced() {
         *synced = true;
         core.writer.mark_synced();
+        core.metrics.synced();
         tracing::info!(objects = core.store.len(), "informer synced");
     }
 }

@@ -4,21 +4,26 @@
 use std::{
     collections::{HashMap, VecDeque, hash_map::Entry},
     hash::Hash,
+    time::Duration,
 };
 
 use tokio::time::Instant;
 
 use super::delayed::Delayed;
+use crate::metrics::WorkQueueRecorder;
 
 /// Where an item stands, for every item that needs processing or is being
-/// processed: client-go's dirty and processing sets as one map, so an add,
-/// a hand-out and a release each hash the item once.
+/// processed: client-go's dirty and processing sets (and its metrics' add
+/// and start times) as one map, so an add, a hand-out and a release each
+/// hash the item once.
 #[derive(Debug, Clone, Copy)]
 struct Mark {
-    /// Needs processing: queued, or processing and added again (W3).
-    dirty: bool,
-    /// Handed out and its guard still alive.
-    processing: bool,
+    /// Needs processing (queued, or processing and added again, W3): since
+    /// when, for the queue-duration metric.
+    dirty_since: Option<Instant>,
+    /// Handed out and its guard still alive: since when, for the
+    /// work-duration metric.
+    processing_since: Option<Instant>,
 }
 
 #[derive(Debug)]
@@ -37,6 +42,7 @@ pub(super) struct State<T> {
     pub(super) shutting_down: bool,
     /// `shutdown_with_drain` is waiting for nothing to be processing.
     pub(super) draining: bool,
+    pub(super) metrics: WorkQueueRecorder,
 }
 
 impl<T> Default for State<T> {
@@ -48,14 +54,15 @@ impl<T> Default for State<T> {
             delayed: Delayed::default(),
             shutting_down: false,
             draining: false,
+            metrics: WorkQueueRecorder::default(),
         }
     }
 }
 
 impl<T: Hash + Eq + Clone> State<T> {
     /// W1–W3: returns true when the item joined the queue (a waiter should
-    /// wake).
-    pub(super) fn add(&mut self, item: T) -> bool {
+    /// wake). `now` is the clock reading of this locked operation.
+    pub(super) fn add(&mut self, item: T, now: Instant) -> bool {
         if self.shutting_down {
             return false;
         }
@@ -63,15 +70,20 @@ impl<T: Hash + Eq + Clone> State<T> {
             // Already waiting (W1), or processing: then queued again when
             // released (W3).
             Entry::Occupied(mut entry) => {
-                entry.get_mut().dirty = true;
+                let mark = entry.get_mut();
+                if mark.dirty_since.is_none() {
+                    mark.dirty_since = Some(now);
+                    self.metrics.added();
+                }
                 false
             }
             Entry::Vacant(entry) => {
                 self.queue.push_back(entry.key().clone());
                 entry.insert(Mark {
-                    dirty: true,
-                    processing: false,
+                    dirty_since: Some(now),
+                    processing_since: None,
                 });
+                self.metrics.added();
                 true
             }
         }
@@ -82,19 +94,19 @@ impl<T: Hash + Eq + Clone> State<T> {
     pub(super) fn promote(&mut self, now: Instant) -> usize {
         let mut joined = 0;
         while let Some(item) = self.delayed.pop_due(now) {
-            joined += usize::from(self.add(item));
+            joined += usize::from(self.add(item, now));
         }
         joined
     }
 
     /// Hands out the oldest queued item and marks it processing.
-    pub(super) fn pop(&mut self) -> Option<T> {
+    pub(super) fn pop(&mut self, now: Instant) -> Option<T> {
         let item = self.queue.pop_front()?;
         if let Some(mark) = self.marks.get_mut(&item) {
-            *mark = Mark {
-                dirty: false,
-                processing: true,
-            };
+            if let Some(since) = mark.dirty_since.take() {
+                self.metrics.started(now.saturating_duration_since(since));
+            }
+            mark.processing_since = Some(now);
         }
         self.processing += 1;
         Some(item)
@@ -102,16 +114,16 @@ impl<T: Hash + Eq + Clone> State<T> {
 
     /// Ends the processing of `item`; returns true when it was added again
     /// meanwhile and so joined the queue (W3).
-    pub(super) fn done(&mut self, item: &T) -> bool {
+    pub(super) fn done(&mut self, item: &T, now: Instant) -> bool {
         let Entry::Occupied(mut entry) = self.marks.entry(item.clone()) else {
             return false;
         };
-        if !entry.get().processing {
+        let Some(since) = entry.get_mut().processing_since.take() else {
             return false;
-        }
+        };
         self.processing -= 1;
-        if entry.get().dirty {
-            entry.get_mut().processing = false;
+        self.metrics.finished(now.saturating_duration_since(since));
+        if entry.get().dirty_since.is_some() {
             self.queue.push_back(item.clone());
             true
         } else {
@@ -126,6 +138,14 @@ impl<T: Hash + Eq + Clone> State<T> {
 
     pub(super) fn processing(&self) -> usize {
         self.processing
+    }
+
+    /// How long each item being processed now has been held.
+    pub(super) fn running(&self, now: Instant) -> impl Iterator<Item = Duration> + '_ {
+        self.marks
+            .values()
+            .filter_map(move |mark| mark.processing_since)
+            .map(move |since| now.saturating_duration_since(since))
     }
 
     /// W9: refuses adds from now on and drops delayed items.

@@ -117,8 +117,8 @@ impl<T: Hash + Eq + Clone + Send + 'static> WorkQueue<T> {
     /// down (W9).
     pub fn add(&self, item: T) {
         let joined = {
-            let (mut state, promoted) = self.shared.lock_promoted();
-            promoted + usize::from(state.add(item))
+            let (mut state, promoted, now) = self.shared.lock_promoted();
+            promoted + usize::from(state.add(item, now))
         };
         self.shared.wake(joined);
     }
@@ -190,6 +190,7 @@ impl<T: Hash + Eq + Clone + Send + 'static> WorkQueue<T> {
     /// ```
     pub fn add_rate_limited(&self, item: T) {
         let delay = self.shared.limiter.when(&item);
+        self.shared.state.lock().metrics.retried();
         self.add_after(item, delay);
     }
 
@@ -217,8 +218,8 @@ impl<T: Hash + Eq + Clone + Send + 'static> WorkQueue<T> {
     /// Hands out a queued item without waiting.
     pub fn try_next(&self) -> Option<WorkItem<T>> {
         let (item, joined) = {
-            let (mut state, joined) = self.shared.lock_promoted();
-            (state.pop(), joined)
+            let (mut state, joined, now) = self.shared.lock_promoted();
+            (state.pop(now), joined)
         };
         self.shared.wake(joined);
         item.map(|item| WorkItem::new(Arc::clone(&self.shared), item))
@@ -251,7 +252,7 @@ impl<T: Hash + Eq + Clone + Send + 'static> WorkQueue<T> {
     /// processed nor delayed items count, until they are queued.
     pub fn len(&self) -> usize {
         let (len, joined) = {
-            let (state, joined) = self.shared.lock_promoted();
+            let (state, joined, _) = self.shared.lock_promoted();
             (state.queued(), joined)
         };
         self.shared.wake(joined);
@@ -270,7 +271,7 @@ impl<T: Hash + Eq + Clone + Send + 'static> WorkQueue<T> {
         let joined = {
             // Items already due join before the doors close, as they would
             // have with a timer task.
-            let (mut state, joined) = self.shared.lock_promoted();
+            let (mut state, joined, _) = self.shared.lock_promoted();
             state.shut_down();
             state.draining = false;
             joined
@@ -300,7 +301,7 @@ impl<T: Hash + Eq + Clone + Send + 'static> WorkQueue<T> {
     /// ```
     pub async fn shutdown_with_drain(&self) {
         let joined = {
-            let (mut state, joined) = self.shared.lock_promoted();
+            let (mut state, joined, _) = self.shared.lock_promoted();
             state.shut_down();
             state.draining = true;
             joined
@@ -331,29 +332,64 @@ impl<T: Hash + Eq + Clone + Send + 'static> WorkQueue<T> {
     pub fn processing(&self) -> usize {
         self.shared.state.lock().processing()
     }
+
+    /// The queue's metrics with client-go's meanings: depth, adds, time
+    /// waiting and time held, unfinished work, longest running processor,
+    /// retries. See [`WorkQueueMetrics`](crate::metrics::WorkQueueMetrics).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use kube_informer::WorkQueue;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let queue = WorkQueue::<&str>::new();
+    /// queue.add("a");
+    /// queue.add("a"); // already waiting: not an add
+    /// queue.add_rate_limited("b");
+    /// let item = queue.next().await.unwrap();
+    /// let metrics = queue.metrics();
+    /// assert_eq!((metrics.depth, metrics.adds, metrics.retries), (0, 1, 1));
+    /// drop(item);
+    /// assert_eq!(queue.metrics().work_duration.count, 1);
+    /// # }
+    /// ```
+    pub fn metrics(&self) -> crate::metrics::WorkQueueMetrics {
+        let (metrics, joined) = {
+            let (state, joined, now) = self.shared.lock_promoted();
+            (
+                state.metrics.snapshot(state.queued(), state.running(now)),
+                joined,
+            )
+        };
+        self.shared.wake(joined);
+        metrics
+    }
 }
 
 impl<T: Hash + Eq + Clone> Shared<T> {
     /// Locks the state after moving due delayed items into the queue; wakes
     /// for those are the caller's job through the count.
-    fn lock_promoted(&self) -> (MutexGuard<'_, State<T>>, usize) {
+    /// Also returns the clock reading taken for this operation, which the
+    /// metrics' times use.
+    fn lock_promoted(&self) -> (MutexGuard<'_, State<T>>, usize, Instant) {
+        let now = Instant::now();
         let mut state = self.state.lock();
-        // Reading the clock costs more than the rest of an add; with nothing
-        // delayed there is nothing to promote.
         let joined = if state.delayed.len() == 0 {
             0
         } else {
-            state.promote(Instant::now())
+            state.promote(now)
         };
-        (state, joined)
+        (state, joined, now)
     }
 
     /// Pops the oldest queued item under the lock, or says why there is
     /// none: shut down, or the earliest delayed deadline (if any) to wait
     /// for.
     fn take(this: &Arc<Self>) -> Take<T> {
-        let (mut state, joined) = this.lock_promoted();
-        let taken = match state.pop() {
+        let (mut state, joined, now) = this.lock_promoted();
+        let taken = match state.pop(now) {
             Some(item) => Take::Item(item),
             None if state.shutting_down => Take::Closed,
             None => Take::Wait(state.delayed.next_deadline()),
@@ -405,8 +441,8 @@ impl<T: Hash + Eq + Clone> Shared<T> {
     pub(super) fn done(&self, item: &T) {
         let (joined, drained) = {
             // Due items join first, so they stay ahead of the released item.
-            let (mut state, promoted) = self.lock_promoted();
-            let joined = promoted + usize::from(state.done(item));
+            let (mut state, promoted, now) = self.lock_promoted();
+            let joined = promoted + usize::from(state.done(item, now));
             (joined, state.processing() == 0 && state.draining)
         };
         self.wake(joined);

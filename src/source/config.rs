@@ -108,6 +108,8 @@ pub struct Config<K> {
     pub(crate) list_semantic: ListSemantic,
     pub(crate) bookmarks: bool,
     pub(crate) backoff: BackoffConfig,
+    /// Where the source counts what it does; a clone counts on its own.
+    pub(crate) metrics: std::sync::Arc<crate::metrics::SourceRecorder>,
     kind: PhantomData<fn() -> K>,
 }
 
@@ -125,6 +127,7 @@ impl<K> Default for Config<K> {
             list_semantic: ListSemantic::default(),
             bookmarks: true,
             backoff: BackoffConfig::default(),
+            metrics: Default::default(),
             kind: PhantomData,
         }
     }
@@ -141,6 +144,7 @@ impl<K> Clone for Config<K> {
             list_semantic: self.list_semantic,
             bookmarks: self.bookmarks,
             backoff: self.backoff,
+            metrics: Default::default(),
             kind: PhantomData,
         }
     }

@@ -90,6 +90,7 @@ mod decode;
 #[doc(hidden)]
 pub mod decode_bench;
 mod error;
+mod error_class;
 mod event;
 mod labels;
 mod lines;

@@ -8,6 +8,7 @@
 //! watch started, idle deadline, backoff) say what they are about. Errors
 //! are yielded, not logged: whoever reads the stream reports them once.
 
+mod observe;
 mod paginated;
 mod session;
 mod streaming;
@@ -162,6 +163,7 @@ where
 {
     let labels = target.labels().clone();
     let streaming = config.list_strategy == ListStrategy::Streaming;
+    let mut observer = observe::Observer::new(config.metrics.clone(), streaming, config.bookmarks);
     let mut state = State {
         target,
         decoder: Decoder::new(),
@@ -178,6 +180,7 @@ where
     async_stream::stream! {
         let mut next = Next::Relist;
         loop {
+            observer.phase(next, state.carried.is_some());
             let (phase, steps) = match next {
                 Next::BackoffThenRelist | Next::BackoffThenWatch => {
                     let delay = state.backoff.next_delay();
@@ -194,7 +197,7 @@ where
             let mut then = None;
             while let Some(step) = steps.next().await {
                 match step {
-                    Step::Emit(item) => yield item,
+                    Step::Emit(item) => { observer.emitted(&item); yield item }
                     Step::Then(next) => then = Some(next),
                 }
             }

@@ -1,0 +1,73 @@
+//! Counters and gauges that answer "is my cache fresh, and which handler is
+//! slow?", read as plain snapshots or, with the `prometheus` feature,
+//! scraped through a `prometheus-client` registry.
+//!
+//! Each stage owns its counts: the source counts requests, events, relists
+//! and errors; the FIFO and the store are read as they are (their sizes
+//! cost nothing to keep); each subscription counts what it was handed
+//! under the lock its queue takes anyway. Recording is a relaxed atomic
+//! add at most, on the hot path often not even that; reading does the
+//! arithmetic.
+//!
+//! - [`Informer::metrics`](crate::Informer::metrics) gives an
+//!   [`InformerMetrics`]: [`SourceMetrics`], [`FifoMetrics`],
+//!   [`StoreMetrics`] and each subscription's [`SubscriptionStats`];
+//! - [`Subscription::stats`](crate::Subscription::stats) gives one
+//!   subscription's [`SubscriptionStats`];
+//! - [`WorkQueue::metrics`](crate::WorkQueue::metrics) gives a
+//!   [`WorkQueueMetrics`] with client-go's work-queue meanings;
+//! - with the `prometheus` feature, [`register_informer`] and
+//!   [`register_work_queue`] add collectors to a `prometheus_client`
+//!   `Registry`. `METRICS.md` lists every metric name, type and label.
+//!
+//! No label carries an unbounded value: resources, namespaces, informer
+//! and subscriber names are the program's own few, and object names or
+//! keys never appear.
+//!
+//! # Examples
+//!
+//! ```
+//! use k8s_openapi::api::core::v1::ConfigMap;
+//! use kube::api::ObjectMeta;
+//! use kube_informer::{Informer, source::Event};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! let cm = ConfigMap {
+//!     metadata: ObjectMeta { name: Some("a".into()), ..Default::default() },
+//!     ..Default::default()
+//! };
+//! let events = futures::stream::iter([
+//!     Ok::<_, std::io::Error>(Event::ListStart),
+//!     Ok(Event::Listed(cm)),
+//!     Ok(Event::ListDone { resource_version: "1".into() }),
+//! ]);
+//! let informer = Informer::builder_from_stream(events).build();
+//! informer.run().await.unwrap();
+//! let metrics = informer.metrics();
+//! assert_eq!((metrics.store.objects, metrics.store.synced), (1, true));
+//! assert_eq!(metrics.fifo.deltas, 0);
+//! # }
+//! ```
+
+mod histogram;
+mod informer;
+#[cfg(feature = "prometheus")]
+mod prometheus;
+mod reader;
+mod source;
+mod subscription;
+mod work_queue;
+
+pub use histogram::{BUCKETS, DurationHistogram};
+pub use informer::{FifoMetrics, InformerMetrics, ResourceNames, StoreMetrics};
+pub(crate) use informer::{InformerRecorder, StatsProbe};
+#[cfg(feature = "prometheus")]
+pub use prometheus::{register_informer, register_work_queue};
+pub use reader::MetricsReader;
+pub(crate) use source::SourceRecorder;
+pub use source::{ErrorClass, RelistCause, SourceMetrics, WatchEventType};
+pub use subscription::{Delivered, SubscriptionStats};
+pub(crate) use subscription::{SubscriptionCounts, SubscriptionRecorder};
+pub use work_queue::WorkQueueMetrics;
+pub(crate) use work_queue::WorkQueueRecorder;

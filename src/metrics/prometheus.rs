@@ -1,0 +1,432 @@
+//! Collectors for a `prometheus_client` [`Registry`]: every scrape reads a
+//! fresh snapshot, so nothing is copied between scrapes and an informer
+//! that is gone simply stops being reported.
+//!
+//! Names follow Prometheus conventions (`_total` on counters, base unit
+//! `_seconds`); the work queue's carry client-go's names (`workqueue_*`,
+//! labelled `name`) so existing dashboards read them.
+
+use std::{borrow::Cow, fmt, hash::Hash};
+
+use prometheus_client::{
+    collector::Collector,
+    encoding::{DescriptorEncoder, EncodeMetric, MetricEncoder, NoLabelSet},
+    metrics::{MetricType, counter::ConstCounter, gauge::ConstGauge},
+    registry::{Registry, Unit},
+};
+
+use super::{
+    DurationHistogram, MetricsReader, SubscriptionStats, WorkQueueMetrics,
+    histogram::BUCKETS,
+    source::{ErrorClass, RelistCause, WatchEventType},
+};
+use crate::WorkQueue;
+
+type Labels = Vec<(&'static str, Cow<'static, str>)>;
+
+/// Registers the metrics of the informer `reader` reads, labelled
+/// `informer="{name}"` plus its resource (`group`, `version`, `resource`,
+/// `namespace`, the last `all` for all namespaces). Each scrape reads the
+/// informer afresh; once it is gone its metrics disappear.
+///
+/// # Examples
+///
+/// ```
+/// use k8s_openapi::api::core::v1::ConfigMap;
+/// use kube_informer::{Informer, metrics, source::Event};
+/// use prometheus_client::{encoding::text::encode, registry::Registry};
+///
+/// let events = futures::stream::empty::<Result<Event<ConfigMap>, std::io::Error>>();
+/// let informer = Informer::builder_from_stream(events).build();
+/// let mut registry = Registry::default();
+/// metrics::register_informer(&mut registry, "config", informer.metrics_reader());
+/// let mut text = String::new();
+/// encode(&mut text, &registry).unwrap();
+/// assert!(text.contains("kube_informer_store_objects{informer=\"config\""));
+/// ```
+pub fn register_informer(registry: &mut Registry, name: &str, reader: MetricsReader) {
+    registry.register_collector(Box::new(InformerCollector {
+        name: name.to_owned(),
+        reader,
+    }));
+}
+
+/// Registers a work queue's metrics under client-go's names, labelled
+/// `name="{name}"`. The registry keeps a handle on the queue.
+///
+/// # Examples
+///
+/// ```
+/// use kube_informer::{WorkQueue, metrics};
+/// use prometheus_client::{encoding::text::encode, registry::Registry};
+///
+/// let queue = WorkQueue::<String>::new();
+/// queue.add("a".to_string());
+/// let mut registry = Registry::default();
+/// metrics::register_work_queue(&mut registry, "reconcile", &queue);
+/// let mut text = String::new();
+/// encode(&mut text, &registry).unwrap();
+/// assert!(text.contains("workqueue_depth{name=\"reconcile\"} 1"));
+/// ```
+pub fn register_work_queue<T>(registry: &mut Registry, name: &str, queue: &WorkQueue<T>)
+where
+    T: Hash + Eq + Clone + Send + Sync + 'static,
+{
+    let queue = queue.clone();
+    registry.register_collector(Box::new(WorkQueueCollector {
+        name: name.to_owned(),
+        read: Box::new(move || queue.metrics()),
+    }));
+}
+
+struct InformerCollector {
+    name: String,
+    reader: MetricsReader,
+}
+
+impl fmt::Debug for InformerCollector {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("InformerCollector")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+/// One metric family being written: its descriptor is written once, then
+/// one sample per label set.
+struct Family<'a> {
+    encoder: MetricEncoder<'a>,
+}
+
+impl<'a> Family<'a> {
+    fn new(
+        encoder: &'a mut DescriptorEncoder<'_>,
+        name: &'a str,
+        help: &str,
+        unit: Option<&'a Unit>,
+        metric_type: MetricType,
+    ) -> Result<Self, fmt::Error> {
+        Ok(Self {
+            encoder: encoder.encode_descriptor(name, help, unit, metric_type)?,
+        })
+    }
+
+    fn counter(&mut self, labels: &Labels, value: u64) -> fmt::Result {
+        ConstCounter::new(value).encode(self.encoder.encode_family(labels)?)
+    }
+
+    fn gauge(&mut self, labels: &Labels, value: i64) -> fmt::Result {
+        ConstGauge::new(value).encode(self.encoder.encode_family(labels)?)
+    }
+
+    fn seconds(&mut self, labels: &Labels, value: std::time::Duration) -> fmt::Result {
+        ConstGauge::new(value.as_secs_f64()).encode(self.encoder.encode_family(labels)?)
+    }
+
+    fn histogram(&mut self, labels: &Labels, histogram: &DurationHistogram) -> fmt::Result {
+        // The encoder wants each bucket's own count, `+Inf` last.
+        let mut buckets = Vec::with_capacity(BUCKETS.len() + 1);
+        let mut below = 0;
+        for (bound, cumulative) in BUCKETS.iter().zip(histogram.buckets) {
+            buckets.push((*bound, cumulative - below));
+            below = cumulative;
+        }
+        buckets.push((f64::INFINITY, histogram.count - below));
+        self.encoder
+            .encode_family(labels)?
+            .encode_histogram::<NoLabelSet>(
+                histogram.sum.as_secs_f64(),
+                histogram.count,
+                &buckets,
+                None,
+            )
+    }
+}
+
+fn with(labels: &Labels, name: &'static str, value: impl Into<Cow<'static, str>>) -> Labels {
+    let mut labels = labels.clone();
+    labels.push((name, value.into()));
+    labels
+}
+
+fn count(n: usize) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+/// A sample of each kind the collectors write.
+enum Sample<'a> {
+    Counter(u64),
+    Gauge(usize),
+    Seconds(std::time::Duration),
+    Histogram(&'a DurationHistogram),
+}
+
+/// Writes one metric family: its descriptor, then one sample per label set.
+fn family<'a>(
+    e: &mut DescriptorEncoder<'_>,
+    name: &str,
+    help: &str,
+    samples: impl IntoIterator<Item = (Labels, Sample<'a>)>,
+) -> fmt::Result {
+    let mut samples = samples.into_iter().peekable();
+    let Some((_, first)) = samples.peek() else {
+        return Ok(());
+    };
+    let (metric_type, unit) = match first {
+        Sample::Counter(_) => (MetricType::Counter, None),
+        Sample::Gauge(_) => (MetricType::Gauge, None),
+        Sample::Seconds(_) => (MetricType::Gauge, Some(&Unit::Seconds)),
+        Sample::Histogram(_) => (MetricType::Histogram, Some(&Unit::Seconds)),
+    };
+    let mut family = Family::new(e, name, help, unit, metric_type)?;
+    for (labels, sample) in samples {
+        match sample {
+            Sample::Counter(value) => family.counter(&labels, value)?,
+            Sample::Gauge(value) => family.gauge(&labels, count(value))?,
+            Sample::Seconds(value) => family.seconds(&labels, value)?,
+            Sample::Histogram(value) => family.histogram(&labels, value)?,
+        }
+    }
+    Ok(())
+}
+
+impl Collector for InformerCollector {
+    fn encode(&self, mut encoder: DescriptorEncoder<'_>) -> fmt::Result {
+        let Some(metrics) = self.reader.read() else {
+            return Ok(());
+        };
+        let resource = &metrics.resource;
+        let base: Labels = vec![
+            ("informer", self.name.clone().into()),
+            ("group", resource.group.clone().into()),
+            ("version", resource.version.clone().into()),
+            ("resource", resource.resource.clone().into()),
+            (
+                "namespace",
+                resource
+                    .namespace
+                    .clone()
+                    .unwrap_or_else(|| "all".into())
+                    .into(),
+            ),
+        ];
+        let source = &metrics.source;
+        let one = |sample| [(base.clone(), sample)];
+        let e = &mut encoder;
+        use Sample::{Counter, Gauge, Histogram, Seconds};
+        family(
+            e,
+            "kube_informer_list_requests",
+            "LIST requests sent, one per page.",
+            one(Counter(source.list_requests)),
+        )?;
+        family(
+            e,
+            "kube_informer_list_duration",
+            "Time from a relist's first request to its last object.",
+            one(Histogram(&source.list_duration)),
+        )?;
+        family(
+            e,
+            "kube_informer_listed_objects",
+            "Objects received by relists.",
+            one(Counter(source.listed_objects)),
+        )?;
+        family(
+            e,
+            "kube_informer_watch_starts",
+            "Watch requests opened, streaming lists' included.",
+            one(Counter(source.watch_starts)),
+        )?;
+        family(
+            e,
+            "kube_informer_watch_events",
+            "Watch events received, by type.",
+            WatchEventType::ALL.map(|kind| {
+                (
+                    with(&base, "type", kind.as_str()),
+                    Counter(source.watch_events_of(kind)),
+                )
+            }),
+        )?;
+        family(
+            e,
+            "kube_informer_relists",
+            "Relists started, by cause.",
+            RelistCause::ALL.map(|cause| {
+                (
+                    with(&base, "cause", cause.as_str()),
+                    Counter(source.relists_of(cause)),
+                )
+            }),
+        )?;
+        family(
+            e,
+            "kube_informer_source_errors",
+            "Errors the list/watch met, by class.",
+            ErrorClass::ALL.map(|class| {
+                (
+                    with(&base, "class", class.as_str()),
+                    Counter(source.errors_of(class)),
+                )
+            }),
+        )?;
+        family(
+            e,
+            "kube_informer_resource_version_age",
+            "Time since a bookmark or a finished list last brought a resourceVersion.",
+            source
+                .resource_version_age
+                .map(|age| (base.clone(), Seconds(age))),
+        )?;
+        family(
+            e,
+            "kube_informer_errors",
+            "Every error the informer met, source errors and panics in user code included.",
+            one(Counter(metrics.errors)),
+        )?;
+        family(
+            e,
+            "kube_informer_fifo_keys",
+            "Keys queued in the FIFO.",
+            one(Gauge(metrics.fifo.keys)),
+        )?;
+        family(
+            e,
+            "kube_informer_fifo_deltas",
+            "Deltas queued in the FIFO, over all keys.",
+            one(Gauge(metrics.fifo.deltas)),
+        )?;
+        family(
+            e,
+            "kube_informer_store_objects",
+            "Objects cached.",
+            one(Gauge(metrics.store.objects)),
+        )?;
+        family(
+            e,
+            "kube_informer_synced",
+            "1 once the first full list has been applied.",
+            one(Gauge(usize::from(metrics.store.synced))),
+        )?;
+        family(
+            e,
+            "kube_informer_time_to_first_sync",
+            "From the start of run to the first sync.",
+            metrics
+                .store
+                .time_to_first_sync
+                .map(|took| (base.clone(), Seconds(took))),
+        )?;
+
+        let subscriptions: Vec<(Labels, &SubscriptionStats)> = metrics
+            .subscriptions
+            .iter()
+            .map(|stats| (with(&base, "subscriber", stats.name.clone()), stats))
+            .collect();
+        let each = || {
+            subscriptions
+                .iter()
+                .map(|(labels, stats)| (labels.clone(), *stats))
+        };
+        family(
+            e,
+            "kube_informer_subscription_delivered",
+            "Notifications the subscriber took, by kind.",
+            each().flat_map(|(labels, stats)| {
+                stats
+                    .delivered
+                    .by_kind()
+                    .map(|(kind, n)| (with(&labels, "kind", kind), Counter(n)))
+            }),
+        )?;
+        family(
+            e,
+            "kube_informer_subscription_pending",
+            "Notifications queued for the subscriber, not yet taken.",
+            each().map(|(l, s)| (l, Gauge(s.pending))),
+        )?;
+        family(
+            e,
+            "kube_informer_subscription_pending_high_water",
+            "The most notifications ever pending at once.",
+            each().map(|(l, s)| (l, Gauge(s.pending_high_water))),
+        )?;
+        family(
+            e,
+            "kube_informer_subscription_lag",
+            "How long the oldest pending notification has waited, at least.",
+            each().map(|(l, s)| (l, Seconds(s.lag))),
+        )?;
+        family(
+            e,
+            "kube_informer_subscription_handler_duration",
+            "Time in the handler per notification, under Subscription::handle.",
+            each().map(|(l, s)| (l, Histogram(&s.handler_duration))),
+        )
+    }
+}
+
+struct WorkQueueCollector {
+    name: String,
+    read: Box<dyn Fn() -> WorkQueueMetrics + Send + Sync>,
+}
+
+impl fmt::Debug for WorkQueueCollector {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WorkQueueCollector")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Collector for WorkQueueCollector {
+    fn encode(&self, mut encoder: DescriptorEncoder<'_>) -> fmt::Result {
+        use Sample::{Counter, Gauge, Histogram, Seconds};
+        let metrics = (self.read)();
+        let one = |sample| [(vec![("name", Cow::Owned(self.name.clone()))], sample)];
+        let e = &mut encoder;
+        family(
+            e,
+            "workqueue_depth",
+            "Items waiting to be handed out.",
+            one(Gauge(metrics.depth)),
+        )?;
+        family(
+            e,
+            "workqueue_adds",
+            "Adds that made an item need processing.",
+            one(Counter(metrics.adds)),
+        )?;
+        family(
+            e,
+            "workqueue_queue_duration",
+            "Time from an item's add to its hand-out.",
+            one(Histogram(&metrics.queue_duration)),
+        )?;
+        family(
+            e,
+            "workqueue_work_duration",
+            "Time a worker held an item.",
+            one(Histogram(&metrics.work_duration)),
+        )?;
+        family(
+            e,
+            "workqueue_unfinished_work",
+            "Time the items held now have been held, summed; growing means a stuck worker.",
+            one(Seconds(metrics.unfinished_work)),
+        )?;
+        family(
+            e,
+            "workqueue_longest_running_processor",
+            "Time the item held longest now has been held.",
+            one(Seconds(metrics.longest_running_processor)),
+        )?;
+        family(
+            e,
+            "workqueue_retries",
+            "Rate-limited re-adds.",
+            one(Counter(metrics.retries)),
+        )
+    }
+}

@@ -1,0 +1,348 @@
+//! The operator's `/metrics` endpoint, scraped over HTTP while an informer
+//! runs against the fake API server, read with a real exposition-format
+//! parser: counters move as events flow, a stalled subscriber's pending
+//! count and lag grow while a busy one's stay at zero, and a forced 410
+//! shows as an `expired` relist.
+
+#[path = "../examples/operator/metrics_http.rs"]
+mod metrics_http;
+
+use std::{net::SocketAddr, sync::Arc, time::Duration};
+
+use http_body_util::{BodyExt, Empty};
+use hyper::{Request, body::Bytes};
+use hyper_util::rt::TokioIo;
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::{Api, api::ObjectMeta};
+use kube_informer::{
+    Informer, SubscribeOptions, WorkQueue,
+    dispatch::EventHandlerFuncs,
+    metrics,
+    source::{self, BackoffConfig},
+};
+use kube_informer_testing::{ApiStatus, FakeApiServer, RequestMatch, WatchFault};
+use prometheus_client::registry::Registry;
+use prometheus_parse::{Scrape, Value};
+use tokio::net::{TcpListener, TcpStream};
+use tokio_util::sync::CancellationToken;
+
+fn cm(name: &str) -> ConfigMap {
+    ConfigMap {
+        metadata: ObjectMeta {
+            namespace: Some("default".into()),
+            name: Some(name.into()),
+            ..Default::default()
+        },
+        ..Default::default()
+    }
+}
+
+/// `GET /metrics` over a fresh connection, parsed.
+async fn scrape(addr: SocketAddr) -> Page {
+    let stream = TcpStream::connect(addr).await.expect("connect");
+    let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+        .await
+        .expect("handshake");
+    tokio::spawn(connection);
+    let request = Request::get("/metrics")
+        .header("host", "localhost")
+        .body(Empty::<Bytes>::new())
+        .expect("request");
+    let response = sender.send_request(request).await.expect("response");
+    assert_eq!(response.status(), 200);
+    let content_type = response.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        content_type.starts_with("text/plain; version=0.0.4"),
+        "{content_type}"
+    );
+    let body = response
+        .into_body()
+        .collect()
+        .await
+        .expect("body")
+        .to_bytes();
+    let text = String::from_utf8(body.to_vec()).expect("utf-8");
+    let scrape = Scrape::parse(text.lines().map(|line| Ok(line.to_owned()))).expect("parse");
+    Page { scrape, text }
+}
+
+struct Page {
+    scrape: Scrape,
+    text: String,
+}
+
+impl Page {
+    /// The value of the one sample named `name` whose labels include
+    /// `labels`.
+    fn value(&self, name: &str, labels: &[(&str, &str)]) -> f64 {
+        let mut found = self.scrape.samples.iter().filter(|sample| {
+            sample.metric == name && labels.iter().all(|(k, v)| sample.labels.get(k) == Some(*v))
+        });
+        let sample = found
+            .next()
+            .unwrap_or_else(|| panic!("no {name}{labels:?} in\n{}", self.text));
+        assert!(found.next().is_none(), "{name}{labels:?} is not one sample");
+        match &sample.value {
+            Value::Counter(v) | Value::Gauge(v) | Value::Untyped(v) => *v,
+            other => panic!("{name} is not a number: {other:?}"),
+        }
+    }
+
+    fn sub(&self, name: &str, subscriber: &str) -> f64 {
+        self.value(name, &[("subscriber", subscriber)])
+    }
+}
+
+/// Polls `condition` on the informer's own snapshot until it holds.
+async fn eventually(what: &str, condition: impl Fn() -> bool) {
+    tokio::time::timeout(Duration::from_secs(20), async {
+        while !condition() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("timed out waiting for {what}"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scrape_shows_flow_lag_and_a_forced_relist() {
+    let server = FakeApiServer::start().await;
+    for name in ["a", "b", "c"] {
+        server.create(&cm(name)).unwrap();
+    }
+    let api: Api<ConfigMap> = Api::default_namespaced(server.client());
+    let backoff = BackoffConfig {
+        initial: Duration::from_millis(10),
+        max: Duration::from_millis(50),
+        ..BackoffConfig::default()
+    };
+    let informer = Informer::builder(api)
+        .source_config(source::Config::default().backoff(backoff))
+        .build();
+    let busy = informer
+        .subscribe(SubscribeOptions::default().name("busy"))
+        .unwrap();
+    // Held and never read: its queue only grows.
+    let stalled = informer
+        .subscribe(SubscribeOptions::default().name("stalled"))
+        .unwrap();
+    let handler = tokio::spawn(busy.handle(EventHandlerFuncs::new()));
+
+    let queue = WorkQueue::<String>::new();
+    let mut registry = Registry::default();
+    metrics::register_informer(&mut registry, "configmaps", informer.metrics_reader());
+    metrics::register_work_queue(&mut registry, "reconcile", &queue);
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let shutdown = CancellationToken::new();
+    let http = tokio::spawn(metrics_http::serve(
+        listener,
+        Arc::new(registry),
+        shutdown.clone(),
+    ));
+    let run = tokio::spawn(informer.run());
+
+    assert!(informer.wait_until_synced().await);
+    let delivered_to_busy = |n: u64| {
+        let informer = informer.clone();
+        move || {
+            informer
+                .metrics()
+                .subscriptions
+                .iter()
+                .any(|s| s.name == "busy" && s.delivered.total() == n && s.pending == 0)
+        }
+    };
+    eventually("the initial list at busy", delivered_to_busy(3)).await;
+    eventually("a watch", || server.open_watches() == 1).await;
+
+    let first = scrape(addr).await;
+    let resource = [
+        ("informer", "configmaps"),
+        ("group", ""),
+        ("version", "v1"),
+        ("resource", "configmaps"),
+        ("namespace", "default"),
+    ];
+    assert_eq!(first.value("kube_informer_store_objects", &resource), 3.0);
+    assert_eq!(first.value("kube_informer_synced", &[]), 1.0);
+    assert!(first.value("kube_informer_time_to_first_sync_seconds", &[]) > 0.0);
+    assert_eq!(
+        first.value("kube_informer_relists_total", &[("cause", "initial")]),
+        1.0
+    );
+    assert_eq!(
+        first.value("kube_informer_relists_total", &[("cause", "expired")]),
+        0.0
+    );
+    assert_eq!(first.value("kube_informer_listed_objects_total", &[]), 3.0);
+    assert_eq!(first.value("kube_informer_list_requests_total", &[]), 1.0);
+    assert_eq!(
+        first.value("kube_informer_list_duration_seconds_count", &[]),
+        1.0
+    );
+    assert_eq!(first.value("kube_informer_watch_starts_total", &[]), 1.0);
+    assert_eq!(
+        first.sub("kube_informer_subscription_pending", "stalled"),
+        3.0
+    );
+    assert_eq!(first.sub("kube_informer_subscription_pending", "busy"), 0.0);
+    assert_eq!(
+        first.value(
+            "kube_informer_subscription_delivered_total",
+            &[("subscriber", "busy"), ("kind", "added")]
+        ),
+        3.0
+    );
+    assert_eq!(
+        first.value("workqueue_depth", &[("name", "reconcile")]),
+        0.0
+    );
+
+    // Events flow: five adds, an update, a delete, a bookmark.
+    for i in 0..5 {
+        server.create(&cm(&format!("new-{i}"))).unwrap();
+    }
+    let mut a = server
+        .objects::<ConfigMap>()
+        .into_iter()
+        .find(|o| o.metadata.name.as_deref() == Some("a"))
+        .unwrap();
+    a.data = Some([("k".to_string(), "v".to_string())].into());
+    server.update(&a).unwrap();
+    server.delete::<ConfigMap>(Some("default"), "b").unwrap();
+    server.send_bookmark();
+    queue.add("default/a".into());
+    eventually("every event at busy", delivered_to_busy(10)).await;
+    eventually("the bookmark", || {
+        informer.metrics().source.resource_version_age.is_some()
+            && informer.metrics().source.watch_events[3] == 1
+    })
+    .await;
+    // The stalled subscriber's oldest pending notification was already
+    // queued at the first scrape; let a second pass.
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+
+    let second = scrape(addr).await;
+    for (kind, n) in [
+        ("ADDED", 5.0),
+        ("MODIFIED", 1.0),
+        ("DELETED", 1.0),
+        ("BOOKMARK", 1.0),
+    ] {
+        assert_eq!(
+            second.value("kube_informer_watch_events_total", &[("type", kind)]),
+            n,
+            "{kind}"
+        );
+    }
+    assert!(second.value("kube_informer_resource_version_age_seconds", &[]) >= 0.0);
+    assert_eq!(second.value("kube_informer_store_objects", &[]), 7.0);
+    assert_eq!(
+        second.sub("kube_informer_subscription_pending", "stalled"),
+        10.0
+    );
+    assert_eq!(
+        second.sub("kube_informer_subscription_pending_high_water", "stalled"),
+        10.0
+    );
+    assert!(second.sub("kube_informer_subscription_lag_seconds", "stalled") >= 1.0);
+    assert_eq!(
+        second.sub("kube_informer_subscription_pending", "busy"),
+        0.0
+    );
+    assert_eq!(
+        second.sub("kube_informer_subscription_lag_seconds", "busy"),
+        0.0
+    );
+    assert!(second.sub("kube_informer_subscription_pending_high_water", "busy") <= 3.0);
+    for (kind, n) in [
+        ("added", 8.0),
+        ("updated", 1.0),
+        ("deleted", 1.0),
+        ("resync", 0.0),
+    ] {
+        assert_eq!(
+            second.value(
+                "kube_informer_subscription_delivered_total",
+                &[("subscriber", "busy"), ("kind", kind)]
+            ),
+            n,
+            "{kind}"
+        );
+    }
+    assert_eq!(
+        second.sub(
+            "kube_informer_subscription_handler_duration_seconds_count",
+            "busy"
+        ),
+        10.0
+    );
+    for kind in ["added", "updated", "deleted", "resync"] {
+        assert_eq!(
+            second.value(
+                "kube_informer_subscription_delivered_total",
+                &[("subscriber", "stalled"), ("kind", kind)]
+            ),
+            0.0,
+        );
+    }
+    assert_eq!(
+        second.value("workqueue_depth", &[("name", "reconcile")]),
+        1.0
+    );
+    assert_eq!(
+        second.value("workqueue_adds_total", &[("name", "reconcile")]),
+        1.0
+    );
+
+    // A forced 410: the next watch ends with an Expired ERROR event, so
+    // the watch cannot resume and the source relists.
+    server.inject_watch_fault(
+        RequestMatch::Watch,
+        0,
+        WatchFault::ErrorEvent(ApiStatus::expired()),
+    );
+    server.close_watches();
+    eventually("the expired relist", || {
+        informer
+            .metrics()
+            .source
+            .relists_of(metrics::RelistCause::Expired)
+            == 1
+            && informer.metrics().source.listed_objects == 10
+    })
+    .await;
+    let third = scrape(addr).await;
+    assert_eq!(
+        third.value("kube_informer_relists_total", &[("cause", "expired")]),
+        1.0
+    );
+    assert_eq!(
+        third.value("kube_informer_relists_total", &[("cause", "error")]),
+        0.0
+    );
+    assert_eq!(
+        third.value(
+            "kube_informer_source_errors_total",
+            &[("class", "http_410")]
+        ),
+        1.0
+    );
+    assert_eq!(third.value("kube_informer_errors_total", &[]), 1.0);
+    assert_eq!(
+        third.value("kube_informer_list_duration_seconds_count", &[]),
+        2.0
+    );
+    assert!(third.value("kube_informer_watch_starts_total", &[]) >= 3.0);
+
+    informer.stop();
+    run.await.unwrap().unwrap();
+    handler.await.unwrap();
+    drop(stalled);
+    shutdown.cancel();
+    http.await.unwrap().unwrap();
+}
