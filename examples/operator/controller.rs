@@ -206,6 +206,18 @@ impl Operator {
         s.wait_until_synced().await && c.wait_until_synced().await && n.wait_until_synced().await
     }
 
+    /// Readers of the three informers' metrics, named for a metrics
+    /// endpoint; they do not keep the informers alive.
+    #[cfg_attr(not(feature = "prometheus"), allow(dead_code))]
+    pub fn metrics_readers(&self) -> [(&'static str, kube_informer::metrics::MetricsReader); 3] {
+        let (s, c, n) = &self.informers;
+        [
+            ("sources", s.metrics_reader()),
+            ("copies", c.metrics_reader()),
+            ("target_namespaces", n.metrics_reader()),
+        ]
+    }
+
     /// List/watch errors of the three informers so far (they retry on
     /// their own).
     pub fn informer_errors(&self) -> u64 {

@@ -14,10 +14,15 @@
 //! - `controller.rs`: three informers feeding one queue of source keys, and
 //!   why deletions are swept by relisting rather than held by a finalizer;
 //! - `demo.rs`: the `--fake` run: changes made while the operator runs, and
-//!   the copies printed after each one.
+//!   the copies printed after each one;
+//! - `metrics_http.rs`: the `/metrics` endpoint that `--metrics-addr ADDR`
+//!   turns on (with the `prometheus` feature:
+//!   `cargo run --features prometheus --example operator -- --fake --metrics-addr 127.0.0.1:9090`).
 
 mod controller;
 mod demo;
+#[cfg(feature = "prometheus")]
+mod metrics_http;
 mod mirror;
 
 use std::{
@@ -66,7 +71,7 @@ fn parse_args() -> Result<Args, String> {
     Ok(args)
 }
 
-/// Counts of reconcile outcomes, for the log and a metrics endpoint.
+/// Counts of reconcile outcomes, for the log.
 #[derive(Debug, Default)]
 pub struct Stats {
     /// Reconciles that succeeded.
@@ -109,16 +114,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let operator = Operator::start(client.clone(), &settings, &stop)?;
     let stats = Arc::new(Stats::default());
 
-    // ---- metrics endpoint (--metrics-addr) ----
-    // `metrics_http.rs` in this directory serves `stats`, the queue's length
-    // and the informers' error counts on `addr`; it is wired here:
-    //     tokio::spawn(metrics_http::serve(addr, stats.clone(), operator.queue.clone(), stop.clone()));
-    // Until that module is part of the example, the flag is accepted and
-    // nothing listens.
-    if let Some(addr) = args.metrics_addr {
-        eprintln!("operator: --metrics-addr {addr}: no metrics endpoint in this build");
-    }
-    // ---- end of metrics endpoint ----
+    // The metrics endpoint, off unless `--metrics-addr` is given: the three
+    // informers' and the work queue's metrics on `GET /metrics`.
+    let metrics_server = match args.metrics_addr {
+        Some(addr) => Some(serve_metrics(addr, &operator, &stop).await?),
+        None => None,
+    };
 
     if !operator.synced().await {
         return Err("an informer stopped before its first list".into());
@@ -161,6 +162,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     };
     runner.await?;
+    if let Some(server) = metrics_server {
+        server.await??;
+    }
     let list_watch_errors = operator.informer_errors();
     operator.stop().await?;
     println!(
@@ -169,4 +173,43 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         stats.failed.load(Ordering::Relaxed)
     );
     result
+}
+
+/// Serves the informers' and the queue's metrics on `addr` until `stop`.
+#[cfg(feature = "prometheus")]
+async fn serve_metrics(
+    addr: SocketAddr,
+    operator: &Operator,
+    stop: &CancellationToken,
+) -> std::io::Result<tokio::task::JoinHandle<std::io::Result<()>>> {
+    use kube_informer::metrics;
+    use prometheus_client::registry::Registry;
+
+    let mut registry = Registry::default();
+    for (name, reader) in operator.metrics_readers() {
+        metrics::register_informer(&mut registry, name, reader);
+    }
+    metrics::register_work_queue(&mut registry, "mirror", &operator.queue);
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    eprintln!(
+        "operator: serving /metrics on http://{}/metrics",
+        listener.local_addr()?
+    );
+    Ok(tokio::spawn(metrics_http::serve(
+        listener,
+        Arc::new(registry),
+        stop.clone(),
+    )))
+}
+
+/// Without the `prometheus` feature there is no endpoint to serve.
+#[cfg(not(feature = "prometheus"))]
+async fn serve_metrics(
+    _addr: SocketAddr,
+    _operator: &Operator,
+    _stop: &CancellationToken,
+) -> std::io::Result<tokio::task::JoinHandle<std::io::Result<()>>> {
+    Err(std::io::Error::other(
+        "--metrics-addr needs the example built with `--features prometheus`",
+    ))
 }
