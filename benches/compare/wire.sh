@@ -9,6 +9,8 @@
 # commit) adds runner ours-before, run from that binary between the others
 # in the same passes, its lines kept apart in wire-before-MODE.jsonl: a
 # before/after comparison under the same load.
+# WIRE_SKIP_BUILD=1 skips the build and runs the binaries already there;
+# WIRE_BIN names the kube-informer-compare binary to run instead of the build.
 # WIRE_STRIPS (default "no yes") picks the strip-managedFields variants run;
 # WIRE_RELIST_REPEATS (default 1) repeats the relist runs; WIRE_DEADLINE
 # (seconds since the epoch) stops starting runs after that time;
@@ -47,11 +49,15 @@ before_bin="${WIRE_BEFORE_BIN:-}"
 [[ -n $before_bin ]] && runners=(ours-before "${runners[@]}")
 
 # ---- build -----------------------------------------------------------------
-echo "== building the Rust runners and the server (release)"
-nice cargo build --release -p kube-informer-compare
-rust_bin="$CARGO_TARGET_DIR/release/kube-informer-compare"
-echo "== building the client-go runner"
-(cd "$here/go" && nice go build -o "$work/client-go-runner" .)
+rust_bin="${WIRE_BIN:-$CARGO_TARGET_DIR/release/kube-informer-compare}"
+# WIRE_SKIP_BUILD=1 runs the binaries already built (e.g. while sources are
+# being edited).
+if [[ -z ${WIRE_SKIP_BUILD:-} ]]; then
+  echo "== building the Rust runners and the server (release)"
+  nice cargo build --release -p kube-informer-compare
+  echo "== building the client-go runner"
+  (cd "$here/go" && nice go build -o "$work/client-go-runner" .)
+fi
 go_bin="$work/client-go-runner"
 
 # ---- server ----------------------------------------------------------------
