@@ -341,6 +341,34 @@ fn line_splitting(c: &mut Criterion) {
                 .block_on(async { black_box(decode_bench::split_lines(Box::pin(chunks())).await) })
         })
     });
+    // The scan alone, as the splitter does it (the last line end of what
+    // arrived, then each line end): a byte loop against memchr.
+    group.bench_function("scan_byte_loop", |b| {
+        b.iter(|| {
+            let body = black_box(&body[..]);
+            let end = body.iter().rposition(|c| *c == b'\n').map_or(0, |i| i + 1);
+            let mut rest = &body[..end];
+            let mut n = 0;
+            while let Some(i) = rest.iter().position(|c| *c == b'\n') {
+                rest = &rest[i + 1..];
+                n += 1;
+            }
+            black_box(n)
+        })
+    });
+    group.bench_function("scan_memchr", |b| {
+        b.iter(|| {
+            let body = black_box(&body[..]);
+            let end = memchr::memrchr(b'\n', body).map_or(0, |i| i + 1);
+            let mut rest = &body[..end];
+            let mut n = 0;
+            while let Some(i) = memchr::memchr(b'\n', rest) {
+                rest = &rest[i + 1..];
+                n += 1;
+            }
+            black_box(n)
+        })
+    });
     group.finish();
 }
 

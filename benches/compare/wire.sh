@@ -5,6 +5,13 @@
 #   bash benches/compare/run.sh --wire --quick    # N = 10,000, 1 repeat
 #   bash benches/compare/run.sh --wire-profile    # perf profile of each runner (N = WIRE_PROFILE_OBJECTS, 10,000)
 #
+# WIRE_BEFORE_BIN (a kube-informer-compare binary built from an older
+# commit) adds runner ours-before, run from that binary between the others
+# in the same passes, its lines kept apart in wire-before-MODE.jsonl: a
+# before/after comparison under the same load.
+# WIRE_SKIP_BUILD=1 skips the build and runs the binaries already there;
+# WIRE_BIN names the kube-informer-compare binary to run instead of the build.
+# WIRE_STRIPS (default "no yes") picks the strip-managedFields variants run;
 # WIRE_RELIST_REPEATS (default 1) repeats the relist runs; WIRE_DEADLINE
 # (seconds since the epoch) stops starting runs after that time;
 # WIRE_MEASURED_ON is a note on what was measured, shown on the page.
@@ -35,15 +42,22 @@ else
   repeats="${WIRE_REPEATS:-3}"
 fi
 relist_repeats="${WIRE_RELIST_REPEATS:-1}"
+read -r -a strips <<<"${WIRE_STRIPS:-no yes}"
 subscriber_counts=(1 4)
 runners=(ours kube-runtime client-go)
+before_bin="${WIRE_BEFORE_BIN:-}"
+[[ -n $before_bin ]] && runners=(ours-before "${runners[@]}")
 
 # ---- build -----------------------------------------------------------------
-echo "== building the Rust runners and the server (release)"
-nice cargo build --release -p kube-informer-compare
-rust_bin="$CARGO_TARGET_DIR/release/kube-informer-compare"
-echo "== building the client-go runner"
-(cd "$here/go" && nice go build -o "$work/client-go-runner" .)
+rust_bin="${WIRE_BIN:-$CARGO_TARGET_DIR/release/kube-informer-compare}"
+# WIRE_SKIP_BUILD=1 runs the binaries already built (e.g. while sources are
+# being edited).
+if [[ -z ${WIRE_SKIP_BUILD:-} ]]; then
+  echo "== building the Rust runners and the server (release)"
+  nice cargo build --release -p kube-informer-compare
+  echo "== building the client-go runner"
+  (cd "$here/go" && nice go build -o "$work/client-go-runner" .)
+fi
 go_bin="$work/client-go-runner"
 
 # ---- server ----------------------------------------------------------------
@@ -79,6 +93,9 @@ start_server() { # objects
 command_for() {
   local runner=$1 subscribers=$2 strip=$3 variant=$4
   case $runner in
+    ours-before)
+      echo "$before_bin wire ours --server $server --subscribers $subscribers" \
+        "$([[ $strip == yes ]] && echo --strip)" "$([[ $variant == relist ]] && echo --relist)" ;;
     ours | kube-runtime)
       echo "$rust_bin wire $runner --server $server --subscribers $subscribers" \
         "$([[ $strip == yes ]] && echo --strip)" "$([[ $variant == relist ]] && echo --relist)" ;;
@@ -94,6 +111,7 @@ deadline="${WIRE_DEADLINE:-}"
 
 run_one() { # results runner subscribers strip variant
   local results=$1 runner=$2 subscribers=$3 strip=$4 variant=$5 line status=0
+  [[ $runner == ours-before ]] && results="${results%/*}/wire-before-${results##*/wire-}"
   if [[ -n $deadline && $(date +%s) -ge $deadline ]]; then
     echo "-- $runner S=$subscribers strip=$strip $variant: skipped, past WIRE_DEADLINE" >&2
     return 0
@@ -158,11 +176,12 @@ fi
 # ---- runs ------------------------------------------------------------------
 results="$work/wire-$mode.jsonl"
 : >"$results"
+[[ -n $before_bin ]] && : >"$work/wire-before-$mode.jsonl"
 load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
 start_server "$objects"
 burst_pass() {
   for subscribers in "${subscriber_counts[@]}"; do
-    for strip in no yes; do
+    for strip in "${strips[@]}"; do
       for runner in "${runners[@]}"; do
         run_one "$results" "$runner" "$subscribers" "$strip" burst
       done
@@ -170,7 +189,7 @@ burst_pass() {
   done
 }
 relist_pass() {
-  for strip in no yes; do
+  for strip in "${strips[@]}"; do
     for runner in "${runners[@]}"; do
       run_one "$results" "$runner" 1 "$strip" relist
     done
@@ -185,5 +204,6 @@ for _ in $(seq 2 "$repeats"); do burst_pass; done
 stop_server
 
 cp "$results" "$kept/wire-$mode.jsonl"
+[[ -n $before_bin ]] && cp "$work/wire-before-$mode.jsonl" "$kept/wire-before-$mode.jsonl"
 meta "$kept/wire-meta-$mode.json" "$mode"
 bash "$here/report.sh" "$mode"

@@ -49,7 +49,9 @@ pub(crate) struct Channel<K> {
 
 /// The outcome of offering a notification to one subscriber.
 pub(crate) enum Offer<K> {
-    Queued,
+    /// Queued; the receiver's waker if it was waiting for this, for the
+    /// caller to wake (at once, or once at the end of its batch).
+    Queued(Option<Waker>),
     /// `Bounded` and full: here it is back.
     Full(Notification<K>),
     /// The subscription was dropped (or is no longer open).
@@ -77,6 +79,10 @@ impl<K> Channel<K> {
     }
 
     /// Queues `n` unless the queue is bounded and full, or nobody listens.
+    /// The receiver is not woken here: a waiting receiver's waker comes back
+    /// in [`Offer::Queued`] and is taken out of the state, so however many
+    /// notifications follow before the receiver polls again, it is handed
+    /// out once.
     pub(crate) fn offer(&self, key: &ObjectKey, n: Notification<K>) -> Offer<K> {
         let waker = {
             let mut state = self.state.lock();
@@ -98,10 +104,7 @@ impl<K> Channel<K> {
             // A coalesced add-then-delete can finish the initial list.
             self.changed.notify_waiters();
         }
-        if let Some(w) = waker {
-            w.wake();
-        }
-        Offer::Queued
+        Offer::Queued(waker)
     }
 
     /// Registers: queues the replay (whole, whatever the bound) and opens.

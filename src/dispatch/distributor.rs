@@ -1,7 +1,14 @@
 //! The writer's side of dispatch: one queue per subscriber, resync rounds,
 //! closing.
+//!
+//! Wakes can be batched ([`Distributor::distribute_batched`] then
+//! [`Distributor::end_batch`]): a subscriber waiting for its next
+//! notification is then woken once per batch rather than once per
+//! notification. Waking a task parked on another worker thread costs a
+//! futex call and a pass through the scheduler; during a burst, a subscriber
+//! that keeps up would otherwise pay that for every event.
 
-use std::{fmt, sync::Arc, time::Duration};
+use std::{fmt, sync::Arc, task::Waker, time::Duration};
 
 use tokio::{sync::watch, time::Instant};
 
@@ -55,6 +62,9 @@ pub struct Distributor<K> {
     started: bool,
     closed: bool,
     upstream_synced: watch::Receiver<bool>,
+    /// Wakers of receivers handed something in the current batch, woken by
+    /// [`end_batch`](Distributor::end_batch).
+    held: Vec<Waker>,
 }
 
 struct Listener<K> {
@@ -74,6 +84,7 @@ impl<K> Distributor<K> {
             started: false,
             closed: false,
             upstream_synced,
+            held: Vec::new(),
         }
     }
 
@@ -135,13 +146,58 @@ impl<K> Distributor<K> {
 
     /// Hands `notification` (about `key`) to every subscriber, or, for a
     /// resync update ([`Notification::is_resync`]), only to those in the due
-    /// set of the current round (I3).
+    /// set of the current round (I3), and wakes the subscribers waiting for
+    /// it.
     ///
     /// It never waits for `Unbounded` or `Coalesce` subscribers; it waits for
     /// room in a full `Bounded` subscriber's queue (L4), which holds up every
     /// other subscriber meanwhile. Not cancel-safe: a cancelled call may
     /// have delivered to some subscribers only.
     pub async fn distribute(&mut self, key: &ObjectKey, notification: Notification<K>) {
+        self.distribute_batched(key, notification).await;
+        self.end_batch();
+    }
+
+    /// Hands `notification` to the subscribers as
+    /// [`distribute`](Self::distribute) does, but a subscriber waiting for
+    /// its next notification is only woken by the next
+    /// [`end_batch`](Self::end_batch) (or [`close`](Self::close)): a batch of
+    /// notifications wakes each subscriber once, however many it was
+    /// handed. The informer's writer batches the notifications of one round
+    /// of FIFO pops this way.
+    ///
+    /// Nothing waits on a held wake: before waiting for room in a full
+    /// `Bounded` queue the held wakes are delivered, so that subscriber can
+    /// drain. Call [`end_batch`](Self::end_batch) before waiting for
+    /// anything else, or subscribers on other tasks stall until you do.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::{sync::Arc, time::Duration};
+    /// use futures::StreamExt;
+    /// use kube_informer::{Notification, ObjectKey};
+    /// use kube_informer::dispatch::{Distributor, SubscribeOptions};
+    /// use tokio::sync::watch;
+    ///
+    /// # #[tokio::main]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let (_synced, upstream) = watch::channel(true);
+    /// let mut distributor = Distributor::<String>::new(Duration::ZERO, upstream);
+    /// let sub = distributor.subscribe(SubscribeOptions::default(), []);
+    /// let consumer = tokio::spawn(sub.take(3).count());
+    /// for name in ["a", "b", "c"] {
+    ///     let key: ObjectKey = name.parse()?;
+    ///     let object = Arc::new(name.to_string());
+    ///     distributor
+    ///         .distribute_batched(&key, Notification::Added { object, in_initial_list: false })
+    ///         .await;
+    /// }
+    /// distributor.end_batch(); // the consumer is woken once for all three
+    /// assert_eq!(consumer.await?, 3);
+    /// # Ok(()) }
+    /// ```
+    pub async fn distribute_batched(&mut self, key: &ObjectKey, notification: Notification<K>) {
         let resync = notification.is_resync();
         let mut gone = false;
         for listener in &self.listeners {
@@ -154,13 +210,18 @@ impl<K> Distributor<K> {
                 // is not missed.
                 let space = listener.channel.space.notified();
                 match listener.channel.offer(key, n) {
-                    Offer::Queued => break,
+                    Offer::Queued(waker) => {
+                        self.held.extend(waker);
+                        break;
+                    }
                     Offer::Gone => {
                         gone = true;
                         break;
                     }
                     Offer::Full(back) => {
                         n = back;
+                        // The full receiver may be one whose wake is held.
+                        wake_all(&mut self.held);
                         space.await;
                     }
                 }
@@ -169,6 +230,14 @@ impl<K> Distributor<K> {
         if gone {
             self.prune();
         }
+    }
+
+    /// Ends a batch begun by [`distribute_batched`](Self::distribute_batched):
+    /// wakes, once each, the subscribers that were waiting and have been
+    /// handed something since the last batch ended. Cheap when there is
+    /// nothing to wake.
+    pub fn end_batch(&mut self) {
+        wake_all(&mut self.held);
     }
 
     /// Starts a resync round at `now`: computes which subscribers are due
@@ -212,6 +281,7 @@ impl<K> Distributor<K> {
     /// `reason`. Only the first close counts.
     pub fn close_with(&mut self, reason: EndReason) {
         self.closed = true;
+        self.end_batch();
         for listener in self.listeners.drain(..) {
             listener
                 .channel
@@ -240,6 +310,14 @@ impl<K> Distributor<K> {
     }
 }
 
+/// Wakes and forgets every waker in `held`.
+fn wake_all(held: &mut Vec<Waker>) {
+    // `drain` keeps the vector's capacity for the next batch.
+    for waker in held.drain(..) {
+        waker.wake();
+    }
+}
+
 impl<K> Drop for Distributor<K> {
     fn drop(&mut self) {
         self.close();
@@ -253,6 +331,7 @@ impl<K> fmt::Debug for Distributor<K> {
             .field("resync_check_period", &self.resync_check_period)
             .field("started", &self.started)
             .field("closed", &self.closed)
+            .field("held_wakes", &self.held.len())
             .finish()
     }
 }

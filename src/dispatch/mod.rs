@@ -72,6 +72,17 @@
 //!
 //! A subscriber that panics or is dropped only ends its own queue.
 //!
+//! What a burst can hold in memory, beyond the cache: a queued notification
+//! is a few words plus `Arc`s of its objects, and an `Updated` keeps the
+//! replaced object alive until the subscriber takes it. So under
+//! `Unbounded` a subscriber lagging by `n` notifications keeps up to `n`
+//! replaced objects alive (unbounded, as in client-go); under `Bounded(cap)`
+//! at most `cap` per subscriber, and the informer stops reading the source
+//! meanwhile (the informer's FIFO holds about a thousand deltas at most
+//! before the source is paused); under `Coalesce` at most two notifications
+//! per key, each keeping at most one object the cache no longer holds,
+//! however long the lag.
+//!
 //! # Resync
 //!
 //! Each subscriber asks for its own resync period (L3).

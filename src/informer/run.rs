@@ -164,6 +164,9 @@ enum Outcome {
     Panicked(Callback, String),
 }
 
+/// The most FIFO pops whose notifications share one wake per subscriber.
+const WAKE_BATCH: usize = 64;
+
 /// The single writer: pops the FIFO, applies, distributes; between batches,
 /// registers subscribers and runs resync rounds. Returns once the FIFO is
 /// closed and empty.
@@ -197,21 +200,34 @@ async fn write<K>(
             resync_round(core, distributor, now);
         }
 
-        // The producer (the pump) shares this task, so nothing enqueues
-        // between this check and the pop: the flag is exactly whether the
-        // FIFO had synced before this pop (I4).
-        let in_initial_list = !fifo.has_synced();
-        if let Some(deltas) = fifo.try_pop() {
+        // A round of pops; each subscriber is woken once for the round
+        // (`end_batch`), not once per notification.
+        let mut popped = 0;
+        loop {
+            // The producer (the pump) shares this task, so nothing enqueues
+            // between this check and the pop: the flag is exactly whether
+            // the FIFO had synced before this pop (I4).
+            let in_initial_list = !fifo.has_synced();
+            let Some(deltas) = fifo.try_pop() else { break };
             backpressure.popped();
             let key = apply_deltas(store, deltas, in_initial_list, &mut batch, &core.reporter);
             // L10: while this waits for a full Bounded subscriber, the pump
             // does not read the source.
             backpressure.writer_waiting(true);
             for notification in batch.drain(..) {
-                distributor.distribute(&key, notification).await;
+                distributor.distribute_batched(&key, notification).await;
             }
             backpressure.writer_waiting(false);
             mark_synced_once(core, &mut synced);
+            popped += 1;
+            if popped == WAKE_BATCH || !tokio::task::coop::has_budget_remaining() {
+                break;
+            }
+            // One unit per pop, as between rounds; it cannot yield here.
+            tokio::task::coop::consume_budget().await;
+        }
+        distributor.end_batch();
+        if popped > 0 {
             // Let the pump and timers in between long runs of batches.
             tokio::task::coop::consume_budget().await;
             continue;
