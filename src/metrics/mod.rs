@@ -16,8 +16,10 @@
 //!   subscription's [`SubscriptionStats`];
 //! - [`WorkQueue::metrics`](crate::WorkQueue::metrics) gives a
 //!   [`WorkQueueMetrics`] with client-go's work-queue meanings;
-//! - with the `prometheus` feature, [`register_informer`] and
-//!   [`register_work_queue`] add collectors to a `prometheus_client`
+//! - [`KeyGate::metrics`](crate::shard::KeyGate::metrics) gives a sharded
+//!   replica's [`ShardMetrics`];
+//! - with the `prometheus` feature, [`register_informer`],
+//!   [`register_work_queue`] and [`register_shard`] add collectors to a `prometheus_client`
 //!   `Registry`. `METRICS.md` lists every metric name, type and label.
 //!
 //! No label carries an unbounded value: resources, namespaces, informer
@@ -55,6 +57,7 @@ mod informer;
 #[cfg(feature = "prometheus")]
 mod prometheus;
 mod reader;
+mod shard;
 mod source;
 mod subscription;
 mod work_queue;
@@ -63,8 +66,9 @@ pub use histogram::{BUCKETS, DurationHistogram};
 pub use informer::{FifoMetrics, InformerMetrics, ResourceNames, StoreMetrics};
 pub(crate) use informer::{InformerRecorder, StatsProbe};
 #[cfg(feature = "prometheus")]
-pub use prometheus::{register_informer, register_work_queue};
+pub use prometheus::{register_informer, register_shard, register_work_queue};
 pub use reader::MetricsReader;
+pub use shard::ShardMetrics;
 pub(crate) use source::SourceRecorder;
 pub use source::{ErrorClass, RelistCause, SourceMetrics, WatchEventType};
 pub use subscription::{Delivered, SubscriptionStats};

@@ -16,11 +16,11 @@ use prometheus_client::{
 };
 
 use super::{
-    DurationHistogram, MetricsReader, SubscriptionStats, WorkQueueMetrics,
+    DurationHistogram, MetricsReader, ShardMetrics, SubscriptionStats, WorkQueueMetrics,
     histogram::BUCKETS,
     source::{ErrorClass, RelistCause, WatchEventType},
 };
-use crate::WorkQueue;
+use crate::{WorkQueue, shard::KeyGate, store::Store};
 
 type Labels = Vec<(&'static str, Cow<'static, str>)>;
 
@@ -77,6 +77,85 @@ where
         name: name.to_owned(),
         read: Box::new(move || queue.metrics()),
     }));
+}
+
+/// Registers a sharded replica's metrics, labelled `name="{name}"`:
+/// members, keys of `store` owned now, ownership changes, work in flight
+/// (see [`KeyGate::metrics`](crate::shard::KeyGate::metrics)). The registry
+/// keeps the gate and `store`; a store from
+/// [`Informer::store`](crate::Informer::store) keeps its informer running
+/// while the registry holds it.
+///
+/// # Examples
+///
+/// ```
+/// use k8s_openapi::api::core::v1::ConfigMap;
+/// use kube_informer::{metrics, shard::{KeyGate, Ownership}, store::Writer};
+/// use prometheus_client::{encoding::text::encode, registry::Registry};
+///
+/// let store = Writer::<ConfigMap>::new(Default::default()).reader();
+/// let gate = KeyGate::new(Ownership::everything());
+/// let mut registry = Registry::default();
+/// metrics::register_shard(&mut registry, "configmaps", &gate, store);
+/// let mut text = String::new();
+/// encode(&mut text, &registry).unwrap();
+/// assert!(text.contains("kube_informer_shard_members{name=\"configmaps\"} 1"));
+/// ```
+pub fn register_shard<K>(registry: &mut Registry, name: &str, gate: &KeyGate, store: Store<K>)
+where
+    K: Send + Sync + 'static,
+{
+    let gate = gate.clone();
+    registry.register_collector(Box::new(ShardCollector {
+        name: name.to_owned(),
+        read: Box::new(move || gate.metrics(&store)),
+    }));
+}
+
+struct ShardCollector {
+    name: String,
+    read: Box<dyn Fn() -> ShardMetrics + Send + Sync>,
+}
+
+impl fmt::Debug for ShardCollector {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ShardCollector")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Collector for ShardCollector {
+    fn encode(&self, mut encoder: DescriptorEncoder<'_>) -> fmt::Result {
+        use Sample::{Counter, Gauge};
+        let metrics = (self.read)();
+        let one = |sample| [(vec![("name", Cow::Owned(self.name.clone()))], sample)];
+        let e = &mut encoder;
+        family(
+            e,
+            "kube_informer_shard_members",
+            "Members of the newest member set this replica acts under; 0 while it owns nothing.",
+            one(Gauge(metrics.members)),
+        )?;
+        family(
+            e,
+            "kube_informer_shard_owned_keys",
+            "Keys in the store this replica owns now.",
+            one(Gauge(metrics.owned_keys)),
+        )?;
+        family(
+            e,
+            "kube_informer_shard_ownership_changes",
+            "Times the ownership changed: joins, leaves, takeovers, fencing.",
+            one(Counter(metrics.ownership_changes)),
+        )?;
+        family(
+            e,
+            "kube_informer_shard_work_in_flight",
+            "Work guards out now, on owned or released keys.",
+            one(Gauge(metrics.work_in_flight)),
+        )
+    }
 }
 
 struct InformerCollector {

@@ -7,7 +7,7 @@ use parking_lot::Mutex;
 use tokio::sync::{Notify, watch};
 
 use super::ownership::Ownership;
-use crate::key::ObjectKey;
+use crate::{key::ObjectKey, metrics::ShardMetrics, store::Store};
 
 /// Which keys this replica may work on now, and the work in flight on them.
 ///
@@ -51,6 +51,8 @@ struct Inner {
 struct State {
     ownership: Ownership,
     in_flight: HashMap<ObjectKey, usize>,
+    /// How many times `set_ownership` changed the ownership.
+    changes: u64,
 }
 
 impl KeyGate {
@@ -62,6 +64,7 @@ impl KeyGate {
                 state: Mutex::new(State {
                     ownership,
                     in_flight: HashMap::new(),
+                    changes: 0,
                 }),
                 ownership: sender,
                 released: Notify::new(),
@@ -104,6 +107,7 @@ impl KeyGate {
     pub fn set_ownership(&self, ownership: Ownership) -> bool {
         let mut state = self.inner.state.lock();
         let changed = state.ownership != ownership;
+        state.changes += u64::from(changed);
         state.ownership = ownership.clone();
         let busy = state.in_flight.keys().any(|key| !state.ownership.owns(key));
         drop(state);
@@ -122,6 +126,43 @@ impl KeyGate {
     /// How many guards are out.
     pub fn in_flight(&self) -> usize {
         self.inner.state.lock().in_flight.values().sum()
+    }
+
+    /// This replica's [`ShardMetrics`]: members, the keys of `store` it
+    /// owns now, ownership changes so far, work in flight. Counting owned
+    /// keys looks at every key of `store`: call it when scraping, not per
+    /// event.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube_informer::{ObjectKey, shard::{KeyGate, Ownership}, store::Writer};
+    ///
+    /// // In a program: the informer's store, and the gate of its `Shard`.
+    /// let writer = Writer::<ConfigMap>::new(Default::default());
+    /// for key in ["default/a", "default/b"] {
+    ///     writer.apply_upsert(key.parse::<ObjectKey>()?, Arc::new(ConfigMap::default()))?;
+    /// }
+    /// let gate = KeyGate::new(Ownership::nothing());
+    /// assert_eq!(gate.metrics(&writer.reader()).owned_keys, 0);
+    /// gate.set_ownership(Ownership::everything());
+    /// let _guard = gate.begin(&"default/a".parse()?);
+    /// let metrics = gate.metrics(&writer.reader());
+    /// assert_eq!((metrics.members, metrics.owned_keys), (1, 2));
+    /// assert_eq!((metrics.ownership_changes, metrics.work_in_flight), (1, 1));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn metrics<K>(&self, store: &Store<K>) -> ShardMetrics {
+        let keys = store.list_keys();
+        let state = self.inner.state.lock();
+        ShardMetrics {
+            members: state.ownership.members(),
+            owned_keys: keys.iter().filter(|key| state.ownership.owns(key)).count(),
+            ownership_changes: state.changes,
+            work_in_flight: state.in_flight.values().sum(),
+        }
     }
 
     /// Resolves when a guard is dropped after this call began (register

@@ -80,6 +80,17 @@ impl Ownership {
         }
     }
 
+    /// Members of the newest member set this ownership acts under: 0 for
+    /// [`nothing`](Self::nothing), 1 for [`everything`](Self::everything)
+    /// (a leader acting alone).
+    pub fn members(&self) -> usize {
+        match &self.scope {
+            Scope::Nothing => 0,
+            Scope::Everything => 1,
+            Scope::Owner { sets, .. } => sets.last().map_or(0, |set| set.len()),
+        }
+    }
+
     /// Whether no key is owned for sure (an ownership by sets may still own
     /// none, which only a look at the keys can tell).
     pub fn is_nothing(&self) -> bool {
