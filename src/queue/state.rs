@@ -12,6 +12,22 @@ use tokio::time::Instant;
 use super::delayed::Delayed;
 use crate::metrics::WorkQueueRecorder;
 
+/// The clock reading of one locked operation, taken the first time it is
+/// needed: an add of an item already waiting needs none.
+#[derive(Debug, Default)]
+pub(super) struct LazyNow(Option<Instant>);
+
+impl LazyNow {
+    /// A reading already taken.
+    pub(super) fn at(now: Instant) -> Self {
+        Self(Some(now))
+    }
+
+    pub(super) fn get(&mut self) -> Instant {
+        *self.0.get_or_insert_with(Instant::now)
+    }
+}
+
 /// Where an item stands, for every item that needs processing or is being
 /// processed: client-go's dirty and processing sets (and its metrics' add
 /// and start times) as one map, so an add, a hand-out and a release each
@@ -62,7 +78,7 @@ impl<T> Default for State<T> {
 impl<T: Hash + Eq + Clone> State<T> {
     /// W1–W3: returns true when the item joined the queue (a waiter should
     /// wake). `now` is the clock reading of this locked operation.
-    pub(super) fn add(&mut self, item: T, now: Instant) -> bool {
+    pub(super) fn add(&mut self, item: T, now: &mut LazyNow) -> bool {
         if self.shutting_down {
             return false;
         }
@@ -72,7 +88,7 @@ impl<T: Hash + Eq + Clone> State<T> {
             Entry::Occupied(mut entry) => {
                 let mark = entry.get_mut();
                 if mark.dirty_since.is_none() {
-                    mark.dirty_since = Some(now);
+                    mark.dirty_since = Some(now.get());
                     self.metrics.added();
                 }
                 false
@@ -80,7 +96,7 @@ impl<T: Hash + Eq + Clone> State<T> {
             Entry::Vacant(entry) => {
                 self.queue.push_back(entry.key().clone());
                 entry.insert(Mark {
-                    dirty_since: Some(now),
+                    dirty_since: Some(now.get()),
                     processing_since: None,
                 });
                 self.metrics.added();
@@ -91,18 +107,23 @@ impl<T: Hash + Eq + Clone> State<T> {
 
     /// Moves every delayed item due at `now` into the queue, earliest first
     /// (W6). Returns how many joined the queue.
-    pub(super) fn promote(&mut self, now: Instant) -> usize {
+    pub(super) fn promote(&mut self, now: &mut LazyNow) -> usize {
+        if self.delayed.len() == 0 {
+            return 0;
+        }
+        let at = now.get();
         let mut joined = 0;
-        while let Some(item) = self.delayed.pop_due(now) {
+        while let Some(item) = self.delayed.pop_due(at) {
             joined += usize::from(self.add(item, now));
         }
         joined
     }
 
     /// Hands out the oldest queued item and marks it processing.
-    pub(super) fn pop(&mut self, now: Instant) -> Option<T> {
+    pub(super) fn pop(&mut self, now: &mut LazyNow) -> Option<T> {
         let item = self.queue.pop_front()?;
         if let Some(mark) = self.marks.get_mut(&item) {
+            let now = now.get();
             if let Some(since) = mark.dirty_since.take() {
                 self.metrics.started(now.saturating_duration_since(since));
             }
@@ -114,7 +135,7 @@ impl<T: Hash + Eq + Clone> State<T> {
 
     /// Ends the processing of `item`; returns true when it was added again
     /// meanwhile and so joined the queue (W3).
-    pub(super) fn done(&mut self, item: &T, now: Instant) -> bool {
+    pub(super) fn done(&mut self, item: &T, now: &mut LazyNow) -> bool {
         let Entry::Occupied(mut entry) = self.marks.entry(item.clone()) else {
             return false;
         };
@@ -122,7 +143,8 @@ impl<T: Hash + Eq + Clone> State<T> {
             return false;
         };
         self.processing -= 1;
-        self.metrics.finished(now.saturating_duration_since(since));
+        self.metrics
+            .finished(now.get().saturating_duration_since(since));
         if entry.get().dirty_since.is_some() {
             self.queue.push_back(item.clone());
             true

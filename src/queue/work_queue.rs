@@ -8,7 +8,7 @@ use tokio::{sync::Notify, time::Instant};
 use super::{
     guard::WorkItem,
     rate_limit::{MaxOf, RateLimiter, default_rate_limiter},
-    state::State,
+    state::{LazyNow, State},
     stream::WorkStream,
 };
 use crate::key::ObjectKey;
@@ -117,8 +117,8 @@ impl<T: Hash + Eq + Clone + Send + 'static> WorkQueue<T> {
     /// down (W9).
     pub fn add(&self, item: T) {
         let joined = {
-            let (mut state, promoted, now) = self.shared.lock_promoted();
-            promoted + usize::from(state.add(item, now))
+            let (mut state, promoted, mut now) = self.shared.lock_promoted();
+            promoted + usize::from(state.add(item, &mut now))
         };
         self.shared.wake(joined);
     }
@@ -157,7 +157,7 @@ impl<T: Hash + Eq + Clone + Send + 'static> WorkQueue<T> {
             if state.shutting_down {
                 return;
             }
-            let joined = state.promote(now);
+            let joined = state.promote(&mut LazyNow::at(now));
             (joined, state.delayed.insert(item, now + delay))
         };
         self.shared.wake(joined);
@@ -218,8 +218,8 @@ impl<T: Hash + Eq + Clone + Send + 'static> WorkQueue<T> {
     /// Hands out a queued item without waiting.
     pub fn try_next(&self) -> Option<WorkItem<T>> {
         let (item, joined) = {
-            let (mut state, joined, now) = self.shared.lock_promoted();
-            (state.pop(now), joined)
+            let (mut state, joined, mut now) = self.shared.lock_promoted();
+            (state.pop(&mut now), joined)
         };
         self.shared.wake(joined);
         item.map(|item| WorkItem::new(Arc::clone(&self.shared), item))
@@ -357,9 +357,11 @@ impl<T: Hash + Eq + Clone + Send + 'static> WorkQueue<T> {
     /// ```
     pub fn metrics(&self) -> crate::metrics::WorkQueueMetrics {
         let (metrics, joined) = {
-            let (state, joined, now) = self.shared.lock_promoted();
+            let (state, joined, mut now) = self.shared.lock_promoted();
             (
-                state.metrics.snapshot(state.queued(), state.running(now)),
+                state
+                    .metrics
+                    .snapshot(state.queued(), state.running(now.get())),
                 joined,
             )
         };
@@ -371,16 +373,12 @@ impl<T: Hash + Eq + Clone + Send + 'static> WorkQueue<T> {
 impl<T: Hash + Eq + Clone> Shared<T> {
     /// Locks the state after moving due delayed items into the queue; wakes
     /// for those are the caller's job through the count.
-    /// Also returns the clock reading taken for this operation, which the
-    /// metrics' times use.
-    fn lock_promoted(&self) -> (MutexGuard<'_, State<T>>, usize, Instant) {
-        let now = Instant::now();
+    /// Also returns this operation's clock reading, taken when first
+    /// needed (promoting, or timing an item for the metrics).
+    fn lock_promoted(&self) -> (MutexGuard<'_, State<T>>, usize, LazyNow) {
+        let mut now = LazyNow::default();
         let mut state = self.state.lock();
-        let joined = if state.delayed.len() == 0 {
-            0
-        } else {
-            state.promote(now)
-        };
+        let joined = state.promote(&mut now);
         (state, joined, now)
     }
 
@@ -388,8 +386,8 @@ impl<T: Hash + Eq + Clone> Shared<T> {
     /// none: shut down, or the earliest delayed deadline (if any) to wait
     /// for.
     fn take(this: &Arc<Self>) -> Take<T> {
-        let (mut state, joined, now) = this.lock_promoted();
-        let taken = match state.pop(now) {
+        let (mut state, joined, mut now) = this.lock_promoted();
+        let taken = match state.pop(&mut now) {
             Some(item) => Take::Item(item),
             None if state.shutting_down => Take::Closed,
             None => Take::Wait(state.delayed.next_deadline()),
@@ -441,8 +439,8 @@ impl<T: Hash + Eq + Clone> Shared<T> {
     pub(super) fn done(&self, item: &T) {
         let (joined, drained) = {
             // Due items join first, so they stay ahead of the released item.
-            let (mut state, promoted, now) = self.lock_promoted();
-            let joined = promoted + usize::from(state.done(item, now));
+            let (mut state, promoted, mut now) = self.lock_promoted();
+            let joined = promoted + usize::from(state.done(item, &mut now));
             (joined, state.processing() == 0 && state.draining)
         };
         self.wake(joined);
