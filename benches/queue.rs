@@ -16,18 +16,24 @@
 //!
 //! Run: `cargo bench --bench queue -- --warm-up-time 1 --measurement-time 5`
 //!
-//! One run on the shared 2-core machine (load 8–14 from parallel builds, so
-//! noisy; `--warm-up-time 1 --measurement-time 3`, median of 20 samples):
+//! `benches/queue_vs_client_go.sh` runs this bench and client-go's work
+//! queue on the same shapes (Go benchmarks in
+//! `conformance/go/internal/workqueuebench`) alternately for three rounds;
+//! BENCHMARKS.md ("Work queue") has the table. Medians of one such run
+//! (2026-12-03, load 1.3–1.6 on the shared 2-core machine):
 //!
-//! | shape | work_queue | mpsc floor | ratio |
-//! |---|---|---|---|
-//! | batch (10,000 keys) | 12.3 ms (≈ 1.2 µs/key) | 1.13 ms | 10.9× |
-//! | interleaved | 7.4 ms (≈ 0.74 µs/key) | 0.90 ms | 8.2× |
-//! | dedup (100,000 adds) | 24.6 ms | 8.1 ms | 3.1× |
+//! | shape | work_queue | mpsc floor | ratio | client-go plain queue | client-go ÷ work_queue |
+//! |---|---|---|---|---|---|
+//! | batch (10,000 keys) | 3.22 ms (≈ 0.32 µs/key) | 0.42 ms | 7.8× | 4.97 ms | 1.54× |
+//! | interleaved | 2.56 ms (≈ 0.26 µs/key) | 0.34 ms | 7.6× | 3.17 ms | 1.24× |
+//! | dedup (100,000 adds) | 6.21 ms | 4.16 ms | 1.5× | 8.93 ms | 1.44× |
 //!
-//! The queue's extra cost is two `HashSet` updates per add and per hand-out
-//! (dirty, processing) under a mutex, plus a `Notify` wake per queued key;
-//! with repeated adds dedup makes it do less work than the channel per add.
+//! The queue's extra cost over the channel is one hash-map update per add,
+//! per hand-out and per release (one map holds the dirty and processing
+//! marks and the metrics' times, hashed with foldhash) under a mutex, a
+//! clock reading per hand-out and release for the metrics, and a `Notify`
+//! permit per queued key; with repeated adds dedup makes it do less work
+//! than the channel per add.
 
 use std::hint::black_box;
 
