@@ -24,6 +24,7 @@ use std::{
     collections::HashMap,
     fmt,
     future::Future,
+    hash::Hash,
     pin::Pin,
     sync::Arc,
     task::{Context, Poll},
@@ -32,7 +33,7 @@ use std::{
 use futures::{FutureExt, Stream, StreamExt, stream::FusedStream};
 use kube::Resource;
 use kube_runtime::{
-    reflector::{Lookup, ObjectRef, Store, store::Writer},
+    reflector::{Lookup as _, ObjectRef, Store, store::Writer},
     watcher::Event,
 };
 
@@ -86,12 +87,21 @@ use crate::{dispatch::Subscription, notification::Notification};
 ///     .await;
 /// # Ok(()) }
 /// ```
-#[must_use = "streams do nothing unless polled"]
-pub struct ControllerFeed<K>
-where
-    K: Lookup + Clone + 'static,
-    K::DynamicType: Eq + std::hash::Hash + Clone,
+/// The objects a [`ControllerFeed`] carries: kube resources (kube-runtime's
+/// `Lookup` follows from `Resource`) whose dynamic type can key
+/// kube-runtime's store. Implemented for every such type.
+pub trait FeedObject:
+    Resource<DynamicType: Eq + Hash + Clone + Unpin> + Clone + Send + Sync + 'static
 {
+}
+
+impl<K> FeedObject for K where
+    K: Resource<DynamicType: Eq + Hash + Clone + Unpin> + Clone + Send + Sync + 'static
+{
+}
+
+#[must_use = "streams do nothing unless polled"]
+pub struct ControllerFeed<K: FeedObject> {
     subscription: Subscription<K>,
     writer: Writer<K>,
     dyntype: K::DynamicType,
@@ -106,13 +116,8 @@ where
 
 impl<K> ControllerFeed<K>
 where
-    K: Resource
-        + Lookup<DynamicType = <K as Resource>::DynamicType>
-        + Clone
-        + Send
-        + Sync
-        + 'static,
-    <K as Resource>::DynamicType: Eq + std::hash::Hash + Clone + Default,
+    K: FeedObject,
+    K::DynamicType: Default,
 {
     /// A feed for a kind whose dynamic type is known at compile time, and
     /// the kube-runtime store it fills.
@@ -123,16 +128,7 @@ where
     }
 }
 
-impl<K> ControllerFeed<K>
-where
-    K: Resource
-        + Lookup<DynamicType = <K as Resource>::DynamicType>
-        + Clone
-        + Send
-        + Sync
-        + 'static,
-    <K as Resource>::DynamicType: Eq + std::hash::Hash + Clone,
-{
+impl<K: FeedObject> ControllerFeed<K> {
     /// A feed for a kind with a runtime dynamic type (e.g. the
     /// `ApiResource` of a `DynamicObject`), and the kube-runtime store it
     /// fills.
@@ -153,10 +149,7 @@ where
     /// assert!(store.is_empty());
     /// # Ok(()) }
     /// ```
-    pub fn new_with(
-        subscription: Subscription<K>,
-        dyntype: <K as Resource>::DynamicType,
-    ) -> (Store<K>, Self) {
+    pub fn new_with(subscription: Subscription<K>, dyntype: K::DynamicType) -> (Store<K>, Self) {
         let mut writer = Writer::new(dyntype.clone());
         writer.apply_watcher_event(&Event::Init);
         let store = writer.as_reader();
@@ -213,16 +206,7 @@ where
     }
 }
 
-impl<K> Stream for ControllerFeed<K>
-where
-    K: Resource
-        + Lookup<DynamicType = <K as Resource>::DynamicType>
-        + Clone
-        + Send
-        + Sync
-        + 'static,
-    <K as Resource>::DynamicType: Eq + std::hash::Hash + Clone + Unpin,
-{
+impl<K: FeedObject> Stream for ControllerFeed<K> {
     type Item = Arc<K>;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
@@ -253,26 +237,13 @@ where
     }
 }
 
-impl<K> FusedStream for ControllerFeed<K>
-where
-    K: Resource
-        + Lookup<DynamicType = <K as Resource>::DynamicType>
-        + Clone
-        + Send
-        + Sync
-        + 'static,
-    <K as Resource>::DynamicType: Eq + std::hash::Hash + Clone + Unpin,
-{
+impl<K: FeedObject> FusedStream for ControllerFeed<K> {
     fn is_terminated(&self) -> bool {
         self.subscription.is_terminated()
     }
 }
 
-impl<K> fmt::Debug for ControllerFeed<K>
-where
-    K: Lookup + Clone + 'static,
-    K::DynamicType: Eq + std::hash::Hash + Clone,
-{
+impl<K: FeedObject> fmt::Debug for ControllerFeed<K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ControllerFeed")
             .field("subscription", &self.subscription)

@@ -63,10 +63,19 @@ async fn until(ctx: &Ctx, what: &str, condition: impl Fn(&Seen) -> bool) {
     .unwrap_or_else(|_| panic!("timed out waiting for: {what}"));
 }
 
-#[tokio::test]
-async fn controller_reconciles_the_initial_list_and_live_changes_from_its_own_store() {
+/// A fake server holding ConfigMaps `names`, a running informer on it, and
+/// a feed from one of its subscriptions with the context a reconciler
+/// records into.
+async fn started(
+    names: &[&str],
+) -> (
+    FakeApiServer,
+    Store<ConfigMap>,
+    ControllerFeed<ConfigMap>,
+    Arc<Ctx>,
+) {
     let server = FakeApiServer::start().await;
-    for name in ["a", "b", "c"] {
+    for name in names {
         server.create(&cm(name, "")).unwrap();
     }
     let informer = Informer::builder(Api::<ConfigMap>::default_namespaced(server.client())).build();
@@ -77,6 +86,12 @@ async fn controller_reconciles_the_initial_list_and_live_changes_from_its_own_st
         store: store.clone(),
         seen: Mutex::default(),
     });
+    (server, store, triggers, ctx)
+}
+
+#[tokio::test]
+async fn controller_reconciles_the_initial_list_and_live_changes_from_its_own_store() {
+    let (server, store, triggers, ctx) = started(&["a", "b", "c"]).await;
     let controller = Controller::for_shared_stream(triggers, store.clone())
         .run(reconcile, error_policy, Arc::clone(&ctx))
         .for_each(|_| async {});
@@ -164,18 +179,7 @@ async fn the_store_is_not_ready_before_the_subscription_synced() {
 
 #[tokio::test]
 async fn stable_applier_runs_on_object_refs_from_the_feed() {
-    let server = FakeApiServer::start().await;
-    for name in ["a", "b"] {
-        server.create(&cm(name, "")).unwrap();
-    }
-    let informer = Informer::builder(Api::<ConfigMap>::default_namespaced(server.client())).build();
-    let (store, triggers) =
-        ControllerFeed::new(informer.subscribe(SubscribeOptions::default()).unwrap());
-    tokio::spawn(informer.run());
-    let ctx = Arc::new(Ctx {
-        store: store.clone(),
-        seen: Mutex::default(),
-    });
+    let (_server, store, triggers, ctx) = started(&["a", "b"]).await;
     let requests = triggers.map(|object| Ok::<_, Infallible>(ObjectRef::from_obj(&*object)));
     let applier = kube_runtime::applier(
         |cm, ctx| Box::pin(reconcile(cm, ctx)),
