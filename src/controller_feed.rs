@@ -39,6 +39,19 @@ use kube_runtime::{
 
 use crate::{dispatch::Subscription, notification::Notification};
 
+/// The objects a [`ControllerFeed`] carries: kube resources (kube-runtime's
+/// `Lookup` follows from `Resource`) whose dynamic type can key
+/// kube-runtime's store. Implemented for every such type.
+pub trait FeedObject:
+    Resource<DynamicType: Eq + Hash + Clone + Unpin> + Clone + Send + Sync + 'static
+{
+}
+
+impl<K> FeedObject for K where
+    K: Resource<DynamicType: Eq + Hash + Clone + Unpin> + Clone + Send + Sync + 'static
+{
+}
+
 /// A stream of reconcile triggers for kube-runtime's `Controller`, fed by a
 /// [`Subscription`] and keeping a kube-runtime
 /// [`Store`](kube_runtime::reflector::Store) up to date on the way.
@@ -87,19 +100,6 @@ use crate::{dispatch::Subscription, notification::Notification};
 ///     .await;
 /// # Ok(()) }
 /// ```
-/// The objects a [`ControllerFeed`] carries: kube resources (kube-runtime's
-/// `Lookup` follows from `Resource`) whose dynamic type can key
-/// kube-runtime's store. Implemented for every such type.
-pub trait FeedObject:
-    Resource<DynamicType: Eq + Hash + Clone + Unpin> + Clone + Send + Sync + 'static
-{
-}
-
-impl<K> FeedObject for K where
-    K: Resource<DynamicType: Eq + Hash + Clone + Unpin> + Clone + Send + Sync + 'static
-{
-}
-
 #[must_use = "streams do nothing unless polled"]
 pub struct ControllerFeed<K: FeedObject> {
     subscription: Subscription<K>,
