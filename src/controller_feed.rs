@@ -54,7 +54,7 @@ impl<K> FeedObject for K where
 
 /// A stream of reconcile triggers for kube-runtime's `Controller`, fed by a
 /// [`Subscription`] and keeping a kube-runtime
-/// [`Store`](kube_runtime::reflector::Store) up to date on the way.
+/// [`Store`] up to date on the way.
 ///
 /// It yields the object of every `Added` and `Updated` notification
 /// (resyncs included, so a resync period set on the subscription re-runs
