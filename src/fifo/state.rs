@@ -28,12 +28,10 @@ pub(crate) struct FifoState<K> {
     items: HashMap<ObjectKey, Deltas<K>>,
     /// Every key in `items` exactly once, oldest first (F3).
     queue: VecDeque<ObjectKey>,
-    /// The deltas held across all keys.
-    deltas: usize,
-    /// `deltas`, published for readers that must not take the lock (the
-    /// informer's pump asks before every event it reads). Written only
-    /// under the lock, right after `deltas`.
-    published_deltas: Arc<AtomicUsize>,
+    /// The deltas held across all keys. Shared so readers that must not
+    /// take the lock (the informer's pump asks before every event it reads)
+    /// can see it; written only under the lock, by `set_deltas`.
+    deltas: Arc<AtomicUsize>,
     coalesce: Coalesce,
     /// Set by the first relist or by any add/update/delete/requeue.
     populated: bool,
@@ -51,8 +49,7 @@ impl<K> FifoState<K> {
         Self {
             items: HashMap::new(),
             queue: VecDeque::new(),
-            deltas: 0,
-            published_deltas: Arc::new(AtomicUsize::new(0)),
+            deltas: Arc::new(AtomicUsize::new(0)),
             coalesce,
             populated: false,
             initial_population_count: 0,
@@ -69,12 +66,15 @@ impl<K> FifoState<K> {
 
     /// The count of pending deltas as readers outside the lock see it.
     pub(crate) fn published_deltas(&self) -> Arc<AtomicUsize> {
-        Arc::clone(&self.published_deltas)
+        Arc::clone(&self.deltas)
+    }
+
+    fn deltas(&self) -> usize {
+        self.deltas.load(Ordering::Relaxed)
     }
 
     fn set_deltas(&mut self, deltas: usize) {
-        self.deltas = deltas;
-        self.published_deltas.store(deltas, Ordering::Relaxed);
+        self.deltas.store(deltas, Ordering::Relaxed);
     }
 
     pub(crate) fn is_pending(&self, key: &ObjectKey) -> bool {
@@ -136,18 +136,19 @@ impl<K> FifoState<K> {
     /// Appends one delta to `key`'s pending deltas (F3, F5, F12); the key
     /// joins the queue's tail only if it had none.
     pub(crate) fn append(&mut self, key: ObjectKey, delta: Delta<K>) {
+        let held = self.deltas();
         let deltas = match self.items.entry(key) {
             Entry::Occupied(mut pending) => {
                 let items = pending.get_mut().items_mut();
                 let before = items.len();
                 merge::append(items, delta, self.coalesce);
-                self.deltas + items.len() - before
+                held + items.len() - before
             }
             Entry::Vacant(slot) => {
                 let key = slot.key().clone();
                 self.queue.push_back(key.clone());
                 slot.insert(Deltas::new(key, delta));
-                self.deltas + 1
+                held + 1
             }
         };
         self.set_deltas(deltas);
@@ -165,7 +166,7 @@ impl<K> FifoState<K> {
             // `queue` and `items` hold the same keys; the loop only guards
             // against that invariant ever breaking.
             if let Some(deltas) = self.items.remove(&key) {
-                self.set_deltas(self.deltas - deltas.len());
+                self.set_deltas(self.deltas() - deltas.len());
                 return Some(deltas);
             }
         }
@@ -182,7 +183,7 @@ impl<K> FifoState<K> {
             self.queue.push_back(slot.key().clone());
             let added = deltas.len();
             slot.insert(deltas);
-            self.set_deltas(self.deltas + added);
+            self.set_deltas(self.deltas() + added);
         }
     }
 
