@@ -32,30 +32,19 @@ use std::{
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use k8s_openapi::api::core::v1::ConfigMap;
-use kube::api::ObjectMeta;
 use kube_informer::{
     Informer,
     dispatch::{Lag, SubscribeOptions},
     source::Event,
 };
 
+mod support;
+use support::config_map;
+
 const KEYS: usize = 1_000;
 const UPDATES: usize = 1_000_000;
 /// How long the run is held stalled and sampled.
 const STALL: Duration = Duration::from_millis(300);
-
-fn config_map(index: usize, rv: usize) -> ConfigMap {
-    ConfigMap {
-        metadata: ObjectMeta {
-            namespace: Some("bench".into()),
-            name: Some(format!("cm-{index}")),
-            resource_version: Some(rv.to_string()),
-            ..Default::default()
-        },
-        data: Some([("index".to_string(), index.to_string())].into()),
-        ..Default::default()
-    }
-}
 
 /// Source events offered: the list's start, objects and end, then the
 /// updates.

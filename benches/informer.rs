@@ -22,24 +22,13 @@ use std::time::Duration;
 use criterion::{BatchSize, Criterion, Throughput, criterion_group};
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::ConfigMap;
-use kube::api::ObjectMeta;
 use kube_informer::{Informer, dispatch::SubscribeOptions, source::Event};
+
+mod support;
+use support::config_map;
 
 const OBJECTS: usize = 10_000;
 const UPDATES: usize = 20;
-
-fn config_map(index: usize, rv: usize) -> ConfigMap {
-    ConfigMap {
-        metadata: ObjectMeta {
-            namespace: Some("bench".into()),
-            name: Some(format!("cm-{index}")),
-            resource_version: Some(rv.to_string()),
-            ..Default::default()
-        },
-        data: Some([("index".to_string(), index.to_string())].into()),
-        ..Default::default()
-    }
-}
 
 /// The initial list, then `UPDATES` rounds of one update per object.
 fn events() -> Vec<Event<ConfigMap>> {
@@ -97,12 +86,18 @@ async fn run_once(events: Vec<Event<ConfigMap>>, subscribers: usize, read_metric
     }
 }
 
-fn informer_throughput(c: &mut Criterion) {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+/// The runtime every case runs on: two workers, as the machine has two
+/// cores.
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
-        .expect("tokio runtime");
+        .expect("tokio runtime")
+}
+
+fn informer_throughput(c: &mut Criterion) {
+    let runtime = runtime();
     let template = events();
     let mut group = c.benchmark_group("informer_end_to_end");
     group.throughput(Throughput::Elements(template.len() as u64));
@@ -133,11 +128,7 @@ fn main() {
     if let Ok(iterations) = std::env::var("INFORMER_BENCH_ITERATIONS") {
         let subscribers = std::env::var("INFORMER_BENCH_SUBSCRIBERS")
             .map_or(4, |n| n.parse().expect("a subscriber count"));
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .expect("tokio runtime");
+        let runtime = runtime();
         let template = events();
         for _ in 0..iterations.parse::<usize>().expect("an iteration count") {
             runtime.block_on(run_once(template.clone(), subscribers, false));
