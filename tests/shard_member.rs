@@ -466,20 +466,30 @@ async fn renewals_move_only_the_renew_time() {
     assert!(renewed.renew_time > created.renew_time, "renew time moves");
 }
 
-#[tokio::test(start_paused = true)]
-async fn a_restarted_member_keeps_its_leases_acquire_time() {
+/// Member `a` started where a Lease `ring-a` has been held by `holder`
+/// since an hour ago, after two transitions. Returns the running member
+/// (keep it), that acquire time, and the Lease's spec once `a` wrote it.
+async fn start_over_held_lease(
+    holder: &str,
+) -> (FakeLeases, Shard, JoinHandle<()>, MicroTime, LeaseSpec) {
     let server = FakeLeases::default();
     let acquired = an_hour_ago();
     server
-        .create(held_lease("ring-a", "ring-a", acquired.clone(), 2))
+        .create(held_lease("ring-a", holder, acquired.clone(), 2))
         .await
         .unwrap();
     let a = server.shard("a");
-    let _ta = spawn(&a);
+    let task = spawn(&a);
     until(Duration::from_secs(5), || version_of(&server, "ring-a") > 1)
         .await
         .expect("the earlier Lease is taken over");
     let spec = spec_of(&server, "ring-a").unwrap();
+    (server, a, task, acquired, spec)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_restarted_member_keeps_its_leases_acquire_time() {
+    let (_server, _a, _ta, acquired, spec) = start_over_held_lease("ring-a").await;
     assert_eq!(spec.acquire_time, Some(acquired.clone()), "same holder");
     assert_eq!(spec.lease_transitions, Some(2));
     assert!(spec.renew_time > Some(acquired));
@@ -487,18 +497,7 @@ async fn a_restarted_member_keeps_its_leases_acquire_time() {
 
 #[tokio::test(start_paused = true)]
 async fn taking_a_lease_from_another_holder_counts_a_transition() {
-    let server = FakeLeases::default();
-    let acquired = an_hour_ago();
-    server
-        .create(held_lease("ring-a", "someone-else", acquired.clone(), 2))
-        .await
-        .unwrap();
-    let a = server.shard("a");
-    let _ta = spawn(&a);
-    until(Duration::from_secs(5), || version_of(&server, "ring-a") > 1)
-        .await
-        .expect("the earlier Lease is taken over");
-    let spec = spec_of(&server, "ring-a").unwrap();
+    let (server, _a, _ta, acquired, spec) = start_over_held_lease("someone-else").await;
     assert_eq!(spec.holder_identity.as_deref(), Some("ring-a"));
     assert!(
         spec.acquire_time > Some(acquired),
