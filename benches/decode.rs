@@ -3,16 +3,16 @@
 //!
 //! - `value`: JSON → `serde_json::Value` → `from_value::<Pod>` (the old path),
 //! - `source`: the source's decoder (envelope with the object as borrowed
-//!   `&RawValue`, the R7 probe of kind and name, one typed decode),
+//!   `&RawValue`, the R7 probe of kind and name, one typed decode with
+//!   exact vector capacities),
 //! - `typed_only`: envelope + typed decode + a look at `metadata.name`,
 //!   without the probe (the other way to check R7, which cannot tell a
 //!   missing `metadata` from a missing name nor check a `DynamicObject`'s kind),
 //! - `plain`: `from_str` straight into a typed list or event, no checks
 //!   (the floor),
 //!
-//! and the source's page decode on 1 and 2 threads, a scoped-thread
-//! split against rayon's pool, and the thread split at the batch sizes
-//! around its threshold.
+//! and the source's page decode on 1 and 2 threads (its decode pool), and
+//! the thread split at the batch sizes around its threshold.
 //!
 //! `cargo bench --bench decode -- --quick` for a short run.
 
@@ -21,7 +21,6 @@ use std::hint::black_box;
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use k8s_openapi::api::core::v1::Pod;
 use kube_informer::source::decode_bench;
-use rayon::prelude::*;
 use serde::Deserialize;
 use serde_json::{Value, json, value::RawValue};
 
@@ -186,22 +185,6 @@ fn list_page(c: &mut Criterion) {
     });
     group.bench_function("source_auto", |b| {
         b.iter(|| black_box(decode_bench::list_page::<Pod>(black_box(&text), None)))
-    });
-    group.bench_function("rayon_2_threads", |b| {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(2)
-            .build()
-            .unwrap();
-        b.iter(|| {
-            let list: RawList<'_> = serde_json::from_str(black_box(&text)).unwrap();
-            let pods: Vec<_> = pool.install(|| {
-                list.items
-                    .par_iter()
-                    .map(|raw| decode_bench::object::<Pod>(raw, Some("PodList")))
-                    .collect()
-            });
-            black_box(pods)
-        })
     });
     group.bench_function("typed_only", |b| {
         b.iter(|| {

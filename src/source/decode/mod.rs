@@ -2,16 +2,28 @@
 //! must have metadata and a name, and be of the kind the list announced.
 //!
 //! List pages and watch lines are first read into envelopes whose objects
-//! stay unparsed text borrowed from the page or line (`&RawValue`); each
-//! object is then probed for its kind and name and decoded straight into
-//! its type. Nothing goes through `serde_json::Value`, which would build
-//! every object twice (see `benches/decode.rs` for the difference).
-//! Objects are independent of each other, so a page, or a burst of watch
-//! lines that arrived together, is decoded on several threads when it is
-//! big enough to pay for them ([`parallel`]).
+//! stay unparsed text borrowed from the page or line (`&RawValue`). Each
+//! object's text is then scanned once ([`scan`]): the scan counts the
+//! elements of every array and tells whether the object plainly passes R7.
+//! An object it cannot vouch for goes to the exact R7 probe ([`probe`]),
+//! which decides every error. The object is then decoded straight into its
+//! type, with every vector given exactly the capacity it needs ([`exact`]).
+//! Nothing goes through `serde_json::Value`, which would build every object
+//! twice (see `benches/decode.rs` for the difference). Objects are
+//! independent of each other, so a page, or a burst of watch lines that
+//! arrived together, is decoded on several threads when it is big enough
+//! to pay for them ([`parallel`], which also says why all decoding happens
+//! on a fixed set of threads).
 
+mod exact;
 pub(crate) mod parallel;
 mod probe;
+mod scan;
+
+use std::sync::{
+    Arc,
+    atomic::{AtomicBool, Ordering},
+};
 
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
@@ -25,6 +37,10 @@ pub(crate) struct Decoder {
     /// Typed k8s-openapi objects also refuse a wrong kind while decoding,
     /// but `DynamicObject`s do not.
     expected_kind: Option<String>,
+    /// Set once an object of this collection's type was decoded with its
+    /// array counts out of step (`exact`): later objects are decoded
+    /// without capacity hints. Shared by the clones that decode in parallel.
+    no_hints: Arc<AtomicBool>,
 }
 
 impl Decoder {
@@ -50,8 +66,42 @@ impl Decoder {
         what: &'static str,
     ) -> Result<T, Error> {
         let text = object.get();
-        probe::check(text, self.expected_kind.as_deref())?;
-        serde_json::from_str(text).map_err(|source| Error::Decode { what, source })
+        let expected_kind = self.expected_kind.as_deref();
+        let scan = scan::scan(text, expected_kind);
+        let passes = scan.r7 == scan::R7::Passes;
+        if !passes {
+            probe::check(text, expected_kind)?;
+        }
+        let decoded = if self.no_hints.load(Ordering::Relaxed) {
+            serde_json::from_str(text)
+        } else {
+            self.with_exact_capacities(text, scan.lengths)
+        };
+        decoded.map_err(|source| {
+            // The scan does not validate JSON: text it passed that fails to
+            // decode gets the probe's verdict first, as it would without it.
+            match passes.then(|| probe::check(text, expected_kind)) {
+                Some(Err(error)) => error,
+                _ => Error::Decode { what, source },
+            }
+        })
+    }
+
+    /// `serde_json::from_str`, with every vector given the capacity its
+    /// array needs (`exact` says why and how).
+    fn with_exact_capacities<T: DeserializeOwned>(
+        &self,
+        text: &str,
+        lengths: Vec<u32>,
+    ) -> serde_json::Result<T> {
+        let lengths = exact::Lengths::new(lengths);
+        let mut json = serde_json::Deserializer::from_str(text);
+        let value = T::deserialize(exact::Hinted::new(&mut json, &lengths))?;
+        json.end()?;
+        if !lengths.stayed_in_step() {
+            self.no_hints.store(true, Ordering::Relaxed);
+        }
+        Ok(value)
     }
 }
 

@@ -2,26 +2,40 @@
 //!
 //! A list page holds up to 500 objects and a watch burst can hold as many;
 //! decoding them is most of what a source costs, and each object decodes on
-//! its own. So a big batch is cut into one contiguous chunk per thread,
-//! each chunk decoded on a scoped thread (the calling thread takes the
-//! first), and the results are put back together chunk by chunk: the
-//! output is exactly what a serial decode gives, same order, same errors at
-//! the same positions. Only decoding fans out; the events still leave the
-//! source one by one, in order.
+//! its own. So a big batch is cut into one contiguous chunk per thread and
+//! the results are put back together chunk by chunk: the output is exactly
+//! what a serial decode gives, same order, same errors at the same
+//! positions. Only decoding fans out; the events still leave the source one
+//! by one, in order.
 //!
-//! Scoped threads rather than a pool: they borrow the page text without
-//! copying, need no dependency and no global pool that would compete with
-//! the async runtime's threads, and starting one costs tens of
-//! microseconds, which a batch must be worth several times over before it
-//! is split (see [`MIN_BYTES_PER_THREAD`], measured in `benches/decode.rs`).
-//! On a machine with one core, or for a small batch, the batch is decoded
-//! on the calling thread, exactly as a serial decode.
+//! # Where objects are decoded, and why it matters for memory
+//!
+//! On a machine with two cores or more, *every* batch, big or small, is
+//! decoded on the same few long-lived threads (one per core, shared by all
+//! informers of the process, started on first use). The reason is the
+//! allocator, not speed: glibc's malloc gives each thread an arena, and
+//! memory freed into an arena is reused only by allocations made from that
+//! arena. When a list was decoded on short-lived threads and the watch that
+//! follows on the async runtime's threads, the cached objects replaced
+//! during a burst were freed into arenas nobody allocated from any more,
+//! and the process peaked at 1.5× its cache (measured in BENCHMARKS.md,
+//! "Where the peak comes from"). Decoding everything on one fixed set of
+//! threads keeps every object's arena in use, so the memory an update frees
+//! is the memory the next update takes.
+//!
+//! The pool is a `rayon` pool of its own (not rayon's global pool, which
+//! the program may use for other work). A caller blocks while its batch is
+//! decoded, as it would decoding it itself. On a machine with one core,
+//! or if the pool cannot be started, batches are decoded on the calling
+//! thread, exactly as a serial decode.
 
 use std::{num::NonZeroUsize, sync::OnceLock};
 
+use rayon::prelude::*;
+
 /// The least JSON, in bytes, worth a thread of its own: about forty
-/// realistic Pods, a millisecond of decoding, against tens of microseconds
-/// to start and join a thread.
+/// realistic Pods, a millisecond of decoding, against the tens of
+/// microseconds a split and join cost.
 pub(crate) const MIN_BYTES_PER_THREAD: usize = 128 * 1024;
 
 /// How many threads may decode at once: the cores this process may use.
@@ -34,18 +48,36 @@ fn available_threads() -> usize {
     })
 }
 
+/// The process's decode threads; `None` on one core or if they cannot be
+/// started.
+fn pool() -> Option<&'static rayon::ThreadPool> {
+    static POOL: OnceLock<Option<rayon::ThreadPool>> = OnceLock::new();
+    POOL.get_or_init(|| {
+        let threads = available_threads();
+        if threads < 2 {
+            return None;
+        }
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("kube-informer-decode-{i}"))
+            .build()
+            .ok()
+    })
+    .as_ref()
+}
+
 /// How many threads a batch of `len` items and `bytes` bytes is split over.
 pub(crate) fn threads_for(len: usize, bytes: usize, available: usize) -> usize {
     available.min(bytes / MIN_BYTES_PER_THREAD).min(len).max(1)
 }
 
-/// `items.iter().map(decode).collect()`, on several threads when the batch
-/// (`bytes` of JSON in all) is big enough and there are cores to use.
+/// `items.iter().map(decode).collect()`, on the decode threads, split over
+/// several of them when the batch (`bytes` of JSON in all) is big enough.
 pub(crate) fn decode_all<I, O, F>(items: &[I], bytes: usize, decode: F) -> Vec<O>
 where
     I: Sync,
     O: Send,
-    F: Fn(&I) -> O + Sync,
+    F: Fn(&I) -> O + Sync + Send,
 {
     decode_on(
         items,
@@ -54,44 +86,24 @@ where
     )
 }
 
-/// `items.iter().map(decode).collect()` on `threads` threads.
+/// `items.iter().map(decode).collect()` in `threads` chunks, on the decode
+/// threads when there are any. A panicking `decode` panics here, as it
+/// would serially.
 pub(crate) fn decode_on<I, O, F>(items: &[I], threads: usize, decode: F) -> Vec<O>
 where
     I: Sync,
     O: Send,
-    F: Fn(&I) -> O + Sync,
+    F: Fn(&I) -> O + Sync + Send,
 {
+    let serial = || items.iter().map(&decode).collect::<Vec<O>>();
+    let Some(pool) = pool().filter(|_| !items.is_empty()) else {
+        return serial();
+    };
     if threads <= 1 || items.len() <= 1 {
-        return items.iter().map(&decode).collect();
+        return pool.install(serial);
     }
     let chunk = items.len().div_ceil(threads);
-    let decode = &decode;
-    std::thread::scope(|scope| {
-        let mut chunks = items.chunks(chunk);
-        let first = chunks.next().unwrap_or_default();
-        let others: Vec<_> = chunks
-            .map(|chunk| {
-                let spawned = std::thread::Builder::new()
-                    .name("kube-informer-decode".into())
-                    .spawn_scoped(scope, move || chunk.iter().map(decode).collect::<Vec<O>>());
-                // A thread that cannot be started decodes its chunk here.
-                spawned.map_err(|_| chunk)
-            })
-            .collect();
-        let mut out = Vec::with_capacity(items.len());
-        out.extend(first.iter().map(decode));
-        for other in others {
-            match other {
-                Ok(handle) => match handle.join() {
-                    Ok(decoded) => out.extend(decoded),
-                    // A panicking `Deserialize` impl panics here as it would serially.
-                    Err(panic) => std::panic::resume_unwind(panic),
-                },
-                Err(chunk) => out.extend(chunk.iter().map(decode)),
-            }
-        }
-        out
-    })
+    pool.install(|| items.par_iter().with_min_len(chunk).map(&decode).collect())
 }
 
 #[cfg(test)]

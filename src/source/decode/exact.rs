@@ -1,0 +1,497 @@
+//! Decoding with exact vector capacities.
+//!
+//! serde_json cannot tell a `Vec`'s `Deserialize` how many elements an
+//! array holds, so the vector grows as elements arrive: a `Vec` of one or
+//! two containers, volumes or env vars ends with room for four (or the next
+//! power of two), and the slack stays in the cache for as long as the
+//! object does. On a realistic Pod that is about 5 KB of the 38 KB it costs
+//! in memory (BENCHMARKS.md, "RSS per cached Pod").
+//!
+//! So before an object is decoded, one pass over its text counts the
+//! elements of every array, in the order the arrays open
+//! ([`scan`](super::scan)); the decode then runs through [`Hinted`], a thin wrapper around
+//! serde_json's deserializer that hands the next count to each sequence as
+//! its exact `size_hint`, which `Vec` uses as its capacity. The wrapper
+//! also sends values the type ignores through `deserialize_any`, so every
+//! array of the text is visited in order and the counts stay in step.
+//!
+//! A hint is only ever a capacity: if the counts fell out of step (a type
+//! that takes part of the text without visiting it, such as a `RawValue`
+//! field), values are still decoded exactly right, only with other
+//! capacities. A sequence that ends with another length than its hint
+//! turns hinting off for the rest of the object, and the [`Decoder`]
+//! (super::Decoder) stops hinting for that type altogether.
+
+use std::{cell::Cell, fmt};
+
+use serde::de::{
+    self, DeserializeSeed, Deserializer, EnumAccess, MapAccess, SeqAccess, VariantAccess, Visitor,
+};
+
+/// The counts of one object's arrays, handed out in order.
+pub(crate) struct Lengths {
+    counts: Vec<u32>,
+    next: Cell<usize>,
+    /// Set when a sequence did not have its hinted length: no more hints.
+    lost_step: Cell<bool>,
+}
+
+impl Lengths {
+    pub(crate) fn new(counts: Vec<u32>) -> Self {
+        Self {
+            counts,
+            next: Cell::new(0),
+            lost_step: Cell::new(false),
+        }
+    }
+
+    fn take(&self) -> Option<usize> {
+        let next = self.next.get();
+        self.next.set(next + 1);
+        if self.lost_step.get() {
+            return None;
+        }
+        let count = self.counts.get(next).map(|c| *c as usize);
+        if count.is_none() {
+            self.lost_step.set(true);
+        }
+        count
+    }
+
+    /// Whether every count was used, each by a sequence of that length.
+    pub(crate) fn stayed_in_step(&self) -> bool {
+        !self.lost_step.get() && self.next.get() == self.counts.len()
+    }
+}
+
+/// A deserializer that gives sequences their exact length (see the module
+/// docs).
+pub(crate) struct Hinted<'a, D> {
+    inner: D,
+    lengths: &'a Lengths,
+}
+
+impl<'a, D> Hinted<'a, D> {
+    pub(crate) fn new(inner: D, lengths: &'a Lengths) -> Self {
+        Self { inner, lengths }
+    }
+}
+
+/// Wraps what serde hands around so the hints follow the decode down.
+struct Wrap<'a, T> {
+    inner: T,
+    lengths: &'a Lengths,
+}
+
+impl<'a, T> Wrap<'a, T> {
+    fn new(inner: T, lengths: &'a Lengths) -> Self {
+        Self { inner, lengths }
+    }
+}
+
+macro_rules! forward_plain {
+    ($($method:ident),* $(,)?) => {$(
+        fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, D::Error> {
+            self.inner.$method(Wrap::new(visitor, self.lengths))
+        }
+    )*};
+}
+
+impl<'de, D: Deserializer<'de>> Deserializer<'de> for Hinted<'_, D> {
+    type Error = D::Error;
+
+    forward_plain!(
+        deserialize_any,
+        deserialize_bool,
+        deserialize_i8,
+        deserialize_i16,
+        deserialize_i32,
+        deserialize_i64,
+        deserialize_i128,
+        deserialize_u8,
+        deserialize_u16,
+        deserialize_u32,
+        deserialize_u64,
+        deserialize_u128,
+        deserialize_f32,
+        deserialize_f64,
+        deserialize_char,
+        deserialize_str,
+        deserialize_string,
+        deserialize_bytes,
+        deserialize_byte_buf,
+        deserialize_option,
+        deserialize_unit,
+        deserialize_seq,
+        deserialize_map,
+        deserialize_identifier,
+    );
+
+    /// An ignored value is visited all the same, so the arrays inside it
+    /// use up their counts.
+    fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, D::Error> {
+        self.inner.deserialize_any(Wrap::new(visitor, self.lengths))
+    }
+
+    fn deserialize_unit_struct<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value, D::Error> {
+        self.inner
+            .deserialize_unit_struct(name, Wrap::new(visitor, self.lengths))
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value, D::Error> {
+        // serde_json's `RawValue` takes its text without visiting it.
+        if name.starts_with("$serde_json::") {
+            self.lengths.lost_step.set(true);
+        }
+        self.inner
+            .deserialize_newtype_struct(name, Wrap::new(visitor, self.lengths))
+    }
+
+    fn deserialize_tuple<V: Visitor<'de>>(
+        self,
+        len: usize,
+        visitor: V,
+    ) -> Result<V::Value, D::Error> {
+        self.inner
+            .deserialize_tuple(len, Wrap::new(visitor, self.lengths))
+    }
+
+    fn deserialize_tuple_struct<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        len: usize,
+        visitor: V,
+    ) -> Result<V::Value, D::Error> {
+        self.inner
+            .deserialize_tuple_struct(name, len, Wrap::new(visitor, self.lengths))
+    }
+
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, D::Error> {
+        self.inner
+            .deserialize_struct(name, fields, Wrap::new(visitor, self.lengths))
+    }
+
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        variants: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, D::Error> {
+        self.inner
+            .deserialize_enum(name, variants, Wrap::new(visitor, self.lengths))
+    }
+
+    fn is_human_readable(&self) -> bool {
+        self.inner.is_human_readable()
+    }
+}
+
+macro_rules! forward_visit {
+    ($($method:ident($ty:ty)),* $(,)?) => {$(
+        fn $method<E: de::Error>(self, value: $ty) -> Result<V::Value, E> {
+            self.inner.$method(value)
+        }
+    )*};
+}
+
+impl<'de, V: Visitor<'de>> Visitor<'de> for Wrap<'_, V> {
+    type Value = V::Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.inner.expecting(f)
+    }
+
+    forward_visit!(
+        visit_bool(bool),
+        visit_i8(i8),
+        visit_i16(i16),
+        visit_i32(i32),
+        visit_i64(i64),
+        visit_i128(i128),
+        visit_u8(u8),
+        visit_u16(u16),
+        visit_u32(u32),
+        visit_u64(u64),
+        visit_u128(u128),
+        visit_f32(f32),
+        visit_f64(f64),
+        visit_char(char),
+        visit_str(&str),
+        visit_borrowed_str(&'de str),
+        visit_string(String),
+        visit_bytes(&[u8]),
+        visit_borrowed_bytes(&'de [u8]),
+        visit_byte_buf(Vec<u8>),
+    );
+
+    fn visit_none<E: de::Error>(self) -> Result<V::Value, E> {
+        self.inner.visit_none()
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<V::Value, E> {
+        self.inner.visit_unit()
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<V::Value, D::Error> {
+        self.inner
+            .visit_some(Hinted::new(deserializer, self.lengths))
+    }
+
+    fn visit_newtype_struct<D: Deserializer<'de>>(
+        self,
+        deserializer: D,
+    ) -> Result<V::Value, D::Error> {
+        self.inner
+            .visit_newtype_struct(Hinted::new(deserializer, self.lengths))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<V::Value, A::Error> {
+        let hint = self.lengths.take();
+        self.inner.visit_seq(HintedSeq {
+            inner: seq,
+            lengths: self.lengths,
+            hint,
+            seen: 0,
+        })
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<V::Value, A::Error> {
+        self.inner.visit_map(Wrap::new(map, self.lengths))
+    }
+
+    fn visit_enum<A: EnumAccess<'de>>(self, data: A) -> Result<V::Value, A::Error> {
+        self.inner.visit_enum(Wrap::new(data, self.lengths))
+    }
+}
+
+/// A sequence that knows its length.
+struct HintedSeq<'a, A> {
+    inner: A,
+    lengths: &'a Lengths,
+    hint: Option<usize>,
+    seen: usize,
+}
+
+impl<'de, A: SeqAccess<'de>> SeqAccess<'de> for HintedSeq<'_, A> {
+    type Error = A::Error;
+
+    fn next_element_seed<T: DeserializeSeed<'de>>(
+        &mut self,
+        seed: T,
+    ) -> Result<Option<T::Value>, A::Error> {
+        let next = self
+            .inner
+            .next_element_seed(Wrap::new(seed, self.lengths))?;
+        match next {
+            Some(_) => self.seen += 1,
+            None => {
+                if self.hint.is_some_and(|hint| hint != self.seen) {
+                    self.lengths.lost_step.set(true);
+                }
+            }
+        }
+        Ok(next)
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        match self.hint {
+            Some(hint) if !self.lengths.lost_step.get() => Some(hint.saturating_sub(self.seen)),
+            _ => self.inner.size_hint(),
+        }
+    }
+}
+
+impl<'de, A: MapAccess<'de>> MapAccess<'de> for Wrap<'_, A> {
+    type Error = A::Error;
+
+    fn next_key_seed<K: DeserializeSeed<'de>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, A::Error> {
+        self.inner.next_key_seed(Wrap::new(seed, self.lengths))
+    }
+
+    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, A::Error> {
+        self.inner.next_value_seed(Wrap::new(seed, self.lengths))
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        self.inner.size_hint()
+    }
+}
+
+impl<'de, S: DeserializeSeed<'de>> DeserializeSeed<'de> for Wrap<'_, S> {
+    type Value = S::Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<S::Value, D::Error> {
+        self.inner
+            .deserialize(Hinted::new(deserializer, self.lengths))
+    }
+}
+
+impl<'a, 'de, A: EnumAccess<'de>> EnumAccess<'de> for Wrap<'a, A> {
+    type Error = A::Error;
+    type Variant = Wrap<'a, A::Variant>;
+
+    fn variant_seed<S: DeserializeSeed<'de>>(
+        self,
+        seed: S,
+    ) -> Result<(S::Value, Self::Variant), A::Error> {
+        let (value, variant) = self.inner.variant_seed(Wrap::new(seed, self.lengths))?;
+        Ok((value, Wrap::new(variant, self.lengths)))
+    }
+}
+
+impl<'de, A: VariantAccess<'de>> VariantAccess<'de> for Wrap<'_, A> {
+    type Error = A::Error;
+
+    fn unit_variant(self) -> Result<(), A::Error> {
+        self.inner.unit_variant()
+    }
+
+    fn newtype_variant_seed<S: DeserializeSeed<'de>>(self, seed: S) -> Result<S::Value, A::Error> {
+        self.inner
+            .newtype_variant_seed(Wrap::new(seed, self.lengths))
+    }
+
+    fn tuple_variant<V: Visitor<'de>>(self, len: usize, visitor: V) -> Result<V::Value, A::Error> {
+        self.inner
+            .tuple_variant(len, Wrap::new(visitor, self.lengths))
+    }
+
+    fn struct_variant<V: Visitor<'de>>(
+        self,
+        fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, A::Error> {
+        self.inner
+            .struct_variant(fields, Wrap::new(visitor, self.lengths))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::api::core::v1::Pod;
+    use proptest::prelude::*;
+    use serde::{Deserialize, de::DeserializeOwned};
+    use serde_json::{Value, json, value::RawValue};
+
+    use super::*;
+
+    fn hinted<T: DeserializeOwned>(text: &str) -> (T, bool) {
+        let lengths = Lengths::new(super::super::scan::scan(text, None).lengths);
+        let mut json = serde_json::Deserializer::from_str(text);
+        let value = T::deserialize(Hinted::new(&mut json, &lengths)).unwrap();
+        json.end().unwrap();
+        (value, lengths.stayed_in_step())
+    }
+
+    /// What the hints are for: a Pod's vectors end with exactly their
+    /// length as capacity (serde_json alone gives a `Vec` of two
+    /// containers room for four).
+    #[test]
+    fn a_pods_vectors_are_exact() {
+        let text = json!({
+            "metadata": {"name": "p", "ownerReferences": [
+                {"apiVersion": "v1", "kind": "X", "name": "o", "uid": "u"}]},
+            "spec": {
+                "containers": [
+                    {"name": "a", "env": [{"name": "A", "value": "1"}, {"name": "B", "value": "2"}, {"name": "C"}],
+                     "ports": [{"containerPort": 80}]},
+                    {"name": "b", "args": ["x", "y", "z", "w", "v"]},
+                ],
+                "volumes": [{"name": "v", "emptyDir": {}}],
+                "tolerations": [{"key": "k"}, {"key": "l"}, {"key": "m"}],
+            },
+            "status": {"conditions": [{"type": "Ready", "status": "True"}]},
+        })
+        .to_string();
+        let (pod, in_step): (Pod, bool) = hinted(&text);
+        assert!(in_step);
+        assert_eq!(pod, serde_json::from_str::<Pod>(&text).unwrap());
+        let spec = pod.spec.unwrap();
+        let exact = |len: usize, cap: usize| assert_eq!((len, cap), (len, len));
+        exact(spec.containers.len(), spec.containers.capacity());
+        let env = spec.containers[0].env.as_ref().unwrap();
+        exact(env.len(), env.capacity());
+        let args = spec.containers[1].args.as_ref().unwrap();
+        exact(args.len(), args.capacity());
+        let volumes = spec.volumes.unwrap();
+        exact(volumes.len(), volumes.capacity());
+        let tolerations = spec.tolerations.unwrap();
+        exact(tolerations.len(), tolerations.capacity());
+        let owners = pod.metadata.owner_references.unwrap();
+        exact(owners.len(), owners.capacity());
+    }
+
+    /// Fields the type does not know are visited too, so the arrays after
+    /// them keep their counts.
+    #[test]
+    fn ignored_fields_keep_the_counts_in_step() {
+        #[derive(Deserialize)]
+        struct Known {
+            late: Vec<u8>,
+        }
+        let text = r#"{"unknown": [[1, 2], {"x": [3]}], "late": [1, 2, 3]}"#;
+        let (known, in_step): (Known, bool) = hinted(text);
+        assert!(in_step);
+        assert_eq!((known.late.len(), known.late.capacity()), (3, 3));
+    }
+
+    /// A `RawValue` takes its text unvisited: the decode is still right,
+    /// and the hints are known to be out of step.
+    #[test]
+    fn a_raw_value_turns_hints_off_and_decodes_right() {
+        #[derive(Deserialize)]
+        struct WithRaw {
+            raw: Box<RawValue>,
+            after: Vec<u8>,
+        }
+        let text = r#"{"raw": [[1], [2, 3]], "after": [7, 8]}"#;
+        let (value, in_step): (WithRaw, bool) = hinted(text);
+        assert!(!in_step);
+        assert_eq!(value.raw.get(), "[[1], [2, 3]]");
+        assert_eq!(value.after, [7, 8]);
+    }
+
+    fn any_json() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            "[\\[\\]{},:\"\\\\a-z ]{0,6}".prop_map(Value::from),
+        ];
+        leaf.prop_recursive(4, 64, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                prop::collection::btree_map("[a-z\\[\\],\"]{0,3}", inner, 0..5)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest! {
+        /// Any JSON decodes through the hints to the same value, with every
+        /// count used by an array of that length.
+        #[test]
+        fn hinted_decoding_equals_plain_decoding(value in any_json(), pretty in any::<bool>()) {
+            let text = if pretty { serde_json::to_string_pretty(&value) } else { serde_json::to_string(&value) }.unwrap();
+            let (decoded, in_step): (Value, bool) = hinted(&text);
+            prop_assert_eq!(decoded, value);
+            prop_assert!(in_step);
+        }
+    }
+}
