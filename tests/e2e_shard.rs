@@ -171,6 +171,27 @@ impl Logs {
         Some(())
     }
 
+    /// The keys of `acquired` (key, new owner, when it was acquired) that
+    /// their new owner did not reconcile successfully from then on: on
+    /// acquisition the sharded stream replays every acquired key.
+    fn unreconciled_acquisitions<'k>(
+        &self,
+        acquired: impl IntoIterator<Item = (&'k String, &'k str, u128)>,
+    ) -> Vec<&'k String> {
+        acquired
+            .into_iter()
+            .filter(|(key, owner, since)| {
+                !self.reconciles.iter().any(|r| {
+                    r.replica == *owner
+                        && r.key == **key
+                        && r.start >= *since
+                        && r.version.is_some()
+                })
+            })
+            .map(|(key, _, _)| key)
+            .collect()
+    }
+
     /// The owner of every key when the live replicas' last `OWNS` split
     /// `keys` exactly among them, each owning some (sources elsewhere in
     /// the cluster are not counted).
@@ -395,7 +416,9 @@ async fn e2e_shard_replicas_share_keys_survive_a_kill_and_a_join() -> Result<()>
         .patch(
             &targets.name,
             &PatchParams::default(),
-            &Patch::Merge(serde_json::json!({ "metadata": { "labels": { "mirror-target": "true" } } })),
+            &Patch::Merge(
+                serde_json::json!({ "metadata": { "labels": { "mirror-target": "true" } } }),
+            ),
         )
         .await
         .context("labelling the target namespace")?;
@@ -476,6 +499,7 @@ async fn e2e_shard_replicas_share_keys_survive_a_kill_and_a_join() -> Result<()>
 
     // b comes back (a new process, as a restarted pod): same identity, so
     // the same weights, and it gets exactly its old keys back.
+    let restarted_at = now_ms();
     replicas.start("b2", "b")?;
     let after_restart = wait_for(
         Duration::from_secs(60),
@@ -578,9 +602,22 @@ async fn e2e_shard_replicas_share_keys_survive_a_kill_and_a_join() -> Result<()>
     );
     let reconciles = logs.reconciles.len();
     let failed = logs.reconciles.iter().filter(|r| r.failed).count();
+    let mut lengths: Vec<u128> = logs
+        .reconciles
+        .iter()
+        .filter_map(|r| Some(r.end? - r.start))
+        .collect();
+    lengths.sort_unstable();
+    // Reconciles that wrote (a no-op one takes well under a millisecond).
+    let long = lengths.iter().filter(|ms| **ms >= 5).count();
+    let (median, slowest) = (
+        lengths.get(lengths.len() / 2).copied().unwrap_or_default(),
+        lengths.last().copied().unwrap_or_default(),
+    );
     let d_owns = after_join.values().filter(|r| *r == "d").count();
     eprintln!(
-        "e2e_shard: {reconciles} reconciles ({failed} failed and retried), {} updates; SIGKILL of b: its {} keys taken over \
+        "e2e_shard: {reconciles} reconciles ({failed} failed and retried; median {median} ms, \
+         {long} of 5 ms or more, slowest {slowest} ms), {} updates; SIGKILL of b: its {} keys taken over \
          {first}..{last} ms after the kill (Lease {LEASE_DURATION:?}, renew period \
          {RETRY_PERIOD:?}); keys moved on leave: {}; b's new process took back {}; join \
          of d took {join_took} ms, keys moved on join: {}, d owns {d_owns}; run {:?}",
@@ -649,6 +686,22 @@ async fn e2e_shard_replicas_share_keys_survive_a_kill_and_a_join() -> Result<()>
     ensure!(
         first >= earliest,
         "a key of b was taken {first} ms after the kill, before its Lease could expire"
+    );
+
+    // Every key acquired was reconciled by its new owner after the event
+    // that moved it: the survivors took b's keys after the kill, b's new
+    // process took them back, d took its share.
+    let acquisitions = victim
+        .iter()
+        .map(|key| (key, after_kill[key].as_str(), killed_at))
+        .chain(back.iter().map(|key| (key, "b2", restarted_at)))
+        .chain(moved_on_join.iter().map(|key| (*key, "d", join_started)));
+    let unreconciled = logs.unreconciled_acquisitions(acquisitions);
+    ensure!(
+        unreconciled.is_empty(),
+        "{} acquired keys not reconciled by their new owner, e.g. {:?}",
+        unreconciled.len(),
+        &unreconciled[..unreconciled.len().min(5)]
     );
 
     // The restart: the new process of b owns exactly what b owned.

@@ -89,19 +89,21 @@ async fn gate_a_key_lost_while_queued_is_dropped_and_a_handover_waits() {
     let started = Instant::now();
     let log = Arc::new(Mutex::new(Vec::new()));
     let record = Arc::clone(&log);
-    let mut outcomes = Runner::new(queue.clone()).gate(gate.clone()).run(move |key| {
-        let record = Arc::clone(&record);
-        async move {
-            let slow = key.name() == "slow";
-            record.lock().push(key.clone());
-            if slow {
-                sleep(Duration::from_secs(10)).await;
-                Ok(Action::done())
-            } else {
-                Err("first attempt fails")
+    let mut outcomes = Runner::new(queue.clone())
+        .gate(gate.clone())
+        .run(move |key| {
+            let record = Arc::clone(&record);
+            async move {
+                let slow = key.name() == "slow";
+                record.lock().push(key.clone());
+                if slow {
+                    sleep(Duration::from_secs(10)).await;
+                    Ok(Action::done())
+                } else {
+                    Err("first attempt fails")
+                }
             }
-        }
-    });
+        });
     // "lost" fails: it waits 5 ms to be retried, then behind "slow".
     assert!(outcomes.next().await.expect("an outcome").is_err());
     assert_eq!(queue.requeues(&lost), 1);
@@ -109,7 +111,10 @@ async fn gate_a_key_lost_while_queued_is_dropped_and_a_handover_waits() {
 
     sleep(Duration::from_secs(1)).await;
     assert_eq!(queue.len(), 1, "the retry of \"lost\" waits in the queue");
-    assert!(gate.set_ownership(Ownership::nothing()), "\"slow\" is in flight");
+    assert!(
+        gate.set_ownership(Ownership::nothing()),
+        "\"slow\" is in flight"
+    );
     handed_over(&gate).await;
     let waited = started.elapsed();
     assert!(
@@ -121,7 +126,11 @@ async fn gate_a_key_lost_while_queued_is_dropped_and_a_handover_waits() {
     let rest = driver.await.expect("the runner does not panic");
     assert_eq!(rest.len(), 1, "only \"slow\" finished after the loss");
     assert_eq!(*log.lock(), [lost.clone(), slow]);
-    assert_eq!(queue.requeues(&lost), 0, "the dropped key's failures are forgotten");
+    assert_eq!(
+        queue.requeues(&lost),
+        0,
+        "the dropped key's failures are forgotten"
+    );
     assert_eq!((queue.len(), queue.processing()), (0, 0));
 }
 

@@ -184,7 +184,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             match log {
                 None => mirror.reconcile(&key, source).await,
                 Some(log) => {
-                    let version = source.as_ref().and_then(|s| s.metadata.resource_version.clone());
+                    let version = source
+                        .as_ref()
+                        .and_then(|s| s.metadata.resource_version.clone());
                     log.record(&key, version.as_deref(), mirror.reconcile(&key, source))
                         .await
                 }
@@ -217,7 +219,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             // Sharded, stdout is the record of the work.
             match &args.shard {
                 None => println!("mirroring; Ctrl-C stops"),
-                Some(s) => eprintln!("mirroring as {} of ring {}; Ctrl-C stops", s.identity, s.ring),
+                Some(s) => eprintln!(
+                    "mirroring as {} of ring {}; Ctrl-C stops",
+                    s.identity, s.ring
+                ),
             }
             let _ = tokio::signal::ctrl_c().await;
             stop.cancel();

@@ -111,8 +111,7 @@ where
             *this.cancel = None;
         }
         loop {
-            if let Poll::Ready(Some((guard, work, result))) = this.running.as_mut().poll_next(cx)
-            {
+            if let Poll::Ready(Some((guard, work, result))) = this.running.as_mut().poll_next(cx) {
                 let outcome = settle(this.queue, guard, result);
                 drop(work);
                 return Poll::Ready(Some(outcome));
