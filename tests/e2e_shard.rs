@@ -10,6 +10,8 @@
 //!
 //! - every source's final state is reconciled, and at the end every
 //!   source's copy holds the source's final data (the operator's effect);
+//! - every key a replica acquires (on the kill, the restart, the join) is
+//!   reconciled by it afterwards: acquired keys are replayed into its queue;
 //! - no two replicas' reconcile intervals for one key overlap. A killed
 //!   replica's unfinished reconcile counts as running until the kill. What
 //!   makes this hold across the kill is the Lease: the survivors take the
@@ -24,8 +26,9 @@
 //!   move, and it ends owning about a quarter (20–30 %) of the keys.
 //!
 //! The build of the example is the caller's: `scripts/suites/e2e.sh` runs
-//! `cargo build --workspace --all-features --example operator` first. Skipped (and passing, with a
-//! note on stderr) unless `KUBE_INFORMER_E2E_KUBECONFIG` is set.
+//! `cargo build --workspace --all-features --example operator` first.
+//! Skipped (and passing, with a note on stderr) unless
+//! `KUBE_INFORMER_E2E_KUBECONFIG` is set.
 
 mod e2e_support;
 

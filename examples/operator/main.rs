@@ -23,7 +23,8 @@
 //!   stdout; `tests/e2e_shard.rs` runs them on a real kube-apiserver;
 //! - `metrics_http.rs`: the `/metrics` endpoint that `--metrics-addr ADDR`
 //!   turns on (with the `prometheus` feature:
-//!   `cargo run --features prometheus --example operator -- --fake --metrics-addr 127.0.0.1:9090`).
+//!   `cargo run --features prometheus --example operator -- --fake --metrics-addr 127.0.0.1:9090`);
+//!   sharded, it serves the shard's metrics too.
 
 mod controller;
 mod demo;
@@ -156,7 +157,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // The metrics endpoint, off unless `--metrics-addr` is given: the three
     // informers' and the work queue's metrics on `GET /metrics`.
     let metrics_server = match args.metrics_addr {
-        Some(addr) => Some(serve_metrics(addr, &operator, &stop).await?),
+        Some(addr) => {
+            let gate = shard.as_ref().map(|(shard, _)| shard.gate());
+            Some(serve_metrics(addr, &operator, gate, &stop).await?)
+        }
         None => None,
     };
 
@@ -252,11 +256,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     result
 }
 
-/// Serves the informers' and the queue's metrics on `addr` until `stop`.
+/// Serves the informers' and the queue's metrics on `addr` until `stop`,
+/// and the shard's (`kube_informer_shard_*`) when sharded.
 #[cfg(feature = "prometheus")]
 async fn serve_metrics(
     addr: SocketAddr,
     operator: &Operator,
+    gate: Option<kube_informer::shard::KeyGate>,
     stop: &CancellationToken,
 ) -> std::io::Result<tokio::task::JoinHandle<std::io::Result<()>>> {
     use kube_informer::metrics;
@@ -267,6 +273,9 @@ async fn serve_metrics(
         metrics::register_informer(&mut registry, name, reader);
     }
     metrics::register_work_queue(&mut registry, "mirror", &operator.queue);
+    if let Some(gate) = gate {
+        metrics::register_shard(&mut registry, "mirror", &gate, operator.sources.clone());
+    }
     let listener = tokio::net::TcpListener::bind(addr).await?;
     eprintln!(
         "operator: serving /metrics on http://{}/metrics",
@@ -284,6 +293,7 @@ async fn serve_metrics(
 async fn serve_metrics(
     _addr: SocketAddr,
     _operator: &Operator,
+    _gate: Option<kube_informer::shard::KeyGate>,
     _stop: &CancellationToken,
 ) -> std::io::Result<tokio::task::JoinHandle<std::io::Result<()>>> {
     Err(std::io::Error::other(
