@@ -106,7 +106,7 @@
 //! replicas of the mirror operator example in sharded mode, 1,000 changing
 //! sources, a SIGKILL, a restart and a join; with a 4 s Lease and a 2 s
 //! retry period the killed replica's keys were taken over between 2.4 s and
-//! 2.8 s after the kill in four runs, depending on how long before the kill
+//! 2.8 s after the kill in six runs, depending on how long before the kill
 //! the last renewal was, and no two reconciles of one key overlapped).
 //!
 //! *When a replica is partitioned* (alive but unable to renew), it stops
