@@ -1,13 +1,17 @@
-//! Sharding end to end: replica processes of `examples/shard_replica.rs`
-//! share 1,000 ConfigMaps of a real kube-apiserver through Leases while the
-//! ConfigMaps keep changing; one of three replicas is killed with SIGKILL,
-//! comes back as a new process (as a restarted pod would), then a fourth
-//! joins.
+//! Sharding end to end: replica processes of the mirror operator
+//! (`examples/operator/`, sharded mode: `--shard`) share 1,000 source
+//! ConfigMaps of a real kube-apiserver through Leases while the sources keep
+//! changing, each mirroring the sources it owns into a target namespace;
+//! one of three replicas is killed with SIGKILL, comes back as a new
+//! process (as a restarted pod would), then a fourth joins.
 //!
 //! Each replica prints every reconcile (key, replica, start, end) and every
 //! change of the keys it owns; the test reads them and checks:
 //!
-//! - every ConfigMap's final state is reconciled;
+//! - every source's final state is reconciled, and at the end every
+//!   source's copy holds the source's final data (the operator's effect);
+//! - every key a replica acquires (on the kill, the restart, the join) is
+//!   reconciled by it afterwards: acquired keys are replayed into its queue;
 //! - no two replicas' reconcile intervals for one key overlap. A killed
 //!   replica's unfinished reconcile counts as running until the kill. What
 //!   makes this hold across the kill is the Lease: the survivors take the
@@ -22,8 +26,9 @@
 //!   move, and it ends owning about a quarter (20–30 %) of the keys.
 //!
 //! The build of the example is the caller's: `scripts/suites/e2e.sh` runs
-//! `cargo build --example shard_replica` first. Skipped (and passing, with a
-//! note on stderr) unless `KUBE_INFORMER_E2E_KUBECONFIG` is set.
+//! `cargo build --workspace --all-features --example operator` first.
+//! Skipped (and passing, with a note on stderr) unless
+//! `KUBE_INFORMER_E2E_KUBECONFIG` is set.
 
 mod e2e_support;
 
@@ -39,8 +44,9 @@ use std::{
 };
 
 use anyhow::{Context, Result, bail, ensure};
-use e2e_support::{Access, Scene, create_configmaps, within};
-use k8s_openapi::api::core::v1::ConfigMap;
+use e2e_support::{Access, Scene, TestNamespace, configmap, post_params, within};
+use futures::{StreamExt, TryStreamExt, stream};
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use kube::api::{Api, ListParams, Patch, PatchParams};
 use parking_lot::Mutex;
 use tokio::{
@@ -54,7 +60,6 @@ const OBJECTS: usize = 1000;
 const LEASE_DURATION: Duration = Duration::from_secs(4);
 const RENEW_DEADLINE: Duration = Duration::from_millis(3000);
 const RETRY_PERIOD: Duration = Duration::from_millis(2000);
-const RECONCILE: Duration = Duration::from_millis(20);
 /// Updates of random ConfigMaps per second while the replicas run.
 const UPDATES_PER_SECOND: u64 = 40;
 
@@ -65,18 +70,18 @@ fn now_ms() -> u128 {
         .as_millis()
 }
 
-/// `target/<profile>/examples/shard_replica`, next to this test's binary.
+/// `target/<profile>/examples/operator`, next to this test's binary.
 fn replica_binary() -> Result<PathBuf> {
     let exe = std::env::current_exe()?;
     let profile_dir = exe
         .parent()
         .and_then(|deps| deps.parent())
         .context("the test binary lies in <target>/<profile>/deps")?;
-    let binary = profile_dir.join("examples").join("shard_replica");
+    let binary = profile_dir.join("examples").join("operator");
     ensure!(
         binary.exists(),
         "{} is missing: build it first with \
-         `cargo build --workspace --all-features --example shard_replica`",
+         `cargo build --workspace --all-features --example operator`",
         binary.display()
     );
     Ok(binary)
@@ -87,7 +92,9 @@ fn replica_binary() -> Result<PathBuf> {
 struct Reconcile {
     replica: String,
     key: String,
+    /// The source's resourceVersion a successful reconcile read.
     version: Option<String>,
+    failed: bool,
     start: u128,
     end: Option<u128>,
 }
@@ -122,6 +129,7 @@ impl Logs {
                     replica: process.to_owned(),
                     key: key.to_owned(),
                     version: None,
+                    failed: false,
                     start: start.parse().ok()?,
                     end: None,
                 });
@@ -130,10 +138,16 @@ impl Logs {
                 let (_identity, key, version) = (words.next()?, words.next()?, words.next()?);
                 let start: u128 = words.next()?.parse().ok()?;
                 let end = words.next()?.parse().ok()?;
+                let ok = match words.next()? {
+                    "ok" => true,
+                    "failed" => false,
+                    _ => return None,
+                };
                 let begun = self.reconciles.iter_mut().rev().find(|r| {
                     r.replica == process && r.key == key && r.start == start && r.end.is_none()
                 })?;
-                begun.version = Some(version.to_owned());
+                begun.version = ok.then(|| version.to_owned());
+                begun.failed = !ok;
                 begun.end = Some(end);
             }
             "OWNS" => {
@@ -155,14 +169,35 @@ impl Logs {
                 self.current.insert(replica.clone(), Arc::clone(&keys));
                 self.owns.push((replica, at, keys));
             }
-            "LOST" => {}
             _ => return None,
         }
         Some(())
     }
 
+    /// The keys of `acquired` (key, new owner, when it was acquired) that
+    /// their new owner did not reconcile successfully from then on: on
+    /// acquisition the sharded stream replays every acquired key.
+    fn unreconciled_acquisitions<'k>(
+        &self,
+        acquired: impl IntoIterator<Item = (&'k String, &'k str, u128)>,
+    ) -> Vec<&'k String> {
+        acquired
+            .into_iter()
+            .filter(|(key, owner, since)| {
+                !self.reconciles.iter().any(|r| {
+                    r.replica == *owner
+                        && r.key == **key
+                        && r.start >= *since
+                        && r.version.is_some()
+                })
+            })
+            .map(|(key, _, _)| key)
+            .collect()
+    }
+
     /// The owner of every key when the live replicas' last `OWNS` split
-    /// `keys` exactly among them, each owning some.
+    /// `keys` exactly among them, each owning some (sources elsewhere in
+    /// the cluster are not counted).
     fn partition(
         &self,
         live: &[&str],
@@ -171,10 +206,10 @@ impl Logs {
         let mut owner = BTreeMap::new();
         for replica in live {
             let owned = self.current.get(*replica)?;
-            if owned.is_empty() {
+            if !owned.iter().any(|key| keys.contains(key)) {
                 return None;
             }
-            for key in owned.iter() {
+            for key in owned.iter().filter(|key| keys.contains(*key)) {
                 if owner.insert(key.clone(), (*replica).to_owned()).is_some() {
                     return None;
                 }
@@ -187,6 +222,7 @@ impl Logs {
 struct Replicas {
     binary: PathBuf,
     kubeconfig: PathBuf,
+    /// Where the ring's Leases live.
     namespace: String,
     logs: Arc<Mutex<Logs>>,
     children: BTreeMap<String, Child>,
@@ -199,7 +235,8 @@ impl Replicas {
     /// Starts a replica of `identity`, its output labelled `process`.
     fn start(&mut self, process: &str, identity: &str) -> Result<()> {
         let mut child = Command::new(&self.binary)
-            .args([&self.namespace, identity, "ring"])
+            .args(["--shard", "ring", "--identity", identity])
+            .args(["--lease-namespace", &self.namespace])
             .env("KUBECONFIG", &self.kubeconfig)
             .env(
                 "SHARD_LEASE_DURATION_SECS",
@@ -213,7 +250,6 @@ impl Replicas {
                 "SHARD_RETRY_PERIOD_MS",
                 RETRY_PERIOD.as_millis().to_string(),
             )
-            .env("SHARD_RECONCILE_MS", RECONCILE.as_millis().to_string())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .kill_on_drop(true)
@@ -311,20 +347,88 @@ fn mutate(
     })
 }
 
+/// Creates `count` sources `obj-00000`, `obj-00001`, ... labelled
+/// `mirror=true`, 16 requests at a time.
+async fn create_sources(api: &Api<ConfigMap>, count: usize) -> Result<()> {
+    let params = post_params();
+    stream::iter(0..count)
+        .map(|i| {
+            let name = format!("obj-{i:05}");
+            let mut source = configmap(&name, &i.to_string());
+            source.metadata.labels = Some([("mirror".to_owned(), "true".to_owned())].into());
+            let (api, params) = (api.clone(), &params);
+            async move {
+                api.create(params, &source)
+                    .await
+                    .with_context(|| format!("creating {name}"))
+            }
+        })
+        .buffer_unordered(16)
+        .try_for_each(|_| std::future::ready(Ok(())))
+        .await
+}
+
+/// Waits until every source of `finals` has its copy in `targets` with the
+/// source's data; lists every second. Returns how many copies differ (0) or
+/// fails with the count after `limit`.
+async fn copies_follow(
+    targets: &Api<ConfigMap>,
+    source_namespace: &str,
+    finals: &BTreeMap<String, Option<BTreeMap<String, String>>>,
+    limit: Duration,
+) -> Result<usize> {
+    let until = tokio::time::Instant::now() + limit;
+    loop {
+        let copies: HashMap<String, Option<BTreeMap<String, String>>> = targets
+            .list(&ListParams::default().labels("mirror.kube-informer.dev/source"))
+            .await?
+            .items
+            .into_iter()
+            .map(|copy| (copy.metadata.name.unwrap_or_default(), copy.data))
+            .collect();
+        let differ = finals
+            .iter()
+            .filter(|(key, data)| {
+                let name = key.rsplit('/').next().unwrap_or_default();
+                copies.get(&format!("{source_namespace}.{name}")) != Some(*data)
+            })
+            .count();
+        if differ == 0 {
+            return Ok(0);
+        }
+        if tokio::time::Instant::now() >= until {
+            bail!("{differ} copies do not hold their source's final data after {limit:?}");
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+}
+
 #[tokio::test]
 async fn e2e_shard_replicas_share_keys_survive_a_kill_and_a_join() -> Result<()> {
-    let test = "e2e_shard_replicas_share_keys_survive_a_kill_and_a_join";
-    let Some(scene) = Scene::start(test, Access::Shared).await? else {
+    // A short name: the copies are named `<namespace>.<name>`, which must
+    // fit in a label value (63 characters).
+    let Some(scene) = Scene::start("e2e_shard", Access::Shared).await? else {
         return Ok(());
     };
     let run_started = tokio::time::Instant::now();
     let kubeconfig =
         PathBuf::from(std::env::var_os(e2e_support::KUBECONFIG_VAR).context("set by the harness")?);
     let api = scene.ns.configmaps();
+    let targets = TestNamespace::create(&scene.client, "shard_targets").await?;
+    Api::<Namespace>::all(scene.client.clone())
+        .patch(
+            &targets.name,
+            &PatchParams::default(),
+            &Patch::Merge(
+                serde_json::json!({ "metadata": { "labels": { "mirror-target": "true" } } }),
+            ),
+        )
+        .await
+        .context("labelling the target namespace")?;
     within(
         Duration::from_secs(120),
-        "creating the ConfigMaps",
-        create_configmaps(&api, "obj", OBJECTS, 16),
+        "creating the sources",
+        create_sources(&api, OBJECTS),
     )
     .await?;
     let ns = scene.ns.name.clone();
@@ -398,6 +502,7 @@ async fn e2e_shard_replicas_share_keys_survive_a_kill_and_a_join() -> Result<()>
 
     // b comes back (a new process, as a restarted pod): same identity, so
     // the same weights, and it gets exactly its old keys back.
+    let restarted_at = now_ms();
     replicas.start("b2", "b")?;
     let after_restart = wait_for(
         Duration::from_secs(60),
@@ -440,16 +545,21 @@ async fn e2e_shard_replicas_share_keys_survive_a_kill_and_a_join() -> Result<()>
         mutator.await?
     })
     .await?;
-    let finals: BTreeMap<String, String> = api
-        .list(&ListParams::default())
-        .await?
-        .items
-        .into_iter()
+    let listed = api.list(&ListParams::default()).await?.items;
+    let finals: BTreeMap<String, String> = listed
+        .iter()
         .map(|cm| {
             (
-                format!("{ns}/{}", cm.metadata.name.unwrap_or_default()),
-                cm.metadata.resource_version.unwrap_or_default(),
+                format!("{ns}/{}", cm.metadata.name.clone().unwrap_or_default()),
+                cm.metadata.resource_version.clone().unwrap_or_default(),
             )
+        })
+        .collect();
+    let final_data: BTreeMap<String, Option<BTreeMap<String, String>>> = listed
+        .into_iter()
+        .map(|cm| {
+            let key = format!("{ns}/{}", cm.metadata.name.unwrap_or_default());
+            (key, cm.data)
         })
         .collect();
     ensure!(
@@ -475,6 +585,14 @@ async fn e2e_shard_replicas_share_keys_survive_a_kill_and_a_join() -> Result<()>
         },
     )
     .await;
+    // The operator's effect: every copy holds its source's final data.
+    let copies_differ = copies_follow(
+        &targets.configmaps(),
+        &ns,
+        &final_data,
+        Duration::from_secs(60),
+    )
+    .await;
     let final_split = logs.lock().partition(&["a", "b2", "c", "d"], &keys);
     replicas.kill_all().await?;
 
@@ -486,9 +604,23 @@ async fn e2e_shard_replicas_share_keys_survive_a_kill_and_a_join() -> Result<()>
         &logs.unparsed[..logs.unparsed.len().min(5)]
     );
     let reconciles = logs.reconciles.len();
+    let failed = logs.reconciles.iter().filter(|r| r.failed).count();
+    let mut lengths: Vec<u128> = logs
+        .reconciles
+        .iter()
+        .filter_map(|r| Some(r.end? - r.start))
+        .collect();
+    lengths.sort_unstable();
+    // Reconciles that wrote (a no-op one takes well under a millisecond).
+    let long = lengths.iter().filter(|ms| **ms >= 5).count();
+    let (median, slowest) = (
+        lengths.get(lengths.len() / 2).copied().unwrap_or_default(),
+        lengths.last().copied().unwrap_or_default(),
+    );
     let d_owns = after_join.values().filter(|r| *r == "d").count();
     eprintln!(
-        "e2e_shard: {reconciles} reconciles, {} updates; SIGKILL of b: its {} keys taken over \
+        "e2e_shard: {reconciles} reconciles ({failed} failed and retried; median {median} ms, \
+         {long} of 5 ms or more, slowest {slowest} ms), {} updates; SIGKILL of b: its {} keys taken over \
          {first}..{last} ms after the kill (Lease {LEASE_DURATION:?}, renew period \
          {RETRY_PERIOD:?}); keys moved on leave: {}; b's new process took back {}; join \
          of d took {join_took} ms, keys moved on join: {}, d owns {d_owns}; run {:?}",
@@ -500,6 +632,7 @@ async fn e2e_shard_replicas_share_keys_survive_a_kill_and_a_join() -> Result<()>
         run_started.elapsed(),
     );
     unreconciled?;
+    copies_differ?;
 
     // No two replicas work on one key at once. A reconcile the kill cut
     // short ran until the kill.
@@ -558,6 +691,22 @@ async fn e2e_shard_replicas_share_keys_survive_a_kill_and_a_join() -> Result<()>
         "a key of b was taken {first} ms after the kill, before its Lease could expire"
     );
 
+    // Every key acquired was reconciled by its new owner after the event
+    // that moved it: the survivors took b's keys after the kill, b's new
+    // process took them back, d took its share.
+    let acquisitions = victim
+        .iter()
+        .map(|key| (key, after_kill[key].as_str(), killed_at))
+        .chain(back.iter().map(|key| (key, "b2", restarted_at)))
+        .chain(moved_on_join.iter().map(|key| (*key, "d", join_started)));
+    let unreconciled = logs.unreconciled_acquisitions(acquisitions);
+    ensure!(
+        unreconciled.is_empty(),
+        "{} acquired keys not reconciled by their new owner, e.g. {:?}",
+        unreconciled.len(),
+        &unreconciled[..unreconciled.len().min(5)]
+    );
+
     // The restart: the new process of b owns exactly what b owned.
     ensure!(
         back == victim,
@@ -583,5 +732,6 @@ async fn e2e_shard_replicas_share_keys_survive_a_kill_and_a_join() -> Result<()>
     );
 
     scene.ns.delete().await?;
+    targets.delete().await?;
     Ok(())
 }

@@ -7,6 +7,12 @@
 //! namespaces ──every source key (target set moved)─┘
 //! ```
 //!
+//! Sharded ([`Operator::start_in`] with a [`Shard`]), the sources' feed
+//! goes through [`Shard::filter`]: only owned source keys enter the queue,
+//! and the keys this replica acquires are replayed into it. The other two
+//! feeds add only owned source keys too, and the runner's gate drops a key
+//! lost while it waited (`sharding.rs`).
+//!
 //! # Deletions the operator did not see
 //!
 //! Copies are cleaned up by a relist-based sweep, not a finalizer: every
@@ -25,7 +31,11 @@ use futures::{StreamExt, stream};
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use kube::{Api, Client};
 use kube_informer::{
-    Informer, NotificationStreamExt, Store, dispatch::SubscribeOptions, informer, queue::WorkQueue,
+    Informer, NotificationStreamExt, ObjectKey, Store,
+    dispatch::SubscribeOptions,
+    informer,
+    queue::WorkQueue,
+    shard::{Shard, ShardEvent},
     source,
 };
 use tokio::task::JoinHandle;
@@ -113,11 +123,25 @@ impl Operator {
     /// `client`, until `stop` is cancelled. Wait for
     /// [`synced`](Self::synced) before reconciling: a reconcile against an
     /// empty copies' or namespaces' store would act on nothing it knows.
+    #[allow(dead_code)] // the tests' entry; `main` picks the mode with `start_in`
     pub fn start(
         client: Client,
         settings: &Settings,
         stop: &CancellationToken,
     ) -> Result<Self, informer::Error> {
+        Self::start_in(client, settings, stop, None)
+    }
+
+    /// As [`start`](Self::start); with a `shard`, the queue is fed only the
+    /// source keys the shard owns, and every source key it acquires.
+    pub fn start_in(
+        client: Client,
+        settings: &Settings,
+        stop: &CancellationToken,
+        shard: Option<&Shard>,
+    ) -> Result<Self, informer::Error> {
+        let gate = shard.map(Shard::gate);
+        let owned = move |key: &ObjectKey| gate.as_ref().is_none_or(|gate| gate.owns(key));
         let labels = settings.labels.clone();
         let sources = informer_for(
             Api::<ConfigMap>::all(client.clone()),
@@ -156,22 +180,33 @@ impl Operator {
         let mut tasks = Vec::new();
         // A source changed (or left the selection: its label went, or it
         // was deleted): its own key.
-        tasks.push(tokio::spawn(
-            queue.feed_results(sources.subscribe(resync)?.keys(), |error| {
+        let changed = sources.subscribe(resync)?;
+        tasks.push(match shard {
+            None => tokio::spawn(queue.feed_results(changed.keys(), |error| {
                 eprintln!("a source without a key: {error}")
-            }),
-        ));
+            })),
+            // Only owned keys, and every key acquired; the queue holds the
+            // key from here, so the filter's guard goes at once.
+            Some(shard) => tokio::spawn(queue.feed(
+                shard.filter(changed, sources.store()).filter_map(|event| {
+                    std::future::ready(match event {
+                        ShardEvent::Change { guard, .. } => Some(guard.key().clone()),
+                        ShardEvent::Lost { .. } => None,
+                    })
+                }),
+            )),
+        });
         // A copy changed, appeared or went (someone edited or deleted it,
         // or it was listed again): the key of the source it mirrors. This
         // is also the sweep: orphans are found through their source.
-        let copy_labels = labels.clone();
-        tasks.push(tokio::spawn(
-            queue.feed(
-                copies.subscribe(resync)?.filter_map(move |n| {
-                    std::future::ready(source_of_copy(n.object(), &copy_labels))
-                }),
-            ),
-        ));
+        let (copy_labels, copy_owned) = (labels.clone(), owned.clone());
+        tasks.push(tokio::spawn(queue.feed(
+            copies.subscribe(resync)?.filter_map(move |n| {
+                std::future::ready(
+                    source_of_copy(n.object(), &copy_labels).filter(|key| copy_owned(key)),
+                )
+            }),
+        )));
         // The set of target namespaces moved: every source.
         let source_store = sources.store();
         tasks.push(tokio::spawn(
@@ -179,7 +214,11 @@ impl Operator {
                 namespaces
                     .subscribe(SubscribeOptions::new())?
                     .changed_only()
-                    .flat_map(move |_| stream::iter(source_store.list_keys())),
+                    .flat_map(move |_| {
+                        let mut keys = source_store.list_keys();
+                        keys.retain(|key| owned(key));
+                        stream::iter(keys)
+                    }),
             ),
         ));
 

@@ -34,10 +34,10 @@ echo "e2e: servers ready to run after $((SECONDS - start))s (etcd $ETCD_VERSION,
 # apiserver restart) is one of the tests/e2e*.rs run here; it holds the
 # apiserver exclusively while it runs.
 
-# tests/e2e_shard.rs runs replicas of the shard_replica example as processes;
-# the example is built here because the test cannot build it while
-# `cargo test` holds the build lock.
-cargo build --workspace --all-features --example shard_replica
+# tests/e2e_shard.rs runs replicas of the operator example (sharded mode:
+# --shard) as processes; the example is built here because the test cannot
+# build it while `cargo test` holds the build lock.
+cargo build --workspace --all-features --example operator
 
 start=$SECONDS
 bash e2e/cluster.sh run -- \

@@ -16,6 +16,14 @@
 //! `concurrency` reconciles run; otherwise it waits for a reconcile to end.
 //! Nothing runs unless the stream is polled, and no task is spawned.
 //!
+//! # Sharding
+//!
+//! [`Runner::gate`] makes a runner reconcile only the keys a
+//! [`KeyGate`](crate::shard::KeyGate) owns: a key taken from the queue that
+//! the gate refuses is dropped unreconciled, and an admitted key's
+//! [`WorkGuard`](crate::shard::WorkGuard) lives as long as its reconcile, so
+//! a handover waits for it.
+//!
 //! # Closing
 //!
 //! The stream ends when the queue is shut down and nothing is queued or

@@ -12,8 +12,11 @@ use futures::{Stream, stream::FuturesUnordered};
 use pin_project::pin_project;
 use tokio_util::sync::{CancellationToken, ReusableBoxFuture, WaitForCancellationFutureOwned};
 
-use super::{Action, OnCancel, ReconcileError};
-use crate::queue::{WorkItem, WorkQueue};
+use super::{Action, OnCancel, ReconcileError, runner::Admit};
+use crate::{
+    queue::{WorkItem, WorkQueue},
+    shard::WorkGuard,
+};
 
 type Outcome<T, E> = Result<(T, Action), ReconcileError<T, E>>;
 
@@ -32,28 +35,32 @@ pub struct Reconciles<T: Hash + Eq + Clone + Send + 'static, F, Fut> {
     reconcile: F,
     concurrency: usize,
     cancel: Option<(Pin<Box<WaitForCancellationFutureOwned>>, OnCancel)>,
+    /// The gate a key must pass before its reconcile starts
+    /// ([`Runner::gate`](super::Runner::gate)); `None`: every key passes.
+    admit: Option<Admit<T>>,
 }
 
 /// A reconcile future with the guard of its key, released when the
-/// reconcile ends (or is dropped).
+/// reconcile ends (or is dropped), and the shard's guard of the key when the
+/// runner is gated: a handover of the key waits until it drops.
 #[pin_project]
 struct Running<T: Hash + Eq + Clone, Fut> {
-    guard: Option<WorkItem<T>>,
+    guard: Option<(WorkItem<T>, Option<WorkGuard>)>,
     #[pin]
     reconcile: Fut,
 }
 
 impl<T: Hash + Eq + Clone, Fut: Future> Future for Running<T, Fut> {
-    type Output = (WorkItem<T>, Fut::Output);
+    type Output = (WorkItem<T>, Option<WorkGuard>, Fut::Output);
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
         let output = ready!(this.reconcile.poll(cx));
-        let guard = this
+        let (guard, work) = this
             .guard
             .take()
             .expect("a Running future is polled to completion once");
-        Poll::Ready((guard, output))
+        Poll::Ready((guard, work, output))
     }
 }
 
@@ -68,6 +75,7 @@ impl<T: Hash + Eq + Clone + Send + 'static, F, Fut> Reconciles<T, F, Fut> {
         queue: WorkQueue<T>,
         concurrency: usize,
         cancel: Option<(CancellationToken, OnCancel)>,
+        admit: Option<Admit<T>>,
         reconcile: F,
     ) -> Self {
         Self {
@@ -77,6 +85,7 @@ impl<T: Hash + Eq + Clone + Send + 'static, F, Fut> Reconciles<T, F, Fut> {
             reconcile,
             concurrency,
             cancel: cancel.map(|(token, on)| (Box::pin(token.cancelled_owned()), on)),
+            admit,
         }
     }
 }
@@ -102,8 +111,10 @@ where
             *this.cancel = None;
         }
         loop {
-            if let Poll::Ready(Some((guard, result))) = this.running.as_mut().poll_next(cx) {
-                return Poll::Ready(Some(settle(this.queue, guard, result)));
+            if let Poll::Ready(Some((guard, work, result))) = this.running.as_mut().poll_next(cx) {
+                let outcome = settle(this.queue, guard, result);
+                drop(work);
+                return Poll::Ready(Some(outcome));
             }
             let Some(next) = this.next.as_mut() else {
                 break;
@@ -114,9 +125,21 @@ where
             match next.poll(cx) {
                 Poll::Ready(Some(guard)) => {
                     next.set(next_owned(this.queue.clone()));
+                    let work = match this.admit {
+                        None => None,
+                        Some(admit) => match admit(guard.item()) {
+                            Some(work) => Some(work),
+                            None => {
+                                // Not this replica's key (any more): drop it
+                                // and its failure count; its owner has it.
+                                this.queue.forget(guard.item());
+                                continue;
+                            }
+                        },
+                    };
                     let reconcile = (this.reconcile)(guard.item().clone());
                     this.running.as_mut().push(Running {
-                        guard: Some(guard),
+                        guard: Some((guard, work)),
                         reconcile,
                     });
                 }
@@ -165,6 +188,7 @@ impl<T: Hash + Eq + Clone + Send + 'static, F, Fut> fmt::Debug for Reconciles<T,
             .field("running", &self.running.len())
             .field("concurrency", &self.concurrency)
             .field("taking_keys", &self.next.is_some())
+            .field("gated", &self.admit.is_some())
             .finish_non_exhaustive()
     }
 }

@@ -5,7 +5,15 @@ use std::{future::Future, hash::Hash, sync::Arc};
 use tokio_util::sync::CancellationToken;
 
 use super::{Action, reconciles::Reconciles};
-use crate::{key::ObjectKey, queue::WorkQueue, store::Store};
+use crate::{
+    key::ObjectKey,
+    queue::WorkQueue,
+    shard::{KeyGate, WorkGuard},
+    store::Store,
+};
+
+/// Starts the work on a key taken from the queue, or refuses it.
+pub(super) type Admit<T> = Box<dyn Fn(&T) -> Option<WorkGuard> + Send + Sync>;
 
 /// What a [`Runner`] does with reconciles still running when its
 /// cancellation token fires.
@@ -68,6 +76,7 @@ pub struct Runner<T = ObjectKey> {
     queue: WorkQueue<T>,
     concurrency: usize,
     cancel: Option<(CancellationToken, OnCancel)>,
+    admit: Option<Admit<T>>,
 }
 
 impl<T: Hash + Eq + Clone> std::fmt::Debug for Runner<T> {
@@ -76,6 +85,7 @@ impl<T: Hash + Eq + Clone> std::fmt::Debug for Runner<T> {
             .field("queue", &self.queue)
             .field("concurrency", &self.concurrency)
             .field("cancel", &self.cancel)
+            .field("gated", &self.admit.is_some())
             .finish()
     }
 }
@@ -88,6 +98,7 @@ impl<T: Hash + Eq + Clone + Send + 'static> Runner<T> {
             queue,
             concurrency: 1,
             cancel: None,
+            admit: None,
         }
     }
 
@@ -140,11 +151,70 @@ impl<T: Hash + Eq + Clone + Send + 'static> Runner<T> {
         F: FnMut(T) -> Fut,
         Fut: Future<Output = Result<Action, E>>,
     {
-        Reconciles::new(self.queue, self.concurrency, self.cancel, reconcile)
+        Reconciles::new(
+            self.queue,
+            self.concurrency,
+            self.cancel,
+            self.admit,
+            reconcile,
+        )
     }
 }
 
 impl Runner<ObjectKey> {
+    /// Reconciles only the keys `gate` owns: the key of each item taken from
+    /// the queue must pass [`KeyGate::begin`] first. A key it refuses (never
+    /// owned, or lost while it waited in the queue) is dropped without a
+    /// reconcile: its processing ends and its failures are
+    /// [forgotten](WorkQueue::forget), because the replica that owns it now
+    /// reconciles it. A key admitted keeps its [`WorkGuard`] for the whole
+    /// reconcile, so a handover of the key waits until the reconcile ends.
+    ///
+    /// Feed the queue from [`Shard::filter`](crate::shard::Shard::filter)
+    /// so that only owned keys enter it and acquired keys are replayed; the
+    /// gate drops the ones lost meanwhile. See the
+    /// [shard module](crate::shard#a-work-queue-over-a-shard).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::convert::Infallible;
+    /// use futures::StreamExt;
+    /// use kube_informer::{ObjectKey, queue::WorkQueue, runner::{Action, Runner}};
+    /// use kube_informer::shard::{KeyGate, Member, MemberId, MemberSet, Ownership};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), kube_informer::KeyError> {
+    /// // Two replicas share the keys; this one is "a".
+    /// let members = MemberSet::new([Member::new("a", "1"), Member::new("b", "1")]);
+    /// let gate = KeyGate::new(Ownership::of(MemberId::new("a"), [members]));
+    /// let keys: Vec<ObjectKey> = (0..20).map(|i| format!("default/cm-{i}").parse()).collect::<Result<_, _>>()?;
+    /// let queue = WorkQueue::new();
+    /// for key in &keys {
+    ///     queue.add(key.clone()); // b's keys too, to show the gate at work
+    /// }
+    /// queue.shutdown();
+    /// let check = gate.clone();
+    /// let reconciled: Vec<ObjectKey> = Runner::new(queue)
+    ///     .gate(gate.clone())
+    ///     .run(move |_key| {
+    ///         // The guard is out while the reconcile runs.
+    ///         assert_eq!(check.in_flight(), 1);
+    ///         async { Ok::<_, Infallible>(Action::done()) }
+    ///     })
+    ///     .map(|outcome| outcome.unwrap().0)
+    ///     .collect()
+    ///     .await;
+    /// assert!(!reconciled.is_empty() && reconciled.len() < keys.len());
+    /// assert!(reconciled.iter().all(|key| gate.owns(key)));
+    /// assert_eq!(gate.in_flight(), 0);
+    /// # Ok(()) }
+    /// ```
+    pub fn gate(mut self, gate: KeyGate) -> Self {
+        self.admit = Some(Box::new(move |key: &ObjectKey| gate.begin(key)));
+        self
+    }
+
     /// As [`run`](Self::run), handing the reconciler the key's object as the
     /// store holds it when the reconcile starts (`None`: deleted, or not
     /// seen yet). The store is the informer's own cache: no second copy.
