@@ -86,18 +86,39 @@ async fn lists_page_with_continue_tokens_as_the_api_server_does() {
     assert_eq!(stats["pages"], 4);
 }
 
-async fn burst<R: WireRunner>(subscribers: usize, strip: bool) -> WireReport {
-    let server = start_server().await;
-    drive::<R>(&options(server, subscribers, strip, false))
-        .await
-        .unwrap()
+/// How long a whole run may take before the test gives up on it. The
+/// runner's own waits time out after `options().timeout`; this is for a
+/// runner that stops its runtime's threads, whose timers then never fire.
+const HARD_DEADLINE: Duration = Duration::from_secs(180);
+
+/// Drives a runner on a runtime of its own thread, so that a runner that
+/// blocks its threads fails the test at [`HARD_DEADLINE`] rather than
+/// hanging it (the test's runtime, which serves the workload, stays free).
+async fn drive_bounded<R: WireRunner + 'static>(options: WireOptions) -> WireReport {
+    let (done, report) = tokio::sync::oneshot::channel();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("a runtime for the runner");
+        let _ = done.send(runtime.block_on(drive::<R>(&options)));
+    });
+    match tokio::time::timeout(HARD_DEADLINE, report).await {
+        Ok(Ok(report)) => report.unwrap(),
+        Ok(Err(_)) => panic!("the runner's thread panicked"),
+        Err(_) => panic!("no report within {HARD_DEADLINE:?}: the runner is stuck"),
+    }
 }
 
-async fn relist<R: WireRunner>(subscribers: usize, strip: bool) -> WireReport {
+async fn burst<R: WireRunner + 'static>(subscribers: usize, strip: bool) -> WireReport {
     let server = start_server().await;
-    drive::<R>(&options(server, subscribers, strip, true))
-        .await
-        .unwrap()
+    drive_bounded::<R>(options(server, subscribers, strip, false)).await
+}
+
+async fn relist<R: WireRunner + 'static>(subscribers: usize, strip: bool) -> WireReport {
+    let server = start_server().await;
+    drive_bounded::<R>(options(server, subscribers, strip, true)).await
 }
 
 const UPDATES: u64 = 2 * OBJECTS as u64;
