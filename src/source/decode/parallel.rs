@@ -11,40 +11,56 @@
 //! # Where objects are decoded, and why it matters for memory
 //!
 //! On a machine with two cores or more, *every* batch, big or small, is
-//! decoded on the same few long-lived threads (one per core, shared by all
-//! informers of the process, started on first use). The reason is the
-//! allocator, not speed: glibc's malloc gives each thread an arena, and
-//! memory freed into an arena is reused only by allocations made from that
-//! arena. When a list was decoded on short-lived threads and the watch that
-//! follows on the async runtime's threads, the cached objects replaced
-//! during a burst were freed into arenas nobody allocated from any more,
-//! and the process peaked at 1.5× its cache (measured in BENCHMARKS.md,
-//! "Where the peak comes from"). Decoding everything on one fixed set of
-//! threads keeps every object's arena in use, so the memory an update frees
-//! is the memory the next update takes.
+//! decoded on the same few long-lived threads (one per core up to
+//! [`MAX_THREADS`], shared by all informers of the process, started on
+//! first use), and the threads take turns, so each decodes an equal share
+//! of the objects over time. The reason is the allocator, not speed:
+//! glibc's malloc gives each thread an arena, and memory freed into an arena
+//! is reused only by allocations made from that arena. An object the writer
+//! frees goes back to the arena of the thread that decoded it; if that
+//! thread no longer allocates (a short-lived thread, or one that seldom
+//! gets a batch), the memory stays with the process. Measured in the wire
+//! burst (N = 50,000 Pods, S = 1, BENCHMARKS.md): with big batches on
+//! short-lived threads and small ones on the runtime's threads, the peak
+//! RSS was 1.42× the RSS after the initial sync, with 0.7–0.8 GiB of freed
+//! memory held; on a fixed pool where whichever thread was awake took each
+//! small batch, 1.27–1.29× with 0.4 GiB held; taking turns, 1.01–1.02×
+//! with 5–17 MiB held (three runs each).
 //!
 //! The pool is a `rayon` pool of its own (not rayon's global pool, which
-//! the program may use for other work). A caller blocks while its batch is
-//! decoded, as it would decoding it itself. On a machine with one core,
-//! or if the pool cannot be started, batches are decoded on the calling
-//! thread, exactly as a serial decode.
+//! the program may use for other work); a batch is one `broadcast`, in
+//! which each thread decodes its chunk or nothing. A caller blocks while
+//! its batch is decoded, as it would decoding it itself. On a machine with
+//! one core, or if the pool cannot be started, batches are decoded on the
+//! calling thread, exactly as a serial decode.
 
-use std::{num::NonZeroUsize, sync::OnceLock};
-
-use rayon::prelude::*;
+use std::{
+    num::NonZeroUsize,
+    sync::{
+        OnceLock,
+        atomic::{AtomicUsize, Ordering},
+    },
+};
 
 /// The least JSON, in bytes, worth a thread of its own: about forty
 /// realistic Pods, a millisecond of decoding, against the tens of
 /// microseconds a split and join cost.
 pub(crate) const MIN_BYTES_PER_THREAD: usize = 128 * 1024;
 
-/// How many threads may decode at once: the cores this process may use.
+/// The most decode threads a process starts, however many cores it has:
+/// every batch wakes all of them (see [`decode_on`]), and one writer per
+/// informer could not use the objects of more.
+const MAX_THREADS: usize = 4;
+
+/// How many threads may decode at once: the cores this process may use,
+/// up to [`MAX_THREADS`].
 fn available_threads() -> usize {
     static THREADS: OnceLock<usize> = OnceLock::new();
     *THREADS.get_or_init(|| {
         std::thread::available_parallelism()
             .map(NonZeroUsize::get)
             .unwrap_or(1)
+            .min(MAX_THREADS)
     })
 }
 
@@ -86,24 +102,40 @@ where
     )
 }
 
-/// `items.iter().map(decode).collect()` in `threads` chunks, on the decode
-/// threads when there are any. A panicking `decode` panics here, as it
-/// would serially.
+/// `items.iter().map(decode).collect()` in up to `threads` chunks, on the
+/// decode threads when there are any. A panicking `decode` panics here, as
+/// it would serially.
+///
+/// The threads take turns: the first chunk of each batch goes to the next
+/// thread in turn, so over time every thread decodes (allocates) its share
+/// of the objects, and the memory freed into its arena is reused.
 pub(crate) fn decode_on<I, O, F>(items: &[I], threads: usize, decode: F) -> Vec<O>
 where
     I: Sync,
     O: Send,
     F: Fn(&I) -> O + Sync + Send,
 {
-    let serial = || items.iter().map(&decode).collect::<Vec<O>>();
+    static TURN: AtomicUsize = AtomicUsize::new(0);
     let Some(pool) = pool().filter(|_| !items.is_empty()) else {
-        return serial();
+        return items.iter().map(&decode).collect();
     };
-    if threads <= 1 || items.len() <= 1 {
-        return pool.install(serial);
+    let workers = pool.current_num_threads();
+    let parts = threads.clamp(1, workers).min(items.len());
+    let chunk = items.len().div_ceil(parts);
+    let first = TURN.fetch_add(1, Ordering::Relaxed) % workers;
+    // Thread `index` decodes chunk `(index - first) mod workers`, if any.
+    let mut decoded: Vec<Option<Vec<O>>> = pool.broadcast(|context| {
+        let part = (context.index() + workers - first) % workers;
+        items
+            .chunks(chunk)
+            .nth(part)
+            .map(|chunk| chunk.iter().map(&decode).collect())
+    });
+    let mut out = Vec::with_capacity(items.len());
+    for part in 0..parts {
+        out.extend(decoded[(first + part) % workers].take().unwrap_or_default());
     }
-    let chunk = items.len().div_ceil(threads);
-    pool.install(|| items.par_iter().with_min_len(chunk).map(&decode).collect())
+    out
 }
 
 #[cfg(test)]
