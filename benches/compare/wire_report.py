@@ -263,8 +263,9 @@ def section(runs, meta, profile):
         "kube-runtime 5.0 (`watcher(api, Config::default())` → `reflect_shared` into `store_shared(256)`, one "
         "`subscribe()` handle per subscriber); client-go (`SharedInformerFactory` → Pods informer from the "
         "clientset's REST client, QPS unlimited, one `AddEventHandler` per subscriber). *strip managedFields*: "
-        "the same transform in all three — the builder's `transform` closure setting `metadata.managed_fields = "
-        "None`, `.modify()` on kube-runtime's watcher stream, `informers.WithTransform` (SetTransform) in client-go.",
+        "the same result in all three — kube-informer's `strip_managed_fields()` builder option (which leaves "
+        "`metadata.managedFields` out while decoding), `.modify()` setting `metadata.managed_fields = None` on "
+        "kube-runtime's watcher stream, `informers.WithTransform` (SetTransform) in client-go.",
         "",
         "**Measures.** *Quiescence*: every subscriber has been told everything it will be told — N + U + D "
         "notifications for kube-informer and client-go; kube-runtime's handles are told about applied objects "

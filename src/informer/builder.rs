@@ -275,7 +275,10 @@ where
             SourceSpec::Stream(_) => Arc::default(),
         };
         let (events, labels) = match self.source {
-            SourceSpec::Api { config, open } => {
+            SourceSpec::Api { mut config, open } => {
+                // The decoder leaves managedFields out on its threads; the
+                // transform below still clears them for other sources.
+                config.skip_managed_fields = self.strip_managed_fields;
                 let (events, labels) = open(config);
                 (events, Some(labels))
             }

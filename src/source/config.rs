@@ -110,6 +110,9 @@ pub struct Config<K> {
     pub(crate) backoff: BackoffConfig,
     /// Where the source counts what it does; a clone counts on its own.
     pub(crate) metrics: std::sync::Arc<crate::metrics::SourceRecorder>,
+    /// Leave `metadata.managedFields` out while decoding (set by
+    /// `InformerBuilder::strip_managed_fields`).
+    pub(crate) skip_managed_fields: bool,
     kind: PhantomData<fn() -> K>,
 }
 
@@ -128,6 +131,7 @@ impl<K> Default for Config<K> {
             bookmarks: true,
             backoff: BackoffConfig::default(),
             metrics: Default::default(),
+            skip_managed_fields: false,
             kind: PhantomData,
         }
     }
@@ -145,6 +149,7 @@ impl<K> Clone for Config<K> {
             bookmarks: self.bookmarks,
             backoff: self.backoff,
             metrics: Default::default(),
+            skip_managed_fields: self.skip_managed_fields,
             kind: PhantomData,
         }
     }

@@ -15,6 +15,14 @@
 //! also sends values the type ignores through `deserialize_any`, so every
 //! array of the text is visited in order and the counts stay in step.
 //!
+//! The same wrapper leaves `metadata.managedFields` out when the informer
+//! strips them (`InformerBuilder::strip_managed_fields`): it notes the keys
+//! of the object and of its metadata as they are read, reads past the
+//! managedFields value, and gives the field `null`. The entries are never
+//! built, on the decode threads, instead of being built there and dropped
+//! later on the thread that feeds the FIFO (a `serde_json::Value` tree per
+//! entry).
+//!
 //! A hint is only ever a capacity: if the counts fell out of step (a type
 //! that takes part of the text without visiting it, such as a `RawValue`
 //! field), values are still decoded exactly right, only with other
@@ -22,26 +30,60 @@
 //! turns hinting off for the rest of the object, and the [`Decoder`]
 //! (super::Decoder) stops hinting for that type altogether.
 
-use std::{cell::Cell, fmt};
+use std::{cell::Cell, fmt, marker::PhantomData};
 
 use serde::de::{
-    self, DeserializeSeed, Deserializer, EnumAccess, MapAccess, SeqAccess, VariantAccess, Visitor,
+    self, DeserializeSeed, Deserializer, EnumAccess, IgnoredAny, MapAccess, SeqAccess,
+    VariantAccess, Visitor, value::UnitDeserializer,
 };
 
-/// The counts of one object's arrays, handed out in order.
-pub(crate) struct Lengths {
+/// What guides one object's decode: the counts of its arrays, handed out
+/// in order, and whether to leave `metadata.managedFields` out.
+pub(crate) struct Guide {
     counts: Vec<u32>,
     next: Cell<usize>,
-    /// Set when a sequence did not have its hinted length: no more hints.
+    /// Set when a sequence did not have its hinted length (or hints are
+    /// off): no more hints.
     lost_step: Cell<bool>,
+    /// Which map opens next: the object itself, its metadata, or another.
+    next_map: Cell<MapRole>,
+    /// Set while a key of the object or of its metadata is read.
+    reading_key: Cell<bool>,
+    last_key: Cell<Key>,
 }
 
-impl Lengths {
-    pub(crate) fn new(counts: Vec<u32>) -> Self {
+/// The maps that matter for leaving managedFields out.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum MapRole {
+    Object,
+    Metadata,
+    Other,
+}
+
+/// The keys that matter for leaving managedFields out.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Key {
+    Metadata,
+    ManagedFields,
+    Other,
+}
+
+impl Guide {
+    /// A guide with the array `counts` of the object's text (used as size
+    /// hints when `hints`), leaving `metadata.managedFields` out when
+    /// `skip_managed_fields`.
+    pub(crate) fn new(counts: Vec<u32>, hints: bool, skip_managed_fields: bool) -> Self {
         Self {
             counts,
             next: Cell::new(0),
-            lost_step: Cell::new(false),
+            lost_step: Cell::new(!hints),
+            next_map: Cell::new(if skip_managed_fields {
+                MapRole::Object
+            } else {
+                MapRole::Other
+            }),
+            reading_key: Cell::new(false),
+            last_key: Cell::new(Key::Other),
         }
     }
 
@@ -62,37 +104,48 @@ impl Lengths {
     pub(crate) fn stayed_in_step(&self) -> bool {
         !self.lost_step.get() && self.next.get() == self.counts.len()
     }
+
+    /// A string was visited: if it is a key being watched for, remember it.
+    fn saw(&self, text: &str) {
+        if self.reading_key.replace(false) {
+            self.last_key.set(match text {
+                "metadata" => Key::Metadata,
+                "managedFields" => Key::ManagedFields,
+                _ => Key::Other,
+            });
+        }
+    }
 }
 
 /// A deserializer that gives sequences their exact length (see the module
 /// docs).
 pub(crate) struct Hinted<'a, D> {
     inner: D,
-    lengths: &'a Lengths,
+    guide: &'a Guide,
 }
 
 impl<'a, D> Hinted<'a, D> {
-    pub(crate) fn new(inner: D, lengths: &'a Lengths) -> Self {
-        Self { inner, lengths }
+    pub(crate) fn new(inner: D, guide: &'a Guide) -> Self {
+        Self { inner, guide }
     }
 }
 
 /// Wraps what serde hands around so the hints follow the decode down.
 struct Wrap<'a, T> {
     inner: T,
-    lengths: &'a Lengths,
+    guide: &'a Guide,
 }
 
 impl<'a, T> Wrap<'a, T> {
-    fn new(inner: T, lengths: &'a Lengths) -> Self {
-        Self { inner, lengths }
+    fn new(inner: T, guide: &'a Guide) -> Self {
+        Self { inner, guide }
     }
 }
 
 macro_rules! forward_plain {
     ($($method:ident),* $(,)?) => {$(
         fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, D::Error> {
-            self.inner.$method(Wrap::new(visitor, self.lengths))
+            self.inner.$method(Wrap::new(visitor, self.guide))
         }
     )*};
 }
@@ -130,7 +183,7 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Hinted<'_, D> {
     /// An ignored value is visited all the same, so the arrays inside it
     /// use up their counts.
     fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, D::Error> {
-        self.inner.deserialize_any(Wrap::new(visitor, self.lengths))
+        self.inner.deserialize_any(Wrap::new(visitor, self.guide))
     }
 
     fn deserialize_unit_struct<V: Visitor<'de>>(
@@ -139,7 +192,7 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Hinted<'_, D> {
         visitor: V,
     ) -> Result<V::Value, D::Error> {
         self.inner
-            .deserialize_unit_struct(name, Wrap::new(visitor, self.lengths))
+            .deserialize_unit_struct(name, Wrap::new(visitor, self.guide))
     }
 
     fn deserialize_newtype_struct<V: Visitor<'de>>(
@@ -149,10 +202,10 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Hinted<'_, D> {
     ) -> Result<V::Value, D::Error> {
         // serde_json's `RawValue` takes its text without visiting it.
         if name.starts_with("$serde_json::") {
-            self.lengths.lost_step.set(true);
+            self.guide.lost_step.set(true);
         }
         self.inner
-            .deserialize_newtype_struct(name, Wrap::new(visitor, self.lengths))
+            .deserialize_newtype_struct(name, Wrap::new(visitor, self.guide))
     }
 
     fn deserialize_tuple<V: Visitor<'de>>(
@@ -161,7 +214,7 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Hinted<'_, D> {
         visitor: V,
     ) -> Result<V::Value, D::Error> {
         self.inner
-            .deserialize_tuple(len, Wrap::new(visitor, self.lengths))
+            .deserialize_tuple(len, Wrap::new(visitor, self.guide))
     }
 
     fn deserialize_tuple_struct<V: Visitor<'de>>(
@@ -171,7 +224,7 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Hinted<'_, D> {
         visitor: V,
     ) -> Result<V::Value, D::Error> {
         self.inner
-            .deserialize_tuple_struct(name, len, Wrap::new(visitor, self.lengths))
+            .deserialize_tuple_struct(name, len, Wrap::new(visitor, self.guide))
     }
 
     fn deserialize_struct<V: Visitor<'de>>(
@@ -181,7 +234,7 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Hinted<'_, D> {
         visitor: V,
     ) -> Result<V::Value, D::Error> {
         self.inner
-            .deserialize_struct(name, fields, Wrap::new(visitor, self.lengths))
+            .deserialize_struct(name, fields, Wrap::new(visitor, self.guide))
     }
 
     fn deserialize_enum<V: Visitor<'de>>(
@@ -191,7 +244,7 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Hinted<'_, D> {
         visitor: V,
     ) -> Result<V::Value, D::Error> {
         self.inner
-            .deserialize_enum(name, variants, Wrap::new(visitor, self.lengths))
+            .deserialize_enum(name, variants, Wrap::new(visitor, self.guide))
     }
 
     fn is_human_readable(&self) -> bool {
@@ -229,13 +282,25 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for Wrap<'_, V> {
         visit_f32(f32),
         visit_f64(f64),
         visit_char(char),
-        visit_str(&str),
-        visit_borrowed_str(&'de str),
-        visit_string(String),
         visit_bytes(&[u8]),
         visit_borrowed_bytes(&'de [u8]),
         visit_byte_buf(Vec<u8>),
     );
+
+    fn visit_str<E: de::Error>(self, value: &str) -> Result<V::Value, E> {
+        self.guide.saw(value);
+        self.inner.visit_str(value)
+    }
+
+    fn visit_borrowed_str<E: de::Error>(self, value: &'de str) -> Result<V::Value, E> {
+        self.guide.saw(value);
+        self.inner.visit_borrowed_str(value)
+    }
+
+    fn visit_string<E: de::Error>(self, value: String) -> Result<V::Value, E> {
+        self.guide.saw(&value);
+        self.inner.visit_string(value)
+    }
 
     fn visit_none<E: de::Error>(self) -> Result<V::Value, E> {
         self.inner.visit_none()
@@ -246,8 +311,7 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for Wrap<'_, V> {
     }
 
     fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<V::Value, D::Error> {
-        self.inner
-            .visit_some(Hinted::new(deserializer, self.lengths))
+        self.inner.visit_some(Hinted::new(deserializer, self.guide))
     }
 
     fn visit_newtype_struct<D: Deserializer<'de>>(
@@ -255,32 +319,37 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for Wrap<'_, V> {
         deserializer: D,
     ) -> Result<V::Value, D::Error> {
         self.inner
-            .visit_newtype_struct(Hinted::new(deserializer, self.lengths))
+            .visit_newtype_struct(Hinted::new(deserializer, self.guide))
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<V::Value, A::Error> {
-        let hint = self.lengths.take();
+        let hint = self.guide.take();
         self.inner.visit_seq(HintedSeq {
             inner: seq,
-            lengths: self.lengths,
+            guide: self.guide,
             hint,
             seen: 0,
         })
     }
 
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<V::Value, A::Error> {
-        self.inner.visit_map(Wrap::new(map, self.lengths))
+        let role = self.guide.next_map.replace(MapRole::Other);
+        self.inner.visit_map(HintedMap {
+            inner: map,
+            guide: self.guide,
+            role,
+        })
     }
 
     fn visit_enum<A: EnumAccess<'de>>(self, data: A) -> Result<V::Value, A::Error> {
-        self.inner.visit_enum(Wrap::new(data, self.lengths))
+        self.inner.visit_enum(Wrap::new(data, self.guide))
     }
 }
 
 /// A sequence that knows its length.
 struct HintedSeq<'a, A> {
     inner: A,
-    lengths: &'a Lengths,
+    guide: &'a Guide,
     hint: Option<usize>,
     seen: usize,
 }
@@ -292,14 +361,12 @@ impl<'de, A: SeqAccess<'de>> SeqAccess<'de> for HintedSeq<'_, A> {
         &mut self,
         seed: T,
     ) -> Result<Option<T::Value>, A::Error> {
-        let next = self
-            .inner
-            .next_element_seed(Wrap::new(seed, self.lengths))?;
+        let next = self.inner.next_element_seed(Wrap::new(seed, self.guide))?;
         match next {
             Some(_) => self.seen += 1,
             None => {
                 if self.hint.is_some_and(|hint| hint != self.seen) {
-                    self.lengths.lost_step.set(true);
+                    self.guide.lost_step.set(true);
                 }
             }
         }
@@ -308,24 +375,54 @@ impl<'de, A: SeqAccess<'de>> SeqAccess<'de> for HintedSeq<'_, A> {
 
     fn size_hint(&self) -> Option<usize> {
         match self.hint {
-            Some(hint) if !self.lengths.lost_step.get() => Some(hint.saturating_sub(self.seen)),
+            Some(hint) if !self.guide.lost_step.get() => Some(hint.saturating_sub(self.seen)),
             _ => self.inner.size_hint(),
         }
     }
 }
 
-impl<'de, A: MapAccess<'de>> MapAccess<'de> for Wrap<'_, A> {
+/// A map, and for the object and its metadata, the keys that matter.
+struct HintedMap<'a, A> {
+    inner: A,
+    guide: &'a Guide,
+    role: MapRole,
+}
+
+impl<'de, A: MapAccess<'de>> MapAccess<'de> for HintedMap<'_, A> {
     type Error = A::Error;
 
     fn next_key_seed<K: DeserializeSeed<'de>>(
         &mut self,
         seed: K,
     ) -> Result<Option<K::Value>, A::Error> {
-        self.inner.next_key_seed(Wrap::new(seed, self.lengths))
+        if self.role == MapRole::Other {
+            return self.inner.next_key_seed(Wrap::new(seed, self.guide));
+        }
+        self.guide.last_key.set(Key::Other);
+        self.guide.reading_key.set(true);
+        let key = self.inner.next_key_seed(Wrap::new(seed, self.guide));
+        self.guide.reading_key.set(false);
+        key
     }
 
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, A::Error> {
-        self.inner.next_value_seed(Wrap::new(seed, self.lengths))
+        match (self.role, self.guide.last_key.get()) {
+            (MapRole::Object, Key::Metadata) => {
+                self.guide.next_map.set(MapRole::Metadata);
+                let value = self.inner.next_value_seed(Wrap::new(seed, self.guide));
+                self.guide.next_map.set(MapRole::Other);
+                value
+            }
+            (MapRole::Metadata, Key::ManagedFields) => {
+                // Read past the value (its arrays use up their counts), and
+                // give the field `null`: `ObjectMeta::managed_fields` is an
+                // `Option`, so it is `None`.
+                self.inner
+                    .next_value_seed(Wrap::new(PhantomData::<IgnoredAny>, self.guide))?;
+                seed.deserialize(UnitDeserializer::new())
+            }
+            _ => self.inner.next_value_seed(Wrap::new(seed, self.guide)),
+        }
     }
 
     fn size_hint(&self) -> Option<usize> {
@@ -338,7 +435,7 @@ impl<'de, S: DeserializeSeed<'de>> DeserializeSeed<'de> for Wrap<'_, S> {
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<S::Value, D::Error> {
         self.inner
-            .deserialize(Hinted::new(deserializer, self.lengths))
+            .deserialize(Hinted::new(deserializer, self.guide))
     }
 }
 
@@ -350,8 +447,8 @@ impl<'a, 'de, A: EnumAccess<'de>> EnumAccess<'de> for Wrap<'a, A> {
         self,
         seed: S,
     ) -> Result<(S::Value, Self::Variant), A::Error> {
-        let (value, variant) = self.inner.variant_seed(Wrap::new(seed, self.lengths))?;
-        Ok((value, Wrap::new(variant, self.lengths)))
+        let (value, variant) = self.inner.variant_seed(Wrap::new(seed, self.guide))?;
+        Ok((value, Wrap::new(variant, self.guide)))
     }
 }
 
@@ -363,13 +460,12 @@ impl<'de, A: VariantAccess<'de>> VariantAccess<'de> for Wrap<'_, A> {
     }
 
     fn newtype_variant_seed<S: DeserializeSeed<'de>>(self, seed: S) -> Result<S::Value, A::Error> {
-        self.inner
-            .newtype_variant_seed(Wrap::new(seed, self.lengths))
+        self.inner.newtype_variant_seed(Wrap::new(seed, self.guide))
     }
 
     fn tuple_variant<V: Visitor<'de>>(self, len: usize, visitor: V) -> Result<V::Value, A::Error> {
         self.inner
-            .tuple_variant(len, Wrap::new(visitor, self.lengths))
+            .tuple_variant(len, Wrap::new(visitor, self.guide))
     }
 
     fn struct_variant<V: Visitor<'de>>(
@@ -378,7 +474,7 @@ impl<'de, A: VariantAccess<'de>> VariantAccess<'de> for Wrap<'_, A> {
         visitor: V,
     ) -> Result<V::Value, A::Error> {
         self.inner
-            .struct_variant(fields, Wrap::new(visitor, self.lengths))
+            .struct_variant(fields, Wrap::new(visitor, self.guide))
     }
 }
 
@@ -392,11 +488,11 @@ mod tests {
     use super::*;
 
     fn hinted<T: DeserializeOwned>(text: &str) -> (T, bool) {
-        let lengths = Lengths::new(super::super::scan::scan(text, None).lengths);
+        let guide = Guide::new(super::super::scan::scan(text, None).lengths, true, false);
         let mut json = serde_json::Deserializer::from_str(text);
-        let value = T::deserialize(Hinted::new(&mut json, &lengths)).unwrap();
+        let value = T::deserialize(Hinted::new(&mut json, &guide)).unwrap();
         json.end().unwrap();
-        (value, lengths.stayed_in_step())
+        (value, guide.stayed_in_step())
     }
 
     /// What the hints are for: a Pod's vectors end with exactly their
@@ -435,6 +531,58 @@ mod tests {
         exact(tolerations.len(), tolerations.capacity());
         let owners = pod.metadata.owner_references.unwrap();
         exact(owners.len(), owners.capacity());
+    }
+
+    fn skipping<T: DeserializeOwned>(text: &str) -> (T, bool) {
+        let guide = Guide::new(super::super::scan::scan(text, None).lengths, true, true);
+        let mut json = serde_json::Deserializer::from_str(text);
+        let value = T::deserialize(Hinted::new(&mut json, &guide)).unwrap();
+        json.end().unwrap();
+        (value, guide.stayed_in_step())
+    }
+
+    /// `metadata.managedFields` is left out, and only it: keys of that name
+    /// elsewhere stay, and the counts of the arrays after it stay in step.
+    #[test]
+    fn managed_fields_are_left_out_of_the_metadata_only() {
+        let text = json!({
+            "kind": "Pod",
+            "metadata": {
+                "name": "p",
+                "labels": {"managedFields": "kept"},
+                "managedFields": [
+                    {"manager": "m", "operation": "Update", "fieldsV1": {"f:a": {"f:b": {}}, "f:c": [1, [2, 3]]}},
+                    {"manager": "n", "operation": "Apply"},
+                ],
+                "annotations": {"a": "b"},
+            },
+            "spec": {
+                "managedFields": "unknown field, ignored",
+                "containers": [{"name": "a", "args": ["managedFields", "x", "y"]}],
+            },
+        })
+        .to_string();
+        let (pod, in_step): (Pod, bool) = skipping(&text);
+        assert!(in_step);
+        let mut expected: Pod = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            expected.metadata.managed_fields.as_ref().map(Vec::len),
+            Some(2)
+        );
+        expected.metadata.managed_fields = None;
+        assert_eq!(pod, expected);
+        let args = pod.spec.unwrap().containers[0].args.clone().unwrap();
+        assert_eq!((args.len(), args.capacity()), (3, 3));
+
+        // A dynamic object: its own `managedFields` elsewhere are data.
+        let (object, in_step): (kube::core::DynamicObject, bool) = skipping(&text);
+        assert!(in_step);
+        assert!(object.metadata.managed_fields.is_none());
+        assert_eq!(object.metadata.labels.unwrap()["managedFields"], "kept");
+        assert_eq!(
+            object.data["spec"]["managedFields"],
+            "unknown field, ignored"
+        );
     }
 
     /// Fields the type does not know are visited too, so the arrays after

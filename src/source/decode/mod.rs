@@ -41,11 +41,19 @@ pub(crate) struct Decoder {
     /// array counts out of step (`exact`): later objects are decoded
     /// without capacity hints. Shared by the clones that decode in parallel.
     no_hints: Arc<AtomicBool>,
+    /// Leave `metadata.managedFields` out (`exact` says how).
+    skip_managed_fields: bool,
 }
 
 impl Decoder {
     pub(crate) fn new() -> Self {
         Self::default()
+    }
+
+    /// Decodes objects without their `metadata.managedFields`.
+    pub(crate) fn skip_managed_fields(mut self, skip: bool) -> Self {
+        self.skip_managed_fields = skip;
+        self
     }
 
     /// Remembers the item kind of a list answer.
@@ -72,10 +80,11 @@ impl Decoder {
         if !passes {
             probe::check(text, expected_kind)?;
         }
-        let decoded = if self.no_hints.load(Ordering::Relaxed) {
-            serde_json::from_str(text)
+        let hints = !self.no_hints.load(Ordering::Relaxed);
+        let decoded = if hints || self.skip_managed_fields {
+            self.through_wrapper(text, scan.lengths, hints)
         } else {
-            self.with_exact_capacities(text, scan.lengths)
+            serde_json::from_str(text)
         };
         decoded.map_err(|source| {
             // The scan does not validate JSON: text it passed that fails to
@@ -87,18 +96,20 @@ impl Decoder {
         })
     }
 
-    /// `serde_json::from_str`, with every vector given the capacity its
-    /// array needs (`exact` says why and how).
-    fn with_exact_capacities<T: DeserializeOwned>(
+    /// `serde_json::from_str` through `exact`'s wrapper: every vector
+    /// given the capacity its array needs (with `hints`), managedFields left
+    /// out if asked.
+    fn through_wrapper<T: DeserializeOwned>(
         &self,
         text: &str,
         lengths: Vec<u32>,
+        hints: bool,
     ) -> serde_json::Result<T> {
-        let lengths = exact::Lengths::new(lengths);
+        let guide = exact::Guide::new(lengths, hints, self.skip_managed_fields);
         let mut json = serde_json::Deserializer::from_str(text);
-        let value = T::deserialize(exact::Hinted::new(&mut json, &lengths))?;
+        let value = T::deserialize(exact::Hinted::new(&mut json, &guide))?;
         json.end()?;
-        if !lengths.stayed_in_step() {
+        if hints && !guide.stayed_in_step() {
             self.no_hints.store(true, Ordering::Relaxed);
         }
         Ok(value)
@@ -144,6 +155,23 @@ mod tests {
         ));
         let cm = decode(r#"{"metadata": {"name": "a"}}"#).unwrap();
         assert_eq!(cm.metadata.name.as_deref(), Some("a"));
+    }
+
+    /// An informer that strips managedFields has them left out while
+    /// decoding; one that does not keeps them.
+    #[test]
+    fn managed_fields_are_skipped_only_when_asked() {
+        let item = raw(
+            r#"{"metadata":{"name":"a","managedFields":[{"manager":"m","fieldsV1":{"f:data":{}}}]},"data":{"k":"v"}}"#,
+        );
+        let kept: ConfigMap = Decoder::new().object(&item, "x").unwrap();
+        assert_eq!(kept.metadata.managed_fields.map(|m| m.len()), Some(1));
+        let stripped: ConfigMap = Decoder::new()
+            .skip_managed_fields(true)
+            .object(&item, "x")
+            .unwrap();
+        assert!(stripped.metadata.managed_fields.is_none());
+        assert_eq!(stripped.data.unwrap()["k"], "v");
     }
 
     /// R7: objects that do not check their own kind while decoding are

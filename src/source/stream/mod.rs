@@ -166,7 +166,7 @@ where
     let mut observer = observe::Observer::new(config.metrics.clone(), streaming, config.bookmarks);
     let mut state = State {
         target,
-        decoder: Decoder::new(),
+        decoder: Decoder::new().skip_managed_fields(config.skip_managed_fields),
         backoff: Backoff::new(config.backoff),
         policy: PageSizePolicy {
             explicit: config.page_size,

@@ -5,7 +5,7 @@
 
 use super::{
     count::Counter,
-    drive::{Started, WireRunner, strip_managed_fields},
+    drive::{Started, WireRunner},
 };
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Pod;
@@ -27,10 +27,9 @@ impl WireRunner for OursWire {
         let api: Api<Pod> = Api::all(client);
         let mut builder = Informer::builder(api);
         if strip {
-            builder = builder.transform(|mut pod: Pod| {
-                strip_managed_fields(&mut pod);
-                pod
-            });
+            // What users set: the builder's option, which leaves
+            // managedFields out while decoding.
+            builder = builder.strip_managed_fields();
         }
         let informer = builder.build();
         for mut counter in subscribers {
