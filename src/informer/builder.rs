@@ -179,6 +179,12 @@ where
     /// read. It runs before the [`transform`](Self::transform), if one is
     /// set.
     ///
+    /// An informer built from an [`Api`] never builds the managedFields at
+    /// all: its decoder reads past them (on the decode threads), which
+    /// saves their decoding and freeing as well as their memory. Objects
+    /// from [`builder_from_stream`](Informer::builder_from_stream) are
+    /// decoded already and have them cleared where they enter the FIFO.
+    ///
     /// # Examples
     ///
     /// ```
