@@ -45,6 +45,12 @@
 //! [`ControllerFeed`](crate::controller_feed::ControllerFeed), which drives
 //! kube-runtime's `Controller` from a subscription.
 //!
+//! Informers built from an `Api` decode what the server sends on a pool of
+//! threads the crate starts on first use: one per core, at most four,
+//! shared by every informer of the process (why a fixed pool, and why the
+//! threads take turns, is in BENCHMARKS.md, "From the wire"). On a single
+//! core, decoding stays on the async runtime's thread.
+//!
 //! # Testing your controllers
 //!
 //! [`kube-informer-testing`](https://docs.rs/kube-informer-testing) is an
