@@ -280,17 +280,17 @@ where
             SourceSpec::Api { config, .. } => Arc::clone(&config.metrics),
             SourceSpec::Stream(_) => Arc::default(),
         };
-        let (events, labels) = match self.source {
+        // From an `Api` the decoder leaves managedFields out (on the decode
+        // threads); objects from a stream are cleared where they enter the FIFO.
+        let (events, labels, strip_in_fifo) = match self.source {
             SourceSpec::Api { mut config, open } => {
-                // The decoder leaves managedFields out on its threads; the
-                // transform below still clears them for other sources.
                 config.skip_managed_fields = self.strip_managed_fields;
                 let (events, labels) = open(config);
-                (events, Some(labels))
+                (events, Some(labels), false)
             }
-            SourceSpec::Stream(events) => (events, None),
+            SourceSpec::Stream(events) => (events, None, self.strip_managed_fields),
         };
-        let transform = compose_transform(self.strip_managed_fields, self.transform);
+        let transform = compose_transform(strip_in_fifo, self.transform);
         Informer::from_parts(super::handle::Parts {
             events,
             transform,

@@ -9,9 +9,10 @@
 //!
 //! So before an object is decoded, one pass over its text counts the
 //! elements of every array, in the order the arrays open
-//! ([`scan`](super::scan)); the decode then runs through [`Hinted`], a thin wrapper around
-//! serde_json's deserializer that hands the next count to each sequence as
-//! its exact `size_hint`, which `Vec` uses as its capacity. The wrapper
+//! ([`scan`](super::scan)); the decode then runs through [`Hinted`], a
+//! thin wrapper around serde_json's deserializer that hands the next count
+//! to each sequence as its exact `size_hint`, which `Vec` uses as its
+//! capacity. The wrapper
 //! also sends values the type ignores through `deserialize_any`, so every
 //! array of the text is visited in order and the counts stay in step.
 //!
@@ -27,8 +28,8 @@
 //! that takes part of the text without visiting it, such as a `RawValue`
 //! field), values are still decoded exactly right, only with other
 //! capacities. A sequence that ends with another length than its hint
-//! turns hinting off for the rest of the object, and the [`Decoder`]
-//! (super::Decoder) stops hinting for that type altogether.
+//! turns hinting off for the rest of the object, and the
+//! [`Decoder`](super::Decoder) stops hinting for that type altogether.
 
 use std::{cell::Cell, fmt, marker::PhantomData};
 
@@ -36,6 +37,8 @@ use serde::de::{
     self, DeserializeSeed, Deserializer, EnumAccess, IgnoredAny, MapAccess, SeqAccess,
     VariantAccess, Visitor, value::UnitDeserializer,
 };
+
+use super::scan::Role;
 
 /// What guides one object's decode: the counts of its arrays, handed out
 /// in order, and whether to leave `metadata.managedFields` out.
@@ -46,18 +49,10 @@ pub(crate) struct Guide {
     /// off): no more hints.
     lost_step: Cell<bool>,
     /// Which map opens next: the object itself, its metadata, or another.
-    next_map: Cell<MapRole>,
+    next_map: Cell<Role>,
     /// Set while a key of the object or of its metadata is read.
     reading_key: Cell<bool>,
     last_key: Cell<Key>,
-}
-
-/// The maps that matter for leaving managedFields out.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum MapRole {
-    Object,
-    Metadata,
-    Other,
 }
 
 /// The keys that matter for leaving managedFields out.
@@ -78,9 +73,9 @@ impl Guide {
             next: Cell::new(0),
             lost_step: Cell::new(!hints),
             next_map: Cell::new(if skip_managed_fields {
-                MapRole::Object
+                Role::Object
             } else {
-                MapRole::Other
+                Role::Other
             }),
             reading_key: Cell::new(false),
             last_key: Cell::new(Key::Other),
@@ -142,10 +137,11 @@ impl<'a, T> Wrap<'a, T> {
     }
 }
 
-macro_rules! forward_plain {
-    ($($method:ident),* $(,)?) => {$(
-        fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, D::Error> {
-            self.inner.$method(Wrap::new(visitor, self.guide))
+/// Forwards `deserialize_*` methods, with the visitor wrapped.
+macro_rules! forward {
+    ($($method:ident($($arg:ident: $ty:ty),*)),* $(,)?) => {$(
+        fn $method<V: Visitor<'de>>(self, $($arg: $ty,)* visitor: V) -> Result<V::Value, D::Error> {
+            self.inner.$method($($arg,)* Wrap::new(visitor, self.guide))
         }
     )*};
 }
@@ -153,31 +149,36 @@ macro_rules! forward_plain {
 impl<'de, D: Deserializer<'de>> Deserializer<'de> for Hinted<'_, D> {
     type Error = D::Error;
 
-    forward_plain!(
-        deserialize_any,
-        deserialize_bool,
-        deserialize_i8,
-        deserialize_i16,
-        deserialize_i32,
-        deserialize_i64,
-        deserialize_i128,
-        deserialize_u8,
-        deserialize_u16,
-        deserialize_u32,
-        deserialize_u64,
-        deserialize_u128,
-        deserialize_f32,
-        deserialize_f64,
-        deserialize_char,
-        deserialize_str,
-        deserialize_string,
-        deserialize_bytes,
-        deserialize_byte_buf,
-        deserialize_option,
-        deserialize_unit,
-        deserialize_seq,
-        deserialize_map,
-        deserialize_identifier,
+    forward!(
+        deserialize_any(),
+        deserialize_bool(),
+        deserialize_i8(),
+        deserialize_i16(),
+        deserialize_i32(),
+        deserialize_i64(),
+        deserialize_i128(),
+        deserialize_u8(),
+        deserialize_u16(),
+        deserialize_u32(),
+        deserialize_u64(),
+        deserialize_u128(),
+        deserialize_f32(),
+        deserialize_f64(),
+        deserialize_char(),
+        deserialize_str(),
+        deserialize_string(),
+        deserialize_bytes(),
+        deserialize_byte_buf(),
+        deserialize_option(),
+        deserialize_unit(),
+        deserialize_seq(),
+        deserialize_map(),
+        deserialize_identifier(),
+        deserialize_unit_struct(name: &'static str),
+        deserialize_tuple(len: usize),
+        deserialize_tuple_struct(name: &'static str, len: usize),
+        deserialize_struct(name: &'static str, fields: &'static [&'static str]),
+        deserialize_enum(name: &'static str, variants: &'static [&'static str]),
     );
 
     /// An ignored value is visited all the same, so the arrays inside it
@@ -186,65 +187,17 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Hinted<'_, D> {
         self.inner.deserialize_any(Wrap::new(visitor, self.guide))
     }
 
-    fn deserialize_unit_struct<V: Visitor<'de>>(
-        self,
-        name: &'static str,
-        visitor: V,
-    ) -> Result<V::Value, D::Error> {
-        self.inner
-            .deserialize_unit_struct(name, Wrap::new(visitor, self.guide))
-    }
-
     fn deserialize_newtype_struct<V: Visitor<'de>>(
         self,
         name: &'static str,
         visitor: V,
     ) -> Result<V::Value, D::Error> {
         // serde_json's `RawValue` takes its text without visiting it.
-        if name.starts_with("$serde_json::") {
+        if name == "$serde_json::private::RawValue" {
             self.guide.lost_step.set(true);
         }
         self.inner
             .deserialize_newtype_struct(name, Wrap::new(visitor, self.guide))
-    }
-
-    fn deserialize_tuple<V: Visitor<'de>>(
-        self,
-        len: usize,
-        visitor: V,
-    ) -> Result<V::Value, D::Error> {
-        self.inner
-            .deserialize_tuple(len, Wrap::new(visitor, self.guide))
-    }
-
-    fn deserialize_tuple_struct<V: Visitor<'de>>(
-        self,
-        name: &'static str,
-        len: usize,
-        visitor: V,
-    ) -> Result<V::Value, D::Error> {
-        self.inner
-            .deserialize_tuple_struct(name, len, Wrap::new(visitor, self.guide))
-    }
-
-    fn deserialize_struct<V: Visitor<'de>>(
-        self,
-        name: &'static str,
-        fields: &'static [&'static str],
-        visitor: V,
-    ) -> Result<V::Value, D::Error> {
-        self.inner
-            .deserialize_struct(name, fields, Wrap::new(visitor, self.guide))
-    }
-
-    fn deserialize_enum<V: Visitor<'de>>(
-        self,
-        name: &'static str,
-        variants: &'static [&'static str],
-        visitor: V,
-    ) -> Result<V::Value, D::Error> {
-        self.inner
-            .deserialize_enum(name, variants, Wrap::new(visitor, self.guide))
     }
 
     fn is_human_readable(&self) -> bool {
@@ -333,7 +286,7 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for Wrap<'_, V> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<V::Value, A::Error> {
-        let role = self.guide.next_map.replace(MapRole::Other);
+        let role = self.guide.next_map.replace(Role::Other);
         self.inner.visit_map(HintedMap {
             inner: map,
             guide: self.guide,
@@ -385,7 +338,7 @@ impl<'de, A: SeqAccess<'de>> SeqAccess<'de> for HintedSeq<'_, A> {
 struct HintedMap<'a, A> {
     inner: A,
     guide: &'a Guide,
-    role: MapRole,
+    role: Role,
 }
 
 impl<'de, A: MapAccess<'de>> MapAccess<'de> for HintedMap<'_, A> {
@@ -395,7 +348,7 @@ impl<'de, A: MapAccess<'de>> MapAccess<'de> for HintedMap<'_, A> {
         &mut self,
         seed: K,
     ) -> Result<Option<K::Value>, A::Error> {
-        if self.role == MapRole::Other {
+        if self.role == Role::Other {
             return self.inner.next_key_seed(Wrap::new(seed, self.guide));
         }
         self.guide.last_key.set(Key::Other);
@@ -407,13 +360,13 @@ impl<'de, A: MapAccess<'de>> MapAccess<'de> for HintedMap<'_, A> {
 
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, A::Error> {
         match (self.role, self.guide.last_key.get()) {
-            (MapRole::Object, Key::Metadata) => {
-                self.guide.next_map.set(MapRole::Metadata);
+            (Role::Object, Key::Metadata) => {
+                self.guide.next_map.set(Role::Metadata);
                 let value = self.inner.next_value_seed(Wrap::new(seed, self.guide));
-                self.guide.next_map.set(MapRole::Other);
+                self.guide.next_map.set(Role::Other);
                 value
             }
-            (MapRole::Metadata, Key::ManagedFields) => {
+            (Role::Metadata, Key::ManagedFields) => {
                 // Read past the value (its arrays use up their counts), and
                 // give the field `null`: `ObjectMeta::managed_fields` is an
                 // `Option`, so it is `None`.

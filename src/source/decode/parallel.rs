@@ -93,7 +93,7 @@ pub(crate) fn decode_all<I, O, F>(items: &[I], bytes: usize, decode: F) -> Vec<O
 where
     I: Sync,
     O: Send,
-    F: Fn(&I) -> O + Sync + Send,
+    F: Fn(&I) -> O + Sync,
 {
     decode_on(
         items,
@@ -113,7 +113,7 @@ pub(crate) fn decode_on<I, O, F>(items: &[I], threads: usize, decode: F) -> Vec<
 where
     I: Sync,
     O: Send,
-    F: Fn(&I) -> O + Sync + Send,
+    F: Fn(&I) -> O + Sync,
 {
     static TURN: AtomicUsize = AtomicUsize::new(0);
     let Some(pool) = pool().filter(|_| !items.is_empty()) else {

@@ -46,10 +46,12 @@ enum Open {
     Object { role: Role, expect_key: bool },
 }
 
+/// Which map an object's text is in: what the R7 verdict reads (and what
+/// `exact` watches to leave managedFields out).
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Role {
+pub(super) enum Role {
     /// The object itself.
-    Top,
+    Object,
     /// Its `metadata`.
     Metadata,
     Other,
@@ -140,7 +142,7 @@ pub(crate) fn scan(text: &str, expected_kind: Option<&str>) -> Scan {
             }
             b'{' => {
                 let role = if open.is_empty() && !seen_top {
-                    Role::Top
+                    Role::Object
                 } else if std::mem::take(&mut opening_metadata) {
                     Role::Metadata
                 } else {
@@ -196,11 +198,11 @@ fn key_role(role: Role, key: &[u8], escaped: bool, facts: &mut Facts) -> Option<
         return None;
     }
     match (role, key) {
-        (Role::Top, b"kind") => {
+        (Role::Object, b"kind") => {
             facts.kinds += 1;
             Some(Wanted::Kind)
         }
-        (Role::Top, b"metadata") => {
+        (Role::Object, b"metadata") => {
             facts.metadatas += 1;
             Some(Wanted::Metadata)
         }
