@@ -202,9 +202,12 @@ async fn scrape_shows_flow_lag_and_a_forced_relist() {
         0.0
     );
 
-    // Events flow: five adds, an update, a delete, a bookmark.
+    // Events flow: five adds, an update, a delete, a bookmark. Each waits
+    // until busy has handled the one before, so busy's queue never holds
+    // more than the initial list did, however slowly its task is scheduled.
     for i in 0..5 {
         server.create(&cm(&format!("new-{i}"))).unwrap();
+        eventually("an add at busy", delivered_to_busy(4 + i)).await;
     }
     let mut a = server
         .objects::<ConfigMap>()
@@ -213,6 +216,7 @@ async fn scrape_shows_flow_lag_and_a_forced_relist() {
         .unwrap();
     a.data = Some([("k".to_string(), "v".to_string())].into());
     server.update(&a).unwrap();
+    eventually("the update at busy", delivered_to_busy(9)).await;
     server.delete::<ConfigMap>(Some("default"), "b").unwrap();
     server.send_bookmark();
     queue.add("default/a".into());
