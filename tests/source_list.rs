@@ -205,12 +205,15 @@ async fn r2_expired_continue_token_falls_back_to_full_list() {
 }
 
 // R2: a compacted snapshot expires the continue token in the server itself.
+// The next page is requested as soon as the first arrives, so the server
+// holds that request back until the snapshot is compacted.
 #[tokio::test(start_paused = true)]
 async fn r2_compaction_between_pages_expires_the_token() {
     let server = FakeApiServer::start().await;
     server
         .bulk_create((0..4).map(|i| cm(&format!("cm-{i}"), "web")))
         .unwrap();
+    server.delay_requests(RequestMatch::ListContinue, Duration::from_secs(1), 1);
     let mut events = cm_source(&server, Config::default().page_size(2));
     assert_eq!(label(&next_event(&mut events).await).0, "ListStart");
     next_event(&mut events).await;
@@ -263,4 +266,61 @@ async fn r2_cache_answer_in_one_page_keeps_relists_unpaged() {
     let lists: Vec<_> = calls.iter().filter(|c| c.0 == "list").collect();
     assert_eq!(lists.len(), 2);
     assert_eq!(param(lists[1], "limit"), None);
+}
+
+// Pages are fetched and decoded ahead of the relist that queues them: once
+// the first page is out, the second is read (and decoded) and the third
+// requested, before any object is taken from the stream; and no further
+// page is asked for until the stream moves on. The pages still come out
+// whole and in order, each fetched once.
+#[tokio::test(start_paused = true)]
+async fn pages_are_fetched_ahead_two_at_most() {
+    use futures::StreamExt;
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use kube::{Api, ResourceExt};
+    use kube_informer::source::{self, Event};
+
+    let server = FakeApiServer::start().await;
+    server
+        .bulk_create((0..9).map(|i| cm(&format!("cm-{i}"), "web")))
+        .unwrap();
+    let api: Api<ConfigMap> = Api::default_namespaced(server.client());
+    // Polled only here, so nothing but the work ahead moves while the test
+    // waits.
+    let mut events = Box::pin(source::watch_source(api, Config::default().page_size(2)));
+    assert!(matches!(events.next().await, Some(Ok(Event::ListStart))));
+    let continued = |requests: &[kube_informer_testing::RecordedRequest]| {
+        requests
+            .iter()
+            .filter(|r| r.param("continue").is_some())
+            .count()
+    };
+    tokio::time::timeout(
+        Duration::from_secs(60),
+        server.wait_until(|requests, _| continued(requests) == 2),
+    )
+    .await
+    .expect("the second and third pages were not requested ahead");
+    // The paused clock moves only once nothing else can: all work ahead
+    // has settled, and it stopped at the third page.
+    tokio::time::sleep(Duration::from_secs(60)).await;
+    assert_eq!(continued(&server.requests()), 2);
+
+    let mut names = Vec::new();
+    let resource_version = loop {
+        match events.next().await {
+            Some(Ok(Event::Listed(object))) => names.push(object.name_any()),
+            Some(Ok(Event::ListDone { resource_version })) => break resource_version,
+            other => panic!("unexpected {other:?}"),
+        }
+    };
+    let expected: Vec<String> = (0..9).map(|i| format!("cm-{i}")).collect();
+    assert_eq!(names, expected);
+    assert_eq!(resource_version, "9");
+    let lists = server
+        .requests()
+        .into_iter()
+        .filter(|r| r.is_list())
+        .count();
+    assert_eq!(lists, 5, "each page once");
 }

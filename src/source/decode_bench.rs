@@ -10,7 +10,7 @@ use super::{
     decode::Decoder,
     error::Error,
     lines::{Read, WatchBody},
-    list::decode_page,
+    list::decode_items,
     watch::{WatchLine, parse_line},
 };
 
@@ -20,10 +20,7 @@ pub fn list_page<K: DeserializeOwned + Send>(
     text: &str,
     threads: Option<usize>,
 ) -> Vec<Result<K, Error>> {
-    match decode_page(text, &mut Decoder::new(), threads) {
-        Ok(page) => page.items,
-        Err(error) => vec![Err(error)],
-    }
+    decode_items(text, &mut Decoder::new(), threads).unwrap_or_else(|error| vec![Err(error)])
 }
 
 fn decoder(list_kind: Option<&str>) -> Decoder {

@@ -3,16 +3,18 @@
 //! when a continue token expired, and a consistent list (resourceVersion
 //! "") when the resourceVersion is gone or ahead of the server.
 
-use std::borrow::Cow;
+use std::{borrow::Cow, ops::Range};
 
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 
 use super::{
+    Watchable,
     config::DEFAULT_PAGE_SIZE,
     decode::{Decoder, parallel},
     error::{Error, api_status, is_expired, is_too_large_resource_version},
+    prefetch::{self, Failure, PageTask},
     target::{ListQuery, Target},
 };
 
@@ -36,38 +38,59 @@ struct RawListMeta {
     continue_token: Option<String>,
 }
 
-/// One list answer, decoded.
+/// One list answer read as far as its metadata: what is needed to ask for
+/// the next page, with the items left as text.
 #[derive(Debug)]
-pub(crate) struct Page<T> {
-    pub(crate) resource_version: Option<String>,
-    pub(crate) continue_token: Option<String>,
-    pub(crate) items: Vec<Result<T, Error>>,
+pub(super) struct Envelope {
+    pub(super) kind: Option<String>,
+    pub(super) resource_version: Option<String>,
+    pub(super) continue_token: Option<String>,
+    /// Where each item lies in the answer's text.
+    pub(super) items: Vec<Range<usize>>,
 }
 
-/// Decodes a list answer: its kind (remembered by `decoder`), metadata and
-/// items, each item once, on `threads` threads (`None`: as many as the
-/// page is worth, see `decode::parallel`).
-pub(crate) fn decode_page<T: DeserializeOwned + Send>(
-    text: &str,
-    decoder: &mut Decoder,
-    threads: Option<usize>,
-) -> Result<Page<T>, Error> {
+/// Reads a list answer's kind, metadata and item boundaries; one pass that
+/// also checks the whole answer is JSON.
+pub(super) fn read_envelope(text: &str) -> Result<Envelope, Error> {
     let raw: RawList<'_> = serde_json::from_str(text).map_err(|source| Error::Decode {
         what: "list",
         source,
     })?;
-    decoder.learn_list_kind(raw.kind.as_deref());
-    let decoder = &*decoder;
-    let items = raw.items.unwrap_or_default();
-    let decode = |item: &&RawValue| decoder.object(item, "list item");
-    let items = match threads {
-        Some(threads) => parallel::decode_on(&items, threads, decode),
-        None => parallel::decode_all(&items, text.len(), decode),
-    };
-    Ok(Page {
+    let start = text.as_ptr() as usize;
+    let items = raw
+        .items
+        .unwrap_or_default()
+        .into_iter()
+        .map(|item| {
+            // Each item is borrowed from `text`, so its address is an
+            // offset into it.
+            let offset = item.get().as_ptr() as usize - start;
+            offset..offset + item.get().len()
+        })
+        .collect();
+    Ok(Envelope {
+        kind: raw.kind.map(Cow::into_owned),
         resource_version: raw.metadata.resource_version,
         continue_token: raw.metadata.continue_token,
         items,
+    })
+}
+
+/// Decodes a list answer's items as [`Pager::next_page`] does, but on the
+/// calling thread's time, on `threads` threads (`None`: as many as the page
+/// is worth, see `decode::parallel`); for the decode benchmark.
+pub(crate) fn decode_items<T: DeserializeOwned + Send>(
+    text: &str,
+    decoder: &mut Decoder,
+    threads: Option<usize>,
+) -> Result<Vec<Result<T, Error>>, Error> {
+    let envelope = read_envelope(text)?;
+    decoder.learn_list_kind(envelope.kind.as_deref());
+    let decoder = &*decoder;
+    let decode = |item: &Range<usize>| decoder.object_text(&text[item.clone()], "list item");
+    Ok(match threads {
+        Some(threads) => parallel::decode_on(&envelope.items, threads, decode),
+        None => parallel::decode_all(&envelope.items, text.len(), decode),
     })
 }
 
@@ -115,16 +138,18 @@ pub(crate) enum PageOutcome<T> {
 
 /// One relist, page by page.
 #[derive(Debug)]
-pub(crate) struct Pager {
+pub(crate) struct Pager<T: Watchable> {
     requested_rv: String,
     query: ListQuery,
     /// The snapshot's resourceVersion, from the first page of this attempt.
     list_rv: Option<String>,
     tried_consistent: bool,
     paginated: bool,
+    /// The next page, fetched and decoded while this one is queued.
+    ahead: Option<PageTask<T>>,
 }
 
-impl Pager {
+impl<T: Watchable> Pager<T> {
     /// A relist at `resource_version` with `limit` per page.
     pub(crate) fn new(resource_version: String, limit: Option<u32>) -> Self {
         Self {
@@ -137,6 +162,7 @@ impl Pager {
             list_rv: None,
             tried_consistent: false,
             paginated: false,
+            ahead: None,
         }
     }
 
@@ -158,39 +184,58 @@ impl Pager {
 
     /// Fetches and decodes the next page; its items are decoded in
     /// parallel when the page is big enough (same order, same errors).
-    pub(crate) async fn next_page<T: DeserializeOwned + Send>(
+    ///
+    /// Pages are fetched and decoded ahead (`prefetch`): the page this
+    /// returns was, as a rule, fetched and decoded while the caller queued
+    /// the one before, and the next one is on its way when this returns.
+    pub(crate) async fn next_page(
         &mut self,
         target: &Target,
         decoder: &mut Decoder,
     ) -> PageOutcome<T> {
         let fresh = self.query.continue_token.is_none();
-        let text = match target.list(&self.query).await {
-            Ok(text) => text,
-            Err(error) => return self.on_error(error),
+        let ahead = match self.ahead.take() {
+            Some(task) => prefetch::join_page(task).await,
+            None => None,
         };
-        let page = match decode_page(&text, decoder, None) {
-            Ok(page) => page,
-            Err(error) => return PageOutcome::Failed(error),
+        let fetched = match ahead {
+            Some(fetched) => fetched,
+            None => prefetch::page(target.clone(), self.query.clone(), decoder.clone(), None).await,
         };
+        let fetched = match fetched {
+            Ok(fetched) => fetched,
+            Err(Failure::Request(error)) => return self.on_error(error),
+            Err(Failure::Answer(error)) => return PageOutcome::Failed(error),
+        };
+        decoder.learn_list_kind(fetched.kind.as_deref());
         if fresh {
-            self.list_rv = page.resource_version;
+            self.list_rv = fetched.resource_version;
         }
-        let items = page.items;
-        let done = match page.continue_token.filter(|t| !t.is_empty()) {
+        let done = match fetched.continue_token.filter(|t| !t.is_empty()) {
             Some(token) => {
                 self.paginated = true;
                 self.query.continue_token = Some(token);
+                self.ahead = prefetch::spawn_page(
+                    target.clone(),
+                    self.query.clone(),
+                    decoder.clone(),
+                    fetched.next,
+                );
                 None
             }
             None => Some(self.list_rv.clone().unwrap_or_default()),
         };
-        PageOutcome::Page { fresh, items, done }
+        PageOutcome::Page {
+            fresh,
+            items: fetched.items,
+            done,
+        }
     }
 
     /// Decides how a failed request continues: a full list after an
     /// expired continue token, a consistent list after an unavailable
     /// resourceVersion, otherwise give up this relist.
-    fn on_error<T>(&mut self, error: Error) -> PageOutcome<T> {
+    fn on_error(&mut self, error: Error) -> PageOutcome<T> {
         let status = match &error {
             Error::List { source, .. } => api_status(source),
             _ => None,

@@ -95,6 +95,7 @@ mod event;
 mod labels;
 mod lines;
 mod list;
+mod prefetch;
 mod stream;
 mod target;
 mod watch;

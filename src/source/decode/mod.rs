@@ -73,7 +73,16 @@ impl Decoder {
         object: &RawValue,
         what: &'static str,
     ) -> Result<T, Error> {
-        let text = object.get();
+        self.object_text(object.get(), what)
+    }
+
+    /// [`Decoder::object`] on an object's text, cut from a page whose JSON
+    /// was already checked.
+    pub(crate) fn object_text<T: DeserializeOwned>(
+        &self,
+        text: &str,
+        what: &'static str,
+    ) -> Result<T, Error> {
         let expected_kind = self.expected_kind.as_deref();
         let scan = scan::scan(text, expected_kind);
         let passes = scan.r7 == scan::R7::Passes;
@@ -214,8 +223,11 @@ mod parallel_prop {
     use k8s_openapi::api::core::v1::ConfigMap;
     use proptest::prelude::*;
 
-    use super::{Decoder, parallel::decode_on};
-    use crate::source::watch::parse_line;
+    use super::{
+        Decoder,
+        parallel::{Slices, decode_detached, decode_on},
+    };
+    use crate::source::{list::read_envelope, watch::parse_line};
 
     #[derive(Debug, Clone, Copy)]
     enum Item {
@@ -283,7 +295,15 @@ mod parallel_prop {
             let serial: Vec<String> = decode_on(&parsed.items, 1, decode).iter().map(summary).collect();
             let parallel: Vec<String> = decode_on(&parsed.items, threads, decode).iter().map(summary).collect();
             prop_assert_eq!(serial.len(), items.len());
-            prop_assert_eq!(parallel, serial);
+            prop_assert_eq!(&parallel, &serial);
+            // As the relist decodes a page: cut by the envelope, decoded
+            // on the decode threads while the caller awaits.
+            let ranges = read_envelope(&page).unwrap().items;
+            let detached = tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(
+                decode_detached(Slices { text: page.clone(), ranges }, move |item| decoder.object_text::<ConfigMap>(item, "list item")),
+            );
+            let detached: Vec<String> = detached.iter().map(summary).collect();
+            prop_assert_eq!(detached, serial);
         }
 
         #[test]

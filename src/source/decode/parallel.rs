@@ -29,15 +29,19 @@
 //!
 //! The pool is a `rayon` pool of its own (not rayon's global pool, which
 //! the program may use for other work); a batch is one `broadcast`, in
-//! which each thread decodes its chunk or nothing. A caller blocks while
-//! its batch is decoded, as it would decoding it itself. On a machine with
-//! one core, or if the pool cannot be started, batches are decoded on the
-//! calling thread, exactly as a serial decode.
+//! which each thread decodes its chunk or nothing. A watch burst's caller
+//! blocks while its batch is decoded, as it would decoding it itself; a
+//! list page's caller awaits it instead ([`decode_detached`]), so that the
+//! next page can be fetched meanwhile. On a machine with one core, or if
+//! the pool cannot be started, batches are decoded on the calling thread,
+//! exactly as a serial decode.
 
 use std::{
     num::NonZeroUsize,
+    ops::Range,
+    panic,
     sync::{
-        OnceLock,
+        Arc, OnceLock,
         atomic::{AtomicUsize, Ordering},
     },
 };
@@ -136,6 +140,55 @@ where
         out.extend(decoded[(first + part) % workers].take().unwrap_or_default());
     }
     out
+}
+
+/// Objects cut out of one text: the text and where each object lies in it.
+#[derive(Debug)]
+pub(crate) struct Slices {
+    pub(crate) text: String,
+    pub(crate) ranges: Vec<Range<usize>>,
+}
+
+/// `decode` applied to every object of `slices`, in order, like
+/// [`decode_all`]; but the caller awaits instead of blocking its thread.
+///
+/// A list page is handed whole to a blocking task of the runtime, which
+/// waits for the decode threads, so the thread that asked (a runtime
+/// worker) is free meanwhile: it can fetch the next page and run the tasks
+/// that apply the objects already decoded. A blocking task rather than a
+/// job on the decode threads, because tokio's paused test clock does not
+/// jump ahead while a blocking task runs: timers in a paused test (the
+/// watch's inactivity timeout, a resync) see no time pass during a decode,
+/// as before. Outside a tokio runtime the page is decoded in place. A
+/// panicking `decode` panics here, in the caller, as it would serially.
+pub(crate) async fn decode_detached<O, F>(slices: Slices, decode: F) -> Vec<O>
+where
+    O: Send + 'static,
+    F: Fn(&str) -> O + Send + Sync + 'static,
+{
+    let work = Arc::new((slices, decode));
+    let decode_all = |work: &(Slices, F)| {
+        let (slices, decode) = work;
+        let threads = threads_for(slices.ranges.len(), slices.text.len(), available_threads());
+        decode_on(&slices.ranges, threads, |range| {
+            decode(&slices.text[range.clone()])
+        })
+    };
+    let on_pool = pool().is_some() && !work.0.ranges.is_empty();
+    let Some(runtime) = tokio::runtime::Handle::try_current()
+        .ok()
+        .filter(|_| on_pool)
+    else {
+        return decode_all(&work);
+    };
+    let job = Arc::clone(&work);
+    match runtime.spawn_blocking(move || decode_all(&job)).await {
+        Ok(objects) => objects,
+        Err(error) if error.is_panic() => panic::resume_unwind(error.into_panic()),
+        // Cancelled before it ran (the runtime is shutting down): decode
+        // here instead.
+        Err(_) => decode_all(&work),
+    }
 }
 
 #[cfg(test)]
