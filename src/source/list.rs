@@ -89,7 +89,7 @@ pub(crate) fn decode_items<T: DeserializeOwned + Send>(
     let decoder = &*decoder;
     let decode = |item: &Range<usize>| decoder.object_text(&text[item.clone()], "list item");
     Ok(match threads {
-        Some(threads) => parallel::decode_on(&envelope.items, threads, decode),
+        Some(threads) => parallel::decode_on(&envelope.items, threads, text.len(), decode),
         None => parallel::decode_all(&envelope.items, text.len(), decode),
     })
 }

@@ -13,9 +13,12 @@
 //! independent of each other, so a page, or a burst of watch lines that
 //! arrived together, is decoded on several threads when it is big enough
 //! to pay for them ([`parallel`], which also says why all decoding happens
-//! on a fixed set of threads).
+//! on a fixed set of threads). Before a thread decodes a big chunk it makes
+//! room in its heap ([`headroom`]), which would otherwise grow a page at a
+//! time.
 
 mod exact;
+mod headroom;
 pub(crate) mod parallel;
 mod probe;
 mod scan;
@@ -292,8 +295,8 @@ mod parallel_prop {
             let mut decoder = Decoder::new();
             decoder.learn_list_kind(Some("ConfigMapList"));
             let decode = |raw: &&serde_json::value::RawValue| decoder.object::<ConfigMap>(raw, "list item");
-            let serial: Vec<String> = decode_on(&parsed.items, 1, decode).iter().map(summary).collect();
-            let parallel: Vec<String> = decode_on(&parsed.items, threads, decode).iter().map(summary).collect();
+            let serial: Vec<String> = decode_on(&parsed.items, 1, page.len(), decode).iter().map(summary).collect();
+            let parallel: Vec<String> = decode_on(&parsed.items, threads, page.len(), decode).iter().map(summary).collect();
             prop_assert_eq!(serial.len(), items.len());
             prop_assert_eq!(&parallel, &serial);
             // As the relist decodes a page: cut by the envelope, decoded
@@ -320,8 +323,8 @@ mod parallel_prop {
             let mut decoder = Decoder::new();
             decoder.learn_list_kind(Some("ConfigMapList"));
             let decode = |line: &&[u8]| parse_line::<ConfigMap>(line, &decoder);
-            let serial: Vec<String> = decode_on(&lines, 1, decode).iter().map(summary).collect();
-            let parallel: Vec<String> = decode_on(&lines, threads, decode).iter().map(summary).collect();
+            let serial: Vec<String> = decode_on(&lines, 1, 0, decode).iter().map(summary).collect();
+            let parallel: Vec<String> = decode_on(&lines, threads, 0, decode).iter().map(summary).collect();
             prop_assert_eq!(parallel, serial);
         }
     }

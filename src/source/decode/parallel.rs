@@ -36,6 +36,7 @@
 //! the pool cannot be started, batches are decoded on the calling thread,
 //! exactly as a serial decode.
 
+use super::headroom;
 use std::{
     num::NonZeroUsize,
     ops::Range,
@@ -102,18 +103,20 @@ where
     decode_on(
         items,
         threads_for(items.len(), bytes, available_threads()),
+        bytes,
         decode,
     )
 }
 
 /// `items.iter().map(decode).collect()` in up to `threads` chunks, on the
-/// decode threads when there are any. A panicking `decode` panics here, as
-/// it would serially.
+/// decode threads when there are any; `bytes` is the batch's JSON, for the
+/// room each thread makes in its heap first (`headroom`). A panicking
+/// `decode` panics here, as it would serially.
 ///
 /// The threads take turns: the first chunk of each batch goes to the next
 /// thread in turn, so over time every thread decodes (allocates) its share
 /// of the objects, and the memory freed into its arena is reused.
-pub(crate) fn decode_on<I, O, F>(items: &[I], threads: usize, decode: F) -> Vec<O>
+pub(crate) fn decode_on<I, O, F>(items: &[I], threads: usize, bytes: usize, decode: F) -> Vec<O>
 where
     I: Sync,
     O: Send,
@@ -121,19 +124,21 @@ where
 {
     static TURN: AtomicUsize = AtomicUsize::new(0);
     let Some(pool) = pool().filter(|_| !items.is_empty()) else {
+        headroom::make_room(bytes);
         return items.iter().map(&decode).collect();
     };
     let workers = pool.current_num_threads();
     let parts = threads.clamp(1, workers).min(items.len());
     let chunk = items.len().div_ceil(parts);
+    let chunk_bytes = bytes / parts;
     let first = TURN.fetch_add(1, Ordering::Relaxed) % workers;
     // Thread `index` decodes chunk `(index - first) mod workers`, if any.
     let mut decoded: Vec<Option<Vec<O>>> = pool.broadcast(|context| {
         let part = (context.index() + workers - first) % workers;
-        items
-            .chunks(chunk)
-            .nth(part)
-            .map(|chunk| chunk.iter().map(&decode).collect())
+        items.chunks(chunk).nth(part).map(|chunk| {
+            headroom::make_room(chunk_bytes);
+            chunk.iter().map(&decode).collect()
+        })
     });
     let mut out = Vec::with_capacity(items.len());
     for part in 0..parts {
@@ -170,7 +175,7 @@ where
     let decode_all = |work: &(Slices, F)| {
         let (slices, decode) = work;
         let threads = threads_for(slices.ranges.len(), slices.text.len(), available_threads());
-        decode_on(&slices.ranges, threads, |range| {
+        decode_on(&slices.ranges, threads, slices.text.len(), |range| {
             decode(&slices.text[range.clone()])
         })
     };
@@ -210,8 +215,14 @@ mod tests {
         let items: Vec<u32> = (0..1001).collect();
         let serial: Vec<u64> = items.iter().map(|i| u64::from(*i) * 3).collect();
         for threads in 1..=7 {
-            assert_eq!(decode_on(&items, threads, |i| u64::from(*i) * 3), serial);
+            assert_eq!(decode_on(&items, threads, 0, |i| u64::from(*i) * 3), serial);
+            // With room made on every thread first: the same.
+            let room = 4 << 20;
+            assert_eq!(
+                decode_on(&items, threads, room, |i| u64::from(*i) * 3),
+                serial
+            );
         }
-        assert!(decode_on(&[] as &[u32], 4, |i| *i).is_empty());
+        assert!(decode_on(&[] as &[u32], 4, 0, |i| *i).is_empty());
     }
 }
