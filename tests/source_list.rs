@@ -274,7 +274,7 @@ async fn r2_cache_answer_in_one_page_keeps_relists_unpaged() {
 // page is asked for until the stream moves on. The pages still come out
 // whole and in order, each fetched once.
 #[tokio::test(start_paused = true)]
-async fn pages_are_fetched_ahead_two_at_most() {
+async fn r2_pages_are_fetched_ahead_two_at_most() {
     use futures::StreamExt;
     use k8s_openapi::api::core::v1::ConfigMap;
     use kube::{Api, ResourceExt};

@@ -76,9 +76,9 @@ pub(super) fn read_envelope(text: &str) -> Result<Envelope, Error> {
     })
 }
 
-/// Decodes a list answer's items as [`Pager::next_page`] does, but on the
-/// calling thread's time, on `threads` threads (`None`: as many as the page
-/// is worth, see `decode::parallel`); for the decode benchmark.
+/// Decodes a list answer's items as [`Pager::next_page`] does, but with
+/// the caller blocked, on `threads` threads (`None`: as many as the page is
+/// worth, see `decode::parallel`); for the decode benchmark.
 pub(crate) fn decode_items<T: DeserializeOwned + Send>(
     text: &str,
     decoder: &mut Decoder,
@@ -195,7 +195,7 @@ impl<T: Watchable> Pager<T> {
     ) -> PageOutcome<T> {
         let fresh = self.query.continue_token.is_none();
         let ahead = match self.ahead.take() {
-            Some(task) => prefetch::join_page(task).await,
+            Some(task) => task.join().await,
             None => None,
         };
         let fetched = match ahead {

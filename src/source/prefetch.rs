@@ -52,7 +52,7 @@ impl<O: Send + 'static> Task<O> {
 
     /// What the work gave; `None` if the runtime cancelled it. A panic in
     /// the work goes on here.
-    async fn join(mut self) -> Option<O> {
+    pub(crate) async fn join(mut self) -> Option<O> {
         match (&mut self.0).await {
             Ok(output) => Some(output),
             Err(error) if error.is_panic() => std::panic::resume_unwind(error.into_panic()),
@@ -137,13 +137,6 @@ pub(crate) fn spawn_page<T: Watchable>(
     fetch: Option<Fetch>,
 ) -> Option<PageTask<T>> {
     Task::spawn(page(target, query, decoder, fetch))
-}
-
-/// The result of a page's task; `None` if the runtime cancelled it.
-pub(crate) async fn join_page<T: Watchable>(
-    task: PageTask<T>,
-) -> Option<Result<Fetched<T>, Failure>> {
-    task.join().await
 }
 
 async fn decode_items<T: Watchable>(

@@ -172,10 +172,8 @@ where
     F: Fn(&str) -> O + Send + Sync + 'static,
 {
     let work = Arc::new((slices, decode));
-    let decode_all = |work: &(Slices, F)| {
-        let (slices, decode) = work;
-        let threads = threads_for(slices.ranges.len(), slices.text.len(), available_threads());
-        decode_on(&slices.ranges, threads, slices.text.len(), |range| {
+    let decode_page = |(slices, decode): &(Slices, F)| {
+        decode_all(&slices.ranges, slices.text.len(), |range| {
             decode(&slices.text[range.clone()])
         })
     };
@@ -184,15 +182,15 @@ where
         .ok()
         .filter(|_| on_pool)
     else {
-        return decode_all(&work);
+        return decode_page(&work);
     };
     let job = Arc::clone(&work);
-    match runtime.spawn_blocking(move || decode_all(&job)).await {
+    match runtime.spawn_blocking(move || decode_page(&job)).await {
         Ok(objects) => objects,
         Err(error) if error.is_panic() => panic::resume_unwind(error.into_panic()),
         // Cancelled before it ran (the runtime is shutting down): decode
         // here instead.
-        Err(_) => decode_all(&work),
+        Err(_) => decode_page(&work),
     }
 }
 
