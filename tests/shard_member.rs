@@ -50,6 +50,9 @@ struct State {
     uid: u64,
     watchers: Vec<mpsc::UnboundedSender<Event<Lease>>>,
     failing: BTreeSet<String>,
+    /// Writes to these Leases are held, unanswered and unapplied, until
+    /// the instant given; then applied (however late) and answered.
+    held: BTreeMap<String, Instant>,
 }
 
 impl State {
@@ -78,8 +81,12 @@ impl FakeLeases {
     }
 
     fn shard(&self, identity: &str) -> Shard {
+        self.shard_with(ShardConfig::new("ring", identity))
+    }
+
+    fn shard_with(&self, config: ShardConfig) -> Shard {
         let informer = Informer::builder_from_stream(self.events()).build();
-        Shard::with_parts(self.clone(), informer, ShardConfig::new("ring", identity)).unwrap()
+        Shard::with_parts(self.clone(), informer, config).unwrap()
     }
 
     fn fail_writes(&self, lease: &str, fail: bool) {
@@ -89,6 +96,40 @@ impl FakeLeases {
         } else {
             state.failing.remove(lease);
         }
+    }
+
+    /// Holds every write to `lease` sent from now until `hold` has passed:
+    /// each is applied and answered only then, whether or not its sender
+    /// still waits (a hung API server).
+    fn hold_writes(&self, lease: &str, hold: Duration) {
+        let until = Instant::now() + hold;
+        self.state.lock().held.insert(lease.to_owned(), until);
+    }
+
+    /// Waits out a hold on `name`'s writes on a task of its own, so the
+    /// write lands even when the caller gave up on it.
+    async fn held(
+        &self,
+        name: &str,
+        write: impl FnOnce(&Self) -> Result<Lease, LeaseError> + Send + 'static,
+    ) -> Result<Lease, LeaseError> {
+        let until = self
+            .state
+            .lock()
+            .held
+            .get(name)
+            .copied()
+            .filter(|until| *until > Instant::now());
+        let Some(until) = until else {
+            return write(self);
+        };
+        let server = self.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep_until(until).await;
+            write(&server)
+        })
+        .await
+        .expect("a held write does not panic")
     }
 
     fn names(&self) -> Vec<String> {
@@ -104,8 +145,8 @@ impl FakeLeases {
     }
 }
 
-impl LeaseApi for FakeLeases {
-    async fn create(&self, mut lease: Lease) -> Result<Lease, LeaseError> {
+impl FakeLeases {
+    fn create_now(&self, mut lease: Lease) -> Result<Lease, LeaseError> {
         let mut state = self.state.lock();
         let name = lease.metadata.name.clone().unwrap();
         if state.failing.contains(&name) {
@@ -122,7 +163,7 @@ impl LeaseApi for FakeLeases {
         Ok(stored)
     }
 
-    async fn replace(&self, mut lease: Lease) -> Result<Lease, LeaseError> {
+    fn replace_now(&self, mut lease: Lease) -> Result<Lease, LeaseError> {
         let mut state = self.state.lock();
         let name = lease.metadata.name.clone().unwrap();
         if state.failing.contains(&name) {
@@ -139,6 +180,20 @@ impl LeaseApi for FakeLeases {
         let event = stored.clone();
         state.emit(|| Event::Modified(event.clone()));
         Ok(stored)
+    }
+}
+
+impl LeaseApi for FakeLeases {
+    async fn create(&self, lease: Lease) -> Result<Lease, LeaseError> {
+        let name = lease.metadata.name.clone().unwrap();
+        self.held(&name, move |server| server.create_now(lease))
+            .await
+    }
+
+    async fn replace(&self, lease: Lease) -> Result<Lease, LeaseError> {
+        let name = lease.metadata.name.clone().unwrap();
+        self.held(&name, move |server| server.replace_now(lease))
+            .await
     }
 
     async fn get(&self, name: &str) -> Result<Option<Lease>, LeaseError> {
@@ -229,6 +284,83 @@ async fn s3_a_member_that_cannot_renew_stops_acting_before_its_lease_expires() {
     until(Duration::from_secs(10), || shard.gate().owns(&key))
         .await
         .expect("acts again after renewing");
+}
+
+// S3: a write that gets no answer at all (the server holds it) stops the
+// member at its deadline, as failing writes do, and the work it handed out
+// learns so at that instant.
+#[tokio::test(start_paused = true)]
+async fn s3_a_member_whose_lease_write_hangs_stops_acting_at_its_deadline() {
+    let server = FakeLeases::default();
+    let shard = server.shard("a");
+    let _task = spawn(&shard);
+    let key: ObjectKey = "ns/x".parse().unwrap();
+    until(Duration::from_secs(5), || shard.gate().owns(&key))
+        .await
+        .expect("a lone member owns every key");
+    let mut guard = shard.gate().begin(&key).expect("owned");
+
+    let start = Instant::now();
+    server.hold_writes("ring-a", Duration::from_secs(30));
+    guard.lost().await;
+    let lost = start.elapsed();
+    assert!(!shard.gate().owns(&key));
+    assert!(shard.gate().begin(&key).is_none());
+    eprintln!("S3: lost {lost:?} after its writes began to hang");
+    // The last successful renewal was sent at most a retry period (2 s)
+    // before the hold began; the member stops a renew deadline (10 s) after.
+    assert!(lost <= Duration::from_secs(10), "{lost:?}");
+    assert!(lost >= Duration::from_secs(8), "{lost:?}");
+
+    // The held writes land when the hold ends; it acts again after that.
+    drop(guard);
+    until(Duration::from_secs(40), || shard.gate().owns(&key))
+        .await
+        .expect("acts again once its writes are answered");
+}
+
+// S3 with three members and the timings of a fast ring (Lease 3 s, renew
+// deadline 2 s, retry 0.5 s): while one member's writes hang for 12 s the
+// others take its keys over, and no key is ever owned by two members.
+#[tokio::test(start_paused = true)]
+async fn s3_no_key_has_two_owners_while_a_members_writes_hang() {
+    let server = FakeLeases::default();
+    let fast = |identity: &str| {
+        ShardConfig::new("ring", identity)
+            .lease_duration(Duration::from_secs(3))
+            .renew_deadline(Duration::from_secs(2))
+            .retry_period(Duration::from_millis(500))
+    };
+    let (a, b, c) = (
+        server.shard_with(fast("a")),
+        server.shard_with(fast("b")),
+        server.shard_with(fast("c")),
+    );
+    let _tasks = [spawn(&a), spawn(&b), spawn(&c)];
+    let keys: Vec<ObjectKey> = keys().into_iter().take(200).collect();
+    until(Duration::from_secs(10), || {
+        owner_counts(&[&a, &b, &c], &keys).iter().all(|n| *n == 1)
+    })
+    .await
+    .expect("the members share the keys");
+    let of_a: Vec<ObjectKey> = keys.iter().filter(|k| a.gate().owns(k)).cloned().collect();
+    assert!(!of_a.is_empty());
+
+    server.hold_writes("ring-a", Duration::from_secs(12));
+    let end = Instant::now() + Duration::from_secs(14);
+    let mut taken_over = false;
+    while Instant::now() < end {
+        let counts = owner_counts(&[&a, &b, &c], &keys);
+        assert!(counts.iter().all(|n| *n <= 1), "a key has two owners");
+        taken_over |= of_a.iter().all(|k| b.gate().owns(k) || c.gate().owns(k));
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(taken_over, "the others took the hung member's keys over");
+    until(Duration::from_secs(20), || {
+        owner_counts(&[&a, &b, &c], &keys).iter().all(|n| *n == 1)
+    })
+    .await
+    .expect("every key has one owner again");
 }
 
 // S4, S5
@@ -529,6 +661,9 @@ enum Step {
     Stop(usize),
     /// Time passes (milliseconds).
     Wait(u64),
+    /// Replica `.0`'s Lease writes hang for `.1` milliseconds (held by the
+    /// server, then applied late).
+    Hang(usize, u64),
 }
 
 fn step() -> impl proptest::strategy::Strategy<Value = Step> {
@@ -542,6 +677,7 @@ fn step() -> impl proptest::strategy::Strategy<Value = Step> {
         4 => (0..4_000u64).prop_map(Step::Wait),
         // Past a renew deadline: a stopping replica gives up waiting.
         1 => (8_000..14_000u64).prop_map(Step::Wait),
+        1 => (0..5usize, 1_000..20_000u64).prop_map(|(r, ms)| Step::Hang(r, ms)),
     ]
 }
 
@@ -552,7 +688,18 @@ struct Running {
     stopping: bool,
     /// When its membership task was first seen ended.
     finished_at: Option<Instant>,
-    work: Vec<kube_informer::shard::WorkGuard>,
+    work: Vec<Work>,
+    /// Its writes hung at some point: its work watches its guards and ends
+    /// within [`WORK_AFTER_LEAVE`] of losing them, as work must for the
+    /// guarantee to cover a partition.
+    partitioned: bool,
+}
+
+/// One piece of work in flight.
+struct Work {
+    guard: kube_informer::shard::WorkGuard,
+    /// When its guard was first seen lost.
+    lost_since: Option<Instant>,
 }
 
 impl Running {
@@ -569,7 +716,7 @@ fn check_one_holder(replicas: &[Running], keys: &[ObjectKey]) {
         let holders: Vec<&str> = replicas
             .iter()
             .filter(|r| r.alive)
-            .filter(|r| r.shard.gate().owns(key) || r.work.iter().any(|g| g.key() == key))
+            .filter(|r| r.shard.gate().owns(key) || r.work.iter().any(|w| w.guard.key() == key))
             .map(|r| r.shard.member().as_str())
             .collect();
         assert!(holders.len() <= 1, "{key} held by {holders:?}");
@@ -591,6 +738,17 @@ async fn pass(time: Duration, replicas: &mut [Running], keys: &[ObjectKey]) {
     loop {
         let now = Instant::now();
         for replica in replicas.iter_mut() {
+            if replica.partitioned {
+                for work in &mut replica.work {
+                    if !work.guard.is_owned() {
+                        work.lost_since.get_or_insert(now);
+                    }
+                }
+                replica.work.retain(|work| {
+                    work.lost_since
+                        .is_none_or(|since| now < since + WORK_AFTER_LEAVE)
+                });
+            }
             if replica.alive && replica.task.is_finished() {
                 let finished_at = *replica.finished_at.get_or_insert(now);
                 if now >= finished_at + WORK_AFTER_LEAVE {
@@ -623,6 +781,7 @@ async fn run_steps(steps: Vec<Step>) {
             stopping: false,
             finished_at: None,
             work: Vec::new(),
+            partitioned: false,
         });
     };
     join(&mut replicas);
@@ -636,7 +795,10 @@ async fn run_steps(steps: Vec<Step>) {
                 if replica.alive
                     && let Some(guard) = replica.shard.gate().begin(&keys[k])
                 {
-                    replica.work.push(guard);
+                    replica.work.push(Work {
+                        guard,
+                        lost_since: None,
+                    });
                 }
             }
             Step::End(i) => {
@@ -682,6 +844,12 @@ async fn run_steps(steps: Vec<Step>) {
                 }
             }
             Step::Wait(ms) => pass(Duration::from_millis(ms), &mut replicas, &keys).await,
+            Step::Hang(r, ms) => {
+                let n = replicas.len();
+                let replica = &mut replicas[r % n];
+                replica.partitioned = true;
+                server.hold_writes(replica.shard.member().as_str(), Duration::from_millis(ms));
+            }
         }
         check_one_holder(&replicas, &keys);
     }

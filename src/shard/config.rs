@@ -14,6 +14,11 @@ use std::time::Duration;
 /// differences and for work that must notice its guard was
 /// [lost](super::WorkGuard::lost).
 ///
+/// Every Lease request is abandoned when no answer came within a
+/// `retry_period`, so a request the server never answers holds the
+/// membership task up for at most that long; the member stops acting at its
+/// deadline either way (the [`KeyGate`](super::KeyGate) enforces it).
+///
 /// # Examples
 ///
 /// ```
@@ -93,7 +98,8 @@ impl ShardConfig {
         self
     }
 
-    /// How often a member renews its Lease (and retries a failed write).
+    /// How often a member renews its Lease (and retries a failed write);
+    /// also how long it waits for the answer to any Lease request.
     #[must_use]
     pub fn retry_period(mut self, period: Duration) -> Self {
         self.retry_period = period;

@@ -1,10 +1,20 @@
 //! [`KeyGate`]: the one place that says which keys may be worked on, and
 //! counts the work in flight, so a handover can wait for it.
+//!
+//! The membership task installs each ownership with the deadline S3 gives
+//! it (a renew deadline after the last successful Lease write was sent).
+//! The gate enforces that deadline itself: every read compares it with the
+//! clock, so no key is admitted past it even while the membership task is
+//! stuck in a request, and [`KeyGate::expire_at_deadlines`] (polled beside
+//! the membership task) announces the loss to watchers when it passes.
 
 use std::{collections::HashMap, fmt, sync::Arc};
 
 use parking_lot::Mutex;
-use tokio::sync::{Notify, watch};
+use tokio::{
+    sync::{Notify, watch},
+    time::{Instant, sleep_until},
+};
 
 use super::ownership::Ownership;
 use crate::{key::ObjectKey, metrics::ShardMetrics, store::Store};
@@ -18,6 +28,13 @@ use crate::{key::ObjectKey, metrics::ShardMetrics, store::Store};
 /// membership task waits ([`released`](Self::released)) until the guards
 /// already out on them are dropped before it tells the other replicas that
 /// it let go.
+///
+/// An ownership installed by a [`Shard`](super::Shard) holds only until a
+/// renew deadline after the member sent its last successful Lease write
+/// (S3): past that instant nothing is owned, `begin` refuses every key and
+/// every [`WorkGuard::lost`] resolves, whether or not the membership task
+/// has run since. An ownership installed with
+/// [`set_ownership`](Self::set_ownership) has no deadline.
 ///
 /// Cheap to clone; every clone is the same gate.
 ///
@@ -45,14 +62,34 @@ pub struct KeyGate {
 struct Inner {
     state: Mutex<State>,
     ownership: watch::Sender<Ownership>,
+    /// The deadline of the ownership now installed, for the waiters that
+    /// must wake when it passes.
+    deadline: watch::Sender<Option<Instant>>,
     released: Notify,
 }
 
 struct State {
     ownership: Ownership,
+    /// From this instant on nothing is owned, whatever `ownership` says.
+    until: Option<Instant>,
     in_flight: HashMap<ObjectKey, usize>,
-    /// How many times `set_ownership` changed the ownership.
+    /// How many times the ownership changed.
     changes: u64,
+}
+
+impl State {
+    fn owns(&self, key: &ObjectKey) -> bool {
+        self.in_force() && self.ownership.owns(key)
+    }
+
+    /// Whether the deadline, if any, has not passed.
+    fn in_force(&self) -> bool {
+        self.until.is_none_or(|until| Instant::now() < until)
+    }
+
+    fn released_busy(&self) -> bool {
+        self.in_flight.keys().any(|key| !self.owns(key))
+    }
 }
 
 impl KeyGate {
@@ -63,10 +100,12 @@ impl KeyGate {
             inner: Arc::new(Inner {
                 state: Mutex::new(State {
                     ownership,
+                    until: None,
                     in_flight: HashMap::new(),
                     changes: 0,
                 }),
                 ownership: sender,
+                deadline: watch::Sender::new(None),
                 released: Notify::new(),
             }),
         }
@@ -74,12 +113,17 @@ impl KeyGate {
 
     /// Whether `key` is owned now.
     pub fn owns(&self, key: &ObjectKey) -> bool {
-        self.inner.state.lock().ownership.owns(key)
+        self.inner.state.lock().owns(key)
     }
 
     /// The ownership now.
     pub fn ownership(&self) -> Ownership {
-        self.inner.state.lock().ownership.clone()
+        let state = self.inner.state.lock();
+        if state.in_force() {
+            state.ownership.clone()
+        } else {
+            Ownership::nothing()
+        }
     }
 
     /// Starts work on `key` if it is owned: the returned guard counts as
@@ -87,7 +131,7 @@ impl KeyGate {
     /// not work on it (a work queue drops such a key).
     pub fn begin(&self, key: &ObjectKey) -> Option<WorkGuard> {
         let mut state = self.inner.state.lock();
-        if !state.ownership.owns(key) {
+        if !state.owns(key) {
             return None;
         }
         *state.in_flight.entry(key.clone()).or_insert(0) += 1;
@@ -96,6 +140,7 @@ impl KeyGate {
             gate: Arc::clone(&self.inner),
             key: key.clone(),
             ownership: self.inner.ownership.subscribe(),
+            deadline: self.inner.deadline.subscribe(),
         })
     }
 
@@ -105,22 +150,82 @@ impl KeyGate {
     /// The membership task calls this; a program gating work some other way
     /// (its own election, tests) may too.
     pub fn set_ownership(&self, ownership: Ownership) -> bool {
+        self.grant(ownership, None)
+    }
+
+    /// Installs `ownership` until `until` (S3): from that instant on nothing
+    /// is owned, until the next grant. Returns whether work is still in
+    /// flight on a key not owned now.
+    pub(crate) fn grant(&self, ownership: Ownership, until: Option<Instant>) -> bool {
+        // A grant whose deadline already passed grants nothing.
+        let ownership = if until.is_some_and(|until| Instant::now() >= until) {
+            Ownership::nothing()
+        } else {
+            ownership
+        };
         let mut state = self.inner.state.lock();
         let changed = state.ownership != ownership;
         state.changes += u64::from(changed);
         state.ownership = ownership.clone();
-        let busy = state.in_flight.keys().any(|key| !state.ownership.owns(key));
+        state.until = until;
+        let busy = state.released_busy();
         drop(state);
         if changed {
             self.inner.ownership.send_replace(ownership);
         }
+        self.inner.deadline.send_if_modified(|deadline| {
+            let moved = *deadline != until;
+            *deadline = until;
+            moved
+        });
         busy
+    }
+
+    /// Runs for as long as it is polled: each time the deadline of the
+    /// installed ownership passes, installs [`Ownership::nothing`] so that
+    /// watchers ([`watch`](Self::watch), [`ShardedStream`](super::ShardedStream),
+    /// [`WorkGuard::lost`]) learn of the loss then, not when the membership
+    /// task next gets to run. Reads of the gate need no such help: they
+    /// compare the deadline with the clock themselves.
+    pub(crate) async fn expire_at_deadlines(&self) {
+        let mut deadline = self.inner.deadline.subscribe();
+        loop {
+            let until = *deadline.borrow_and_update();
+            if let Some(until) = until {
+                tokio::select! {
+                    () = sleep_until(until) => {
+                        self.expire(until);
+                        if deadline.changed().await.is_err() {
+                            return;
+                        }
+                    }
+                    changed = deadline.changed() => if changed.is_err() { return },
+                }
+            } else if deadline.changed().await.is_err() {
+                return;
+            }
+        }
+    }
+
+    /// Installs nothing if the deadline is still `until` (no grant came
+    /// since), and tells the watchers.
+    fn expire(&self, until: Instant) {
+        let mut state = self.inner.state.lock();
+        if state.until != Some(until) {
+            return;
+        }
+        let changed = !state.ownership.is_nothing();
+        state.changes += u64::from(changed);
+        state.ownership = Ownership::nothing();
+        drop(state);
+        if changed {
+            self.inner.ownership.send_replace(Ownership::nothing());
+        }
     }
 
     /// Whether work is in flight on a key not owned now.
     pub fn released_busy(&self) -> bool {
-        let state = self.inner.state.lock();
-        state.in_flight.keys().any(|key| !state.ownership.owns(key))
+        self.inner.state.lock().released_busy()
     }
 
     /// How many guards are out.
@@ -157,9 +262,14 @@ impl KeyGate {
     pub fn metrics<K>(&self, store: &Store<K>) -> ShardMetrics {
         let keys = store.list_keys();
         let state = self.inner.state.lock();
+        let members = if state.in_force() {
+            state.ownership.members()
+        } else {
+            0
+        };
         ShardMetrics {
-            members: state.ownership.members(),
-            owned_keys: keys.iter().filter(|key| state.ownership.owns(key)).count(),
+            members,
+            owned_keys: keys.iter().filter(|key| state.owns(key)).count(),
             ownership_changes: state.changes,
             work_in_flight: state.in_flight.values().sum(),
         }
@@ -203,6 +313,7 @@ pub struct WorkGuard {
     gate: Arc<Inner>,
     key: ObjectKey,
     ownership: watch::Receiver<Ownership>,
+    deadline: watch::Receiver<Option<Instant>>,
 }
 
 impl WorkGuard {
@@ -213,14 +324,31 @@ impl WorkGuard {
 
     /// Whether the key is still owned.
     pub fn is_owned(&self) -> bool {
-        self.gate.state.lock().ownership.owns(&self.key)
+        self.gate.state.lock().owns(&self.key)
     }
 
-    /// Resolves once the key is no longer owned (cancel-safe).
+    /// Resolves once the key is no longer owned: released in a handover, or
+    /// at the deadline of the ownership it was handed out under, at that
+    /// instant even if the membership task is stuck (cancel-safe).
     pub async fn lost(&mut self) {
-        let key = self.key.clone();
-        // An error means the gate is gone: nothing is owned any more.
-        let _ = self.ownership.wait_for(|o| !o.owns(&key)).await;
+        let Self {
+            gate,
+            key,
+            ownership,
+            deadline,
+        } = self;
+        loop {
+            let until = *deadline.borrow_and_update();
+            if !gate.state.lock().owns(key) {
+                return;
+            }
+            tokio::select! {
+                // An error means the gate is gone: nothing is owned any more.
+                _ = ownership.wait_for(|o| !o.owns(key)) => return,
+                () = sleep_until_some(until) => {}
+                _ = deadline.changed() => {}
+            }
+        }
     }
 }
 
@@ -238,8 +366,132 @@ impl Drop for WorkGuard {
     }
 }
 
+/// Sleeps until `until`, or forever without one.
+async fn sleep_until_some(until: Option<Instant>) {
+    match until {
+        Some(until) => sleep_until(until).await,
+        None => std::future::pending().await,
+    }
+}
+
 impl fmt::Debug for WorkGuard {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("WorkGuard").field("key", &self.key).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use futures::FutureExt;
+
+    use super::*;
+
+    fn key() -> ObjectKey {
+        "ns/x".parse().unwrap()
+    }
+
+    // S3: the deadline holds by itself, with no membership task running.
+    #[tokio::test(start_paused = true)]
+    async fn s3_nothing_is_admitted_from_the_deadline_on() {
+        let gate = KeyGate::new(Ownership::nothing());
+        let deadline = Instant::now() + Duration::from_secs(2);
+        assert!(!gate.grant(Ownership::everything(), Some(deadline)));
+        let mut guard = gate.begin(&key()).expect("owned before the deadline");
+        assert!(guard.lost().now_or_never().is_none());
+
+        tokio::time::sleep_until(deadline - Duration::from_millis(1)).await;
+        assert!(gate.owns(&key()));
+        tokio::time::sleep_until(deadline).await;
+        assert!(!gate.owns(&key()));
+        assert!(gate.begin(&key()).is_none());
+        assert!(gate.ownership().is_nothing());
+        assert!(!guard.is_owned());
+        assert!(
+            gate.released_busy(),
+            "the guard's work is on a key not owned"
+        );
+        // `lost` wakes at the deadline on its own.
+        guard.lost().now_or_never().expect("lost at the deadline");
+    }
+
+    // S3: a guard waiting in `lost` wakes at the deadline, not later.
+    #[tokio::test(start_paused = true)]
+    async fn s3_lost_resolves_at_the_deadline_while_waiting() {
+        let gate = KeyGate::new(Ownership::nothing());
+        let start = Instant::now();
+        gate.grant(
+            Ownership::everything(),
+            Some(start + Duration::from_secs(2)),
+        );
+        let mut guard = gate.begin(&key()).unwrap();
+        guard.lost().await;
+        assert_eq!(start.elapsed(), Duration::from_secs(2));
+    }
+
+    // S3: a renewal moves the deadline; the guard stays owned.
+    #[tokio::test(start_paused = true)]
+    async fn s3_a_later_deadline_extends_the_ownership() {
+        let gate = KeyGate::new(Ownership::nothing());
+        let start = Instant::now();
+        gate.grant(
+            Ownership::everything(),
+            Some(start + Duration::from_secs(2)),
+        );
+        let mut guard = gate.begin(&key()).unwrap();
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        gate.grant(
+            Ownership::everything(),
+            Some(start + Duration::from_secs(3)),
+        );
+        let lost = guard.lost();
+        tokio::pin!(lost);
+        tokio::select! {
+            () = &mut lost => panic!("lost before the new deadline"),
+            () = tokio::time::sleep_until(start + Duration::from_millis(2_999)) => {}
+        }
+        lost.await;
+        assert_eq!(start.elapsed(), Duration::from_secs(3));
+    }
+
+    // S3: a grant whose deadline already passed grants nothing.
+    #[tokio::test(start_paused = true)]
+    async fn s3_a_grant_past_its_deadline_grants_nothing() {
+        let gate = KeyGate::new(Ownership::nothing());
+        gate.grant(Ownership::everything(), Some(Instant::now()));
+        assert!(!gate.owns(&key()));
+        assert!(gate.watch().borrow().is_nothing());
+    }
+
+    // S3: watchers hear of the loss at the deadline when the expiry task runs.
+    #[tokio::test(start_paused = true)]
+    async fn s3_watchers_see_nothing_owned_at_the_deadline() {
+        let gate = KeyGate::new(Ownership::nothing());
+        let start = Instant::now();
+        gate.grant(
+            Ownership::everything(),
+            Some(start + Duration::from_secs(2)),
+        );
+        let mut watch = gate.watch();
+        assert!(!watch.borrow_and_update().is_nothing());
+        let expiry = tokio::spawn({
+            let gate = gate.clone();
+            async move { gate.expire_at_deadlines().await }
+        });
+        watch.changed().await.unwrap();
+        assert!(watch.borrow().is_nothing());
+        assert_eq!(start.elapsed(), Duration::from_secs(2));
+        assert_eq!(
+            gate.metrics(
+                &crate::store::Writer::<k8s_openapi::api::core::v1::ConfigMap>::new(
+                    Default::default()
+                )
+                .reader()
+            )
+            .ownership_changes,
+            2
+        );
+        expiry.abort();
     }
 }

@@ -160,6 +160,13 @@ impl Handover {
         self.own.is_some() && self.active_until.is_some_and(|until| now < until)
     }
 
+    /// When this member stops acting unless a write sent before then
+    /// succeeds: the send time of its last successful write plus the renew
+    /// deadline (S3). `None` while it has no Lease.
+    pub fn active_until(&self) -> Option<Instant> {
+        self.own.as_ref().and(self.active_until)
+    }
+
     /// A Lease of the ring seen at `now` (a notification of the Lease
     /// informer). The own Lease is ignored here: its state comes from
     /// [`written`](Self::written).

@@ -38,6 +38,10 @@ pub enum LeaseError {
     /// The Lease changed since the resourceVersion the call was conditional on.
     #[error("lease changed since it was read")]
     Conflict,
+    /// No answer came in time; the request was abandoned (it may still
+    /// have been applied).
+    #[error("lease request got no answer within {0:?}")]
+    TimedOut(Duration),
     /// Anything else (network, 403, bad response).
     #[error("lease request failed: {0}")]
     Other(#[source] Box<dyn std::error::Error + Send + Sync>),

@@ -3,9 +3,12 @@
 //! [`Handover`] state machine and installs what it decides in the
 //! [`KeyGate`] that consumers work through.
 
-use std::{fmt, future::Future, pin::pin, sync::Arc};
+use std::{fmt, future::Future, pin::pin, sync::Arc, time::Duration};
 
-use futures::{FutureExt, StreamExt, future::BoxFuture};
+use futures::{
+    FutureExt, StreamExt,
+    future::{BoxFuture, Either},
+};
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use kube::Api;
 use parking_lot::Mutex;
@@ -116,7 +119,19 @@ impl Shard {
         let member = MemberId::new(config.lease_name());
         let gate = KeyGate::new(Ownership::nothing());
         let stop = CancellationToken::new();
-        let task = run_loop(api, informer, config, gate.clone(), stop.clone()).boxed();
+        let expiry = gate.clone();
+        let membership = run_loop(api, informer, config, gate.clone(), stop.clone());
+        // The gate's deadlines are announced beside the membership loop, so
+        // a loop waiting on a request does not delay them (S3).
+        let task = async move {
+            match futures::future::select(pin!(membership), pin!(expiry.expire_at_deadlines()))
+                .await
+            {
+                Either::Left((result, _)) => result,
+                Either::Right(((), membership)) => membership.await,
+            }
+        }
+        .boxed();
         Ok(Self {
             inner: Arc::new(Inner {
                 member,
@@ -174,6 +189,46 @@ impl fmt::Debug for Shard {
             .field("member", &self.inner.member)
             .field("gate", &self.inner.gate)
             .finish()
+    }
+}
+
+/// The Lease calls of the membership task, each abandoned when no answer
+/// came within `timeout` (a retry period, shorter than the renew deadline by
+/// [`ShardConfig::validate`]). An abandoned write is never taken as a
+/// success, so its late answer cannot extend the time this member acts;
+/// if the server applied it anyway, the next write, conditional on the old
+/// resourceVersion, conflicts and re-reads the Lease.
+struct Bounded<A> {
+    api: A,
+    timeout: Duration,
+}
+
+impl<A> Bounded<A> {
+    async fn call<T>(
+        &self,
+        request: impl Future<Output = Result<T, LeaseError>>,
+    ) -> Result<T, LeaseError> {
+        tokio::time::timeout(self.timeout, request)
+            .await
+            .unwrap_or(Err(LeaseError::TimedOut(self.timeout)))
+    }
+}
+
+impl<A: LeaseApi> LeaseApi for Bounded<A> {
+    async fn create(&self, lease: Lease) -> Result<Lease, LeaseError> {
+        self.call(self.api.create(lease)).await
+    }
+    async fn replace(&self, lease: Lease) -> Result<Lease, LeaseError> {
+        self.call(self.api.replace(lease)).await
+    }
+    async fn get(&self, name: &str) -> Result<Option<Lease>, LeaseError> {
+        self.call(self.api.get(name)).await
+    }
+    async fn delete_if(&self, name: &str, resource_version: &str) -> Result<(), LeaseError> {
+        self.call(self.api.delete_if(name, resource_version)).await
+    }
+    async fn list(&self, selector: &str) -> Result<Vec<Lease>, LeaseError> {
+        self.call(self.api.list(selector)).await
     }
 }
 
@@ -273,6 +328,10 @@ async fn run_loop<A: LeaseApi>(
     gate: KeyGate,
     stop: CancellationToken,
 ) -> Result<(), Error> {
+    let api = Bounded {
+        api,
+        timeout: config.retry_period,
+    };
     let name = config.lease_name();
     let mut core = Handover::new(
         MemberId::new(name.as_str()),
@@ -296,7 +355,7 @@ async fn run_loop<A: LeaseApi>(
         // it wakes this loop.
         let mut released = pin!(gate.released_notify().notified());
         released.as_mut().enable();
-        let busy = gate.set_ownership(core.update(now));
+        let busy = gate.grant(core.update(now), core.active_until());
         let plan = core.plan(now, busy);
 
         // Every plan's fences are acted on: planning records them as sent.

@@ -36,7 +36,12 @@
 //!   the renew deadline has passed since it *sent* its last successful Lease
 //!   write. The others count it alive until the Lease duration has passed
 //!   since they *observed* that write, which was after it was sent; the
-//!   renew deadline is shorter than the Lease duration.
+//!   renew deadline is shorter than the Lease duration. The [`KeyGate`]
+//!   enforces the deadline itself: from that instant it refuses every key
+//!   and every [`WorkGuard::lost`] resolves, even while the membership task
+//!   waits on a request. Each Lease request is abandoned after a retry
+//!   period without an answer, and an abandoned write never counts as
+//!   successful, however late its answer.
 //! - **S4 Acquire on a confirmed, unanimous set.** A member starts acting on
 //!   the keys of a set `T` only after a list of all the ring's Leases, read
 //!   after its own acknowledgement was written, shows exactly the members of
@@ -109,10 +114,10 @@
 //! 2.8 s after the kill in six runs, depending on how long before the kill
 //! the last renewal was, and no two reconciles of one key overlapped).
 //!
-//! *When a replica is partitioned* (alive but unable to renew), it stops
-//! handing out keys a renew deadline after it sent its last successful
-//! write (S3), while the others wait a Lease duration after they observed
-//! that write. Work it already handed out is not stopped by the library:
+//! *When a replica is partitioned* (alive but unable to renew, whether its
+//! requests fail or get no answer at all), it stops handing out keys a
+//! renew deadline after it sent its last successful write (S3), while the
+//! others wait a Lease duration after they observed that write. Work it already handed out is not stopped by the library:
 //! its [`WorkGuard::lost`] resolves at that moment, and the work must end
 //! within the gap `lease_duration - renew_deadline` for the guarantee to
 //! hold.

@@ -22,6 +22,8 @@ pub enum RequestMatch {
     StreamingList,
     /// Every write: `POST`, `PUT`, `PATCH` and `DELETE`.
     Write,
+    /// Every update of an existing object: `PUT` and `PATCH`.
+    Update,
 }
 
 impl RequestMatch {
@@ -35,6 +37,7 @@ impl RequestMatch {
                 request.is_watch() && request.param("sendInitialEvents") == Some("true")
             }
             Self::Write => request.is_write(),
+            Self::Update => matches!(request.method.as_str(), "PUT" | "PATCH"),
         }
     }
 }
@@ -46,6 +49,9 @@ pub(crate) enum Answer {
     Status(ApiStatus),
     /// Wait this long (on tokio's clock), then answer normally.
     Delay(Duration),
+    /// Hold the request this long (on tokio's clock), neither applied nor
+    /// answered, then serve it to the end even if the client has gone.
+    Hold(Duration),
 }
 
 /// A Kubernetes `Status` failure: HTTP code, reason and message.
@@ -166,8 +172,21 @@ impl WatchFault {
 #[derive(Debug, Clone)]
 pub(crate) struct RequestFault {
     pub(crate) matcher: RequestMatch,
+    /// Only requests to the object of this name (the last segment of
+    /// their path), when set.
+    pub(crate) name: Option<String>,
     pub(crate) answer: Answer,
     pub(crate) remaining: usize,
+}
+
+impl RequestFault {
+    fn matches(&self, request: &RecordedRequest) -> bool {
+        self.matcher.matches(request)
+            && self
+                .name
+                .as_deref()
+                .is_none_or(|name| request.path.rsplit('/').next() == Some(name))
+    }
 }
 
 /// A watch fault waiting for the next watch that matches.
@@ -191,7 +210,7 @@ impl Faults {
     pub(crate) fn take_answers(&mut self, request: &RecordedRequest) -> Vec<Answer> {
         let mut answers = Vec::new();
         for fault in &mut self.requests {
-            if fault.remaining > 0 && fault.matcher.matches(request) {
+            if fault.remaining > 0 && fault.matches(request) {
                 fault.remaining -= 1;
                 answers.push(fault.answer.clone());
             }

@@ -66,9 +66,30 @@ async fn serve(
         match answer {
             Answer::Delay(d) => tokio::time::sleep(d).await,
             Answer::Status(status) => return status_response(&status),
+            Answer::Hold(hold) => {
+                // On a task of its own, so the write lands after the hold
+                // even when the client hangs up and this handler is dropped.
+                let late = tokio::spawn(async move {
+                    tokio::time::sleep(hold).await;
+                    serve_request(&shared, &method, &request, &headers, &body)
+                });
+                return late
+                    .await
+                    .unwrap_or_else(|_| status_response(&ApiStatus::internal_error()));
+            }
         }
     }
+    serve_request(&shared, &method, &request, &headers, &body)
+}
 
+/// Serves a request the faults let through.
+fn serve_request(
+    shared: &Arc<Shared>,
+    method: &Method,
+    request: &RecordedRequest,
+    headers: &HeaderMap,
+    body: &Bytes,
+) -> Response {
     let Some((path, name)) = CollectionPath::parse_with_name(&request.path) else {
         return status_response(&ApiStatus::new(
             404,
@@ -76,28 +97,28 @@ async fn serve(
             "the server could not find the requested resource",
         ));
     };
-    let query = match Query::parse(&request) {
+    let query = match Query::parse(request) {
         Ok(q) => q,
         Err(status) => return status_response(&status),
     };
-    if method != Method::GET || name.is_some() {
+    if *method != Method::GET || name.is_some() {
         return write::serve(
-            &shared,
+            shared,
             write::ObjectRequest {
-                method: &method,
+                method,
                 path: &path,
                 name: name.as_deref(),
-                headers: &headers,
-                body: &body,
+                headers,
+                body,
                 query: &query,
                 dry_run: request.param("dryRun").is_some(),
             },
         );
     }
     if request.is_watch() {
-        watch(shared, path, query, &request)
+        watch(Arc::clone(shared), path, query, request)
     } else {
-        list(&shared, &path, &query)
+        list(shared, &path, &query)
     }
 }
 

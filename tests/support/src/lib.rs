@@ -427,6 +427,7 @@ impl FakeApiServer {
     pub fn fail_requests(&self, matcher: RequestMatch, status: ApiStatus, times: usize) {
         self.shared.faults.lock().requests.push(RequestFault {
             matcher,
+            name: None,
             answer: Answer::Status(status),
             remaining: times,
         });
@@ -436,7 +437,37 @@ impl FakeApiServer {
     pub fn delay_requests(&self, matcher: RequestMatch, delay: Duration, times: usize) {
         self.shared.faults.lock().requests.push(RequestFault {
             matcher,
+            name: None,
             answer: Answer::Delay(delay),
+            remaining: times,
+        });
+    }
+
+    /// Holds each of the next `times` updates of the object named `name`
+    /// (`PUT` or `PATCH` on its path) for `hold` on tokio's clock:
+    /// the server neither answers nor applies it meanwhile, as an API server
+    /// cut off from its client would. Then it applies and answers the write
+    /// as usual, even if the client has given up waiting, so a write the
+    /// client abandoned can still land late.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use kube_informer_testing::FakeApiServer;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let server = FakeApiServer::start().await;
+    /// // The next renewal of this Lease hangs for 12 s.
+    /// server.hold_updates("ring-pod-0", Duration::from_secs(12), 1);
+    /// # }
+    /// ```
+    pub fn hold_updates(&self, name: &str, hold: Duration, times: usize) {
+        self.shared.faults.lock().requests.push(RequestFault {
+            matcher: RequestMatch::Update,
+            name: Some(name.to_owned()),
+            answer: Answer::Hold(hold),
             remaining: times,
         });
     }
