@@ -10,6 +10,17 @@
 //!                                            └── add_after / add_rate_limited ◀─┘
 //! ```
 //!
+//! # Rules
+//!
+//! - **E1 Finish the queue.** After the queue is shut down the stream keeps
+//!   taking keys while any of its reconciles runs, and ends only when
+//!   nothing is queued or running (see Closing).
+//! - **E2 Cancel.** Once its token fires it takes no key; with
+//!   [`OnCancel::Finish`] the reconciles running finish and are reported,
+//!   with [`OnCancel::Abandon`] they are dropped.
+//! - **E3 Yield.** Under work that is always ready the stream yields to the
+//!   scheduler (see Cooperation).
+//!
 //! # Waiting
 //!
 //! The [`Reconciles`] stream waits on the queue only while fewer than
@@ -27,8 +38,24 @@
 //! # Closing
 //!
 //! The stream ends when the queue is shut down and nothing is queued or
-//! running, or when its cancellation token fires ([`OnCancel`]). It never
-//! shuts the queue down itself: several runners may share one queue.
+//! running. After [`shutdown`](crate::queue::WorkQueue::shutdown) (or
+//! [`shutdown_with_drain`](crate::queue::WorkQueue::shutdown_with_drain)) it
+//! keeps taking keys for as long as its reconciles run: a key added while its
+//! reconcile ran is queued again when that reconcile ends (W9) and is
+//! reconciled once more, as client-go's workers do. When its cancellation
+//! token fires it takes no key from then on, whatever is queued, and ends
+//! once what runs has finished ([`OnCancel::Finish`]) or at once
+//! ([`OnCancel::Abandon`]). It never shuts the queue down itself: several
+//! runners may share one queue.
+//!
+//! # Cooperation
+//!
+//! The stream spends one unit of tokio's cooperative budget per item it
+//! yields. When work is always ready (say, a reconciler that adds its own
+//! key again on every run) it returns `Pending` once the polling task's
+//! budget is spent and wakes that task at once, so other tasks on the same
+//! worker thread run, and a runtime shutting down is not held up by it.
+//! Outside a tokio runtime there is no budget and no such yield.
 //!
 //! # Cancel safety
 //!

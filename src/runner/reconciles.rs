@@ -27,9 +27,9 @@ type Outcome<T, E> = Result<(T, Action), ReconcileError<T, E>>;
 #[must_use = "streams do nothing unless polled"]
 pub struct Reconciles<T: Hash + Eq + Clone + Send + 'static, F, Fut> {
     queue: WorkQueue<T>,
-    /// The pending `next()` on the queue; `None` once the queue has ended or
-    /// the runner was cancelled.
-    next: Option<ReusableBoxFuture<'static, Option<WorkItem<T>>>>,
+    /// The pending `next()` on the queue.
+    next: ReusableBoxFuture<'static, Option<WorkItem<T>>>,
+    taking: Taking,
     #[pin]
     running: FuturesUnordered<Running<T, Fut>>,
     reconcile: F,
@@ -38,6 +38,20 @@ pub struct Reconciles<T: Hash + Eq + Clone + Send + 'static, F, Fut> {
     /// The gate a key must pass before its reconcile starts
     /// ([`Runner::gate`](super::Runner::gate)); `None`: every key passes.
     admit: Option<Admit<T>>,
+}
+
+/// Whether the stream asks the queue for keys.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Taking {
+    /// It does, whenever fewer than `concurrency` reconciles run.
+    Keys,
+    /// The queue said it is shut down and empty while reconciles ran: the
+    /// key of one of them may be queued again when it ends (W9), so the
+    /// queue is asked again after each reconcile ends.
+    AfterReconcile,
+    /// Never again: the queue ended with nothing running, or the runner
+    /// was cancelled.
+    Stopped,
 }
 
 /// A reconcile future with the guard of its key, released when the
@@ -79,7 +93,8 @@ impl<T: Hash + Eq + Clone + Send + 'static, F, Fut> Reconciles<T, F, Fut> {
         reconcile: F,
     ) -> Self {
         Self {
-            next: Some(ReusableBoxFuture::new(next_owned(queue.clone()))),
+            next: ReusableBoxFuture::new(next_owned(queue.clone())),
+            taking: Taking::Keys,
             queue,
             running: FuturesUnordered::new(),
             reconcile,
@@ -99,12 +114,16 @@ where
     type Item = Outcome<T, E>;
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        // One unit of tokio's budget per item: under work that is always
+        // ready the stream returns `Pending` once the task's budget is spent
+        // (and is woken at once), so other tasks on the worker get to run.
+        let coop = ready!(tokio::task::coop::poll_proceed(cx));
         let mut this = self.project();
         if let Some((cancelled, on_cancel)) = this.cancel
             && cancelled.as_mut().poll(cx).is_ready()
         {
             // No new keys from now on; what runs finishes or is dropped.
-            *this.next = None;
+            *this.taking = Taking::Stopped;
             if *on_cancel == OnCancel::Abandon {
                 this.running.set(FuturesUnordered::new());
             }
@@ -114,17 +133,26 @@ where
             if let Poll::Ready(Some((guard, work, result))) = this.running.as_mut().poll_next(cx) {
                 let outcome = settle(this.queue, guard, result);
                 drop(work);
+                if *this.taking == Taking::AfterReconcile {
+                    *this.taking = Taking::Keys;
+                }
+                coop.made_progress();
                 return Poll::Ready(Some(outcome));
             }
-            let Some(next) = this.next.as_mut() else {
-                break;
-            };
-            if this.running.len() >= *this.concurrency {
+            if *this.taking != Taking::Keys || this.running.len() >= *this.concurrency {
                 break;
             }
-            match next.poll(cx) {
-                Poll::Ready(Some(guard)) => {
-                    next.set(next_owned(this.queue.clone()));
+            match this.next.poll(cx) {
+                Poll::Ready(next) => {
+                    this.next.set(next_owned(this.queue.clone()));
+                    let Some(guard) = next else {
+                        *this.taking = if this.running.is_empty() {
+                            Taking::Stopped
+                        } else {
+                            Taking::AfterReconcile
+                        };
+                        break;
+                    };
                     let work = match this.admit {
                         None => None,
                         Some(admit) => match admit(guard.item()) {
@@ -143,11 +171,10 @@ where
                         reconcile,
                     });
                 }
-                Poll::Ready(None) => *this.next = None,
                 Poll::Pending => break,
             }
         }
-        if this.next.is_none() && this.running.is_empty() {
+        if *this.taking != Taking::Keys && this.running.is_empty() {
             Poll::Ready(None)
         } else {
             Poll::Pending
@@ -187,7 +214,7 @@ impl<T: Hash + Eq + Clone + Send + 'static, F, Fut> fmt::Debug for Reconciles<T,
             .field("queue", &self.queue)
             .field("running", &self.running.len())
             .field("concurrency", &self.concurrency)
-            .field("taking_keys", &self.next.is_some())
+            .field("taking", &self.taking)
             .field("gated", &self.admit.is_some())
             .finish_non_exhaustive()
     }
