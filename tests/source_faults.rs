@@ -199,6 +199,26 @@ async fn r9_delayed_answers_are_waited_for() {
     assert!(started.elapsed() >= Duration::from_secs(30));
 }
 
+// R9: a list page the server never answers is abandoned at the list
+// deadline, reported, and listed again after a backoff.
+#[tokio::test(start_paused = true)]
+async fn r9_an_unanswered_list_is_abandoned_at_its_deadline_and_retried() {
+    let server = FakeApiServer::start().await;
+    server.create(&cm("a", "web")).unwrap();
+    server.delay_requests(RequestMatch::List, Duration::from_secs(3600), 1);
+    let started = tokio::time::Instant::now();
+    let mut events = cm_source(&server, Config::default().backoff(exact_backoff()));
+    let error = next_error(&mut events).await;
+    assert!(matches!(error, Error::ListTimeout { .. }), "{error}");
+    assert_eq!(started.elapsed(), kube_informer::source::LIST_DEADLINE);
+    assert_eq!(
+        error.to_string(),
+        "list of configmaps in namespace default got no answer within 120s"
+    );
+    let (names, _) = read_relist(&mut events).await;
+    assert_eq!(names, ["a"]);
+}
+
 // R9: a server that is not there: connection errors are reported and retried.
 #[tokio::test(start_paused = true)]
 async fn r9_unreachable_server_is_reported_and_retried() {

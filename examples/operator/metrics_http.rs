@@ -6,7 +6,7 @@
 //! caller binds the listener (so a bad address fails at start-up, and tests
 //! can bind port 0) and cancels `shutdown` to stop it.
 
-use std::sync::Arc;
+use std::{sync::Arc, time::Duration};
 
 use axum::{
     Router,
@@ -22,8 +22,14 @@ use tokio_util::sync::CancellationToken;
 /// The content type of the Prometheus text exposition format.
 const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 
+/// How long a shutdown waits for the connections still open: a scrape
+/// takes milliseconds, and a client that keeps its connection open past
+/// this (idle, or sending nothing) does not hold the operator's exit.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
 /// Serves `GET /metrics` from `registry` on `listener` until `shutdown` is
-/// cancelled; requests under way are finished first.
+/// cancelled; requests under way are finished first, for at most
+/// [`SHUTDOWN_GRACE`].
 pub async fn serve(
     listener: TcpListener,
     registry: Arc<Registry>,
@@ -32,9 +38,15 @@ pub async fn serve(
     let app = Router::new()
         .route("/metrics", get(metrics))
         .with_state(registry);
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown.cancelled_owned())
-        .await
+    let server =
+        axum::serve(listener, app).with_graceful_shutdown(shutdown.clone().cancelled_owned());
+    tokio::select! {
+        served = server => served,
+        () = async {
+            shutdown.cancelled().await;
+            tokio::time::sleep(SHUTDOWN_GRACE).await;
+        } => Ok(()),
+    }
 }
 
 async fn metrics(State(registry): State<Arc<Registry>>) -> Response {

@@ -45,6 +45,16 @@ pub enum Error {
         /// What the client reported.
         source: kube::Error,
     },
+    /// A list request got no complete answer within [`LIST_DEADLINE`]
+    /// (the request was abandoned); the source relists after a backoff.
+    ///
+    /// [`LIST_DEADLINE`]: super::LIST_DEADLINE
+    ListTimeout {
+        /// The collection, e.g. `configmaps in namespace default`.
+        resource: String,
+        /// How long the request had waited.
+        after: Duration,
+    },
     /// A watch request (or a streaming list) could not be started. 429 and
     /// refused connections re-watch after a backoff; anything else relists
     /// after a backoff.
@@ -122,6 +132,9 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::List { resource, .. } => write!(f, "list of {resource} failed"),
+            Self::ListTimeout { resource, after } => {
+                write!(f, "list of {resource} got no answer within {after:?}")
+            }
             Self::WatchStart { resource, .. } => write!(f, "watch of {resource} could not start"),
             Self::WatchEvent {
                 resource,

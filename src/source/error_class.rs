@@ -14,7 +14,7 @@ impl Error {
             },
             Self::WatchEvent { code, .. } => ErrorClass::from_status(*code),
             Self::WatchStream(_) => ErrorClass::Transport,
-            Self::WatchIdle { .. } => ErrorClass::Timeout,
+            Self::WatchIdle { .. } | Self::ListTimeout { .. } => ErrorClass::Timeout,
             // A line that is not JSON, or an ERROR event that is not a Status:
             // the watch itself is broken, not one object.
             Self::Decode {

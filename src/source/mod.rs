@@ -29,6 +29,7 @@
 //! | list: 410 or "too large resource version" | at once, list with "" (once per relist) |
 //! | list: continue token expired (410) | at once, one full list without limit |
 //! | list: any other failure | backoff, relist |
+//! | list page not answered within [`LIST_DEADLINE`] (120 s) | [`Error::ListTimeout`], backoff, relist |
 //! | watch start: 429 or connection refused | backoff, watch again |
 //! | watch start: other failure | backoff, relist |
 //! | watch ended normally, or its connection broke | watch again at once |
@@ -109,6 +110,7 @@ use serde::de::DeserializeOwned;
 pub use config::{BackoffConfig, Config, DEFAULT_PAGE_SIZE, ListSemantic, ListStrategy};
 pub use error::Error;
 pub use event::Event;
+pub use target::LIST_DEADLINE;
 
 pub(crate) use labels::SourceLabels;
 use target::Target;

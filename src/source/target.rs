@@ -16,6 +16,12 @@ use super::{
     lines::{Body, WatchBody},
 };
 
+/// How long one list request (one page) may take, answer read whole, before
+/// it is abandoned. kube-apiserver ends requests other than watches after
+/// its `--request-timeout`, 60 s by default, so a page not in after twice
+/// that will not come; kube's client has no read timeout of its own.
+pub const LIST_DEADLINE: Duration = Duration::from_secs(120);
+
 const METADATA_LIST_ACCEPT: &str =
     "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
 const METADATA_ACCEPT: &str =
@@ -103,16 +109,19 @@ impl Target {
         builder.body(Vec::new()).map_err(Error::BuildRequest)
     }
 
-    /// One list request; the answer's text.
+    /// One list request, abandoned after [`LIST_DEADLINE`]; the answer's text.
     pub(crate) async fn list(&self, query: &ListQuery) -> Result<String, Error> {
         let request = self.request(self.list_url(query), METADATA_LIST_ACCEPT)?;
-        self.client
-            .request_text(request)
-            .await
-            .map_err(|source| Error::List {
+        match tokio::time::timeout(LIST_DEADLINE, self.client.request_text(request)).await {
+            Ok(answer) => answer.map_err(|source| Error::List {
                 resource: self.name.clone(),
                 source,
-            })
+            }),
+            Err(_) => Err(Error::ListTimeout {
+                resource: self.name.clone(),
+                after: LIST_DEADLINE,
+            }),
+        }
     }
 
     fn list_url(&self, query: &ListQuery) -> String {
