@@ -179,6 +179,9 @@ struct Sim {
     replicas: Vec<Replica>,
     keys: Vec<ObjectKey>,
     joined: usize,
+    /// Writes their replicas gave up on, which the server may still apply:
+    /// Lease name, precondition, acknowledgement.
+    abandoned: std::collections::VecDeque<(String, Option<u64>, Option<Fingerprint>)>,
     /// Check the invariant after every step (off inside `settle`, which
     /// checks once per replica turn, to keep the run short).
     check_each_step: bool,
@@ -193,6 +196,11 @@ enum Op {
     ApplyWrite(usize),
     ReplyWrite(usize),
     LoseWrite(usize),
+    /// Replica `.0` gives up waiting for its write (its driver's request
+    /// deadline): the write may still be applied later, with no reply.
+    AbandonWrite(usize),
+    /// The server applies the oldest write some replica abandoned.
+    ApplyAbandoned,
     ApplyFence(usize),
     LoseFence(usize),
     TakeList(usize),
@@ -218,6 +226,8 @@ fn op() -> impl Strategy<Value = Op> {
         6 => r.clone().prop_map(Op::ApplyWrite),
         6 => r.clone().prop_map(Op::ReplyWrite),
         1 => r.clone().prop_map(Op::LoseWrite),
+        1 => r.clone().prop_map(Op::AbandonWrite),
+        1 => Just(Op::ApplyAbandoned),
         3 => r.clone().prop_map(Op::ApplyFence),
         1 => r.clone().prop_map(Op::LoseFence),
         4 => r.clone().prop_map(Op::TakeList),
@@ -276,6 +286,7 @@ impl Sim {
                 .map(|i| ObjectKey::new(Some("ns"), &format!("o{i}")).unwrap())
                 .collect(),
             joined: 0,
+            abandoned: std::collections::VecDeque::new(),
             check_each_step: true,
         };
         for _ in 0..replicas {
@@ -423,6 +434,20 @@ impl Sim {
             Op::LoseWrite(i) => {
                 if let Some(r) = self.replica(i) {
                     r.write = None;
+                }
+            }
+            Op::AbandonWrite(i) => {
+                let n = self.replicas.len();
+                let r = &mut self.replicas[i % n];
+                if let Some(w) = r.write.take_if(|w| matches!(w.stage, WriteStage::Sent)) {
+                    self.abandoned
+                        .push_back((r.name.clone(), w.precondition, w.ack));
+                }
+            }
+            Op::ApplyAbandoned => {
+                if let Some((name, precondition, ack)) = self.abandoned.pop_front() {
+                    // Applied (or refused) with nobody waiting for the answer.
+                    let _ = self.server.write(&name, precondition, ack);
                 }
             }
             Op::ApplyFence(i) => {

@@ -88,7 +88,8 @@
 //! missing from a later list was deleted, which S5 allows only once it
 //! expired, and by S3 it had stopped by then. `tests/shard_handover.rs`
 //! checks this against generated interleavings of Lease events (delivered
-//! late, in order), writes (applied late, replies lost), fences, lists,
+//! late, in order), writes (applied late, replies lost, abandoned by their
+//! sender and applied later still), fences, lists,
 //! acknowledgements, work in flight, kills, restarts and joins, and with a
 //! property that keeps work running across whole handovers (a member that
 //! acknowledged with work still in flight on a released key fails it);
