@@ -4,7 +4,7 @@
 //! kube-informer-compare generate --objects N --updates U [--delete-percent 10] [--seed 1] --out FILE
 //! kube-informer-compare run RUNNER --workload FILE --subscribers S [--slow] [--timeout-secs 900]
 //! kube-informer-compare apiserver --kubeconfig FILE [--objects 2000] [--subscribers 4] [--timeout-secs 300]
-//! kube-informer-compare serve --objects N [--seed 1] [--port 0] [--address-file FILE]
+//! kube-informer-compare serve --objects N [--seed 1] [--port 0] [--address-file FILE] [--chunking backlog|event|rate=N]
 //! kube-informer-compare wire (ours|kube-runtime) --server URL --subscribers S [--strip] [--relist] [--timeout-secs 900]
 //! ```
 //!
@@ -29,8 +29,16 @@ const USAGE: &str = "usage:
   kube-informer-compare generate --objects N --updates U [--delete-percent 10] [--seed 1] --out FILE
   kube-informer-compare run (floor|kube-runtime|ours|ours-coalesce) --workload FILE --subscribers S [--slow] [--timeout-secs 900]
   kube-informer-compare apiserver --kubeconfig FILE [--objects 2000] [--subscribers 4] [--timeout-secs 300]
-  kube-informer-compare serve --objects N [--seed 1] [--port 0] [--address-file FILE]
+  kube-informer-compare serve --objects N [--seed 1] [--port 0] [--address-file FILE] [--chunking backlog|event|rate=N]
   kube-informer-compare wire (ours|kube-runtime) --server URL --subscribers S [--strip] [--relist] [--timeout-secs 900]";
+
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+#[cfg(all(feature = "jemalloc", not(feature = "mimalloc")))]
+#[global_allocator]
+static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -165,13 +173,13 @@ fn apiserver_command(_args: &[String]) -> ExitCode {
 fn serve_command(args: &[String]) -> ExitCode {
     use kube_informer_compare::wire::{
         pods::{WireSpec, WireWorkload},
-        server::WireServer,
+        server::{Chunking, WireServer},
     };
     let flags = match Flags::parse(args) {
         Ok(flags) => flags,
         Err(message) => return usage_error(&message),
     };
-    let parsed = (|| -> Result<(WireSpec, u16, Option<PathBuf>), String> {
+    let parsed = (|| -> Result<(WireSpec, u16, Option<PathBuf>, Chunking), String> {
         let spec = WireSpec::standard(
             flags.number("objects", None)?,
             flags.number("seed", Some(1))? as u64,
@@ -179,9 +187,13 @@ fn serve_command(args: &[String]) -> ExitCode {
         let port = u16::try_from(flags.number("port", Some(0))?)
             .map_err(|_| "--port wants a port number".to_string())?;
         let address_file = flags.text("address-file").ok().map(PathBuf::from);
-        Ok((spec, port, address_file))
+        let chunking = match flags.text("chunking") {
+            Ok(text) => Chunking::parse(text)?,
+            Err(_) => Chunking::Backlog,
+        };
+        Ok((spec, port, address_file, chunking))
     })();
-    let (spec, port, address_file) = match parsed {
+    let (spec, port, address_file, chunking) = match parsed {
         Ok(parsed) => parsed,
         Err(message) => return usage_error(&message),
     };
@@ -204,7 +216,10 @@ fn serve_command(args: &[String]) -> ExitCode {
         }
     };
     runtime.block_on(async move {
-        let (address, serving) = match WireServer::new(workload).bind(port).await {
+        let (address, serving) = match WireServer::with_chunking(workload, chunking)
+            .bind(port)
+            .await
+        {
             Ok(bound) => bound,
             Err(error) => {
                 eprintln!("cannot listen on 127.0.0.1:{port}: {error}");

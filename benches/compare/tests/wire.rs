@@ -7,7 +7,7 @@ use kube_informer_compare::wire::{
     drive::{WireOptions, WireReport, WireRunner, client, drive},
     kube_runtime::KubeRuntimeWire,
     pods::{WireSpec, WireWorkload},
-    server::WireServer,
+    server::{Chunking, WireServer},
 };
 use serde_json::Value;
 use std::time::Duration;
@@ -16,8 +16,15 @@ use std::time::Duration;
 const OBJECTS: usize = 1_200;
 
 async fn start_server() -> String {
+    start_server_with(Chunking::Backlog).await
+}
+
+async fn start_server_with(chunking: Chunking) -> String {
     let workload = WireWorkload::generate(WireSpec::standard(OBJECTS, 7));
-    let (address, serving) = WireServer::new(workload).bind(0).await.unwrap();
+    let (address, serving) = WireServer::with_chunking(workload, chunking)
+        .bind(0)
+        .await
+        .unwrap();
     tokio::spawn(serving);
     format!("http://{address}")
 }
@@ -149,10 +156,32 @@ fn assert_relist(report: &WireReport) {
     assert!(report.server.expired_watches >= 1);
 }
 
+#[test]
+fn chunkings_parse_from_their_names() {
+    for name in ["backlog", "event", "rate=1000"] {
+        assert_eq!(Chunking::parse(name).unwrap().name(), name);
+    }
+    assert!(Chunking::parse("rate=0").is_err());
+    assert!(Chunking::parse("lines").is_err());
+}
+
 #[cfg(feature = "ours")]
 mod ours {
     use super::*;
     use kube_informer_compare::wire::ours::OursWire;
+
+    // One chunk per event, and a steady rate: every event still arrives, and
+    // the report says how the server wrote them.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn ours_reaches_quiescence_with_one_chunk_per_event_and_at_a_rate() {
+        for chunking in [Chunking::PerEvent, Chunking::Rate(20_000)] {
+            let server = start_server_with(chunking).await;
+            let report = drive_bounded::<OursWire>(options(server, 1, false, false)).await;
+            assert_burst(&report, OBJECTS as u64 + UPDATES + DELETES);
+            assert_eq!(report.chunking, chunking.name());
+            assert!(report.watch_cpu_seconds > 0.0);
+        }
+    }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn ours_tells_every_subscriber_every_event() {
@@ -186,6 +215,14 @@ async fn kube_runtime_reaches_quiescence_with_deletes_held_back() {
 async fn kube_runtime_with_strip_reaches_quiescence() {
     let report = burst::<KubeRuntimeWire>(1, true).await;
     assert_burst(&report, OBJECTS as u64 + UPDATES);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kube_runtime_reaches_quiescence_with_one_chunk_per_event() {
+    let server = start_server_with(Chunking::PerEvent).await;
+    let report = drive_bounded::<KubeRuntimeWire>(options(server, 1, false, false)).await;
+    assert_burst(&report, OBJECTS as u64 + UPDATES);
+    assert_eq!(report.chunking, "event");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

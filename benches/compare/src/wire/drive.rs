@@ -124,6 +124,9 @@ pub enum WireError {
 /// The workload's shape, as the server reports it.
 #[derive(Debug, Clone, Deserialize)]
 pub struct ServerInfo {
+    /// How the server writes watch events (`backlog`, `event`, `rate=N`).
+    #[serde(default)]
+    pub chunking: String,
     /// N.
     pub objects: u64,
     /// U.
@@ -199,6 +202,20 @@ pub struct WireReport {
     pub cpu_us_per_event: f64,
     /// CPU seconds of the initial sync alone.
     pub sync_cpu_seconds: f64,
+    /// Burst: CPU seconds from the release of the watch events to
+    /// quiescence (no list in it). Relist: the relist's.
+    pub watch_cpu_seconds: f64,
+    /// `watch_cpu_seconds` per watch event (U + D for a burst, 2N for a
+    /// relist): what a steady stream of events costs.
+    pub watch_cpu_us_per_event: f64,
+    /// User and system CPU seconds of the process at quiescence.
+    pub user_seconds: f64,
+    /// See `user_seconds`.
+    pub system_seconds: f64,
+    /// The global allocator the runner was built with.
+    pub allocator: &'static str,
+    /// How the server wrote the watch events (`backlog`, `event`, `rate=N`).
+    pub chunking: String,
     /// VmRSS before the informer started.
     pub rss_before: u64,
     /// VmRSS right after sync, before free heap was released.
@@ -268,16 +285,34 @@ pub fn client(server: &str) -> Result<Client, WireError> {
 
 /// CPU seconds (user + system) this process has used.
 pub fn cpu_seconds() -> f64 {
+    let (user, system) = cpu_times();
+    user + system
+}
+
+/// User and system CPU seconds this process has used.
+pub fn cpu_times() -> (f64, f64) {
     let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
     // SAFETY: getrusage fills the struct it is given and keeps no pointer.
     let usage = unsafe {
         if libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()) != 0 {
-            return 0.0;
+            return (0.0, 0.0);
         }
         usage.assume_init()
     };
     let seconds = |time: libc::timeval| time.tv_sec as f64 + time.tv_usec as f64 / 1e6;
-    seconds(usage.ru_utime) + seconds(usage.ru_stime)
+    (seconds(usage.ru_utime), seconds(usage.ru_stime))
+}
+
+/// The global allocator of this build (the `mimalloc` and `jemalloc`
+/// features of this crate).
+pub fn allocator() -> &'static str {
+    if cfg!(feature = "mimalloc") {
+        "mimalloc"
+    } else if cfg!(feature = "jemalloc") {
+        "jemalloc"
+    } else {
+        "system"
+    }
 }
 
 /// glibc's heap: (in use, free but kept).
@@ -373,14 +408,15 @@ pub async fn drive<R: WireRunner>(options: &WireOptions) -> Result<WireReport, W
     memory::release_free_memory();
     let after_sync = memory::resident().now;
 
-    let (seconds, cpu, events) = if options.relist {
+    let (seconds, cpu, events, watch_cpu, watch_events) = if options.relist {
         memory::reset_peak();
         let cpu_relist = cpu_seconds();
         let restarted = Instant::now();
         control.post("/bench/expire").await?;
         wait_all(&mut watches, last, options.timeout).await?;
         let relist_time = restarted.elapsed();
-        (relist_time.as_secs_f64(), cpu_seconds() - cpu_relist, n)
+        let relist_cpu = cpu_seconds() - cpu_relist;
+        (relist_time.as_secs_f64(), relist_cpu, n, relist_cpu, 2 * n)
     } else {
         let cpu_burst = cpu_seconds();
         let restarted = Instant::now();
@@ -403,10 +439,13 @@ pub async fn drive<R: WireRunner>(options: &WireOptions) -> Result<WireReport, W
         }
         wait_all(&mut watches, last, options.timeout).await?;
         let burst_time = restarted.elapsed();
+        let burst_cpu = cpu_seconds() - cpu_burst;
         (
             (sync_time + burst_time).as_secs_f64(),
-            sync_cpu + cpu_seconds() - cpu_burst,
+            sync_cpu + burst_cpu,
             n + u + d,
+            burst_cpu,
+            u + d,
         )
     };
     let peak = memory::resident().peak;
@@ -438,6 +477,12 @@ pub async fn drive<R: WireRunner>(options: &WireOptions) -> Result<WireReport, W
         cpu_seconds: cpu,
         cpu_us_per_event: cpu / events as f64 * 1e6,
         sync_cpu_seconds: sync_cpu,
+        watch_cpu_seconds: watch_cpu,
+        watch_cpu_us_per_event: watch_cpu / watch_events.max(1) as f64 * 1e6,
+        user_seconds: cpu_times().0,
+        system_seconds: cpu_times().1,
+        allocator: allocator(),
+        chunking: info.chunking.clone(),
         rss_before: before,
         rss_after_sync_untrimmed: synced.now,
         rss_after_sync: after_sync,

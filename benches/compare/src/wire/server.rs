@@ -45,9 +45,51 @@ use std::{
 };
 use tokio::{net::TcpListener, sync::watch};
 
-/// Bytes of event lines copied into one body chunk: big enough that a burst
-/// costs few writes, small enough that the client decodes while more arrive.
+/// Bytes of event lines copied into one body chunk in [`Chunking::Backlog`]:
+/// big enough that a burst costs few writes, small enough that the client
+/// decodes while more arrive.
 const CHUNK_BYTES: usize = 64 * 1024;
+
+/// How released watch events reach the client.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Chunking {
+    /// As a backlog read at once: up to 64 KiB of events per body chunk,
+    /// written as fast as the client reads. The best case for a client
+    /// that decodes batches.
+    Backlog,
+    /// One body chunk per event, flushed before the next is written, as
+    /// kube-apiserver writes a watch when the client keeps up (it flushes
+    /// whenever its queue of events is empty).
+    PerEvent,
+    /// One chunk per event at a steady rate (events per second): the regime
+    /// of a live cluster, where the CPU per event is what users pay.
+    Rate(u32),
+}
+
+impl Chunking {
+    /// `backlog`, `event`, or `rate=N`.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        match text {
+            "backlog" => Ok(Self::Backlog),
+            "event" => Ok(Self::PerEvent),
+            _ => text
+                .strip_prefix("rate=")
+                .and_then(|rate| rate.parse::<u32>().ok())
+                .filter(|rate| *rate > 0)
+                .map(Self::Rate)
+                .ok_or_else(|| format!("--chunking wants backlog, event or rate=N, not {text:?}")),
+        }
+    }
+
+    /// The name `parse` reads, for reports.
+    pub fn name(&self) -> String {
+        match self {
+            Self::Backlog => "backlog".to_owned(),
+            Self::PerEvent => "event".to_owned(),
+            Self::Rate(rate) => format!("rate={rate}"),
+        }
+    }
+}
 
 /// What the runner has released so far.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -86,6 +128,7 @@ impl Stats {
 #[derive(Debug)]
 pub struct WireServer {
     workload: WireWorkload,
+    chunking: Chunking,
     gates: watch::Sender<Gates>,
     stats: Stats,
 }
@@ -93,10 +136,17 @@ pub struct WireServer {
 type Body = BoxBody<Bytes, Infallible>;
 
 impl WireServer {
-    /// A server for `workload`, all gates closed.
+    /// A server for `workload`, all gates closed, writing watch events in
+    /// backlog chunks.
     pub fn new(workload: WireWorkload) -> Arc<Self> {
+        Self::with_chunking(workload, Chunking::Backlog)
+    }
+
+    /// A server for `workload` that writes watch events as `chunking` says.
+    pub fn with_chunking(workload: WireWorkload, chunking: Chunking) -> Arc<Self> {
         Arc::new(Self {
             workload,
+            chunking,
             gates: watch::channel(Gates::default()).0,
             stats: Stats::default(),
         })
@@ -174,6 +224,7 @@ impl WireServer {
                 json_response(
                     StatusCode::OK,
                     json!({
+                        "chunking": self.chunking.name(),
                         "objects": spec.objects,
                         "updates": spec.updates,
                         "deletes": spec.deletes,
@@ -358,15 +409,36 @@ impl WireServer {
                     break;
                 }
                 let events = &server.workload.events;
+                let paced_from = tokio::time::Instant::now();
+                let paced_first = next;
                 while next < now.released {
-                    let mut chunk = BytesMut::with_capacity(CHUNK_BYTES + 8 * 1024);
                     let first = next;
-                    while next < now.released && chunk.len() < CHUNK_BYTES {
-                        chunk.extend_from_slice(&events[next]);
-                        next += 1;
-                    }
+                    let chunk = match server.chunking {
+                        Chunking::Backlog => {
+                            let mut chunk = BytesMut::with_capacity(CHUNK_BYTES + 8 * 1024);
+                            while next < now.released && chunk.len() < CHUNK_BYTES {
+                                chunk.extend_from_slice(&events[next]);
+                                next += 1;
+                            }
+                            chunk.freeze()
+                        }
+                        Chunking::PerEvent | Chunking::Rate(_) => {
+                            if let Chunking::Rate(rate) = server.chunking {
+                                let due = paced_from
+                                    + Duration::from_secs_f64((next - paced_first) as f64 / f64::from(rate));
+                                tokio::time::sleep_until(due).await;
+                            }
+                            next += 1;
+                            Bytes::copy_from_slice(&events[first])
+                        }
+                    };
                     server.stats.events_sent.fetch_add((next - first) as u64, Ordering::Relaxed);
-                    yield Ok(Frame::data(chunk.freeze()));
+                    yield Ok(Frame::data(chunk));
+                    if server.chunking != Chunking::Backlog {
+                        // The body is not ready for a moment, so hyper
+                        // flushes this event's chunk before the next.
+                        tokio::task::yield_now().await;
+                    }
                 }
             }
         }

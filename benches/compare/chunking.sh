@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# The watch burst as each kind of server writes it, under each allocator:
+# the two Rust runners (and optionally an older build of kube-informer) side
+# by side in the same passes.
+#
+#   bash benches/compare/chunking.sh
+#
+# Chunkings (CHUNK_MODES, default "backlog event rate=1000 rate=5000"):
+#   backlog   up to 64 KiB of events per HTTP chunk, as fast as read (best case)
+#   event     one chunk per event, each flushed (kube-apiserver when the client keeps up)
+#   rate=N    one chunk per event, N events per second (a live cluster's steady state)
+# CHUNK_ALLOCATORS (default "system mimalloc"; "jemalloc" too if it builds):
+#   the runners' global allocator, one build of kube-informer-compare each.
+# CHUNK_OBJECTS (default 10000: N Pods, U = 2N updates, D = N/10 deletes),
+# CHUNK_SUBSCRIBERS (default "1 4"), CHUNK_REPEATS (default 2),
+# CHUNK_BEFORE_REF (a git ref: its src/ is built with this benches/compare
+# and run as runner ours-before), CHUNK_DEADLINE (seconds since the epoch:
+# no run starts after it).
+#
+# Each run is a fresh process (`kube-informer-compare wire`) against one
+# loopback server per chunking; every line goes to
+# benches/compare/results/chunking.jsonl, and chunking_report.py prints the
+# medians and the ratios to kube-runtime.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}"
+work="$CARGO_TARGET_DIR/compare"
+mkdir -p "$work" "$here/results"
+
+read -r -a modes <<<"${CHUNK_MODES:-backlog event rate=1000 rate=5000}"
+read -r -a allocators <<<"${CHUNK_ALLOCATORS:-system mimalloc}"
+read -r -a subscriber_counts <<<"${CHUNK_SUBSCRIBERS:-1 4}"
+objects="${CHUNK_OBJECTS:-10000}"
+repeats="${CHUNK_REPEATS:-2}"
+before_ref="${CHUNK_BEFORE_REF:-}"
+deadline="${CHUNK_DEADLINE:-}"
+results="$here/results/chunking.jsonl"
+: >"$results"
+
+features_for() { [[ $1 == system ]] || echo "--features $1"; }
+
+# ---- builds ------------------------------------------------------------------
+for allocator in "${allocators[@]}"; do
+  echo "== building kube-informer-compare ($allocator)" >&2
+  # shellcheck disable=SC2046
+  nice cargo build -q --release -p kube-informer-compare $(features_for "$allocator")
+  cp "$CARGO_TARGET_DIR/release/kube-informer-compare" "$work/compare-$allocator"
+done
+if [[ -n $before_ref ]]; then
+  tree="$work/before-tree"
+  rm -rf "$tree"
+  mkdir -p "$tree"
+  git -C "$root" archive "$before_ref" | tar -x -C "$tree"
+  # The harness of this tree, the crate of the older one.
+  rm -rf "$tree/benches/compare"
+  cp -r "$here" "$tree/benches/compare"
+  for allocator in "${allocators[@]}"; do
+    echo "== building kube-informer-compare at $before_ref ($allocator)" >&2
+    # shellcheck disable=SC2046
+    (cd "$tree" && nice cargo build -q --release -p kube-informer-compare $(features_for "$allocator"))
+    cp "$CARGO_TARGET_DIR/release/kube-informer-compare" "$work/compare-before-$allocator"
+  done
+fi
+
+# ---- server ------------------------------------------------------------------
+server_pid=""
+stop_server() {
+  if [[ -n $server_pid ]]; then
+    kill "$server_pid" 2>/dev/null || true
+    wait "$server_pid" 2>/dev/null || true
+    server_pid=""
+  fi
+}
+trap stop_server EXIT
+start_server() { # chunking
+  local address_file="$work/chunking-server-address"
+  rm -f "$address_file"
+  "$work/compare-${allocators[0]}" serve --objects "$objects" --chunking "$1" \
+    --address-file "$address_file" >/dev/null 2>"$work/chunking-server.log" &
+  server_pid=$!
+  for _ in $(seq 600); do
+    [[ -s $address_file ]] && break
+    kill -0 "$server_pid" 2>/dev/null || { cat "$work/chunking-server.log" >&2; exit 1; }
+    sleep 0.5
+  done
+  server="$(cat "$address_file")"
+}
+
+run_one() { # runner binary label subscribers
+  local line status=0
+  if [[ -n $deadline && $(date +%s) -ge $deadline ]]; then
+    echo "-- $3 S=$4: skipped, past CHUNK_DEADLINE" >&2
+    return 0
+  fi
+  line="$("$2" wire "$1" --server "$server" --subscribers "$4")" || status=$?
+  if [[ $status -ne 0 || -z $line ]]; then
+    echo "   $3 failed (exit $status)" >&2
+    return 0
+  fi
+  line="${line/\"runner\":\"$1\"/\"runner\":\"$3\"}"
+  line="${line%\}},\"load_average\":\"$(cut -d' ' -f1-3 /proc/loadavg)\"}"
+  echo "$line" >>"$results"
+  echo "   $line" | cut -c1-220 >&2
+}
+
+for mode in "${modes[@]}"; do
+  echo "== chunking $mode, N = $objects" >&2
+  start_server "$mode"
+  for _ in $(seq "$repeats"); do
+    for subscribers in "${subscriber_counts[@]}"; do
+      for allocator in "${allocators[@]}"; do
+        echo "-- S=$subscribers $allocator (load $(cut -d' ' -f1-3 /proc/loadavg))" >&2
+        run_one ours "$work/compare-$allocator" ours "$subscribers"
+        [[ -n $before_ref ]] && run_one ours "$work/compare-before-$allocator" ours-before "$subscribers"
+        run_one kube-runtime "$work/compare-$allocator" kube-runtime "$subscribers"
+      done
+    done
+  done
+  stop_server
+done
+python3 "$here/chunking_report.py" "$results"
