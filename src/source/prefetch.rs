@@ -144,7 +144,7 @@ async fn decode_items<T: Watchable>(
     ranges: Vec<Range<usize>>,
     decoder: Decoder,
 ) -> Vec<Result<T, Error>> {
-    parallel::decode_detached(Slices { text, ranges }, move |item| {
+    parallel::decode_detached(Slices { text, ranges }, move |item: &str| {
         decoder.object_text(item, "list item")
     })
     .await

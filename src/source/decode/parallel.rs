@@ -8,43 +8,33 @@
 //! positions. Only decoding fans out; the events still leave the source one
 //! by one, in order.
 //!
-//! # Where objects are decoded, and why it matters for memory
+//! # Where objects are decoded
 //!
-//! On a machine with two cores or more, *every* batch, big or small, is
-//! decoded on the same few long-lived threads (one per core up to
-//! [`MAX_THREADS`], shared by all informers of the process, started on
-//! first use), and the threads take turns, so each decodes an equal share
-//! of the objects over time. The reason is the allocator, not speed:
-//! glibc's malloc gives each thread an arena, and memory freed into an arena
-//! is reused only by allocations made from that arena. An object the writer
-//! frees goes back to the arena of the thread that decoded it; if that
-//! thread no longer allocates (a short-lived thread, or one that seldom
-//! gets a batch), the memory stays with the process. Measured in the wire
-//! burst (N = 50,000 Pods, S = 1, BENCHMARKS.md): with big batches on
-//! short-lived threads and small ones on the runtime's threads, the peak
-//! RSS was 1.42× the RSS after the initial sync, with 0.7–0.8 GiB of freed
-//! memory held; on a fixed pool where whichever thread was awake took each
-//! small batch, 1.27–1.29× with 0.4 GiB held; taking turns, 1.01–1.02×
-//! with 5–17 MiB held (three runs each).
+//! A batch too small to split (less than [`MIN_BYTES_PER_THREAD`] of JSON
+//! per thread: about forty realistic Pods, a millisecond of decoding) is
+//! decoded on the thread that asks, in place, so the watch events of a
+//! cluster that flushes one event per chunk cost no thread hand-off and no
+//! wake-up. A bigger batch is cut into chunks: the caller decodes the first
+//! and each other chunk is one job for the process's decode threads (one
+//! per core up to [`MAX_THREADS`], shared by all informers of the process,
+//! started on first use), so a batch wakes as many threads as it has chunks
+//! less one.
 //!
 //! The pool is a `rayon` pool of its own (not rayon's global pool, which
-//! the program may use for other work); a batch is one `broadcast`, in
-//! which each thread decodes its chunk or nothing. A watch burst's caller
-//! blocks while its batch is decoded, as it would decoding it itself; a
-//! list page's caller awaits it instead ([`decode_detached`]), so that the
-//! next page can be fetched meanwhile. On a machine with one core, or if
-//! the pool cannot be started, batches are decoded on the calling thread,
-//! exactly as a serial decode.
+//! the program may use for other work). A batch that big is not decoded on
+//! a runtime worker: list pages and watch batches are handed whole to a
+//! blocking task of the runtime ([`decode_detached`]), which the caller
+//! awaits, so the worker runs other tasks meanwhile (a list fetches its
+//! next page). On a machine with one core, or if the pool cannot be
+//! started, batches are decoded on the calling thread, exactly as a serial
+//! decode. BENCHMARKS.md has what this costs in CPU and memory.
 
 use super::headroom;
 use std::{
     num::NonZeroUsize,
-    ops::Range,
+    ops::{Index, Range},
     panic,
-    sync::{
-        Arc, OnceLock,
-        atomic::{AtomicUsize, Ordering},
-    },
+    sync::{Arc, OnceLock},
 };
 
 /// The least JSON, in bytes, worth a thread of its own: about forty
@@ -53,8 +43,7 @@ use std::{
 pub(crate) const MIN_BYTES_PER_THREAD: usize = 128 * 1024;
 
 /// The most decode threads a process starts, however many cores it has:
-/// every batch wakes all of them (see [`decode_on`]), and one writer per
-/// informer could not use the objects of more.
+/// one writer per informer could not use the objects of more.
 const MAX_THREADS: usize = 4;
 
 /// How many threads may decode at once: the cores this process may use,
@@ -92,6 +81,12 @@ pub(crate) fn threads_for(len: usize, bytes: usize, available: usize) -> usize {
     available.min(bytes / MIN_BYTES_PER_THREAD).min(len).max(1)
 }
 
+/// Whether a batch of `len` items and `bytes` bytes is split over several
+/// threads (and so worth decoding off the caller's thread).
+pub(crate) fn splits(len: usize, bytes: usize) -> bool {
+    pool().is_some() && threads_for(len, bytes, available_threads()) > 1
+}
+
 /// `items.iter().map(decode).collect()`, on the decode threads, split over
 /// several of them when the batch (`bytes` of JSON in all) is big enough.
 pub(crate) fn decode_all<I, O, F>(items: &[I], bytes: usize, decode: F) -> Vec<O>
@@ -108,89 +103,98 @@ where
     )
 }
 
-/// `items.iter().map(decode).collect()` in up to `threads` chunks, on the
-/// decode threads when there are any; `bytes` is the batch's JSON, for the
-/// room each thread makes in its heap first (`headroom`). A panicking
-/// `decode` panics here, as it would serially.
+/// `items.iter().map(decode).collect()` in up to `threads` chunks; `bytes`
+/// is the batch's JSON, for the room each thread makes in its heap first
+/// (`headroom`). A panicking `decode` panics here, as it would serially.
 ///
-/// The threads take turns: the first chunk of each batch goes to the next
-/// thread in turn, so over time every thread decodes (allocates) its share
-/// of the objects, and the memory freed into its arena is reused.
+/// One chunk is decoded on the calling thread, in place, and wakes nobody.
+/// More chunks go to the decode threads, one job each, while the caller
+/// decodes the first: a batch wakes as many threads as it has chunks less
+/// one, never the whole pool.
 pub(crate) fn decode_on<I, O, F>(items: &[I], threads: usize, bytes: usize, decode: F) -> Vec<O>
 where
     I: Sync,
     O: Send,
     F: Fn(&I) -> O + Sync,
 {
-    static TURN: AtomicUsize = AtomicUsize::new(0);
-    let Some(pool) = pool().filter(|_| !items.is_empty()) else {
+    let parts = threads.clamp(1, items.len().max(1));
+    let Some(pool) = pool().filter(|_| parts > 1) else {
         headroom::make_room(bytes);
         return items.iter().map(&decode).collect();
     };
-    let workers = pool.current_num_threads();
-    let parts = threads.clamp(1, workers).min(items.len());
+    let parts = parts.min(pool.current_num_threads());
     let chunk = items.len().div_ceil(parts);
     let chunk_bytes = bytes / parts;
-    let first = TURN.fetch_add(1, Ordering::Relaxed) % workers;
-    // Thread `index` decodes chunk `(index - first) mod workers`, if any.
-    let mut decoded: Vec<Option<Vec<O>>> = pool.broadcast(|context| {
-        let part = (context.index() + workers - first) % workers;
-        items.chunks(chunk).nth(part).map(|chunk| {
-            headroom::make_room(chunk_bytes);
-            chunk.iter().map(&decode).collect()
-        })
+    let mut chunks = items.chunks(chunk);
+    let Some(first) = chunks.next() else {
+        return Vec::new();
+    };
+    let mut rest: Vec<Option<Vec<O>>> = chunks.clone().map(|_| None).collect();
+    let mut decoded_first = Vec::new();
+    let decode = &decode;
+    pool.in_place_scope(|scope| {
+        for (chunk, out) in chunks.zip(rest.iter_mut()) {
+            scope.spawn(move |_| {
+                headroom::make_room(chunk_bytes);
+                *out = Some(chunk.iter().map(decode).collect());
+            });
+        }
+        headroom::make_room(chunk_bytes);
+        decoded_first = first.iter().map(decode).collect();
     });
-    let mut out = Vec::with_capacity(items.len());
-    for part in 0..parts {
-        out.extend(decoded[(first + part) % workers].take().unwrap_or_default());
+    let mut out = decoded_first;
+    out.reserve(items.len() - out.len());
+    for decoded in rest {
+        out.extend(decoded.unwrap_or_default());
     }
     out
 }
 
-/// Objects cut out of one text: the text and where each object lies in it.
+/// Objects cut out of one text (a list page's `String`, a watch batch's
+/// bytes): the text and where each object lies in it.
 #[derive(Debug)]
-pub(crate) struct Slices {
-    pub(crate) text: String,
+pub(crate) struct Slices<T = String> {
+    pub(crate) text: T,
     pub(crate) ranges: Vec<Range<usize>>,
 }
 
 /// `decode` applied to every object of `slices`, in order, like
 /// [`decode_all`]; but the caller awaits instead of blocking its thread.
 ///
-/// A list page is handed whole to a blocking task of the runtime, which
-/// waits for the decode threads, so the thread that asked (a runtime
-/// worker) is free meanwhile: it can fetch the next page and run the tasks
-/// that apply the objects already decoded. A blocking task rather than a
-/// job on the decode threads, because tokio's paused test clock does not
-/// jump ahead while a blocking task runs: timers in a paused test (the
-/// watch's inactivity timeout, a resync) see no time pass during a decode,
-/// as before. Outside a tokio runtime the page is decoded in place. A
+/// A batch too small to split is decoded in place. A bigger one is handed
+/// whole to a blocking task of the runtime, which decodes it with the
+/// decode threads, so the thread that asked (a runtime worker) is free
+/// meanwhile: it can fetch the next page and run the tasks that apply the
+/// objects already decoded. A blocking task rather than a job on the
+/// decode threads, because tokio's paused test clock does not jump ahead
+/// while a blocking task runs: timers in a paused test (the watch's
+/// inactivity timeout, a resync) see no time pass during a decode, as
+/// before. Outside a tokio runtime the batch is decoded in place. A
 /// panicking `decode` panics here, in the caller, as it would serially.
-pub(crate) async fn decode_detached<O, F>(slices: Slices, decode: F) -> Vec<O>
+pub(crate) async fn decode_detached<T, O, F>(slices: Slices<T>, decode: F) -> Vec<O>
 where
+    T: AsRef<[u8]> + Index<Range<usize>> + Send + Sync + 'static,
     O: Send + 'static,
-    F: Fn(&str) -> O + Send + Sync + 'static,
+    F: Fn(&T::Output) -> O + Send + Sync + 'static,
 {
+    let bytes = slices.text.as_ref().len();
+    let split = splits(slices.ranges.len(), bytes);
     let work = Arc::new((slices, decode));
-    let decode_page = |(slices, decode): &(Slices, F)| {
-        decode_all(&slices.ranges, slices.text.len(), |range| {
+    let decode_batch = move |(slices, decode): &(Slices<T>, F)| {
+        decode_all(&slices.ranges, bytes, |range| {
             decode(&slices.text[range.clone()])
         })
     };
-    let on_pool = pool().is_some() && !work.0.ranges.is_empty();
-    let Some(runtime) = tokio::runtime::Handle::try_current()
-        .ok()
-        .filter(|_| on_pool)
-    else {
-        return decode_page(&work);
+    let Some(runtime) = tokio::runtime::Handle::try_current().ok().filter(|_| split) else {
+        return decode_batch(&work);
     };
     let job = Arc::clone(&work);
-    match runtime.spawn_blocking(move || decode_page(&job)).await {
+    match runtime.spawn_blocking(move || decode_batch(&job)).await {
         Ok(objects) => objects,
         Err(error) if error.is_panic() => panic::resume_unwind(error.into_panic()),
         // Cancelled before it ran (the runtime is shutting down): decode
         // here instead.
-        Err(_) => decode_page(&work),
+        Err(_) => decode_batch(&work),
     }
 }
 
@@ -206,6 +210,46 @@ mod tests {
         assert_eq!(threads_for(500, 500 * 3700, 64), 14);
         assert_eq!(threads_for(2, 10 << 20, 8), 2);
         assert_eq!(threads_for(0, 0, 8), 1);
+    }
+
+    /// Which threads decoded a batch of `n` items of `size` bytes each,
+    /// detached from a current-thread runtime; and the runtime's thread.
+    fn decoding_threads(
+        n: usize,
+        size: usize,
+    ) -> (Vec<std::thread::ThreadId>, std::thread::ThreadId) {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let text = vec![b'x'; n * size];
+            let ranges = (0..n).map(|i| i * size..(i + 1) * size).collect();
+            let threads = decode_detached(Slices { text, ranges }, |_: &[u8]| {
+                std::thread::current().id()
+            })
+            .await;
+            (threads, std::thread::current().id())
+        })
+    }
+
+    // A few events are decoded where they arrive: no thread is woken.
+    #[test]
+    fn small_batches_are_decoded_on_the_calling_thread() {
+        let (threads, caller) = decoding_threads(3, 4_000);
+        assert!(threads.iter().all(|thread| *thread == caller));
+    }
+
+    // A burst is decoded off the runtime's thread, which stays free for
+    // other tasks meanwhile (on one core there are no decode threads).
+    #[test]
+    fn big_batches_are_decoded_off_the_runtime_thread() {
+        let (threads, caller) = decoding_threads(500, 4_000);
+        assert_eq!(threads.len(), 500);
+        if pool().is_some() {
+            assert!(threads.iter().all(|thread| *thread != caller));
+            let distinct: std::collections::HashSet<_> = threads.iter().collect();
+            assert!(distinct.len() > 1, "split over several threads");
+        }
     }
 
     #[test]

@@ -7,7 +7,10 @@ use serde::de::DeserializeOwned;
 use tokio::time::Instant;
 
 use crate::source::{
-    decode::{Decoder, parallel},
+    decode::{
+        Decoder,
+        parallel::{self, Slices},
+    },
     error::Error,
     lines::{Read, WatchBody},
     watch::{WatchLine, parse_line},
@@ -40,7 +43,7 @@ pub(super) struct Session<T> {
     decoded: VecDeque<Result<WatchLine<T>, Error>>,
 }
 
-impl<T: DeserializeOwned + Send> Session<T> {
+impl<T: DeserializeOwned + Send + 'static> Session<T> {
     pub(super) fn new(body: WatchBody, idle: Duration) -> Self {
         Self {
             body,
@@ -52,7 +55,8 @@ impl<T: DeserializeOwned + Send> Session<T> {
     }
 
     /// The next line, decoded. Lines that arrived together are decoded
-    /// together, on several threads when there are enough of them.
+    /// together: in place when they are few, off this thread and on several
+    /// threads when there are enough of them.
     pub(super) async fn next(&mut self, decoder: &Decoder) -> Received<T> {
         loop {
             if let Some(line) = self.decoded.pop_front() {
@@ -61,9 +65,30 @@ impl<T: DeserializeOwned + Send> Session<T> {
             match self.body.read(self.idle).await {
                 Read::Lines(lines) => {
                     let lines: Vec<&[u8]> = lines.collect();
-                    let bytes = lines.iter().map(|line| line.len()).sum();
-                    let decoded =
-                        parallel::decode_all(&lines, bytes, |line| parse_line(line, decoder));
+                    let bytes: usize = lines.iter().map(|line| line.len()).sum();
+                    let decoded = if parallel::splits(lines.len(), bytes) {
+                        // A burst: off this runtime worker, on several
+                        // threads. The lines are copied out of the body's
+                        // buffer, which the next read reuses.
+                        let mut text = Vec::with_capacity(bytes);
+                        let ranges = lines
+                            .iter()
+                            .map(|line| {
+                                let start = text.len();
+                                text.extend_from_slice(line);
+                                start..text.len()
+                            })
+                            .collect();
+                        let decoder = decoder.clone();
+                        parallel::decode_detached(Slices { text, ranges }, move |line: &[u8]| {
+                            parse_line(line, &decoder)
+                        })
+                        .await
+                    } else {
+                        // A few events, as a server that flushes each one
+                        // sends them: here, waking no thread.
+                        lines.iter().map(|line| parse_line(line, decoder)).collect()
+                    };
                     self.decoded
                         .extend(decoded.into_iter().filter_map(Result::transpose));
                 }
