@@ -45,11 +45,13 @@
 //! [`ControllerFeed`](crate::controller_feed::ControllerFeed), which drives
 //! kube-runtime's `Controller` from a subscription.
 //!
-//! Informers built from an `Api` decode what the server sends on a pool of
-//! threads the crate starts on first use: one per core, at most four,
-//! shared by every informer of the process (why a fixed pool, and why the
-//! threads take turns, is in BENCHMARKS.md, "From the wire"). On a single
-//! core, decoding stays on the async runtime's thread.
+//! Informers built from an `Api` decode a few watch events where they
+//! arrive, on the async runtime's thread that reads them. List pages and
+//! bursts big enough to split go to a pool of threads the crate starts on
+//! first use: one per core, at most four, shared by every informer of the
+//! process, awaited from a blocking task so the runtime's threads stay free
+//! (why a fixed pool, and what it costs, is in BENCHMARKS.md). On a single
+//! core, all decoding stays on the thread that reads.
 //!
 //! # Testing your controllers
 //!
