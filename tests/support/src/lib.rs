@@ -456,7 +456,7 @@ impl FakeApiServer {
     /// use std::time::Duration;
     /// use kube_informer_testing::FakeApiServer;
     ///
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
     /// let server = FakeApiServer::start().await;
     /// // The next renewal of this Lease hangs for 12 s.
