@@ -162,7 +162,9 @@ impl Shard {
     }
 
     /// Runs the membership until [`stop`](Self::stop): renews the Lease,
-    /// follows the ring, hands keys over. On stop it lets go of every key,
+    /// follows the ring, hands keys over, and tells the gate's watchers the
+    /// moment its ownership runs out (S3), even while a Lease request is
+    /// still unanswered. On stop it lets go of every key,
     /// waits for the work in flight (at most the renew deadline), and
     /// deletes its Lease so the others take over at once.
     ///
