@@ -251,6 +251,17 @@ fn spawn(shard: &Shard) -> JoinHandle<()> {
     })
 }
 
+/// Member `a` alone in its ring, running, once it owns every key; and a key.
+async fn lone_member(server: &FakeLeases) -> (Shard, JoinHandle<()>, ObjectKey) {
+    let shard = server.shard("a");
+    let task = spawn(&shard);
+    let key: ObjectKey = "ns/x".parse().unwrap();
+    until(Duration::from_secs(5), || shard.gate().owns(&key))
+        .await
+        .expect("a lone member owns every key");
+    (shard, task, key)
+}
+
 /// Steps the paused clock until `done` holds or `limit` passes; returns how
 /// long it took.
 async fn until(limit: Duration, mut done: impl FnMut() -> bool) -> Option<Duration> {
@@ -268,12 +279,7 @@ async fn until(limit: Duration, mut done: impl FnMut() -> bool) -> Option<Durati
 #[tokio::test(start_paused = true)]
 async fn s3_a_member_that_cannot_renew_stops_acting_before_its_lease_expires() {
     let server = FakeLeases::default();
-    let shard = server.shard("a");
-    let _task = spawn(&shard);
-    let key: ObjectKey = "ns/x".parse().unwrap();
-    until(Duration::from_secs(5), || shard.gate().owns(&key))
-        .await
-        .expect("a lone member owns every key");
+    let (shard, _task, key) = lone_member(&server).await;
 
     server.fail_writes("ring-a", true);
     let stopped = until(Duration::from_secs(20), || !shard.gate().owns(&key))
@@ -302,12 +308,7 @@ async fn s3_a_member_that_cannot_renew_stops_acting_before_its_lease_expires() {
 #[tokio::test(start_paused = true)]
 async fn s3_a_member_whose_lease_write_hangs_stops_acting_at_its_deadline() {
     let server = FakeLeases::default();
-    let shard = server.shard("a");
-    let _task = spawn(&shard);
-    let key: ObjectKey = "ns/x".parse().unwrap();
-    until(Duration::from_secs(5), || shard.gate().owns(&key))
-        .await
-        .expect("a lone member owns every key");
+    let (shard, _task, key) = lone_member(&server).await;
     let mut guard = shard.gate().begin(&key).expect("owned");
 
     let start = Instant::now();
@@ -334,12 +335,7 @@ async fn s3_a_member_whose_lease_write_hangs_stops_acting_at_its_deadline() {
 #[tokio::test(start_paused = true)]
 async fn s3_one_unanswered_write_costs_a_member_nothing() {
     let server = FakeLeases::default();
-    let shard = server.shard("a");
-    let _task = spawn(&shard);
-    let key: ObjectKey = "ns/x".parse().unwrap();
-    until(Duration::from_secs(5), || shard.gate().owns(&key))
-        .await
-        .expect("a lone member owns every key");
+    let (shard, _task, key) = lone_member(&server).await;
     server.hold_next_write("ring-a", Duration::from_secs(30));
     let lost = until(Duration::from_secs(40), || !shard.gate().owns(&key)).await;
     assert_eq!(
