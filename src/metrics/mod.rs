@@ -5,9 +5,11 @@
 //! Each stage owns its counts: the source counts requests, events, relists
 //! and errors; the FIFO and the store are read as they are (their sizes
 //! cost nothing to keep); each subscription counts what it was handed
-//! under the lock its queue takes anyway. Recording is a relaxed atomic
-//! add at most, on the hot path often not even that; reading does the
-//! arithmetic.
+//! under the lock its queue takes anyway. Recording a count is a relaxed
+//! atomic add, on the hot path often not even that; recording a duration
+//! (list requests, the work queue's waits and work, a handler's time under
+//! `Subscription::handle`) is a clock read and three relaxed atomic adds.
+//! Reading does the arithmetic.
 //!
 //! - [`Informer::metrics`](crate::Informer::metrics) gives an
 //!   [`InformerMetrics`]: [`SourceMetrics`], [`FifoMetrics`],
