@@ -45,7 +45,9 @@ fn admissions(members: &[&Shard], keys: &[ObjectKey]) -> Vec<usize> {
 }
 
 /// Samples every 10 ms for `time`, asserting that no key is admitted by
-/// two members; returns what `seen` made of each sample.
+/// two members, and hands each sample to `seen`. The pause between samples
+/// is the sampling rate, not synchronisation: the property must hold in
+/// every sample, whenever it is taken.
 async fn watch_admissions(
     members: &[&Shard],
     keys: &[ObjectKey],
@@ -63,6 +65,7 @@ async fn watch_admissions(
     }
 }
 
+/// Waits, up to `limit`, until every key is admitted by exactly one member.
 async fn settle(members: &[&Shard], keys: &[ObjectKey], limit: Duration) {
     let end = Instant::now() + limit;
     while admissions(members, keys).iter().any(|n| *n != 1) {

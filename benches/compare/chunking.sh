@@ -64,28 +64,8 @@ if [[ -n $before_ref ]]; then
 fi
 
 # ---- server ------------------------------------------------------------------
-server_pid=""
-stop_server() {
-  if [[ -n $server_pid ]]; then
-    kill "$server_pid" 2>/dev/null || true
-    wait "$server_pid" 2>/dev/null || true
-    server_pid=""
-  fi
-}
-trap stop_server EXIT
-start_server() { # chunking
-  local address_file="$work/chunking-server-address"
-  rm -f "$address_file"
-  "$work/compare-${allocators[0]}" serve --objects "$objects" --chunking "$1" \
-    --address-file "$address_file" >/dev/null 2>"$work/chunking-server.log" &
-  server_pid=$!
-  for _ in $(seq 600); do
-    [[ -s $address_file ]] && break
-    kill -0 "$server_pid" 2>/dev/null || { cat "$work/chunking-server.log" >&2; exit 1; }
-    sleep 0.5
-  done
-  server="$(cat "$address_file")"
-}
+# shellcheck source=server.sh
+source "$here/server.sh"
 
 run_one() { # runner binary label subscribers
   local line status=0
@@ -109,7 +89,7 @@ runners=(ours kube-runtime)
 turn=0
 for mode in "${modes[@]}"; do
   echo "== chunking $mode, N = $objects" >&2
-  start_server "$mode"
+  start_server chunking "$work/compare-${allocators[0]}" --objects "$objects" --chunking "$mode"
   for _ in $(seq "$repeats"); do
     for subscribers in "${subscriber_counts[@]}"; do
       for allocator in "${allocators[@]}"; do

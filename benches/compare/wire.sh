@@ -61,31 +61,11 @@ fi
 go_bin="$work/client-go-runner"
 
 # ---- server ----------------------------------------------------------------
-server_pid=""
-stop_server() {
-  if [[ -n $server_pid ]]; then
-    kill "$server_pid" 2>/dev/null || true
-    wait "$server_pid" 2>/dev/null || true
-    server_pid=""
-  fi
-}
-trap stop_server EXIT
-
-start_server() { # objects
-  local address_file="$work/wire-server-address"
-  rm -f "$address_file"
+# shellcheck source=server.sh
+source "$here/server.sh"
+start_wire_server() { # objects
   echo "== starting the loopback server with N = $1"
-  "$rust_bin" serve --objects "$1" --address-file "$address_file" >/dev/null 2>"$work/wire-server.log" &
-  server_pid=$!
-  for _ in $(seq 600); do
-    [[ -s $address_file ]] && break
-    if ! kill -0 "$server_pid" 2>/dev/null; then
-      echo "the server exited: $(cat "$work/wire-server.log")" >&2
-      exit 1
-    fi
-    sleep 0.5
-  done
-  server="$(cat "$address_file")"
+  start_server wire "$rust_bin" --objects "$1"
   echo "   $(cat "$work/wire-server.log") at $server"
 }
 
@@ -158,7 +138,7 @@ EOF
 # ---- profile ---------------------------------------------------------------
 if [[ $what == profile ]]; then
   profile_objects="${WIRE_PROFILE_OBJECTS:-10000}"
-  start_server "$profile_objects"
+  start_wire_server "$profile_objects"
   profiles=()
   for runner in "${runners[@]}"; do
     data="$work/perf-$runner.data"
@@ -178,7 +158,7 @@ results="$work/wire-$mode.jsonl"
 : >"$results"
 [[ -n $before_bin ]] && : >"$work/wire-before-$mode.jsonl"
 load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
-start_server "$objects"
+start_wire_server "$objects"
 burst_pass() {
   for subscribers in "${subscriber_counts[@]}"; do
     for strip in "${strips[@]}"; do
