@@ -1,12 +1,12 @@
 //! The state one subscription shares with the distributor: its queue, its
 //! waker and its sync bookkeeping, under one short-held mutex.
 
-use std::{mem, task::Waker};
+use std::{mem, sync::Arc, task::Waker};
 
 use parking_lot::Mutex;
 use tokio::sync::{Notify, watch};
 
-use super::{EndReason, Error, Lag, end::StopSignal, queue::Queue};
+use super::{EndReason, Error, Lag, end::Life, queue::Queue};
 use crate::{key::ObjectKey, notification::Notification};
 
 /// Where a subscription is in its life.
@@ -31,8 +31,10 @@ pub(crate) struct State<K> {
     pub(crate) receiver_dropped: bool,
     /// The informer's synced flag, known once registered.
     pub(crate) upstream: Option<watch::Receiver<bool>>,
-    /// How a waiting receiver learns that its source was asked to stop.
-    pub(crate) stop: Option<StopSignal>,
+    /// The life of the informer feeding this subscription, which a waiting
+    /// receiver observes; `None` for a bare distributor's subscription,
+    /// which ends when the distributor closes.
+    pub(crate) life: Option<Arc<Life>>,
     pub(crate) counts: crate::metrics::SubscriptionCounts,
     waker: Option<Waker>,
 }
@@ -67,7 +69,7 @@ impl<K> Channel<K> {
                 phase: Phase::Requested,
                 receiver_dropped: false,
                 upstream: None,
-                stop: None,
+                life: None,
                 counts: Default::default(),
                 waker: None,
             }),
@@ -171,9 +173,18 @@ impl<K> Channel<K> {
         self.changed.notify_waiters();
     }
 
-    /// The stop signal attached to this subscription, if any.
-    pub(crate) fn stop_signal(&self) -> Option<StopSignal> {
-        self.state.lock().stop.clone()
+    /// The life of the informer feeding this subscription, if attached.
+    pub(crate) fn life(&self) -> Option<Arc<Life>> {
+        self.state.lock().life.clone()
+    }
+
+    /// The feeding informer ended with `reason`. A running informer closed
+    /// every subscription before it ended, so this changes nothing then;
+    /// one that ended without ever running has no run loop to close them,
+    /// and nothing was queued for them: the observer closes its own.
+    pub(crate) fn close_after_end(&self, reason: EndReason) {
+        self.end(&Phase::Open, Phase::Closed(reason));
+        self.end(&Phase::Requested, Phase::Refused(Error::Stopped));
     }
 
     /// The reason the subscription ended, once it has.

@@ -115,7 +115,7 @@ mod stats;
 mod subscription;
 mod sync_status;
 
-pub(crate) use end::StopSignal;
+pub(crate) use end::{Ended, Life, Start};
 
 pub use distributor::Distributor;
 pub use end::EndReason;

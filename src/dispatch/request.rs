@@ -6,7 +6,7 @@ use std::{any::Any, fmt, sync::Arc};
 use super::{
     Error, SubscribeOptions, Subscription,
     channel::{Channel, Phase},
-    end::StopSignal,
+    end::Life,
 };
 
 /// The writer's half of a subscription asked for from another task: hand it
@@ -73,10 +73,10 @@ impl<K> fmt::Debug for SubscribeRequest<K> {
 impl<K> Subscription<K> {
     /// Ties the subscription to the informer that feeds it: `keep_alive` is
     /// held for as long as the subscription lives (a share of the informer's
-    /// lifetime), and `stop` lets a waiting receiver notice a stop even when
-    /// no `run` drives the informer.
-    pub(crate) fn attach(&mut self, keep_alive: Arc<dyn Any + Send + Sync>, stop: StopSignal) {
+    /// lifetime), and `life` is the informer's life, whose end a waiting
+    /// receiver observes.
+    pub(crate) fn attach(&mut self, keep_alive: Arc<dyn Any + Send + Sync>, life: Arc<Life>) {
         self.keep_alive = Some(keep_alive);
-        self.channel().state.lock().stop = Some(stop);
+        self.channel().state.lock().life = Some(life);
     }
 }

@@ -3,17 +3,18 @@
 use std::{
     any::Any,
     fmt,
+    future::Future,
     pin::Pin,
     sync::Arc,
     task::{Context, Poll},
 };
 
-use futures::{FutureExt, Stream, stream::FusedStream};
-use tokio_util::sync::WaitForCancellationFutureOwned;
+use futures::{Stream, stream::FusedStream};
 
 use super::{
     EndReason, Error, Lag, SyncStatus,
     channel::{Channel, Phase},
+    end::Ended,
     queue::is_initial_added,
     sync_status::{SyncState, sync_state, wait_until_synced},
 };
@@ -67,10 +68,10 @@ pub struct Subscription<K> {
     terminated: bool,
     /// A share of the lifetime of the informer feeding this subscription.
     pub(super) keep_alive: Option<Arc<dyn Any + Send + Sync>>,
-    /// Waits for the attached stop signal while the queue is empty; `None`
-    /// once it fired (it is not polled again).
-    stop_wait: Option<Pin<Box<WaitForCancellationFutureOwned>>>,
-    stop_seen: bool,
+    /// Waits for the feeding informer's end while the queue is empty.
+    end_wait: Option<Pin<Box<Ended>>>,
+    /// The end was seen (the channel is closed); not polled again.
+    end_seen: bool,
 }
 
 impl<K> Subscription<K> {
@@ -79,8 +80,8 @@ impl<K> Subscription<K> {
             channel,
             terminated: false,
             keep_alive: None,
-            stop_wait: None,
-            stop_seen: false,
+            end_wait: None,
+            end_seen: false,
         }
     }
 
@@ -146,27 +147,23 @@ impl<K> Subscription<K> {
         self.channel.lag
     }
 
-    /// Polls the attached stop signal, if any, while the queue is empty.
-    /// Returns true when it has just fired (the caller looks at the queue
-    /// and phase again).
-    fn poll_stop(&mut self, cx: &mut Context<'_>) -> bool {
-        if self.stop_seen {
+    /// Polls the feeding informer's end, if attached, while the queue is
+    /// empty. Returns true when it has just ended (the caller looks at the
+    /// queue and phase again).
+    fn poll_end(&mut self, cx: &mut Context<'_>) -> bool {
+        if self.end_seen {
             return false;
         }
-        let Some(signal) = self.channel.stop_signal() else {
+        let Some(life) = self.channel.life() else {
             return false;
         };
-        let wait = self
-            .stop_wait
-            .get_or_insert_with(|| Box::pin(signal.token.clone().cancelled_owned()));
-        if wait.poll_unpin(cx).is_pending() {
+        let wait = self.end_wait.get_or_insert_with(|| Box::pin(life.ended()));
+        let Poll::Ready(reason) = wait.as_mut().poll(cx) else {
             return false;
-        }
-        self.stop_wait = None;
-        self.stop_seen = true;
-        // Closes the distributor when nothing else will (no `run`); a
-        // running writer closes it itself and wakes us then.
-        (signal.on_stop)();
+        };
+        self.end_wait = None;
+        self.end_seen = true;
+        self.channel.close_after_end(reason);
         true
     }
 }
@@ -200,7 +197,7 @@ impl<K> Stream for Subscription<K> {
                 Phase::Requested | Phase::Open => {
                     state.set_waker(cx.waker());
                     drop(state);
-                    if self.poll_stop(cx) {
+                    if self.poll_end(cx) {
                         continue;
                     }
                     return Poll::Pending;

@@ -87,7 +87,10 @@ pub(super) fn sync_state<K>(channel: &Channel<K>) -> SyncState {
 }
 
 pub(super) async fn wait_until_synced<K>(channel: &Channel<K>) -> bool {
-    let mut stop_seen = false;
+    // The feeding informer's end, observed once: a running informer closes
+    // the channel itself (which wakes `changed`); one that ended without
+    // running leaves that to its observers.
+    let mut end = channel.life().map(|life| Box::pin(life.ended()));
     loop {
         let changed = channel.changed.notified();
         tokio::pin!(changed);
@@ -97,19 +100,7 @@ pub(super) async fn wait_until_synced<K>(channel: &Channel<K>) -> bool {
             SyncState::Never => return false,
             SyncState::Waiting => {}
         }
-        let (upstream, stop) = {
-            let state = channel.state.lock();
-            (state.upstream.clone(), state.stop.clone())
-        };
-        // An informer asked to stop with nothing driving it is closed from
-        // here (once); a running one closes itself and wakes `changed`.
-        let stop = stop.filter(|_| !stop_seen);
-        let stopped = async {
-            match &stop {
-                Some(signal) => signal.token.cancelled().await,
-                None => std::future::pending().await,
-            }
-        };
+        let upstream = channel.state.lock().upstream.clone();
         let upstream_synced = async move {
             match upstream {
                 // A dropped sender leaves the flag as it is; the next phase
@@ -122,15 +113,20 @@ pub(super) async fn wait_until_synced<K>(channel: &Channel<K>) -> bool {
                 _ => std::future::pending().await,
             }
         };
-        tokio::select! {
-            _ = changed => {}
-            _ = upstream_synced => {}
-            () = stopped => {
-                stop_seen = true;
-                if let Some(signal) = &stop {
-                    (signal.on_stop)();
-                }
+        let ended = async {
+            match &mut end {
+                Some(ended) => ended.as_mut().await,
+                None => std::future::pending().await,
             }
+        };
+        let ended = tokio::select! {
+            _ = changed => None,
+            _ = upstream_synced => None,
+            reason = ended => Some(reason),
+        };
+        if let Some(reason) = ended {
+            end = None;
+            channel.close_after_end(reason);
         }
     }
 }

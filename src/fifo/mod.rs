@@ -57,8 +57,18 @@
 //! [`resync`](DeltaFifo::resync) nothing more is queued. User code runs
 //! before anything is appended, so the queue is always left whole.
 //!
-//! [`KnownObjects`] methods are called with the FIFO's lock held: an
-//! implementation must not call back into the same FIFO.
+//! # User code and the lock
+//!
+//! The key function and the transform never run under the FIFO's lock, so
+//! producers do not serialise on them and they may call into the FIFO.
+//! [`KnownObjects`] is read without the lock too, for a
+//! [`resync`](DeltaFifo::resync), and with it held in two places, because
+//! there the answer must be of the same instant as the queue:
+//! [`delete`](DeltaFifo::delete) asks whether a key is known when it is not
+//! queued (F4), and a relist's end lists the known keys that were neither
+//! listed nor queued (F6, F13). An implementation must therefore not call
+//! back into the same FIFO. The store keeps the same rule: no user code
+//! under its lock ([`store`](crate::store), "Why one lock").
 
 mod consume;
 mod error;

@@ -93,18 +93,34 @@ impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
         let key = self.key_of(&obj)?;
         let mut state = self.lock();
         state.live_event(None);
-        if !state.is_pending(&key) {
-            let known = match self.known() {
-                Some(known) => known.get_by_key(&key)?.is_some(),
-                None => false,
-            };
-            if !known {
-                return Ok(());
-            }
+        if !self.deletion_counts(&state, &key)? {
+            return Ok(());
         }
+        if self.options().transform.is_none() {
+            self.append_and_wake(state, key, Delta::new(DeltaType::Deleted, Arc::new(obj)));
+            return Ok(());
+        }
+        // The transform is user code: it runs with the lock released, and
+        // whether the deletion counts is asked again once it is taken back.
+        drop(state);
         let obj = self.transform(&key, obj)?;
-        self.append_and_wake(state, key, Delta::new(DeltaType::Deleted, obj));
+        let state = self.lock();
+        if self.deletion_counts(&state, &key)? {
+            self.append_and_wake(state, key, Delta::new(DeltaType::Deleted, obj));
+        }
         Ok(())
+    }
+
+    /// F4: a deletion is queued only for a key that is queued or that the
+    /// known objects hold.
+    fn deletion_counts(&self, state: &FifoState<K>, key: &ObjectKey) -> Result<bool> {
+        if state.is_pending(key) {
+            return Ok(true);
+        }
+        Ok(match self.known() {
+            Some(known) => known.get_by_key(key)?.is_some(),
+            None => false,
+        })
     }
 
     /// Replaces the FIFO's view with a complete list (F6): every object is
@@ -143,32 +159,37 @@ impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
     /// # }
     /// ```
     pub fn replace(&self, list: impl IntoIterator<Item = K>, resource_version: &str) -> Result<()> {
+        // Keys and transforms are user code: all of them run before the
+        // lock is taken, up to the first object they reject.
         let list = list.into_iter();
-        let mut listed = HashSet::with_capacity(list.size_hint().0);
+        let mut prepared = Vec::with_capacity(list.size_hint().0);
+        let mut rejected = None;
+        for obj in list {
+            match self.prepare(obj) {
+                Ok(entry) => prepared.push(entry),
+                Err(error) => {
+                    rejected = Some(error);
+                    break;
+                }
+            }
+        }
+        let mut listed = HashSet::with_capacity(prepared.len());
         let mut state = self.lock();
         let before = state.len();
-        let result = self.replace_locked(&mut state, list, &mut listed, resource_version);
-        self.wake_for(state, before);
-        result
-    }
-
-    fn replace_locked(
-        &self,
-        state: &mut FifoState<K>,
-        list: impl Iterator<Item = K>,
-        listed: &mut HashSet<ObjectKey>,
-        resource_version: &str,
-    ) -> Result<()> {
         state.take_listing();
         let delta_type = self.relist_delta_type();
-        for obj in list {
-            let (key, obj) = self.prepare(obj)?;
+        for (key, obj) in prepared {
             listed.insert(key.clone());
             state.append(key, Delta::new(delta_type, obj));
         }
-        let deletions = state.tombstone_unlisted(listed, self.known())?;
-        state.finish_relist(listed.len() + deletions, resource_version);
-        Ok(())
+        let result = match rejected {
+            Some(error) => Err(error),
+            None => state
+                .tombstone_unlisted(&listed, self.known())
+                .map(|deletions| state.finish_relist(listed.len() + deletions, resource_version)),
+        };
+        self.wake_for(state, before);
+        result
     }
 
     /// Opens a streamed relist (F13): objects follow one by one through
@@ -355,9 +376,22 @@ impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
         let Some(known) = self.known() else {
             return Ok(());
         };
+        // The known objects and the key function are user code: they run
+        // before the lock is taken, up to the first error; whether a key has
+        // something pending is decided under it.
+        let mut objects = Vec::new();
+        let result = (|| {
+            for known_key in known.list_keys()? {
+                let Some(object) = known.get_by_key(&known_key)? else {
+                    continue;
+                };
+                objects.push((self.key_of(&object)?, object));
+            }
+            Ok(())
+        })();
         let mut state = self.lock();
         let before = state.len();
-        let result = state.resync(&known, &|obj: &K| self.key_of(obj));
+        state.resync(objects);
         self.wake_for(state, before);
         result
     }

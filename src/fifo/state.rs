@@ -255,21 +255,12 @@ impl<K> FifoState<K> {
     }
 
     /// Enqueues `Sync` for every known object whose key has nothing pending (F8).
-    pub(crate) fn resync(
-        &mut self,
-        known: &Guarded<'_, K>,
-        key_of: &dyn Fn(&K) -> Result<ObjectKey, Error>,
-    ) -> Result<(), Error> {
-        for known_key in known.list_keys()? {
-            let Some(object) = known.get_by_key(&known_key)? else {
-                continue;
-            };
-            let key = key_of(&object)?;
+    pub(crate) fn resync(&mut self, objects: Vec<(ObjectKey, Arc<K>)>) {
+        for (key, object) in objects {
             if self.is_pending(&key) {
                 continue;
             }
             self.append(key, Delta::new(DeltaType::Sync, object));
         }
-        Ok(())
     }
 }

@@ -1,19 +1,14 @@
 //! [`Core`], what the handles and the run loop share, and [`Share`], one
 //! holder's part of the informer's lifetime (L8).
 
-use std::{
-    any::Any,
-    mem,
-    sync::{Arc, Weak},
-};
+use std::{any::Any, mem, sync::Arc};
 
 use kube::Resource;
 use parking_lot::Mutex;
-use tokio_util::sync::CancellationToken;
 
-use super::{labels::ResourceLabels, lifecycle::Lifecycle, report::ErrorReporter};
+use super::{labels::ResourceLabels, lifecycle::Wiring, report::ErrorReporter};
 use crate::{
-    dispatch::{EndReason, StopSignal},
+    dispatch::{EndReason, Life},
     fifo::DeltaFifo,
     store::{Store, Writer},
 };
@@ -24,14 +19,12 @@ pub(crate) struct Core<K> {
     pub(crate) writer: Writer<K>,
     pub(crate) store: Store<K>,
     pub(crate) fifo: DeltaFifo<K>,
-    /// Cancelled to stop: by `stop`, by the builder's token, by the last
-    /// share's drop (L8).
-    pub(crate) stop: CancellationToken,
-    /// Cancelled once the informer has ended: `run` finished, or it was
-    /// stopped before `run`.
-    pub(crate) done: CancellationToken,
+    /// Asked to stop (by `stop`, the builder's token, the last share's drop,
+    /// L8), running, ended and why: the one value every subscription, error
+    /// stream and sync waiter observes.
+    pub(crate) life: Arc<Life>,
     pub(crate) reporter: ErrorReporter,
-    pub(crate) lifecycle: Mutex<Lifecycle<K>>,
+    pub(crate) wiring: Mutex<Wiring<K>>,
     pub(crate) labels: ResourceLabels,
     pub(crate) metrics: crate::metrics::InformerRecorder,
 }
@@ -40,53 +33,35 @@ impl<K> Core<K>
 where
     K: Resource + Send + Sync + 'static,
 {
-    /// L7: ends an informer that was asked to stop and has no `run` to end
-    /// it: subscriptions end (after what was queued for them, which before
-    /// `run` is nothing), error streams end, sync waiters see `done`, later
-    /// subscriptions and `run` find it stopped. A running informer is left to
-    /// its run loop, which ends the same way. Idempotent.
-    pub(crate) fn settle(&self) {
-        if !self.stop.is_cancelled() {
+    /// Lets go of the source and the distributor of an informer that ended
+    /// without running (L7): the source is user code, which should not be
+    /// kept past a stop. Subscriptions it registered end with
+    /// [`EndReason::Stopped`], here or when they observe the life's end,
+    /// whichever comes first.
+    pub(crate) fn release_unrun(&self) {
+        if self.life.end_reason().is_none() {
             return;
         }
-        let ready = {
-            let mut lifecycle = self.lifecycle.lock();
-            match &*lifecycle {
-                Lifecycle::Ready { .. } => {
-                    mem::replace(&mut *lifecycle, Lifecycle::Stopped { ran: false })
-                }
-                Lifecycle::Running { .. } | Lifecycle::Stopped { .. } => return,
+        let unrun = {
+            let mut wiring = self.wiring.lock();
+            match &*wiring {
+                Wiring::Unstarted { .. } => mem::replace(&mut *wiring, Wiring::Released),
+                Wiring::Running { .. } | Wiring::Released => return,
             }
         };
-        // Outside the lifecycle lock: closing takes each subscription's lock,
-        // and the source is user code.
-        if let Lifecycle::Ready {
+        // Outside the lock: closing takes each subscription's lock, and the
+        // source's drop is user code.
+        if let Wiring::Unstarted {
             events,
             mut distributor,
-        } = ready
+        } = unrun
         {
             distributor.close_with(EndReason::Stopped);
             drop(events);
         }
         self.fifo.close();
         self.reporter.close();
-        self.done.cancel();
         tracing::debug!(resource = %self.labels, "informer stopped before it ran");
-    }
-
-    /// The signal that lets a waiting subscription or error stream settle
-    /// this informer once it is asked to stop. Holds the core weakly: the
-    /// core holds every subscription's channel.
-    pub(crate) fn stop_signal(self: &Arc<Self>) -> StopSignal {
-        let core: Weak<Self> = Arc::downgrade(self);
-        StopSignal {
-            token: self.stop.clone(),
-            on_stop: Arc::new(move || {
-                if let Some(core) = core.upgrade() {
-                    core.settle();
-                }
-            }),
-        }
     }
 }
 
@@ -105,7 +80,7 @@ pub(crate) struct Share<K> {
 
 impl<K> Drop for Share<K> {
     fn drop(&mut self) {
-        self.core.stop.cancel();
+        self.core.life.stop();
     }
 }
 

@@ -15,12 +15,12 @@ use super::{
     error::{Error, Result},
     known_objects::StoreKnownObjects,
     labels::ResourceLabels,
-    lifecycle::Lifecycle,
+    lifecycle::Wiring,
     report::{ErrorReporter, ErrorStream},
     run,
 };
 use crate::{
-    dispatch::{Distributor, SubscribeOptions, SubscribeRequest, Subscription},
+    dispatch::{Distributor, Life, SubscribeOptions, SubscribeRequest, Subscription},
     fifo::{DeltaFifo, FifoOptions},
     source::Event,
     store::{Store, Writer},
@@ -203,10 +203,9 @@ where
             writer,
             store,
             fifo: DeltaFifo::new(options),
-            stop,
-            done: CancellationToken::new(),
+            life: Life::new(stop),
             reporter: ErrorReporter::new(parts.on_error),
-            lifecycle: Mutex::new(Lifecycle::Ready {
+            wiring: Mutex::new(Wiring::Unstarted {
                 events: parts.events,
                 distributor,
             }),
@@ -330,19 +329,20 @@ where
     /// ```
     pub fn subscribe(&self, options: SubscribeOptions) -> Result<Subscription<K>> {
         let core = self.core();
-        core.settle();
-        let mut lifecycle = core.lifecycle.lock();
-        let mut subscription = match &mut *lifecycle {
-            Lifecycle::Ready { distributor, .. } => distributor.subscribe(options, []),
-            Lifecycle::Running { requests } => {
+        let mut wiring = core.wiring.lock();
+        let mut subscription = match &mut *wiring {
+            // L7: asked to stop with no `run`, it will never run.
+            Wiring::Unstarted { .. } if core.life.stop_requested() => return Err(Error::Stopped),
+            Wiring::Unstarted { distributor, .. } => distributor.subscribe(options, []),
+            Wiring::Running { requests } => {
                 let (subscription, request) = SubscribeRequest::new(options);
                 requests.send(request).map_err(|_| Error::Stopped)?;
                 subscription
             }
-            Lifecycle::Stopped { .. } => return Err(Error::Stopped),
+            Wiring::Released => return Err(Error::Stopped),
         };
-        drop(lifecycle);
-        subscription.attach(self.liveness(), core.stop_signal());
+        drop(wiring);
+        subscription.attach(self.liveness(), Arc::clone(&core.life));
         core.metrics.subscribed(subscription.stats_probe());
         Ok(subscription)
     }
@@ -360,19 +360,10 @@ where
     /// Cancel-safe.
     pub async fn wait_until_synced(&self) -> bool {
         let core = self.core();
-        let mut stop_seen = false;
-        loop {
-            tokio::select! {
-                biased;
-                () = core.store.wait_until_synced() => return true,
-                () = core.done.cancelled() => return core.store.has_synced(),
-                () = core.stop.cancelled(), if !stop_seen => {
-                    // Ends an informer with no `run`; a running one ends
-                    // itself and cancels `done`.
-                    stop_seen = true;
-                    core.settle();
-                }
-            }
+        tokio::select! {
+            biased;
+            () = core.store.wait_until_synced() => true,
+            _ = core.life.ended() => core.store.has_synced(),
         }
     }
 
@@ -429,13 +420,14 @@ where
     /// ```
     pub fn stop(&self) {
         let core = self.core();
-        core.stop.cancel();
-        core.settle();
+        core.life.stop();
+        core.release_unrun();
     }
 
     /// Whether the informer was asked to stop or has stopped.
     pub fn is_stopped(&self) -> bool {
-        self.core().stop.is_cancelled() || self.core().done.is_cancelled()
+        let life = &self.core().life;
+        life.stop_requested() || life.is_ended()
     }
 
     /// Every error met while running from now on (source failures, objects
@@ -461,8 +453,8 @@ where
     /// ```
     pub fn errors(&self) -> ErrorStream {
         let core = self.core();
-        core.settle();
-        core.reporter.listen(self.liveness(), core.stop_signal())
+        core.reporter
+            .listen(self.liveness(), Arc::clone(&core.life))
     }
 
     /// How many errors were met while running, panics in user code included.
@@ -507,7 +499,7 @@ impl<K> fmt::Debug for Informer<K> {
             .field("resource", &format_args!("{}", core.labels))
             .field("cached", &core.store.len())
             .field("synced", &core.store.has_synced())
-            .field("stopped", &core.stop.is_cancelled())
+            .field("stopped", &core.life.stop_requested())
             .field("errors", &core.reporter.count())
             .finish()
     }

@@ -1,15 +1,17 @@
-//! [`Lifecycle`]: where an informer is in its life, which decides what
-//! `subscribe` and `run` do.
+//! [`Wiring`]: what `run` needs to start, then how subscribers reach the
+//! running writer. Whether the informer has ended, and why, is its
+//! [`Life`](crate::dispatch::Life), not this.
 
 use tokio::sync::mpsc;
 
 use super::builder::EventStream;
 use crate::dispatch::{Distributor, SubscribeRequest};
 
-/// Where the informer is in its life.
-pub(crate) enum Lifecycle<K> {
-    /// Built, not running: subscriptions register directly.
-    Ready {
+/// How a subscription reaches the informer.
+pub(crate) enum Wiring<K> {
+    /// Built, not running: subscriptions register directly; `run` takes
+    /// both.
+    Unstarted {
         events: EventStream<K>,
         distributor: Distributor<K>,
     },
@@ -18,8 +20,6 @@ pub(crate) enum Lifecycle<K> {
     Running {
         requests: mpsc::UnboundedSender<SubscribeRequest<K>>,
     },
-    /// Stopped: subscriptions are refused (L6). `ran` tells a `run` that
-    /// comes after a stop-before-run (it resolves at once) from a second
-    /// `run` (refused).
-    Stopped { ran: bool },
+    /// Ended, or ended before it ran: subscriptions are refused (L6, L7).
+    Released,
 }

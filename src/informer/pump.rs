@@ -1,5 +1,5 @@
 //! Feeding the FIFO from the source: the producer half of the informer,
-//! and the back-pressure that keeps it from reading ahead of the writer.
+//! and the [`Handoff`] between it and the writer.
 //!
 //! This side only ever touches the FIFO (and the error reporter); the store
 //! and the subscribers belong to the writer.
@@ -27,18 +27,27 @@ use crate::{
 /// except a relist's end, which adds one tombstone per vanished key.
 pub(crate) const PUMP_HIGH_WATER: usize = 1024;
 
-/// L10: back-pressure from the writer to the source. The pump reads the
-/// source only while the writer is not waiting for a full
-/// [`Lag::Bounded`](crate::dispatch::Lag::Bounded) subscriber and the FIFO
-/// holds fewer than [`PUMP_HIGH_WATER`] deltas, so a subscriber that stops
-/// reading stops the source being read, and the FIFO stays bounded.
+/// What the pump and the writer tell each other; each owns everything
+/// else it works with.
+///
+/// From the pump: an event was fed (`progress`, so the writer notices a FIFO
+/// that became synced with nothing to pop, such as an empty initial list),
+/// a relist completed (`relisted`, for the resync check timer, L3), the
+/// source ended (the FIFO is closed, then `progress`). From the writer (L10,
+/// back-pressure): deltas were popped, or it waits (or not) for a full
+/// [`Lag::Bounded`](crate::dispatch::Lag::Bounded) subscriber. The pump
+/// reads the source only while the writer is not waiting and the FIFO holds
+/// fewer than [`PUMP_HIGH_WATER`] deltas, so a subscriber that stops reading
+/// stops the source being read, and the FIFO stays bounded.
 #[derive(Debug, Default)]
-pub(crate) struct Backpressure {
+pub(crate) struct Handoff {
+    progress: Notify,
+    relisted: AtomicBool,
     writer_waiting: AtomicBool,
     room: Notify,
 }
 
-impl Backpressure {
+impl Handoff {
     /// The writer is about to wait (or not) for subscribers to make room.
     pub(crate) fn writer_waiting(&self, waiting: bool) {
         self.writer_waiting.store(waiting, Ordering::Relaxed);
@@ -50,6 +59,16 @@ impl Backpressure {
     /// The writer took deltas out of the FIFO.
     pub(crate) fn popped(&self) {
         self.room.notify_one();
+    }
+
+    /// Whether a relist completed since the writer last asked.
+    pub(crate) fn take_relisted(&self) -> bool {
+        self.relisted.swap(false, Ordering::Relaxed)
+    }
+
+    /// Resolves once the pump fed something or the source ended.
+    pub(crate) async fn progress(&self) {
+        self.progress.notified().await;
     }
 
     fn open<K: Resource + Send + Sync + 'static>(&self, fifo: &DeltaFifo<K>) -> bool {
@@ -73,23 +92,42 @@ impl Backpressure {
     }
 }
 
-/// Moves every source event into `fifo` until the source ends. Returns the
-/// panic message if the source panicked (it cannot be polled again then).
+/// How the pump ended.
+#[derive(Debug)]
+pub(crate) enum SourceEnd {
+    /// The source ended.
+    Ended,
+    /// The source panicked, with this message; it cannot be polled again.
+    Panicked(String),
+}
+
+/// Moves every source event into `fifo` until the source ends, then closes
+/// the FIFO so the writer drains what is queued and ends.
 ///
 /// Source errors and objects the FIFO refuses go to `reporter`; the source is
-/// expected to retry by itself, so an error never ends the pump. `progress`
-/// is notified after each event so the writer can notice a FIFO that became
-/// synced without anything to pop (an empty initial list). `relisted` is
-/// set after each complete relist, for the writer to restart its resync
-/// check timer.
+/// expected to retry by itself, so an error never ends the pump.
 pub(crate) async fn pump<K, S>(
     events: S,
     fifo: &DeltaFifo<K>,
     reporter: &ErrorReporter,
-    progress: &Notify,
-    relisted: &AtomicBool,
-    backpressure: &Backpressure,
-) -> Option<String>
+    handoff: &Handoff,
+) -> SourceEnd
+where
+    K: Resource + Send + Sync + 'static,
+    S: Stream<Item = Result<Event<K>, Error>>,
+{
+    let end = feed_all(events, fifo, reporter, handoff).await;
+    fifo.close();
+    handoff.progress.notify_one();
+    end
+}
+
+async fn feed_all<K, S>(
+    events: S,
+    fifo: &DeltaFifo<K>,
+    reporter: &ErrorReporter,
+    handoff: &Handoff,
+) -> SourceEnd
 where
     K: Resource + Send + Sync + 'static,
     S: Stream<Item = Result<Event<K>, Error>>,
@@ -97,7 +135,7 @@ where
     let mut events = std::pin::pin!(events);
     let mut listed = 0usize;
     loop {
-        backpressure.wait_for_room(fifo).await;
+        handoff.wait_for_room(fifo).await;
         // L9: the stream is user code when the informer was built from one.
         let item = match AssertUnwindSafe(events.next()).catch_unwind().await {
             Ok(Some(item)) => item,
@@ -108,27 +146,27 @@ where
                     callback: Callback::EventStream,
                     message: message.clone(),
                 });
-                return Some(message);
+                return SourceEnd::Panicked(message);
             }
         };
         match item {
             Ok(event) => {
                 let list_done = matches!(event, Event::ListDone { .. });
                 match feed(fifo, event, &mut listed) {
-                    Ok(()) if list_done => relisted.store(true, Ordering::Relaxed),
+                    Ok(()) if list_done => handoff.relisted.store(true, Ordering::Relaxed),
                     Ok(()) => {}
                     Err(error) => reporter.report(Error::from_fifo(error)),
                 }
             }
             Err(error) => reporter.report(error),
         }
-        progress.notify_one();
+        handoff.progress.notify_one();
         // An always-ready source (an in-memory stream) must still let the
         // writer, which shares this task, make progress.
         tokio::task::coop::consume_budget().await;
     }
     tracing::debug!("source ended");
-    None
+    SourceEnd::Ended
 }
 
 /// One source event as FIFO calls (F13 for relists; bookmarks change nothing

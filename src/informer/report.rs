@@ -4,6 +4,7 @@
 
 use std::{
     any::Any,
+    future::Future,
     pin::Pin,
     sync::{
         Arc,
@@ -12,13 +13,15 @@ use std::{
     task::{Context, Poll},
 };
 
-use futures::{FutureExt, Stream, stream::FusedStream};
+use futures::{Stream, stream::FusedStream};
 use parking_lot::Mutex;
 use tokio::sync::mpsc;
-use tokio_util::sync::WaitForCancellationFutureOwned;
 
 use super::error::{Callback, Chain, Error};
-use crate::{dispatch::StopSignal, fifo};
+use crate::{
+    dispatch::{Ended, Life},
+    fifo,
+};
 
 /// The callback given to [`InformerBuilder::on_error`](super::InformerBuilder::on_error).
 pub(crate) type ErrorCallback = Arc<dyn Fn(&Error) + Send + Sync>;
@@ -74,7 +77,7 @@ impl ErrorReporter {
     pub(crate) fn listen(
         &self,
         keep_alive: Arc<dyn Any + Send + Sync>,
-        stop: StopSignal,
+        life: Arc<Life>,
     ) -> ErrorStream {
         let (sender, receiver) = mpsc::unbounded_channel();
         if let Some(listeners) = &mut *self.listeners.lock() {
@@ -83,8 +86,7 @@ impl ErrorReporter {
         ErrorStream {
             receiver,
             _keep_alive: keep_alive,
-            stop: Some(stop),
-            stop_wait: None,
+            end: Some(Box::pin(life.ended())),
         }
     }
 
@@ -113,10 +115,10 @@ impl std::fmt::Debug for ErrorReporter {
 pub struct ErrorStream {
     receiver: mpsc::UnboundedReceiver<Error>,
     _keep_alive: Arc<dyn Any + Send + Sync>,
-    /// Fires once when the informer is asked to stop, so a stream of an
-    /// informer that never ran still ends (L7); `None` once it fired.
-    stop: Option<StopSignal>,
-    stop_wait: Option<Pin<Box<WaitForCancellationFutureOwned>>>,
+    /// The informer's end: a running informer closes the stream itself,
+    /// one that ended without running (L7) leaves it to this; `None` once
+    /// seen.
+    end: Option<Pin<Box<Ended>>>,
 }
 
 impl std::fmt::Debug for ErrorStream {
@@ -135,22 +137,15 @@ impl Stream for ErrorStream {
             if let Poll::Ready(item) = self.receiver.poll_recv(cx) {
                 return Poll::Ready(item);
             }
-            let Some(signal) = &self.stop else {
+            let Some(end) = &mut self.end else {
                 return Poll::Pending;
             };
-            let token = signal.token.clone();
-            let wait = self
-                .stop_wait
-                .get_or_insert_with(|| Box::pin(token.cancelled_owned()));
-            if wait.poll_unpin(cx).is_pending() {
+            if end.as_mut().poll(cx).is_pending() {
                 return Poll::Pending;
             }
-            self.stop_wait = None;
-            if let Some(signal) = self.stop.take() {
-                // Closes the reporter when no `run` will; then the receiver
-                // ends once drained.
-                (signal.on_stop)();
-            }
+            // Ended: what is queued is the last of it.
+            self.end = None;
+            self.receiver.close();
         }
     }
 

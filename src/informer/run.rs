@@ -6,31 +6,23 @@
 //! two batches, so a late subscriber's replay is taken at one consistent
 //! point (L1) and a resync round never splits a key's batch.
 
-use std::{
-    mem,
-    panic::AssertUnwindSafe,
-    sync::{
-        Arc,
-        atomic::{AtomicBool, Ordering},
-    },
-};
+use std::{mem, panic::AssertUnwindSafe, sync::Arc};
 
 use futures::FutureExt;
 use kube::Resource;
-use parking_lot::Mutex;
-use tokio::sync::{Notify, mpsc};
+use tokio::sync::mpsc;
 use tracing::Instrument;
 
 use super::{
     apply::apply_deltas,
     core::Core,
     error::{Callback, Error, Result},
-    lifecycle::Lifecycle,
-    pump::{Backpressure, pump},
+    lifecycle::Wiring,
+    pump::{Handoff, SourceEnd, pump},
     resync::ResyncTimer,
 };
 use crate::{
-    dispatch::{Distributor, EndReason, SubscribeRequest},
+    dispatch::{Distributor, EndReason, Start, SubscribeRequest},
     fifo,
 };
 
@@ -39,26 +31,33 @@ pub(crate) async fn run<K>(core: Arc<Core<K>>) -> Result<()>
 where
     K: Resource + Send + Sync + 'static,
 {
-    // A stop that came before `run` ends the informer here (L7).
-    core.settle();
+    match core.life.start() {
+        Start::Started => {}
+        // A stop that came before `run` ends the informer here (L7).
+        Start::StoppedBeforeRun => {
+            core.release_unrun();
+            return Ok(());
+        }
+        Start::AlreadyRan => return Err(Error::AlreadyRunning),
+    }
     let (events, distributor, requests) = {
-        let mut lifecycle = core.lifecycle.lock();
-        match mem::replace(&mut *lifecycle, Lifecycle::Stopped { ran: true }) {
-            Lifecycle::Ready {
+        let mut wiring = core.wiring.lock();
+        match mem::replace(&mut *wiring, Wiring::Released) {
+            Wiring::Unstarted {
                 events,
                 distributor,
             } => {
                 let (sender, receiver) = mpsc::unbounded_channel();
-                *lifecycle = Lifecycle::Running { requests: sender };
+                *wiring = Wiring::Running { requests: sender };
                 (events, distributor, receiver)
             }
-            Lifecycle::Stopped { ran: false } => {
-                *lifecycle = Lifecycle::Stopped { ran: false };
-                return Ok(());
-            }
+            // Only the run that started the life takes the wiring, and only
+            // a life that ended without running releases it untaken.
             other => {
-                *lifecycle = other;
-                return Err(Error::AlreadyRunning);
+                *wiring = other;
+                drop(wiring);
+                core.life.finish(EndReason::Stopped);
+                return Ok(());
             }
         }
     };
@@ -80,52 +79,29 @@ where
             ..
         } = &mut teardown;
         distributor.mark_started();
-        let progress = Notify::new();
-        let relisted = AtomicBool::new(false);
-        let backpressure = Backpressure::default();
-        let source_panic = Mutex::new(None);
-        let source = async {
-            let panicked = pump(
-                events,
-                &core.fifo,
-                &core.reporter,
-                &progress,
-                &relisted,
-                &backpressure,
-            )
-            .await;
-            *source_panic.lock() = panicked;
-            // Closing lets the writer drain what is queued, then end.
-            core.fifo.close();
-            progress.notify_one();
-            std::future::pending::<()>().await;
-        };
-        let writer = write(
-            &core,
-            distributor,
-            requests,
-            &progress,
-            &relisted,
-            &backpressure,
-        );
+        let handoff = Handoff::default();
+        // The pump and the writer share this task and only the handoff;
+        // the writer ends once the pump has closed the FIFO and it has
+        // drained it.
+        let writer = write(&core, distributor, requests, &handoff);
+        let source = pump(events, &core.fifo, &core.reporter, &handoff);
         let body = async {
             tokio::select! {
                 biased;
-                () = core.stop.cancelled() => {
+                () = core.life.stop_requested_wait() => {
                     tracing::info!("informer stopped");
                     Outcome::Stopped
                 }
-                () = writer => match source_panic.lock().take() {
-                    Some(message) => {
+                ((), end) = futures::future::join(writer, source) => match end {
+                    SourceEnd::Panicked(message) => {
                         tracing::warn!("event stream panicked; informer stopped");
                         Outcome::Panicked(Callback::EventStream, message)
                     }
-                    None => {
+                    SourceEnd::Ended => {
                         tracing::info!("source ended; informer stopped");
                         Outcome::Finished
                     }
                 },
-                () = source => Outcome::Finished,
             }
         };
         // L9: a panic nothing caught closer to its cause stops the informer
@@ -174,9 +150,7 @@ async fn write<K>(
     core: &Core<K>,
     distributor: &mut Distributor<K>,
     requests: &mut mpsc::UnboundedReceiver<SubscribeRequest<K>>,
-    progress: &Notify,
-    relisted: &AtomicBool,
-    backpressure: &Backpressure,
+    handoff: &Handoff,
 ) where
     K: Resource + Send + Sync + 'static,
 {
@@ -193,7 +167,7 @@ async fn write<K>(
         let now = tokio::time::Instant::now();
         // As client-go's reflector does, a relist starts the resync check
         // period over (L3).
-        if relisted.swap(false, Ordering::Relaxed) {
+        if handoff.take_relisted() {
             timer.restart(now);
         }
         if timer.due(now) {
@@ -209,15 +183,15 @@ async fn write<K>(
             // the FIFO had synced before this pop (I4).
             let in_initial_list = !fifo.has_synced();
             let Some(deltas) = fifo.try_pop() else { break };
-            backpressure.popped();
+            handoff.popped();
             let key = apply_deltas(store, deltas, in_initial_list, &mut batch, &core.reporter);
             // L10: while this waits for a full Bounded subscriber, the pump
             // does not read the source.
-            backpressure.writer_waiting(true);
+            handoff.writer_waiting(true);
             for notification in batch.drain(..) {
                 distributor.distribute_batched(&key, notification).await;
             }
-            backpressure.writer_waiting(false);
+            handoff.writer_waiting(false);
             mark_synced_once(core, &mut synced);
             popped += 1;
             if popped == WAKE_BATCH || !tokio::task::coop::has_budget_remaining() {
@@ -240,7 +214,7 @@ async fn write<K>(
             biased;
             Some(request) = requests.recv() => register(core, distributor, request),
             now = timer.tick() => resync_round(core, distributor, now),
-            () = progress.notified() => {}
+            () = handoff.progress() => {}
         }
     }
 }
@@ -296,17 +270,19 @@ struct Teardown<K: Resource + Send + Sync + 'static> {
 impl<K: Resource + Send + Sync + 'static> Drop for Teardown<K> {
     fn drop(&mut self) {
         let core = &self.core;
-        *core.lifecycle.lock() = Lifecycle::Stopped { ran: true };
-        core.stop.cancel();
+        *core.wiring.lock() = Wiring::Released;
+        core.life.stop();
         core.fifo.close();
-        // Requests sent before the lifecycle turned to Stopped are refused.
+        // Requests sent before the wiring was released are refused.
         self.requests.close();
         while let Ok(request) = self.requests.try_recv() {
             request.refuse(crate::dispatch::Error::Stopped);
         }
-        self.distributor
-            .close_with(mem::replace(&mut self.reason, EndReason::Stopped));
+        let reason = mem::replace(&mut self.reason, EndReason::Stopped);
+        self.distributor.close_with(reason.clone());
         core.reporter.close();
-        core.done.cancel();
+        // Last: whoever sees the end sees every subscription and error
+        // stream closed.
+        core.life.finish(reason);
     }
 }

@@ -54,12 +54,12 @@ enum Taking {
     Stopped,
 }
 
-/// A reconcile future with the guard of its key, released when the
+/// A reconcile future with its key's work item, released when the
 /// reconcile ends (or is dropped), and the shard's guard of the key when the
 /// runner is gated: a handover of the key waits until it drops.
 #[pin_project]
 struct Running<T: Hash + Eq + Clone, Fut> {
-    guard: Option<(WorkItem<T>, Option<WorkGuard>)>,
+    item: Option<(WorkItem<T>, Option<WorkGuard>)>,
     #[pin]
     reconcile: Fut,
 }
@@ -70,11 +70,11 @@ impl<T: Hash + Eq + Clone, Fut: Future> Future for Running<T, Fut> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
         let output = ready!(this.reconcile.poll(cx));
-        let (guard, work) = this
-            .guard
+        let (item, shard_guard) = this
+            .item
             .take()
             .expect("a Running future is polled to completion once");
-        Poll::Ready((guard, work, output))
+        Poll::Ready((item, shard_guard, output))
     }
 }
 
@@ -130,9 +130,11 @@ where
             *this.cancel = None;
         }
         loop {
-            if let Poll::Ready(Some((guard, work, result))) = this.running.as_mut().poll_next(cx) {
-                let outcome = settle(this.queue, guard, result);
-                drop(work);
+            if let Poll::Ready(Some((item, shard_guard, result))) =
+                this.running.as_mut().poll_next(cx)
+            {
+                let outcome = record_outcome(this.queue, item, result);
+                drop(shard_guard);
                 if *this.taking == Taking::AfterReconcile {
                     *this.taking = Taking::Keys;
                 }
@@ -145,7 +147,7 @@ where
             match this.next.poll(cx) {
                 Poll::Ready(next) => {
                     this.next.set(next_owned(this.queue.clone()));
-                    let Some(guard) = next else {
+                    let Some(item) = next else {
                         *this.taking = if this.running.is_empty() {
                             Taking::Stopped
                         } else {
@@ -153,21 +155,21 @@ where
                         };
                         break;
                     };
-                    let work = match this.admit {
+                    let shard_guard = match this.admit {
                         None => None,
-                        Some(admit) => match admit(guard.item()) {
-                            Some(work) => Some(work),
+                        Some(admit) => match admit(item.item()) {
+                            Some(shard_guard) => Some(shard_guard),
                             None => {
                                 // Not this replica's key (any more): drop it
                                 // and its failure count; its owner has it.
-                                this.queue.forget(guard.item());
+                                this.queue.forget(item.item());
                                 continue;
                             }
                         },
                     };
-                    let reconcile = (this.reconcile)(guard.item().clone());
+                    let reconcile = (this.reconcile)(item.item().clone());
                     this.running.as_mut().push(Running {
-                        guard: Some((guard, work)),
+                        item: Some((item, shard_guard)),
                         reconcile,
                     });
                 }
@@ -183,14 +185,15 @@ where
 }
 
 /// Records the outcome of one reconcile on the queue, then ends the key's
-/// processing (the guard drops last, so a requeue made here while the key is
-/// still held waits for the guard, never giving the key to two workers).
-fn settle<T: Hash + Eq + Clone + Send + 'static, E>(
+/// processing (the item drops last, so a requeue made here while the key is
+/// still held waits for the item's `done`, never giving the key to two
+/// workers).
+fn record_outcome<T: Hash + Eq + Clone + Send + 'static, E>(
     queue: &WorkQueue<T>,
-    guard: WorkItem<T>,
+    item: WorkItem<T>,
     result: Result<Action, E>,
 ) -> Outcome<T, E> {
-    let key = guard.item().clone();
+    let key = item.item().clone();
     let outcome = match result {
         Ok(action) => {
             queue.forget(&key);
@@ -204,7 +207,7 @@ fn settle<T: Hash + Eq + Clone + Send + 'static, E>(
             Err(ReconcileError { key, error })
         }
     };
-    drop(guard);
+    drop(item);
     outcome
 }
 

@@ -236,7 +236,7 @@ impl<A: LeaseApi> LeaseApi for Bounded<A> {
 
 /// The own Lease's writer: create, renew with the current acknowledgement,
 /// recover from conflicts.
-struct Writer {
+struct LeaseWriter {
     name: String,
     /// The version of a Lease of this name found on create (left by an
     /// earlier process of the same identity): the next write replaces it.
@@ -246,7 +246,7 @@ struct Writer {
     spec: Option<LeaseSpec>,
 }
 
-impl Writer {
+impl LeaseWriter {
     /// One write; says when the next may follow.
     async fn write<A: LeaseApi>(
         &mut self,
@@ -340,7 +340,7 @@ async fn run_loop<A: LeaseApi>(
         config.renew_deadline,
         config.retry_period,
     );
-    let mut writer = Writer {
+    let mut writer = LeaseWriter {
         name,
         adopt: None,
         spec: None,
