@@ -9,7 +9,7 @@
 //! - *stalled*: the writer soon waits on the full subscriber; back-pressure
 //!   then stops the pump pulling from the source. The run is held stalled
 //!   for a while and sampled every millisecond: events pulled, the FIFO's
-//!   length (`Informer::queued_deltas`) and the process RSS must all stay
+//!   length (`Informer::metrics().fifo.deltas`) and the process RSS must all stay
 //!   flat, however many events the source still offers.
 //! - *released*: the stalled subscriber is dropped and the remaining
 //!   updates flow through; the FIFO stays under the pump's high-water mark
@@ -135,7 +135,7 @@ async fn scenario() -> Figures {
     let start = Instant::now();
     while start.elapsed() < STALL {
         stalled_pulled.add(pulled.load(Ordering::Relaxed));
-        stalled_fifo.add(informer.queued_deltas());
+        stalled_fifo.add(informer.metrics().fifo.deltas);
         stalled_rss.add(rss().unwrap_or(0));
         tokio::time::sleep(Duration::from_millis(1)).await;
     }
@@ -145,7 +145,7 @@ async fn scenario() -> Figures {
     let mut released_fifo = Range::new();
     let mut released_rss = Range::new();
     while !run.is_finished() {
-        released_fifo.add(informer.queued_deltas());
+        released_fifo.add(informer.metrics().fifo.deltas);
         released_rss.add(rss().unwrap_or(0));
         tokio::time::sleep(Duration::from_millis(1)).await;
     }

@@ -147,7 +147,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     cached.sort();
     println!(
         "stopped; the cache held {cached:?}; {} errors",
-        informer.error_count()
+        informer.metrics().errors
     );
     Ok(())
 }

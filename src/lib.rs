@@ -96,7 +96,7 @@
 //! tokio::spawn(informer.run());
 //! assert!(informer.wait_until_synced().await);
 //! assert_eq!(pods_on(&informer.store(), "node-1"), 1);
-//! assert!(informer.error_count() >= 1); // the 500, reported and retried
+//! assert!(informer.metrics().errors >= 1); // the 500, reported and retried
 //!
 //! server.create(&pod("web-1", "node-1"))?;
 //! while pods_on(&informer.store(), "node-1") < 2 {
@@ -128,6 +128,7 @@ pub mod runner;
 pub mod shard;
 pub mod source;
 pub mod store;
+pub mod unstable;
 
 pub use delta::{Delta, DeltaObject, DeltaType, Deltas};
 pub use dispatch::{Lag, ResourceEventHandler, SubscribeOptions, Subscription};

@@ -3,9 +3,10 @@
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube_informer::{
     Lag, Notification, SubscribeOptions, Subscription,
-    dispatch::{Distributor, EventHandlerFuncs, SubscribeRequest, SyncStatus},
+    dispatch::{EventHandlerFuncs, SyncStatus},
     ext::{ChangedOnly, Keys, Objects},
     store::{Indexers, NamespacedStore, Store, Writer},
+    unstable::dispatch::{Distributor, SubscribeRequest},
 };
 
 fn send_sync_unpin<T: Send + Sync + Unpin>() {}

@@ -22,7 +22,8 @@ use futures::{
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube_informer::{
     Notification,
-    dispatch::{Distributor, Lag, SubscribeOptions, Subscription},
+    dispatch::{Lag, SubscribeOptions, Subscription},
+    unstable::dispatch::Distributor,
 };
 use store_common::*;
 use tokio::sync::watch;

@@ -9,7 +9,8 @@ use futures::{FutureExt, StreamExt};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube_informer::{
     Notification,
-    dispatch::{Distributor, Lag, SubscribeOptions},
+    dispatch::{Lag, SubscribeOptions},
+    unstable::dispatch::Distributor,
 };
 use store_common::*;
 use tokio::{sync::watch, time::Instant};

@@ -11,7 +11,8 @@ use futures::{FutureExt, StreamExt};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube_informer::{
     Notification, Subscription,
-    dispatch::{Distributor, Lag, SubscribeOptions},
+    dispatch::{Lag, SubscribeOptions},
+    unstable::dispatch::Distributor,
 };
 use proptest::prelude::*;
 use store_common::*;

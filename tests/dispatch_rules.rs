@@ -9,7 +9,8 @@ use futures::{FutureExt, StreamExt, poll, stream::FusedStream};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube_informer::{
     Notification,
-    dispatch::{Distributor, Error, Lag, SubscribeOptions, SubscribeRequest},
+    dispatch::{Error, Lag, SubscribeOptions},
+    unstable::dispatch::{Distributor, SubscribeRequest},
 };
 use store_common::*;
 use tokio::{sync::watch, time::Instant};

@@ -337,7 +337,7 @@ async fn e2e_r9_forbidden_reaches_the_error_stream_and_retries() -> Result<()> {
         !run.is_finished() && !informer.is_stopped(),
         "still retrying"
     );
-    ensure!(informer.error_count() >= 3);
+    ensure!(informer.metrics().errors >= 3);
     stop(&informer, run).await?;
     ns.delete().await
 }

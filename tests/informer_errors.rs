@@ -54,7 +54,7 @@ async fn r9_every_source_error_reaches_errors_callback_and_count() {
     assert!(messages[1].contains("connection reset"));
     assert!(matches!(errors[2], Error::Queue(_)));
     assert!(errors.iter().all(Error::is_runtime));
-    assert_eq!(informer.error_count(), 3);
+    assert_eq!(informer.metrics().errors, 3);
     assert_eq!(calls.load(Ordering::Relaxed), 3);
 
     // The informer went on after each error.

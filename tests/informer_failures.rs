@@ -158,7 +158,7 @@ async fn l9_a_panicking_transform_skips_the_object_and_reports_it() {
         &errors[0],
         Error::Panicked { callback: Callback::Transform, message } if message.contains("cannot transform boom")
     ));
-    assert_eq!(informer.error_count(), 1);
+    assert_eq!(informer.metrics().errors, 1);
     let seen: Vec<String> = collect_all(subscription)
         .await
         .iter()
@@ -196,7 +196,7 @@ async fn l9_a_panicking_stream_stops_the_informer_with_the_reason() {
         Some(EndReason::Panicked(message)) if message.contains("stream broke")
     ));
     assert_eq!(errors.collect::<Vec<_>>().await.len(), 1);
-    assert_eq!(informer.error_count(), 1);
+    assert_eq!(informer.metrics().errors, 1);
 }
 
 // L9
@@ -218,7 +218,7 @@ async fn l9_a_panicking_on_error_still_reaches_error_streams() {
             ..
         }
     ));
-    assert_eq!(informer.error_count(), 2);
+    assert_eq!(informer.metrics().errors, 2);
 }
 
 // L10
@@ -235,9 +235,9 @@ async fn l10_a_full_bounded_subscriber_stops_the_source_being_read() {
     let run = tokio::spawn(informer.run());
     tokio::time::sleep(Duration::from_secs(5)).await;
     assert!(
-        informer.queued_deltas() <= 1100,
+        informer.metrics().fifo.deltas <= 1100,
         "queued {}",
-        informer.queued_deltas()
+        informer.metrics().fifo.deltas
     );
     assert_eq!(subscription.pending(), 1);
     drop(subscription);

@@ -83,7 +83,7 @@ async fn r9_api_errors_reach_the_user_and_the_informer_recovers() {
     let first = errors.next().await.unwrap();
     assert!(first.is_runtime(), "{first}");
     assert!(informer.wait_until_synced().await);
-    assert!(informer.error_count() >= 2);
+    assert!(informer.metrics().errors >= 2);
     assert_eq!(informer.store().len(), 1);
     informer.stop();
     run.await.unwrap().unwrap();

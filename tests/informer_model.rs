@@ -186,7 +186,7 @@ async fn check(ops: Vec<Op>, subscribers: Vec<Subscriber>, source_pacing: Vec<u8
             "a subscriber's fold differs"
         );
     }
-    assert_eq!(informer.error_count(), expected_errors);
+    assert_eq!(informer.metrics().errors, expected_errors);
 }
 
 proptest! {

@@ -87,7 +87,7 @@ async fn an_indexer_panic_skips_that_version_and_is_reported() {
             if index == "by-app" && message.contains("unindexable app")),
         "{error:?}"
     );
-    assert_eq!(informer.error_count(), 1);
+    assert_eq!(informer.metrics().errors, 1);
 
     let store = informer.store();
     assert_eq!(store.index_values("by-app").unwrap(), ["db"]);
@@ -106,7 +106,7 @@ async fn strip_managed_fields_composes_with_the_transform() {
         .strip_managed_fields()
         .build();
     informer.run().await.unwrap();
-    assert_eq!(informer.error_count(), 0);
+    assert_eq!(informer.metrics().errors, 0);
     let cached = informer.store().get_by(Some("default"), "a").unwrap();
     assert_eq!(cached.metadata.managed_fields, None);
     assert_eq!(cached.data, None);

@@ -22,7 +22,8 @@ use std::{
 
 use kube_informer::{
     ObjectKey,
-    shard::{Fingerprint, Handover, LeaseRecord, Member, MemberId, MemberSet, OwnLease},
+    shard::{Fingerprint, Member, MemberId, MemberSet},
+    unstable::shard::{Handover, LeaseRecord, OwnLease},
 };
 use proptest::prelude::*;
 use tokio::time::Instant;

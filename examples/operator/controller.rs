@@ -261,7 +261,7 @@ impl Operator {
     /// their own).
     pub fn informer_errors(&self) -> u64 {
         let (s, c, n) = &self.informers;
-        s.error_count() + c.error_count() + n.error_count()
+        s.metrics().errors + c.metrics().errors + n.metrics().errors
     }
 
     /// Stops the informers and the feeds and waits for them; the queue is

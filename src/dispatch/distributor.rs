@@ -38,7 +38,8 @@ use crate::{key::ObjectKey, notification::Notification};
 /// use std::{sync::Arc, time::Duration};
 /// use futures::StreamExt;
 /// use kube_informer::{Notification, ObjectKey};
-/// use kube_informer::dispatch::{Distributor, SubscribeOptions};
+/// use kube_informer::dispatch::SubscribeOptions;
+/// use kube_informer::unstable::dispatch::Distributor;
 /// use tokio::sync::watch;
 ///
 /// # #[tokio::main(flavor = "current_thread")]
@@ -177,7 +178,8 @@ impl<K> Distributor<K> {
     /// use std::{sync::Arc, time::Duration};
     /// use futures::StreamExt;
     /// use kube_informer::{Notification, ObjectKey};
-    /// use kube_informer::dispatch::{Distributor, SubscribeOptions};
+    /// use kube_informer::dispatch::SubscribeOptions;
+    /// use kube_informer::unstable::dispatch::Distributor;
     /// use tokio::sync::watch;
     ///
     /// # #[tokio::main]

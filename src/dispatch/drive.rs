@@ -18,25 +18,27 @@ impl<K> Subscription<K> {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use std::time::Duration;
-    /// use kube_informer::{Notification, ObjectKey};
-    /// use kube_informer::dispatch::{Distributor, EventHandlerFuncs, SubscribeOptions};
-    /// use tokio::sync::watch;
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube_informer::{Informer, dispatch::{EventHandlerFuncs, SubscribeOptions}, source::Event};
     ///
+    /// # fn cm(name: &str) -> ConfigMap {
+    /// #     let mut c = ConfigMap::default();
+    /// #     c.metadata.name = Some(name.into());
+    /// #     c.metadata.namespace = Some("default".into());
+    /// #     c.metadata.resource_version = Some("1".into());
+    /// #     c
+    /// # }
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// let (_synced, upstream) = watch::channel(true);
-    /// let mut distributor = Distributor::<String>::new(Duration::ZERO, upstream);
-    /// let sub = distributor.subscribe(SubscribeOptions::default(), []);
+    /// let events = futures::stream::iter([Ok::<_, std::io::Error>(Event::Added(cm("a")))]);
+    /// let informer = Informer::builder_from_stream(events).build();
+    /// let sub = informer.subscribe(SubscribeOptions::default())?;
     /// let task = tokio::spawn(sub.handle(
-    ///     EventHandlerFuncs::new().on_add(|obj: &Arc<String>, _initial| println!("added {obj}")),
+    ///     EventHandlerFuncs::new()
+    ///         .on_add(|cm: &Arc<ConfigMap>, _initial| println!("added {:?}", cm.metadata.name)),
     /// ));
-    /// let key: ObjectKey = "a".parse()?;
-    /// distributor
-    ///     .distribute(&key, Notification::Added { object: Arc::new("a".into()), in_initial_list: false })
-    ///     .await;
-    /// distributor.close();
-    /// task.await?;
+    /// informer.run().await?;
+    /// task.await?; // the handler returns once the subscription ends
     /// # Ok(()) }
     /// ```
     pub fn handle<H>(self, mut handler: H) -> impl Future<Output = ()> + Send

@@ -17,21 +17,22 @@ use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 /// # Examples
 ///
 /// ```
-/// use std::time::Duration;
 /// use futures::StreamExt;
-/// use kube_informer::dispatch::{Distributor, EndReason, SubscribeOptions};
-/// use tokio::sync::watch;
+/// use k8s_openapi::api::core::v1::ConfigMap;
+/// use kube_informer::{Informer, dispatch::{EndReason, SubscribeOptions}, source::Event};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() {
-/// let (_synced, upstream) = watch::channel(false);
-/// let mut distributor = Distributor::<String>::new(Duration::ZERO, upstream);
-/// let mut sub = distributor.subscribe(SubscribeOptions::default(), []);
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let informer = Informer::<ConfigMap>::builder_from_stream(
+///     futures::stream::empty::<Result<Event<ConfigMap>, std::io::Error>>(),
+/// )
+/// .build();
+/// let mut sub = informer.subscribe(SubscribeOptions::default())?;
 /// assert_eq!(sub.end_reason(), None);
-/// distributor.close_with(EndReason::Finished);
+/// informer.run().await?; // an empty source ends at once
 /// assert!(sub.next().await.is_none());
 /// assert_eq!(sub.end_reason(), Some(EndReason::Finished));
-/// # }
+/// # Ok(()) }
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]

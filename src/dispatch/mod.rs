@@ -1,55 +1,14 @@
 //! From notifications to subscribers: one queue per [`Subscription`], each
 //! with its own waker, resync period and lag policy.
 //!
-//! The [`Distributor`] lives on the informer's single writer task; each
+//! The distributor lives on the informer's single writer task; each
 //! [`Subscription`] is a `Stream` any task may consume. A subscription asked
-//! for from another task is a [`SubscribeRequest`] the writer registers
-//! between two batches, so a late subscriber's replay of the cache and its
-//! registration happen at one point, before any later notification (L1).
+//! for from another task is a request the writer registers between two
+//! batches, so a late subscriber's replay of the cache and its registration
+//! happen at one point, before any later notification (L1).
 //!
-//! # Wiring
-//!
-//! The writer owns the store and the distributor; other tasks send it
-//! [`SubscribeRequest`]s. A sketch of one turn of its loop:
-//!
-//! ```
-//! use std::{sync::Arc, time::Duration};
-//! use futures::StreamExt;
-//! use kube_informer::{Notification, ObjectKey, store::{Indexers, Writer}};
-//! use kube_informer::dispatch::{Distributor, SubscribeOptions, SubscribeRequest};
-//! use tokio::sync::{mpsc, watch};
-//!
-//! # #[tokio::main(flavor = "current_thread")]
-//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! let writer = Writer::<String>::new(Indexers::new());
-//! let store = writer.reader();
-//! let (synced, synced_rx) = watch::channel(false);
-//! let mut distributor = Distributor::new(Duration::ZERO, synced_rx);
-//! let (requests_tx, mut requests) = mpsc::unbounded_channel();
-//!
-//! // Any task, any time: a subscription now, registered by the writer later.
-//! let (mut sub, request) = SubscribeRequest::new(SubscribeOptions::default());
-//! requests_tx.send(request)?;
-//!
-//! // The writer, between two batches: register, replaying the store.
-//! while let Ok(request) = requests.try_recv() {
-//!     distributor.register(request, store.snapshot());
-//! }
-//! // A batch: apply to the store, then notify.
-//! let fifo_synced = false;
-//! let key: ObjectKey = "default/a".parse()?;
-//! let object = Arc::new("a".to_string());
-//! let n = match writer.apply_upsert(key.clone(), object.clone())? {
-//!     None => Notification::Added { object, in_initial_list: !fifo_synced },
-//!     Some(old) => Notification::Updated { old, new: object, resync: false },
-//! };
-//! distributor.distribute(&key, n).await;
-//! synced.send_replace(true); // once the FIFO has synced
-//!
-//! assert!(matches!(sub.next().await, Some(Notification::Added { in_initial_list: true, .. })));
-//! assert!(sub.has_synced());
-//! # Ok(()) }
-//! ```
+//! The writer side (the `Distributor` and `SubscribeRequest`) is in
+//! [`unstable::dispatch`](crate::unstable::dispatch), for drivers of one's own.
 //!
 //! # Lagging
 //!
@@ -103,13 +62,13 @@
 
 mod channel;
 mod coalesce;
-mod distributor;
+pub(crate) mod distributor;
 mod drive;
 mod end;
 mod handler;
 mod options;
 mod queue;
-mod request;
+pub(crate) mod request;
 pub(crate) mod resync;
 mod stats;
 mod subscription;
@@ -117,11 +76,11 @@ mod sync_status;
 
 pub(crate) use end::{Ended, Life, Start};
 
-pub use distributor::Distributor;
+pub(crate) use distributor::Distributor;
 pub use end::EndReason;
 pub use handler::{EventHandlerFuncs, ResourceEventHandler};
 pub use options::{Lag, SubscribeOptions};
-pub use request::SubscribeRequest;
+pub(crate) use request::SubscribeRequest;
 pub use resync::MINIMUM_RESYNC_PERIOD;
 pub use subscription::Subscription;
 pub use sync_status::SyncStatus;

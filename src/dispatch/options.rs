@@ -94,16 +94,4 @@ impl SubscribeOptions {
         self.name = Some(name);
         self
     }
-
-    /// The resync period asked for.
-    #[deprecated(since = "0.2.0", note = "read the `resync` field")]
-    pub fn resync_period(&self) -> Duration {
-        self.resync
-    }
-
-    /// The lag policy asked for.
-    #[deprecated(since = "0.2.0", note = "read the `lag` field")]
-    pub fn lag_policy(&self) -> Lag {
-        self.lag
-    }
 }

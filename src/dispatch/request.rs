@@ -19,7 +19,8 @@ use super::{
 ///
 /// ```
 /// use futures::StreamExt;
-/// use kube_informer::dispatch::{Error, SubscribeOptions, SubscribeRequest};
+/// use kube_informer::dispatch::{Error, SubscribeOptions};
+/// use kube_informer::unstable::dispatch::SubscribeRequest;
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() {

@@ -33,33 +33,35 @@ use crate::notification::Notification;
 /// # Examples
 ///
 /// ```
-/// use std::sync::Arc;
-/// use std::time::Duration;
 /// use futures::StreamExt;
-/// use kube_informer::{Notification, ObjectKey};
-/// use kube_informer::dispatch::{Distributor, SubscribeOptions};
-/// use tokio::sync::watch;
+/// use k8s_openapi::api::core::v1::ConfigMap;
+/// use kube_informer::{Informer, Notification, dispatch::{EndReason, SubscribeOptions}, source::Event};
 ///
+/// # fn cm(name: &str) -> ConfigMap {
+/// #     let mut c = ConfigMap::default();
+/// #     c.metadata.name = Some(name.into());
+/// #     c.metadata.namespace = Some("default".into());
+/// #     c.metadata.resource_version = Some("1".into());
+/// #     c
+/// # }
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-/// let (synced, upstream) = watch::channel(false);
-/// let mut distributor = Distributor::<String>::new(Duration::ZERO, upstream);
-/// let key: ObjectKey = "default/a".parse()?;
-/// let mut sub = distributor.subscribe(
-///     SubscribeOptions::default(),
-///     [(key.clone(), Arc::new("cached".to_string()))],
-/// );
-/// synced.send_replace(true);
-/// distributor
-///     .distribute(&key, Notification::Deleted { object: Arc::new("cached".into()), final_state_unknown: false })
-///     .await;
-/// distributor.close();
+/// let events = futures::stream::iter([
+///     Ok::<_, std::io::Error>(Event::ListStart),
+///     Ok(Event::Listed(cm("a"))),
+///     Ok(Event::ListDone { resource_version: "1".into() }),
+///     Ok(Event::Deleted(cm("a"))),
+/// ]);
+/// let informer = Informer::builder_from_stream(events).build();
+/// let mut sub = informer.subscribe(SubscribeOptions::default())?;
+/// informer.run().await?; // the source ends, so the informer does too
 ///
-/// assert!(!sub.has_synced()); // the replayed item was not yielded yet
+/// assert!(!sub.has_synced()); // the listed item was not yielded yet
 /// assert!(matches!(sub.next().await, Some(Notification::Added { in_initial_list: true, .. })));
 /// assert!(sub.has_synced());
 /// assert!(matches!(sub.next().await, Some(Notification::Deleted { .. })));
 /// assert!(sub.next().await.is_none());
+/// assert_eq!(sub.end_reason(), Some(EndReason::Finished));
 /// # Ok(()) }
 /// ```
 #[must_use = "streams do nothing unless polled"]

@@ -11,22 +11,33 @@ use super::channel::{Channel, Phase};
 /// # Examples
 ///
 /// ```
-/// use std::time::Duration;
 /// use futures::StreamExt;
-/// use kube_informer::dispatch::{Distributor, SubscribeOptions};
-/// use tokio::sync::watch;
+/// use k8s_openapi::api::core::v1::ConfigMap;
+/// use kube_informer::{Informer, dispatch::SubscribeOptions, source::Event};
 ///
-/// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() {
-/// let (synced, upstream) = watch::channel(false);
-/// let mut distributor = Distributor::<String>::new(Duration::ZERO, upstream);
-/// let mut sub = distributor.subscribe(SubscribeOptions::default(), []);
-/// let status = sub.sync_status();
-/// let waiter = tokio::spawn(async move { status.wait_until_synced().await });
-/// synced.send_replace(true);
-/// assert!(waiter.await.unwrap());
-/// # drop(sub.next());
+/// # fn cm(name: &str) -> ConfigMap {
+/// #     let mut c = ConfigMap::default();
+/// #     c.metadata.name = Some(name.into());
+/// #     c.metadata.namespace = Some("default".into());
+/// #     c.metadata.resource_version = Some("1".into());
+/// #     c
 /// # }
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let events = futures::stream::iter([
+///     Ok::<_, std::io::Error>(Event::ListStart),
+///     Ok(Event::Listed(cm("a"))),
+///     Ok(Event::ListDone { resource_version: "1".into() }),
+/// ]);
+/// let informer = Informer::builder_from_stream(events).build();
+/// let mut sub = informer.subscribe(SubscribeOptions::default())?;
+/// let status = sub.sync_status();
+/// // Another task waits while this one consumes the stream.
+/// let waiter = tokio::spawn(async move { status.wait_until_synced().await });
+/// informer.run().await?;
+/// while sub.next().await.is_some() {}
+/// assert!(waiter.await?);
+/// # Ok(()) }
 /// ```
 pub struct SyncStatus<K> {
     channel: Arc<Channel<K>>,

@@ -1,7 +1,7 @@
 //! [`Core`], what the handles and the run loop share, and [`Share`], one
 //! holder's part of the informer's lifetime (L8).
 
-use std::{any::Any, mem, sync::Arc};
+use std::{any::Any, future::Future, mem, pin::Pin, sync::Arc};
 
 use kube::Resource;
 use parking_lot::Mutex;
@@ -10,7 +10,7 @@ use super::{labels::ResourceLabels, lifecycle::Wiring, report::ErrorReporter};
 use crate::{
     dispatch::{EndReason, Life},
     fifo::DeltaFifo,
-    store::{Store, Writer},
+    store::{Owner, Store, Writer},
 };
 
 /// What the handles and the run loop share.
@@ -88,5 +88,14 @@ impl<K: Send + Sync + 'static> Share<K> {
     /// The share, type-erased for holders that do not know `K`.
     pub(crate) fn erased(self: &Arc<Self>) -> Arc<dyn Any + Send + Sync> {
         Arc::clone(self) as Arc<dyn Any + Send + Sync>
+    }
+}
+
+impl<K: Send + Sync + 'static> Owner for Share<K> {
+    fn ended(&self) -> Pin<Box<dyn Future<Output = ()> + Send + 'static>> {
+        let ended = self.core.life.ended();
+        Box::pin(async move {
+            ended.await;
+        })
     }
 }

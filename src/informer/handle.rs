@@ -23,7 +23,7 @@ use crate::{
     dispatch::{Distributor, Life, SubscribeOptions, SubscribeRequest, Subscription},
     fifo::{DeltaFifo, FifoOptions},
     source::Event,
-    store::{Store, Writer},
+    store::{Owner, Store, Writer},
 };
 
 /// A shared, indexed, watched cache of one kind of Kubernetes object, with
@@ -296,7 +296,9 @@ where
     /// # }
     /// ```
     pub fn store(&self) -> Store<K> {
-        self.core().store.keeping_alive(self.liveness())
+        self.core()
+            .store
+            .keeping_alive(Arc::clone(&self.share) as Arc<dyn Owner>)
     }
 
     /// A new subscriber: a stream of [`Notification`](crate::Notification)s.
@@ -362,7 +364,7 @@ where
         let core = self.core();
         tokio::select! {
             biased;
-            () = core.store.wait_until_synced() => true,
+            _ = core.store.wait_until_synced() => true,
             _ = core.life.ended() => core.store.has_synced(),
         }
     }
@@ -448,39 +450,13 @@ where
     /// informer.run().await.unwrap();
     /// let errors: Vec<_> = errors.collect().await;
     /// assert_eq!(errors.len(), 1);
-    /// assert_eq!(informer.error_count(), 1);
+    /// assert_eq!(informer.metrics().errors, 1);
     /// # }
     /// ```
     pub fn errors(&self) -> ErrorStream {
         let core = self.core();
         core.reporter
             .listen(self.liveness(), Arc::clone(&core.life))
-    }
-
-    /// How many errors were met while running, panics in user code included.
-    pub fn error_count(&self) -> u64 {
-        self.core().reporter.count()
-    }
-
-    /// The deltas read from the source and not yet applied: the informer's
-    /// queue between its source and its store. With a
-    /// [`Lag::Bounded`](crate::dispatch::Lag::Bounded) subscriber that does
-    /// not read, it stays bounded (L10).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use k8s_openapi::api::core::v1::ConfigMap;
-    /// use kube_informer::{Informer, source::Event};
-    ///
-    /// let informer = Informer::<ConfigMap>::builder_from_stream(
-    ///     futures::stream::empty::<Result<Event<ConfigMap>, std::io::Error>>(),
-    /// )
-    /// .build();
-    /// assert_eq!(informer.queued_deltas(), 0);
-    /// ```
-    pub fn queued_deltas(&self) -> usize {
-        self.core().fifo.pending_deltas()
     }
 }
 

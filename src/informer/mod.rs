@@ -28,7 +28,7 @@
 //!
 //! The source retries by itself; every error it yields, and every object the
 //! FIFO refuses (no name, failed transform), is counted
-//! ([`Informer::error_count`]), logged with `tracing`, passed to the
+//! (`Informer::metrics().errors`), logged with `tracing`, passed to the
 //! builder's [`on_error`](InformerBuilder::on_error) callback and sent to
 //! every [`Informer::errors`] stream (R9). None of them stops the informer.
 //!
@@ -68,7 +68,7 @@
 //!
 //! L9: see [`Callback`] for what each kind of user code's panic does. The
 //! panic message always reaches [`Informer::errors`] and the `on_error`
-//! callback, and [`Informer::error_count`] counts it.
+//! callback, and `Informer::metrics().errors` counts it.
 
 mod apply;
 mod builder;

@@ -140,9 +140,8 @@ pub struct InformerMetrics {
     pub fifo: FifoMetrics,
     /// Its store.
     pub store: StoreMetrics,
-    /// Every error met while running (the same as
-    /// [`Informer::error_count`](crate::Informer::error_count)): source
-    /// errors, objects the FIFO or store refused, panics in user code.
+    /// Every error met while running: source errors, objects the FIFO or
+    /// store refused, panics in user code.
     pub errors: u64,
     /// Its open subscriptions, in the order they subscribed.
     pub subscriptions: Vec<SubscriptionStats>,

@@ -66,7 +66,8 @@ pub struct Plan {
 /// ```
 /// use std::time::Duration;
 /// use tokio::time::Instant;
-/// use kube_informer::{ObjectKey, shard::{Handover, LeaseRecord, Member, MemberId, OwnLease}};
+/// use kube_informer::{ObjectKey, shard::{Member, MemberId}};
+/// use kube_informer::unstable::shard::{Handover, LeaseRecord, OwnLease};
 ///
 /// let t0 = Instant::now();
 /// let mut member = Handover::new(MemberId::new("ring-a"), Duration::from_secs(10), Duration::from_secs(2));

@@ -201,22 +201,20 @@
 mod assign;
 mod config;
 mod gate;
-mod handover;
+pub(crate) mod handover;
 mod hash;
 #[cfg(feature = "leader-election")]
 pub mod leader;
-mod lease;
+pub(crate) mod lease;
 mod member;
 mod ownership;
 mod stream;
-mod view;
+pub(crate) mod view;
 
 pub use assign::{Fingerprint, Member, MemberId, MemberSet, ParseFingerprintError};
 pub use config::{ConfigError, ShardConfig};
 pub use gate::{KeyGate, WorkGuard};
-pub use handover::{Handover, OwnLease, Plan};
-pub use lease::{ACK_ANNOTATION, LeaseApi, LeaseError, RING_LABEL, lease_record};
+pub use lease::{ACK_ANNOTATION, LeaseApi, LeaseError, RING_LABEL};
 pub use member::{Error, Shard};
 pub use ownership::Ownership;
 pub use stream::{ShardEvent, ShardedStream};
-pub use view::{LeaseRecord, MembershipView};

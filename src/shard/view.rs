@@ -37,7 +37,8 @@ pub struct LeaseRecord {
 /// ```
 /// use std::time::Duration;
 /// use tokio::time::Instant;
-/// use kube_informer::shard::{LeaseRecord, Member, MembershipView};
+/// use kube_informer::shard::Member;
+/// use kube_informer::unstable::shard::{LeaseRecord, MembershipView};
 ///
 /// let t0 = Instant::now();
 /// let record = LeaseRecord {

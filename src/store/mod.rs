@@ -63,6 +63,7 @@ mod writer;
 
 pub use indexers::{IndexFn, Indexers, NAMESPACE_INDEX};
 pub use namespace::NamespacedStore;
+pub(crate) use reader::Owner;
 pub use reader::Store;
 pub use writer::Writer;
 

@@ -1,6 +1,6 @@
 //! [`Store`]: the read-only handle on an indexed cache.
 
-use std::{any::Any, fmt, sync::Arc};
+use std::{fmt, future::Future, pin::Pin, sync::Arc};
 
 use tokio::sync::watch;
 
@@ -69,7 +69,15 @@ pub struct Store<K> {
     /// [`Writer`](super::Writer) and for the informer's own readers (which
     /// must not keep it alive, or it would never stop). Only `clone` and
     /// `drop` touch it; reads never do.
-    owner: Option<Arc<dyn Any + Send + Sync>>,
+    owner: Option<Arc<dyn Owner>>,
+}
+
+/// What a store an informer handed out keeps alive (a share of the
+/// informer's lifetime), and how that store learns the informer ended.
+pub(crate) trait Owner: Send + Sync {
+    /// Resolves once the owner has ended: it marks the store synced never
+    /// after that.
+    fn ended(&self) -> Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
 }
 
 impl<K> Store<K> {
@@ -82,7 +90,7 @@ impl<K> Store<K> {
 
     /// This reader, holding `owner` alive for as long as it or any clone of
     /// it lives.
-    pub(crate) fn keeping_alive(&self, owner: Arc<dyn Any + Send + Sync>) -> Self {
+    pub(crate) fn keeping_alive(&self, owner: Arc<dyn Owner>) -> Self {
         Self {
             shared: Arc::clone(&self.shared),
             owner: Some(owner),
@@ -255,18 +263,21 @@ impl<K> Store<K> {
         *self.shared.synced.borrow()
     }
 
-    /// Waits until [`has_synced`](Store::has_synced) is true.
+    /// Waits until [`has_synced`](Store::has_synced) is true, and returns
+    /// whether it is. For a store an informer handed out, it returns
+    /// `false` once that informer stopped without syncing, whether or not
+    /// its `run` was ever polled (L7), as
+    /// [`Informer::wait_until_synced`](crate::Informer::wait_until_synced)
+    /// does. A store built from a [`Writer`](super::Writer) has nothing that
+    /// could stop: it waits until the writer marks it synced.
     ///
-    /// Cancel-safe. It waits forever if the store is never marked synced;
-    /// race it against a timeout or a shutdown signal where that matters, or
-    /// use [`Informer::wait_until_synced`](crate::Informer::wait_until_synced),
-    /// which returns once its informer stops.
+    /// Cancel-safe.
     ///
     /// # Examples
     ///
     /// ```
     /// use k8s_openapi::api::core::v1::ConfigMap;
-    /// use kube_informer::store::{Indexers, Writer};
+    /// use kube_informer::{Informer, source::Event, store::{Indexers, Writer}};
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
@@ -274,13 +285,32 @@ impl<K> Store<K> {
     /// let store = writer.reader();
     /// let waiting = tokio::spawn(async move { store.wait_until_synced().await });
     /// writer.mark_synced();
-    /// waiting.await.unwrap();
+    /// assert!(waiting.await.unwrap());
+    ///
+    /// // An informer stopped before it synced: its store says so.
+    /// let informer = Informer::<ConfigMap>::builder_from_stream(
+    ///     futures::stream::pending::<Result<Event<ConfigMap>, std::io::Error>>(),
+    /// )
+    /// .build();
+    /// let store = informer.store();
+    /// informer.stop();
+    /// assert!(!store.wait_until_synced().await);
     /// # }
     /// ```
-    pub async fn wait_until_synced(&self) {
+    pub async fn wait_until_synced(&self) -> bool {
         let mut synced = self.shared.synced.subscribe();
-        // The sender lives in `self`, so `wait_for` cannot fail here.
-        let _ = synced.wait_for(|s| *s).await;
+        let ended = async {
+            match &self.owner {
+                Some(owner) => owner.ended().await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            biased;
+            // The sender lives in `self`, so `wait_for` cannot fail here.
+            _ = synced.wait_for(|s| *s) => true,
+            () = ended => self.has_synced(),
+        }
     }
 
     /// A receiver that turns `true` when the store is marked synced, for

@@ -1,0 +1,69 @@
+//! Parts of the crate's insides that are public for its own tests and
+//! benchmarks and for those who drive the layers themselves. **Not covered
+//! by semver**: anything here may change or go in any release. An informer
+//! user needs none of it: [`Informer`](crate::Informer),
+//! [`Subscription`](crate::Subscription) and the other items re-exported at
+//! the crate root are the stable surface.
+
+pub mod dispatch {
+    //! The writer side of [`dispatch`](crate::dispatch): the distributor an
+    //! informer's writer task owns, and the requests other tasks send it.
+    //!
+    //! The writer owns the store and the distributor; other tasks send it
+    //! [`SubscribeRequest`]s. A sketch of one turn of its loop:
+    //!
+    //! ```
+    //! use std::{sync::Arc, time::Duration};
+    //! use futures::StreamExt;
+    //! use kube_informer::{Notification, ObjectKey, store::{Indexers, Writer}};
+    //! use kube_informer::dispatch::SubscribeOptions;
+    //! use kube_informer::unstable::dispatch::{Distributor, SubscribeRequest};
+    //! use tokio::sync::{mpsc, watch};
+    //!
+    //! # #[tokio::main(flavor = "current_thread")]
+    //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    //! let writer = Writer::<String>::new(Indexers::new());
+    //! let store = writer.reader();
+    //! let (synced, synced_rx) = watch::channel(false);
+    //! let mut distributor = Distributor::new(Duration::ZERO, synced_rx);
+    //! let (requests_tx, mut requests) = mpsc::unbounded_channel();
+    //!
+    //! // Any task, any time: a subscription now, registered by the writer later.
+    //! let (mut sub, request) = SubscribeRequest::new(SubscribeOptions::default());
+    //! requests_tx.send(request)?;
+    //!
+    //! // The writer, between two batches: register, replaying the store.
+    //! while let Ok(request) = requests.try_recv() {
+    //!     distributor.register(request, store.snapshot());
+    //! }
+    //! // A batch: apply to the store, then notify.
+    //! let fifo_synced = false;
+    //! let key: ObjectKey = "default/a".parse()?;
+    //! let object = Arc::new("a".to_string());
+    //! let n = match writer.apply_upsert(key.clone(), object.clone())? {
+    //!     None => Notification::Added { object, in_initial_list: !fifo_synced },
+    //!     Some(old) => Notification::Updated { old, new: object, resync: false },
+    //! };
+    //! distributor.distribute(&key, n).await;
+    //! synced.send_replace(true); // once the FIFO has synced
+    //!
+    //! assert!(matches!(sub.next().await, Some(Notification::Added { in_initial_list: true, .. })));
+    //! assert!(sub.has_synced());
+    //! # Ok(()) }
+    //! ```
+    //!
+
+    pub use crate::dispatch::{distributor::Distributor, request::SubscribeRequest};
+}
+
+pub mod shard {
+    //! The membership state machine of [`shard`](crate::shard), public so
+    //! that its property tests drive it step by step: what a member decides
+    //! from the Leases it reads and the writes it made.
+
+    pub use crate::shard::{
+        handover::{Handover, OwnLease, Plan},
+        lease::lease_record,
+        view::{LeaseRecord, MembershipView},
+    };
+}
