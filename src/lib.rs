@@ -104,6 +104,26 @@
 //! }
 //! # Ok(()) }
 //! ```
+//!
+//! # Layers
+//!
+//! Modules import only downward: each may use the modules on lower lines
+//! of this list and none on its own line or above, so no two modules
+//! depend on each other and each stage can be read, tested and replaced
+//! on its own. `tests/architecture.rs` reads this list and fails on an
+//! import that breaks it (links in docs may point anywhere).
+//!
+//! 1. `key` — object keys, which every stage names objects by.
+//! 2. `delta`, `notification` — plain data passed between the stages.
+//! 3. `metrics` — each stage's counters and snapshots; the exporter takes
+//!    readers the stages make, and knows none of them.
+//! 4. `source`, `fifo`, `store`, `dispatch`, `queue`, `ext` — the stages;
+//!    none knows another (the FIFO sees the store through its own
+//!    known-objects trait, the distributor sees notifications only).
+//! 5. `informer`, `controller_feed` — the informer wires the stages together.
+//! 6. `factory`, `shard` — one informer per type for a program; sharding
+//!    runs an informer on Leases and filters notification streams.
+//! 7. `runner` — reconcile workers over a queue, a store and a shard gate.
 #![warn(
     missing_docs,
     missing_debug_implementations,
