@@ -114,7 +114,9 @@
 //! import that breaks it (links in docs may point anywhere).
 //!
 //! 1. `key` — object keys, which every stage names objects by.
-//! 2. `delta`, `notification` — plain data passed between the stages.
+//! 2. `delta`, `notification`, `panic` — plain data passed between the
+//!    stages, and (crate-private) the one way user code is run so that its
+//!    panic becomes an error.
 //! 3. `metrics` — each stage's counters and snapshots; the exporter takes
 //!    readers the stages make, and knows none of them.
 //! 4. `source`, `fifo`, `store`, `dispatch`, `queue`, `ext` — the stages;
@@ -143,6 +145,7 @@ pub mod informer;
 pub mod key;
 pub mod metrics;
 pub mod notification;
+mod panic;
 pub mod queue;
 pub mod runner;
 pub mod shard;

@@ -18,7 +18,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::WaitForCancellationFutureOwned;
 
 use super::error::{Callback, Chain, Error};
-use crate::{dispatch::StopSignal, fifo};
+use crate::{dispatch::StopSignal, panic};
 
 /// The callback given to [`InformerBuilder::on_error`](super::InformerBuilder::on_error).
 pub(crate) type ErrorCallback = Arc<dyn Fn(&Error) + Send + Sync>;
@@ -50,7 +50,7 @@ impl ErrorReporter {
     pub(crate) fn report(&self, error: Error) {
         self.deliver(&error);
         if let Some(callback) = &self.callback
-            && let Err(message) = fifo::catch(|| callback(&error))
+            && let Err(message) = panic::catch(|| callback(&error))
         {
             self.deliver(&Error::Panicked {
                 callback: Callback::OnError,
