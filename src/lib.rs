@@ -114,9 +114,10 @@
 //! import that breaks it (links in docs may point anywhere).
 //!
 //! 1. `key` — object keys, which every stage names objects by.
-//! 2. `delta`, `notification`, `panic` — plain data passed between the
-//!    stages, and (crate-private) the one way user code is run so that its
-//!    panic becomes an error.
+//! 2. `delta`, `notification`, `panic`, `deadline` — plain data passed
+//!    between the stages, and two crate-private primitives they share: the
+//!    one way user code is run so that its panic becomes an error, and the
+//!    one "is it due" rule of everything that recurs on a period.
 //! 3. `metrics` — each stage's counters and snapshots; the exporter takes
 //!    readers the stages make, and knows none of them.
 //! 4. `source`, `fifo`, `store`, `dispatch`, `queue`, `ext` — the stages;
@@ -136,6 +137,7 @@
 
 #[cfg(feature = "kube-runtime")]
 pub mod controller_feed;
+mod deadline;
 pub mod delta;
 pub mod dispatch;
 pub mod ext;
