@@ -272,9 +272,13 @@ async fn serve_metrics(
     for (name, reader) in operator.metrics_readers() {
         metrics::register_informer(&mut registry, name, reader);
     }
-    metrics::register_work_queue(&mut registry, "mirror", &operator.queue);
+    metrics::register_work_queue(&mut registry, "mirror", operator.queue.metrics_reader());
     if let Some(gate) = gate {
-        metrics::register_shard(&mut registry, "mirror", &gate, operator.sources.clone());
+        metrics::register_shard(
+            &mut registry,
+            "mirror",
+            gate.metrics_reader(operator.sources.clone()),
+        );
     }
     let listener = tokio::net::TcpListener::bind(addr).await?;
     eprintln!(

@@ -480,7 +480,7 @@ impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
     /// The key of `obj` by the key function; a panic in it is an error (L9).
     pub(super) fn key_of(&self, obj: &K) -> Result<ObjectKey> {
         let key_fn = &self.options().key_fn;
-        super::catch(|| key_fn(obj))
+        crate::panic::catch(|| key_fn(obj))
             .map_err(|message| Error::Panicked {
                 callback: UserCode::KeyFunction,
                 message,

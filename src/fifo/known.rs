@@ -35,11 +35,11 @@ pub(crate) struct Guarded<'a, K>(pub(crate) &'a dyn KnownObjects<K>);
 
 impl<K> Guarded<'_, K> {
     pub(crate) fn get_by_key(&self, key: &ObjectKey) -> Result<Option<Arc<K>>, super::Error> {
-        super::catch(|| self.0.get_by_key(key)).map_err(panicked)
+        crate::panic::catch(|| self.0.get_by_key(key)).map_err(panicked)
     }
 
     pub(crate) fn list_keys(&self) -> Result<Vec<ObjectKey>, super::Error> {
-        super::catch(|| self.0.list_keys()).map_err(panicked)
+        crate::panic::catch(|| self.0.list_keys()).map_err(panicked)
     }
 }
 

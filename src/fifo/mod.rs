@@ -75,12 +75,9 @@ mod error;
 mod known;
 mod merge;
 mod options;
-mod panic;
 mod produce;
 mod state;
 mod stream;
-
-pub(crate) use panic::{catch, panic_message};
 
 pub use consume::DeltaFifo;
 pub use error::{BoxError, Error, Result, UserCode};

@@ -458,7 +458,7 @@ impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
         let Some(transform) = &self.options().transform else {
             return Ok(Arc::new(obj));
         };
-        super::catch(|| transform(obj))
+        crate::panic::catch(|| transform(obj))
             .map_err(|message| Error::Panicked {
                 callback: UserCode::Transform,
                 message,

@@ -139,6 +139,18 @@ pub enum Callback {
     Informer,
 }
 
+/// The FIFO's user code as the informer names it. Exhaustive on purpose
+/// (the crate may match its own `#[non_exhaustive]` enums in full): a new
+/// [`fifo::UserCode`] must choose its [`Callback`] here rather than be
+/// reported as another one.
+fn callback_of(code: fifo::UserCode) -> Callback {
+    match code {
+        fifo::UserCode::KeyFunction => Callback::KeyFunction,
+        fifo::UserCode::Transform => Callback::Transform,
+        fifo::UserCode::KnownObjects => Callback::KnownObjects,
+    }
+}
+
 impl Error {
     /// Whether this error was reported while running (a source or queueing
     /// failure, a panic) rather than returned by a refused call.
@@ -205,11 +217,7 @@ impl Error {
     pub(crate) fn from_fifo(error: fifo::Error) -> Self {
         match error {
             fifo::Error::Panicked { callback, message } => Error::Panicked {
-                callback: match callback {
-                    fifo::UserCode::KeyFunction => Callback::KeyFunction,
-                    fifo::UserCode::Transform => Callback::Transform,
-                    _ => Callback::KnownObjects,
-                },
+                callback: callback_of(callback),
                 message,
             },
             other => Error::Queue(Arc::new(other)),

@@ -17,10 +17,7 @@ use super::{
     error::{Callback, Error},
     report::ErrorReporter,
 };
-use crate::{
-    fifo::{self, DeltaFifo},
-    source::Event,
-};
+use crate::{fifo::DeltaFifo, panic::panic_message, source::Event};
 
 /// The most deltas the FIFO holds before the pump stops reading the source
 /// until the writer has caught up (L10). One event adds at most one delta,
@@ -141,7 +138,7 @@ where
             Ok(Some(item)) => item,
             Ok(None) => break,
             Err(payload) => {
-                let message = fifo::panic_message(payload);
+                let message = panic_message(payload);
                 reporter.report(Error::Panicked {
                     callback: Callback::EventStream,
                     message: message.clone(),

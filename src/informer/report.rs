@@ -20,7 +20,7 @@ use tokio::sync::mpsc;
 use super::error::{Callback, Chain, Error};
 use crate::{
     dispatch::{Ended, Life},
-    fifo,
+    panic,
 };
 
 /// The callback given to [`InformerBuilder::on_error`](super::InformerBuilder::on_error).
@@ -53,7 +53,7 @@ impl ErrorReporter {
     pub(crate) fn report(&self, error: Error) {
         self.deliver(&error);
         if let Some(callback) = &self.callback
-            && let Err(message) = fifo::catch(|| callback(&error))
+            && let Err(message) = panic::catch(|| callback(&error))
         {
             self.deliver(&Error::Panicked {
                 callback: Callback::OnError,

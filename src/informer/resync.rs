@@ -1,13 +1,13 @@
 //! The resync check timer: how often the writer asks the distributor whether
 //! any subscriber is due for a resync (L3). The "is it due" rule is the one
 //! every subscriber's resync clock follows
-//! ([`Deadline`](crate::dispatch::resync::Deadline)).
+//! ([`Deadline`](crate::deadline::Deadline)).
 
 use std::time::Duration;
 
 use tokio::time::Instant;
 
-use crate::dispatch::resync::Deadline;
+use crate::deadline::Deadline;
 
 /// Fires every resync check period; never when the period is zero or too
 /// long to add to the clock (L3).

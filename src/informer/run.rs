@@ -23,7 +23,7 @@ use super::{
 };
 use crate::{
     dispatch::{Distributor, EndReason, Start, SubscribeRequest},
-    fifo,
+    panic::panic_message,
 };
 
 /// The body of [`Informer::run`](super::Informer::run).
@@ -109,7 +109,7 @@ where
         match AssertUnwindSafe(body).catch_unwind().await {
             Ok(outcome) => outcome,
             Err(payload) => {
-                let message = fifo::panic_message(payload);
+                let message = panic_message(payload);
                 core.reporter.report(Error::Panicked {
                     callback: Callback::Informer,
                     message: message.clone(),

@@ -20,9 +20,16 @@
 //!   [`WorkQueueMetrics`] with client-go's work-queue meanings;
 //! - [`KeyGate::metrics`](crate::shard::KeyGate::metrics) gives a sharded
 //!   replica's [`ShardMetrics`];
+//! - each of them also gives a [`MetricsReader`] of its snapshot
+//!   (`metrics_reader()`), to read from anywhere;
 //! - with the `prometheus` feature, [`register_informer`],
-//!   [`register_work_queue`] and [`register_shard`] add collectors to a `prometheus_client`
-//!   `Registry`. `METRICS.md` lists every metric name, type and label.
+//!   [`register_work_queue`] and [`register_shard`] add collectors to a
+//!   `prometheus_client` `Registry`; each takes the registry, a name and a
+//!   reader. `METRICS.md` lists every metric name, type and label.
+//!
+//! This module sits below every stage (see "Layers" in the crate docs):
+//! the stages import its recorders and snapshot types, and it imports
+//! none of them.
 //!
 //! No label carries an unbounded value: resources, namespaces, informer
 //! and subscriber names are the program's own few, and object names or

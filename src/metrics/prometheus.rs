@@ -6,7 +6,7 @@
 //! `_seconds`); the work queue's carry client-go's names (`workqueue_*`,
 //! labelled `name`) so existing dashboards read them.
 
-use std::{borrow::Cow, fmt, hash::Hash};
+use std::{borrow::Cow, fmt};
 
 use prometheus_client::{
     collector::Collector,
@@ -16,18 +16,23 @@ use prometheus_client::{
 };
 
 use super::{
-    DurationHistogram, MetricsReader, ShardMetrics, SubscriptionStats, WorkQueueMetrics,
+    DurationHistogram, InformerMetrics, MetricsReader, ShardMetrics, SubscriptionStats,
+    WorkQueueMetrics,
     histogram::BUCKETS,
     source::{ErrorClass, RelistCause, WatchEventType},
 };
-use crate::{WorkQueue, shard::KeyGate, store::Store};
 
 type Labels = Vec<(&'static str, Cow<'static, str>)>;
+
+// Every `register_*` has one shape: the registry, the name the samples are
+// labelled with, and a reader the stage made. The exporter knows the
+// snapshots and nothing of the stages, so `metrics` sits below all of them.
 
 /// Registers the metrics of the informer `reader` reads, labelled
 /// `informer="{name}"` plus its resource (`group`, `version`, `resource`,
 /// `namespace`, the last `all` for all namespaces). Each scrape reads the
-/// informer afresh; once it is gone its metrics disappear.
+/// informer afresh; once it is gone its metrics disappear. The reader comes
+/// from [`Informer::metrics_reader`](crate::Informer::metrics_reader).
 ///
 /// # Examples
 ///
@@ -44,7 +49,11 @@ type Labels = Vec<(&'static str, Cow<'static, str>)>;
 /// encode(&mut text, &registry).unwrap();
 /// assert!(text.contains("kube_informer_store_objects{informer=\"config\""));
 /// ```
-pub fn register_informer(registry: &mut Registry, name: &str, reader: MetricsReader) {
+pub fn register_informer(
+    registry: &mut Registry,
+    name: &str,
+    reader: MetricsReader<InformerMetrics>,
+) {
     registry.register_collector(Box::new(InformerCollector {
         name: name.to_owned(),
         reader,
@@ -52,7 +61,9 @@ pub fn register_informer(registry: &mut Registry, name: &str, reader: MetricsRea
 }
 
 /// Registers a work queue's metrics under client-go's names, labelled
-/// `name="{name}"`. The registry keeps a handle on the queue.
+/// `name="{name}"`. The reader comes from
+/// [`WorkQueue::metrics_reader`](crate::WorkQueue::metrics_reader), so the
+/// registry keeps a handle on the queue.
 ///
 /// # Examples
 ///
@@ -63,26 +74,28 @@ pub fn register_informer(registry: &mut Registry, name: &str, reader: MetricsRea
 /// let queue = WorkQueue::<String>::new();
 /// queue.add("a".to_string());
 /// let mut registry = Registry::default();
-/// metrics::register_work_queue(&mut registry, "reconcile", &queue);
+/// metrics::register_work_queue(&mut registry, "reconcile", queue.metrics_reader());
 /// let mut text = String::new();
 /// encode(&mut text, &registry).unwrap();
 /// assert!(text.contains("workqueue_depth{name=\"reconcile\"} 1"));
 /// ```
-pub fn register_work_queue<T>(registry: &mut Registry, name: &str, queue: &WorkQueue<T>)
-where
-    T: Hash + Eq + Clone + Send + Sync + 'static,
-{
-    let queue = queue.clone();
+pub fn register_work_queue(
+    registry: &mut Registry,
+    name: &str,
+    reader: MetricsReader<WorkQueueMetrics>,
+) {
     registry.register_collector(Box::new(WorkQueueCollector {
         name: name.to_owned(),
-        read: Box::new(move || queue.metrics()),
+        reader,
     }));
 }
 
 /// Registers a sharded replica's metrics, labelled `name="{name}"`:
-/// members, keys of `store` owned now, ownership changes, work in flight
-/// (see [`KeyGate::metrics`](crate::shard::KeyGate::metrics)). The registry
-/// keeps the gate and `store`; a store from
+/// members, keys of the store owned now, ownership changes, work in flight
+/// (see [`KeyGate::metrics`](crate::shard::KeyGate::metrics)). The reader
+/// comes from
+/// [`KeyGate::metrics_reader`](crate::shard::KeyGate::metrics_reader), so
+/// the registry keeps the gate and the store; a store from
 /// [`Informer::store`](crate::Informer::store) keeps its informer running
 /// while the registry holds it.
 ///
@@ -96,25 +109,21 @@ where
 /// let store = Writer::<ConfigMap>::new(Default::default()).reader();
 /// let gate = KeyGate::new(Ownership::everything());
 /// let mut registry = Registry::default();
-/// metrics::register_shard(&mut registry, "configmaps", &gate, store);
+/// metrics::register_shard(&mut registry, "configmaps", gate.metrics_reader(store));
 /// let mut text = String::new();
 /// encode(&mut text, &registry).unwrap();
 /// assert!(text.contains("kube_informer_shard_members{name=\"configmaps\"} 1"));
 /// ```
-pub fn register_shard<K>(registry: &mut Registry, name: &str, gate: &KeyGate, store: Store<K>)
-where
-    K: Send + Sync + 'static,
-{
-    let gate = gate.clone();
+pub fn register_shard(registry: &mut Registry, name: &str, reader: MetricsReader<ShardMetrics>) {
     registry.register_collector(Box::new(ShardCollector {
         name: name.to_owned(),
-        read: Box::new(move || gate.metrics(&store)),
+        reader,
     }));
 }
 
 struct ShardCollector {
     name: String,
-    read: Box<dyn Fn() -> ShardMetrics + Send + Sync>,
+    reader: MetricsReader<ShardMetrics>,
 }
 
 impl fmt::Debug for ShardCollector {
@@ -128,7 +137,9 @@ impl fmt::Debug for ShardCollector {
 impl Collector for ShardCollector {
     fn encode(&self, mut encoder: DescriptorEncoder<'_>) -> fmt::Result {
         use Sample::{Counter, Gauge};
-        let metrics = (self.read)();
+        let Some(metrics) = self.reader.read() else {
+            return Ok(());
+        };
         let one = |sample| [(vec![("name", Cow::Owned(self.name.clone()))], sample)];
         let e = &mut encoder;
         family(
@@ -448,7 +459,7 @@ impl Collector for InformerCollector {
 
 struct WorkQueueCollector {
     name: String,
-    read: Box<dyn Fn() -> WorkQueueMetrics + Send + Sync>,
+    reader: MetricsReader<WorkQueueMetrics>,
 }
 
 impl fmt::Debug for WorkQueueCollector {
@@ -462,7 +473,9 @@ impl fmt::Debug for WorkQueueCollector {
 impl Collector for WorkQueueCollector {
     fn encode(&self, mut encoder: DescriptorEncoder<'_>) -> fmt::Result {
         use Sample::{Counter, Gauge, Histogram, Seconds};
-        let metrics = (self.read)();
+        let Some(metrics) = self.reader.read() else {
+            return Ok(());
+        };
         let one = |sample| [(vec![("name", Cow::Owned(self.name.clone()))], sample)];
         let e = &mut encoder;
         family(

@@ -1,13 +1,27 @@
-//! A handle that reads an informer's metrics without keeping it alive.
+//! A handle that reads one stage's metrics from anywhere.
 
 use std::{fmt, sync::Arc};
 
 use super::informer::InformerMetrics;
 
-/// Reads an informer's [`InformerMetrics`] from anywhere (a metrics
-/// endpoint, a collector registered once), without holding a share of its
-/// lifetime: once the informer is gone, [`read`](Self::read) says `None`.
-/// Made by [`Informer::metrics_reader`](crate::Informer::metrics_reader).
+/// Reads a stage's metrics snapshot `M` from anywhere (a metrics endpoint,
+/// a collector registered once). Each stage makes its own:
+///
+/// - [`Informer::metrics_reader`](crate::Informer::metrics_reader) gives a
+///   `MetricsReader` (of [`InformerMetrics`]) that holds no share of the
+///   informer's lifetime: once the informer is gone,
+///   [`read`](Self::read) says `None`;
+/// - [`WorkQueue::metrics_reader`](crate::WorkQueue::metrics_reader) gives
+///   a `MetricsReader<WorkQueueMetrics>` that keeps a handle on the queue;
+/// - [`KeyGate::metrics_reader`](crate::shard::KeyGate::metrics_reader)
+///   gives a `MetricsReader<ShardMetrics>` that keeps the gate and the
+///   store it counts owned keys in.
+///
+/// The `register_*` functions of the `prometheus` feature take one, so the
+/// exporter knows the snapshots and nothing of the stages.
+///
+/// [`WorkQueueMetrics`]: super::WorkQueueMetrics
+/// [`ShardMetrics`]: super::ShardMetrics
 ///
 /// # Examples
 ///
@@ -22,25 +36,34 @@ use super::informer::InformerMetrics;
 /// drop(informer);
 /// assert!(reader.read().is_none());
 /// ```
-#[derive(Clone)]
-pub struct MetricsReader {
-    read: Arc<dyn Fn() -> Option<InformerMetrics> + Send + Sync>,
+pub struct MetricsReader<M = InformerMetrics> {
+    read: Arc<dyn Fn() -> Option<M> + Send + Sync>,
 }
 
-impl MetricsReader {
-    pub(crate) fn new(read: impl Fn() -> Option<InformerMetrics> + Send + Sync + 'static) -> Self {
+impl<M> MetricsReader<M> {
+    /// A reader that calls `read`; `None` means the stage is gone.
+    pub(crate) fn new(read: impl Fn() -> Option<M> + Send + Sync + 'static) -> Self {
         Self {
             read: Arc::new(read),
         }
     }
 
-    /// The informer's metrics now, or `None` once it is gone.
-    pub fn read(&self) -> Option<InformerMetrics> {
+    /// The stage's metrics now, or `None` once it is gone.
+    pub fn read(&self) -> Option<M> {
         (self.read)()
     }
 }
 
-impl fmt::Debug for MetricsReader {
+// Not derived: a derive would ask `M: Clone` and `M: Debug` of the snapshot.
+impl<M> Clone for MetricsReader<M> {
+    fn clone(&self) -> Self {
+        Self {
+            read: Arc::clone(&self.read),
+        }
+    }
+}
+
+impl<M> fmt::Debug for MetricsReader<M> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("MetricsReader").finish_non_exhaustive()
     }

@@ -11,7 +11,10 @@ use super::{
     state::{LazyNow, State},
     stream::WorkStream,
 };
-use crate::key::ObjectKey;
+use crate::{
+    key::ObjectKey,
+    metrics::{MetricsReader, WorkQueueMetrics},
+};
 
 /// A work queue with client-go's rules: one place per waiting item, one
 /// holder per item, delayed and rate-limited adds (see the [module
@@ -355,7 +358,7 @@ impl<T: Hash + Eq + Clone + Send + 'static> WorkQueue<T> {
     /// assert_eq!(queue.metrics().work_duration.count, 1);
     /// # }
     /// ```
-    pub fn metrics(&self) -> crate::metrics::WorkQueueMetrics {
+    pub fn metrics(&self) -> WorkQueueMetrics {
         let (metrics, joined) = {
             let (state, joined, mut now) = self.shared.lock_promoted();
             (
@@ -367,6 +370,28 @@ impl<T: Hash + Eq + Clone + Send + 'static> WorkQueue<T> {
         };
         self.shared.wake(joined);
         metrics
+    }
+
+    /// A [`MetricsReader`] of [`metrics`](Self::metrics), e.g. for
+    /// `metrics::register_work_queue` (feature `prometheus`). It keeps a
+    /// handle on the queue.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use kube_informer::WorkQueue;
+    ///
+    /// let queue = WorkQueue::<&str>::new();
+    /// let reader = queue.metrics_reader();
+    /// queue.add("a");
+    /// assert_eq!(reader.read().unwrap().depth, 1);
+    /// ```
+    pub fn metrics_reader(&self) -> MetricsReader<WorkQueueMetrics>
+    where
+        T: Sync,
+    {
+        let queue = self.clone();
+        MetricsReader::new(move || Some(queue.metrics()))
     }
 }
 

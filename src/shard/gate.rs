@@ -17,7 +17,11 @@ use tokio::{
 };
 
 use super::ownership::Ownership;
-use crate::{key::ObjectKey, metrics::ShardMetrics, store::Store};
+use crate::{
+    key::ObjectKey,
+    metrics::{MetricsReader, ShardMetrics},
+    store::Store,
+};
 
 /// Which keys this replica may work on now, and the work in flight on them.
 ///
@@ -273,6 +277,31 @@ impl KeyGate {
             ownership_changes: state.changes,
             work_in_flight: state.in_flight.values().sum(),
         }
+    }
+
+    /// A [`MetricsReader`] of [`metrics`](Self::metrics) over `store`, e.g.
+    /// for `metrics::register_shard` (feature `prometheus`). It keeps the
+    /// gate and `store`; a store from
+    /// [`Informer::store`](crate::Informer::store) keeps its informer
+    /// running while the reader is held.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube_informer::{shard::{KeyGate, Ownership}, store::Writer};
+    ///
+    /// let store = Writer::<ConfigMap>::new(Default::default()).reader();
+    /// let gate = KeyGate::new(Ownership::everything());
+    /// let reader = gate.metrics_reader(store);
+    /// assert_eq!(reader.read().unwrap().members, 1);
+    /// ```
+    pub fn metrics_reader<K>(&self, store: Store<K>) -> MetricsReader<ShardMetrics>
+    where
+        K: Send + Sync + 'static,
+    {
+        let gate = self.clone();
+        MetricsReader::new(move || Some(gate.metrics(&store)))
     }
 
     /// Resolves when a guard is dropped after this call began (register

@@ -1,10 +1,6 @@
 //! Named index functions: from an object to the values it is filed under.
 
-use std::{
-    fmt,
-    panic::{AssertUnwindSafe, catch_unwind},
-    sync::Arc,
-};
+use std::{fmt, sync::Arc};
 
 use super::Error;
 
@@ -112,11 +108,14 @@ impl<K> Indexers<K> {
                 // The object is only read and nothing of ours is borrowed
                 // mutably across the call, so a panic cannot leave our state
                 // half-changed: asserting unwind safety is sound.
-                IndexKind::Custom(index_fn) => catch_unwind(AssertUnwindSafe(|| index_fn(object)))
-                    .map_err(|payload| Error::IndexerPanicked {
-                        index: name.clone(),
-                        message: panic_message(payload.as_ref()),
-                    }),
+                IndexKind::Custom(index_fn) => {
+                    crate::panic::catch(|| index_fn(object)).map_err(|message| {
+                        Error::IndexerPanicked {
+                            index: name.clone(),
+                            message,
+                        }
+                    })
+                }
             })
             .collect()
     }
@@ -141,18 +140,6 @@ impl<K> Indexers<K> {
         self.entries
             .iter()
             .any(|(_, kind)| matches!(kind, IndexKind::Custom(_)))
-    }
-}
-
-/// The text a panic was raised with (`panic!("...")` gives a `&str` or a
-/// `String`; anything else is described, not shown).
-fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    if let Some(message) = payload.downcast_ref::<&str>() {
-        (*message).to_owned()
-    } else if let Some(message) = payload.downcast_ref::<String>() {
-        message.clone()
-    } else {
-        "a panic with a non-string payload".to_owned()
     }
 }
 

@@ -1,5 +1,11 @@
 //! Running user code so that a panic in it becomes an error, not an unwind
-//! through the queue or the informer (L9).
+//! through the queue, the store or the informer (L9).
+//!
+//! One helper for every stage that runs user code (the FIFO's key function,
+//! transform and known-objects view, the store's index functions, the
+//! informer's callbacks and event stream), so a panic reads the same
+//! wherever it was caught. It sits below them all (see "Layers" in the
+//! crate docs).
 
 use std::{
     any::Any,
