@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 use super::{Informer, error::Error, report::ErrorCallback};
 use crate::{
     key::{KeyFn, default_key_fn},
-    source::{self, Event},
+    source::{self, Event, Wiring},
     store::Indexers,
 };
 
@@ -31,14 +31,14 @@ enum SourceSpec<K> {
     Stream(EventStream<K>),
 }
 
-/// Opens a list/watch with its final config. A closure holding the `Api`,
-/// so the list/watch bounds stay on the constructors and off the builder
-/// type, and so the `Api`'s type may differ from the informer's (metadata
-/// informers watch `Api<K>` and cache `PartialObjectMeta<K>`).
+/// Opens a list/watch with its final config and wiring. A closure holding
+/// the `Api`, so the list/watch bounds stay on the constructors and off the
+/// builder type, and so the `Api`'s type may differ from the informer's
+/// (metadata informers watch `Api<K>` and cache `PartialObjectMeta<K>`).
 ///
 /// It also names the resource, for the informer's span.
 type OpenSource<K> =
-    Box<dyn FnOnce(source::Config<K>) -> (EventStream<K>, source::SourceLabels) + Send>;
+    Box<dyn FnOnce(source::Config<K>, Wiring) -> (EventStream<K>, source::SourceLabels) + Send>;
 
 /// The transform set with [`InformerBuilder::transform`].
 type Transform<K> = Arc<dyn Fn(K) -> K + Send + Sync>;
@@ -276,16 +276,16 @@ where
     /// Builds the informer. Nothing is listed or watched until
     /// [`Informer::run`] is polled.
     pub fn build(self) -> Informer<K> {
-        let source_metrics = match &self.source {
-            SourceSpec::Api { config, .. } => Arc::clone(&config.metrics),
-            SourceSpec::Stream(_) => Arc::default(),
-        };
+        let source_metrics = Arc::<crate::metrics::SourceRecorder>::default();
         // From an `Api` the decoder leaves managedFields out (on the decode
         // threads); objects from a stream are cleared where they enter the FIFO.
         let (events, labels, strip_in_fifo) = match self.source {
-            SourceSpec::Api { mut config, open } => {
-                config.skip_managed_fields = self.strip_managed_fields;
-                let (events, labels) = open(config);
+            SourceSpec::Api { config, open } => {
+                let wiring = Wiring {
+                    metrics: Arc::clone(&source_metrics),
+                    skip_managed_fields: self.strip_managed_fields,
+                };
+                let (events, labels) = open(config, wiring);
                 (events, Some(labels), false)
             }
             SourceSpec::Stream(events) => (events, None, self.strip_managed_fields),
@@ -336,9 +336,12 @@ where
     {
         Self::with_source(SourceSpec::Api {
             config: source::Config::default(),
-            open: Box::new(move |config| {
+            open: Box::new(move |config, wiring| {
                 let labels = source::source_labels(&api, &config);
-                (wrap_errors(source::watch_source(api, config)), labels)
+                (
+                    wrap_errors(source::wired_source(api, config, wiring)),
+                    labels,
+                )
             }),
         })
     }
@@ -360,7 +363,11 @@ where
     pub(crate) fn selectors(&self) -> (Option<String>, Option<String>) {
         match &self.source {
             SourceSpec::Api { config, .. } => {
-                (config.label_selector.clone(), config.field_selector.clone())
+                let settings = config.settings();
+                (
+                    settings.label_selector.clone(),
+                    settings.field_selector.clone(),
+                )
             }
             SourceSpec::Stream(_) => (None, None),
         }
@@ -414,10 +421,10 @@ where
     pub(crate) fn from_metadata_api(api: Api<R>) -> Self {
         Self::with_source(SourceSpec::Api {
             config: source::Config::default(),
-            open: Box::new(move |config| {
+            open: Box::new(move |config, wiring| {
                 let labels = source::source_labels(&api, &config);
                 (
-                    wrap_errors(source::watch_metadata_source(api, config)),
+                    wrap_errors(source::wired_metadata_source(api, config, wiring)),
                     labels,
                 )
             }),

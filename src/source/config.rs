@@ -79,6 +79,12 @@ pub enum ListSemantic {
 /// on the informer (`InformerBuilder::transform`), which applies it where
 /// objects enter the FIFO.
 ///
+/// A `Config` is plain data, whatever `K`: a clone has every setting of the
+/// original, and two configs are equal (`==`) when every setting is. How
+/// the source decodes, and where it counts what it does, are not settings
+/// of its `Config`: the informer that runs the source decides those
+/// (`InformerBuilder::strip_managed_fields`, `Informer::metrics`).
+///
 /// # Examples
 ///
 /// ```
@@ -98,8 +104,19 @@ pub enum ListSemantic {
 /// assert_eq!(config.get_page_size(), Some(200));
 /// assert_eq!(config.get_label_selector(), Some("app=web"));
 /// assert_eq!(config.get_list_strategy(), ListStrategy::Streaming);
+/// assert_eq!(config.clone(), config);
+/// assert_ne!(config, Config::default());
 /// ```
 pub struct Config<K> {
+    settings: Settings,
+    kind: PhantomData<fn() -> K>,
+}
+
+/// The settings of a [`Config`], whatever its object type: what the
+/// source reads, and what an `InformerFactory` compares. Plain data, so
+/// `Clone` copies every setting and `PartialEq` compares every one.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Settings {
     pub(crate) label_selector: Option<String>,
     pub(crate) field_selector: Option<String>,
     pub(crate) page_size: Option<u32>,
@@ -108,18 +125,12 @@ pub struct Config<K> {
     pub(crate) list_semantic: ListSemantic,
     pub(crate) bookmarks: bool,
     pub(crate) backoff: BackoffConfig,
-    /// Where the source counts what it does; a clone counts on its own.
-    pub(crate) metrics: std::sync::Arc<crate::metrics::SourceRecorder>,
-    /// Leave `metadata.managedFields` out while decoding (set by
-    /// `InformerBuilder::strip_managed_fields`).
-    pub(crate) skip_managed_fields: bool,
-    kind: PhantomData<fn() -> K>,
 }
 
 /// The page size used when none is set explicitly.
 pub const DEFAULT_PAGE_SIZE: u32 = 500;
 
-impl<K> Default for Config<K> {
+impl Default for Settings {
     fn default() -> Self {
         Self {
             label_selector: None,
@@ -130,43 +141,54 @@ impl<K> Default for Config<K> {
             list_semantic: ListSemantic::default(),
             bookmarks: true,
             backoff: BackoffConfig::default(),
-            metrics: Default::default(),
-            skip_managed_fields: false,
-            kind: PhantomData,
         }
+    }
+}
+
+// `Default`, `Clone`, `PartialEq` and `Debug` are those of the settings,
+// for every `K`: a derive would ask `K` for each of them as well, though no
+// value of `K` is held.
+
+impl<K> Default for Config<K> {
+    fn default() -> Self {
+        Self::from_settings(Settings::default())
     }
 }
 
 impl<K> Clone for Config<K> {
     fn clone(&self) -> Self {
-        Self {
-            label_selector: self.label_selector.clone(),
-            field_selector: self.field_selector.clone(),
-            page_size: self.page_size,
-            watch_timeout: self.watch_timeout,
-            list_strategy: self.list_strategy,
-            list_semantic: self.list_semantic,
-            bookmarks: self.bookmarks,
-            backoff: self.backoff,
-            metrics: Default::default(),
-            skip_managed_fields: self.skip_managed_fields,
-            kind: PhantomData,
-        }
+        Self::from_settings(self.settings.clone())
+    }
+}
+
+impl<K> PartialEq for Config<K> {
+    fn eq(&self, other: &Self) -> bool {
+        self.settings == other.settings
     }
 }
 
 impl<K> fmt::Debug for Config<K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Config")
-            .field("label_selector", &self.label_selector)
-            .field("field_selector", &self.field_selector)
-            .field("page_size", &self.page_size)
-            .field("watch_timeout", &self.watch_timeout)
-            .field("list_strategy", &self.list_strategy)
-            .field("list_semantic", &self.list_semantic)
-            .field("bookmarks", &self.bookmarks)
-            .field("backoff", &self.backoff)
-            .finish()
+        f.debug_tuple("Config").field(&self.settings).finish()
+    }
+}
+
+impl<K> Config<K> {
+    fn from_settings(settings: Settings) -> Self {
+        Self {
+            settings,
+            kind: PhantomData,
+        }
+    }
+
+    /// The settings alone, for the source and the factory.
+    pub(crate) fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    /// The settings alone, for the source and the factory.
+    pub(crate) fn into_settings(self) -> Settings {
+        self.settings
     }
 }
 
@@ -174,7 +196,7 @@ impl<K> Config<K> {
     /// Only objects whose labels match, e.g. `app=web,tier!=cache`.
     #[must_use]
     pub fn label_selector(mut self, selector: impl Into<String>) -> Self {
-        self.label_selector = Some(selector.into());
+        self.settings.label_selector = Some(selector.into());
         self
     }
 
@@ -206,13 +228,13 @@ impl<K> Config<K> {
 
     /// The label selector, if any.
     pub fn get_label_selector(&self) -> Option<&str> {
-        self.label_selector.as_deref()
+        self.settings.label_selector.as_deref()
     }
 
     /// Only objects whose fields match, e.g. `metadata.name=web`.
     #[must_use]
     pub fn field_selector(mut self, selector: impl Into<String>) -> Self {
-        self.field_selector = Some(selector.into());
+        self.settings.field_selector = Some(selector.into());
         self
     }
 
@@ -225,7 +247,7 @@ impl<K> Config<K> {
 
     /// The field selector, if any.
     pub fn get_field_selector(&self) -> Option<&str> {
-        self.field_selector.as_deref()
+        self.settings.field_selector.as_deref()
     }
 
     /// Always list in pages of `size` objects (0 turns paging off).
@@ -238,13 +260,13 @@ impl<K> Config<K> {
     /// (no watch cache), in which case every later list is paged too.
     #[must_use]
     pub fn page_size(mut self, size: u32) -> Self {
-        self.page_size = Some(size);
+        self.settings.page_size = Some(size);
         self
     }
 
     /// The explicitly set page size, if any (see [`page_size`](Self::page_size)).
     pub fn get_page_size(&self) -> Option<u32> {
-        self.page_size
+        self.settings.page_size
     }
 
     /// Each watch asks the server to end it after a duration drawn uniformly
@@ -257,7 +279,7 @@ impl<K> Config<K> {
     /// for dead and reopened (R10).
     #[must_use]
     pub fn watch_timeout(mut self, min: Duration, max: Duration) -> Self {
-        self.watch_timeout = (min, max);
+        self.settings.watch_timeout = (min, max);
         self
     }
 
@@ -280,7 +302,7 @@ impl<K> Config<K> {
     /// Paginated lists (default) or streaming lists.
     #[must_use]
     pub fn list_strategy(mut self, strategy: ListStrategy) -> Self {
-        self.list_strategy = strategy;
+        self.settings.list_strategy = strategy;
         self
     }
 
@@ -294,14 +316,14 @@ impl<K> Config<K> {
 
     /// The configured list strategy.
     pub fn get_list_strategy(&self) -> ListStrategy {
-        self.list_strategy
+        self.settings.list_strategy
     }
 
     /// Which resourceVersion the first paginated list asks for (default
     /// [`ListSemantic::Any`]).
     #[must_use]
     pub fn list_semantic(mut self, semantic: ListSemantic) -> Self {
-        self.list_semantic = semantic;
+        self.settings.list_semantic = semantic;
         self
     }
 
@@ -319,17 +341,19 @@ impl<K> Config<K> {
     /// mishandles them.
     #[must_use]
     pub fn disable_bookmarks(mut self) -> Self {
-        self.bookmarks = false;
+        self.settings.bookmarks = false;
         self
     }
 
     /// Retry delays after failures.
     #[must_use]
     pub fn backoff(mut self, backoff: BackoffConfig) -> Self {
-        self.backoff = backoff;
+        self.settings.backoff = backoff;
         self
     }
+}
 
+impl Settings {
     /// Draws one watch timeout in whole seconds from the configured bounds.
     pub(crate) fn draw_watch_timeout(&self) -> u32 {
         let (min, max) = self.watch_timeout;
@@ -352,23 +376,70 @@ mod tests {
     fn watch_timeouts_stay_in_bounds() {
         let config = Config::<()>::default();
         for _ in 0..1000 {
-            let t = config.draw_watch_timeout();
+            let t = config.settings().draw_watch_timeout();
             assert!((300..600).contains(&t), "{t}");
         }
         let fixed =
             Config::<()>::default().watch_timeout(Duration::from_secs(7), Duration::from_secs(7));
-        assert_eq!(fixed.draw_watch_timeout(), 7);
-        assert_eq!(Config::<()>::default().timeout(42).draw_watch_timeout(), 42);
+        assert_eq!(fixed.settings().draw_watch_timeout(), 7);
+        assert_eq!(
+            Config::<()>::default()
+                .timeout(42)
+                .settings()
+                .draw_watch_timeout(),
+            42
+        );
+    }
+
+    /// Plain data: a clone is equal to its original, every setting counts
+    /// in `==`, and the object type does not.
+    #[test]
+    fn configs_clone_and_compare_as_their_settings() {
+        let config = Config::<()>::default()
+            .labels("app=web")
+            .page_size(7)
+            .streaming_lists()
+            .backoff(BackoffConfig {
+                jitter: 0.5,
+                ..BackoffConfig::default()
+            });
+        assert_eq!(config.clone(), config);
+        assert_eq!(Config::<()>::default(), Config::<()>::default());
+        let differ: [Config<()>; 9] = [
+            config.clone().labels("app=db"),
+            config.clone().fields("metadata.name=a"),
+            config.clone().page_size(8),
+            config.clone().timeout(42),
+            config.clone().list_strategy(ListStrategy::Paginated),
+            config.clone().list_semantic(ListSemantic::MostRecent),
+            config.clone().disable_bookmarks(),
+            config.clone().backoff(BackoffConfig::default()),
+            Config::default(),
+        ];
+        for (i, other) in differ.iter().enumerate() {
+            assert_ne!(other, &config, "setting {i} does not count");
+        }
+        // Configs of unlike object types (which need not be comparable
+        // themselves) compare as their settings.
+        struct NotComparable;
+        assert_eq!(
+            Config::<NotComparable>::default().page_size(7),
+            Config::<NotComparable>::default().page_size(7)
+        );
+        assert_eq!(
+            format!("{:?}", Config::<NotComparable>::default()),
+            format!("{:?}", Config::<()>::default())
+        );
     }
 
     /// Durations from users never panic: huge timeouts saturate.
     #[test]
     fn huge_watch_timeouts_saturate() {
         let huge = Config::<()>::default().watch_timeout(Duration::MAX, Duration::MAX);
-        assert_eq!(huge.draw_watch_timeout(), u32::MAX);
+        assert_eq!(huge.settings().draw_watch_timeout(), u32::MAX);
         let wide = Config::<()>::default().watch_timeout(Duration::ZERO, Duration::MAX);
         for _ in 0..100 {
-            assert!(wide.draw_watch_timeout() >= 1);
+            assert!(wide.settings().draw_watch_timeout() >= 1);
         }
     }
 }

@@ -101,7 +101,7 @@ mod stream;
 mod target;
 mod watch;
 
-use std::fmt::Debug;
+use std::{fmt::Debug, sync::Arc};
 
 use futures::Stream;
 use kube::{Api, Resource, core::PartialObjectMeta};
@@ -114,6 +114,19 @@ pub use target::LIST_DEADLINE;
 
 pub(crate) use labels::SourceLabels;
 use target::Target;
+
+/// What an informer hands the source it runs, besides the user's
+/// [`Config`]: where the source counts what it does, and how it decodes.
+/// Kept out of `Config` so that a config stays plain data, which clones
+/// and compares as its settings; a source opened by [`watch_source`] gets
+/// the defaults, and counts for nobody.
+#[derive(Debug, Default)]
+pub(crate) struct Wiring {
+    pub(crate) metrics: Arc<crate::metrics::SourceRecorder>,
+    /// Leave `metadata.managedFields` out while decoding (set by
+    /// `InformerBuilder::strip_managed_fields`).
+    pub(crate) skip_managed_fields: bool,
+}
 
 /// What the source needs of an object type: a Kubernetes resource it can
 /// decode from the API server's JSON, clone, print in logs and hand to other
@@ -153,9 +166,21 @@ pub fn watch_source<K>(
 where
     K: Watchable,
 {
+    wired_source(api, config, Wiring::default())
+}
+
+/// [`watch_source`] counting and decoding as `wiring` says.
+pub(crate) fn wired_source<K>(
+    api: Api<K>,
+    config: Config<K>,
+    wiring: Wiring,
+) -> impl Stream<Item = Result<Event<K>, Error>> + Send + 'static
+where
+    K: Watchable,
+{
     let labels = source_labels(&api, &config);
     let target = Target::new(api, false, labels);
-    stream::run(target, config)
+    stream::run(target, config.into_settings(), wiring)
 }
 
 /// Like [`watch_source`], but asks the server for metadata only
@@ -186,9 +211,22 @@ where
     K: Resource + Clone + Debug + Send + Sync + 'static,
     PartialObjectMeta<K>: Resource + Clone + DeserializeOwned + Debug + Send + Sync,
 {
+    wired_metadata_source(api, config, Wiring::default())
+}
+
+/// [`watch_metadata_source`] counting and decoding as `wiring` says.
+pub(crate) fn wired_metadata_source<K>(
+    api: Api<K>,
+    config: Config<PartialObjectMeta<K>>,
+    wiring: Wiring,
+) -> impl Stream<Item = Result<Event<PartialObjectMeta<K>>, Error>> + Send + 'static
+where
+    K: Resource + Clone + Debug + Send + Sync + 'static,
+    PartialObjectMeta<K>: Resource + Clone + DeserializeOwned + Debug + Send + Sync,
+{
     let labels = source_labels(&api, &config);
     let target = Target::new(api, true, labels);
-    stream::run(target, config)
+    stream::run(target, config.into_settings(), wiring)
 }
 
 /// What a source over `api` with `config` lists and watches, named for
@@ -199,9 +237,10 @@ pub(crate) fn source_labels<K, C>(api: &Api<K>, config: &Config<C>) -> SourceLab
 where
     K: Resource,
 {
+    let settings = config.settings();
     SourceLabels::from_url(
         api.resource_url(),
-        config.label_selector.clone(),
-        config.field_selector.clone(),
+        settings.label_selector.clone(),
+        settings.field_selector.clone(),
     )
 }

@@ -4,8 +4,8 @@
 //! array holds, so the vector grows as elements arrive: a `Vec` of one or
 //! two containers, volumes or env vars ends with room for four (or the next
 //! power of two), and the slack stays in the cache for as long as the
-//! object does. On a realistic Pod that is about 5 KB of the 38 KB it costs
-//! in memory (BENCHMARKS.md, "RSS per cached Pod").
+//! object does: a noticeable part of what a cached Pod costs in memory
+//! (BENCHMARKS.md, "Decoding").
 //!
 //! So before an object is decoded, one pass over its text counts the
 //! elements of every array, in the order the arrays open

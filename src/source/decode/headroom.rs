@@ -4,10 +4,8 @@
 //! main one grows its heap with `mprotect`, by just the room the allocation
 //! at hand lacks: about one system call per page. A decode thread filling a
 //! fresh cache (the initial list, a relist) grows its heap by gigabytes that
-//! way. Measured in the wire benchmark (N = 50,000 Pods, S = 1, one run each
-//! way): 368,517 `mprotect` calls in the whole run, 20% of the initial
-//! sync's CPU samples in `__mprotect`, the two decode threads contending for
-//! the process's memory map.
+//! way, hundreds of thousands of calls, with the decode threads contending
+//! for the process's memory map.
 //!
 //! So before a decode thread decodes a chunk of a big batch, it allocates
 //! blocks adding up to about what the chunk's objects will take and frees
@@ -15,9 +13,9 @@
 //! usable: when glibc gives the pages of a heap's free top back to the
 //! kernel it keeps them mapped read-write (unless the system forbids
 //! overcommitting memory), so filling them again takes page faults (as any
-//! fresh memory does) but no `mprotect`. With this (three runs each
-//! way): 43,736–44,352 calls against 369,583–372,816, and the initial
-//! sync's CPU 5.1–5.4 s against 6.0–8.1 s.
+//! fresh memory does) but no `mprotect`. BENCHMARKS.md ("Decoding: the
+//! measurements behind `source/decode`") has the calls and the CPU time
+//! with and without it.
 //!
 //! The blocks are smaller than glibc's smallest mmap threshold (128 KiB),
 //! so they come from the arena whatever the process allocated before, and
@@ -28,8 +26,9 @@
 /// The size of one block: under glibc's smallest mmap threshold.
 const BLOCK: usize = 120 * 1024;
 
-/// A decoded object takes about this many times its JSON (a realistic Pod:
-/// 3.8 KB of JSON, 32.8 KB cached; 20.8 KB without managedFields).
+/// A decoded object takes about this many times the size of its JSON
+/// (BENCHMARKS.md, "Decoding", has the figures of a realistic Pod, with and
+/// without managedFields).
 const GROWTH: usize = 8;
 
 /// The most room made for one chunk.

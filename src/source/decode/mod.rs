@@ -15,7 +15,8 @@
 //! to pay for them ([`parallel`], which also says why all decoding happens
 //! on a fixed set of threads). Before a thread decodes a big chunk it makes
 //! room in its heap ([`headroom`]), which would otherwise grow a page at a
-//! time.
+//! time. BENCHMARKS.md ("Decoding: the measurements behind
+//! `source/decode`") has the figures behind these choices.
 
 mod exact;
 mod headroom;

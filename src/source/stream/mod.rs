@@ -16,16 +16,19 @@ mod watching;
 
 use std::{
     pin::Pin,
+    sync::Arc,
     task::{Context, Poll},
     time::Duration,
 };
 
 use futures::{Stream, StreamExt};
 
+use crate::metrics::SourceRecorder;
+
 use super::{
-    Watchable,
+    Watchable, Wiring,
     backoff::Backoff,
-    config::{Config, ListStrategy},
+    config::{ListStrategy, Settings},
     decode::Decoder,
     error::{
         Error, api_status, is_expired, is_retriable_watch_start, is_too_large_resource_version,
@@ -65,7 +68,9 @@ enum Step<T> {
 /// What the phases share and carry from one to the next.
 struct State<T> {
     target: Target,
-    config: Config<T>,
+    config: Settings,
+    /// Where the source counts what it does.
+    metrics: Arc<SourceRecorder>,
     decoder: Decoder,
     backoff: Backoff,
     policy: PageSizePolicy,
@@ -156,17 +161,19 @@ fn ends_watch(error: &Error) -> bool {
 /// The source stream over `target`.
 pub(crate) fn run<T>(
     target: Target,
-    config: Config<T>,
+    config: Settings,
+    wiring: Wiring,
 ) -> impl Stream<Item = Result<Event<T>, Error>> + Send + 'static
 where
     T: Watchable,
 {
     let labels = target.labels().clone();
     let streaming = config.list_strategy == ListStrategy::Streaming;
-    let mut observer = observe::Observer::new(config.metrics.clone(), streaming, config.bookmarks);
+    let mut observer = observe::Observer::new(wiring.metrics.clone(), streaming, config.bookmarks);
     let mut state = State {
         target,
-        decoder: Decoder::new().skip_managed_fields(config.skip_managed_fields),
+        metrics: wiring.metrics,
+        decoder: Decoder::new().skip_managed_fields(wiring.skip_managed_fields),
         backoff: Backoff::new(config.backoff),
         policy: PageSizePolicy {
             explicit: config.page_size,

@@ -37,7 +37,7 @@ fn steps<T: Watchable>(state: &mut State<T>) -> impl Stream<Item = Step<T>> + Se
         let mut pager = Pager::new(list_rv, limit);
         let mut objects = 0usize;
         let next = loop {
-            state.config.metrics.list_request();
+            state.metrics.list_request();
             match pager.next_page(&state.target, &mut state.decoder).await {
                 PageOutcome::Page { fresh, items, done } => {
                     if fresh {
