@@ -42,7 +42,7 @@ use parking_lot::Mutex;
 use tokio::task::JoinHandle;
 
 use crate::{
-    informer::{self, FromApi, Informer, InformerBuilder},
+    informer::{self, FromApi, Informer, InformerBuilder, Options},
     source,
 };
 
@@ -125,7 +125,7 @@ where
 struct Entry {
     key: InformerKey,
     /// What the informer was built with, for comparing later requests.
-    options: String,
+    options: Options,
     informer: Box<dyn ManagedInformer>,
     task: Option<JoinHandle<informer::Result<()>>>,
 }
@@ -346,15 +346,15 @@ impl InformerFactory {
             label_selector,
             field_selector,
         };
-        let options = builder.options_summary();
+        let options = builder.options();
         let mut state = self.state.inner.lock();
         if let Some(&index) = state.by_key.get(&key) {
             let entry = &state.entries[index];
             if entry.options != options {
                 return Err(Error::OptionsDiffer {
                     resource: key.describe(),
-                    existing: entry.options.clone(),
-                    requested: options,
+                    existing: format!("{:?}", entry.options),
+                    requested: format!("{options:?}"),
                 });
             }
             return Ok(entry

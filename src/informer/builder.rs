@@ -1,6 +1,6 @@
 //! Configuring an [`Informer`] before it is built.
 
-use std::{fmt, marker::PhantomData, sync::Arc, time::Duration};
+use std::{fmt, sync::Arc, time::Duration};
 
 use futures::{Stream, StreamExt, stream::BoxStream};
 use kube::{Api, Resource, core::PartialObjectMeta};
@@ -21,16 +21,6 @@ pub(crate) type EventStream<K> = BoxStream<'static, Result<Event<K>, Error>>;
 /// says otherwise.
 pub const DEFAULT_RESYNC_CHECK_PERIOD: Duration = Duration::from_secs(30);
 
-/// Where the events come from; the API variant is turned into a stream only
-/// at [`InformerBuilder::build`], so its config can still change.
-enum SourceSpec<K> {
-    Api {
-        config: source::Config<K>,
-        open: OpenSource<K>,
-    },
-    Stream(EventStream<K>),
-}
-
 /// Opens a list/watch with its final config and wiring. A closure holding
 /// the `Api`, so the list/watch bounds stay on the constructors and off the
 /// builder type, and so the `Api`'s type may differ from the informer's
@@ -42,6 +32,58 @@ type OpenSource<K> =
 
 /// The transform set with [`InformerBuilder::transform`].
 type Transform<K> = Arc<dyn Fn(K) -> K + Send + Sync>;
+
+/// Where an [`InformerBuilder`]'s events come from: [`FromApi`] (a
+/// list/watch through a [`kube::Api`]) or [`FromStream`] (a stream of
+/// events). It is the builder's second type parameter, and it decides what
+/// the builder holds: the list/watch settings, or the stream. Sealed:
+/// those two types are the only origins.
+///
+/// # Examples
+///
+/// ```
+/// use k8s_openapi::api::core::v1::ConfigMap;
+/// use kube_informer::{InformerBuilder, informer::{FromStream, Origin}, source::Event};
+///
+/// /// Any builder, whatever its origin, with this program's indexes.
+/// fn with_indexes<S: Origin>(builder: InformerBuilder<ConfigMap, S>) -> InformerBuilder<ConfigMap, S> {
+///     builder.indexer("by-name", |cm: &ConfigMap| cm.metadata.name.iter().cloned().collect())
+/// }
+///
+/// let events = futures::stream::empty::<Result<Event<ConfigMap>, std::io::Error>>();
+/// let builder: InformerBuilder<ConfigMap, FromStream> =
+///     with_indexes(kube_informer::Informer::builder_from_stream(events));
+/// let informer = builder.build();
+/// # drop(informer);
+/// ```
+pub trait Origin: origin::Sealed {}
+
+mod origin {
+    use super::{OpenSource, source};
+
+    /// What a builder of this origin holds about its source.
+    pub trait Sealed {
+        /// The source, for objects of type `K`.
+        type Source<K>;
+        /// Its name, for `Debug`.
+        const NAME: &'static str;
+    }
+
+    /// What a [`FromApi`](super::FromApi) builder holds: the list/watch
+    /// settings, and how to open the list/watch with them.
+    pub struct ApiSource<K> {
+        pub(super) config: source::Config<K>,
+        pub(super) open: OpenSource<K>,
+    }
+
+    impl<K> std::fmt::Debug for ApiSource<K> {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.debug_struct("ApiSource")
+                .field("config", &self.config)
+                .finish_non_exhaustive()
+        }
+    }
+}
 
 /// Marks an [`InformerBuilder`] made by [`Informer::builder`] or
 /// [`Informer::metadata_builder`]: it lists and watches through a
@@ -100,37 +142,105 @@ pub struct FromStream(());
 ///
 /// The second type parameter says where the events come from
 /// ([`FromApi`], the default, or [`FromStream`]); options that only make
-/// sense for one of them exist only on that builder.
+/// sense for one of them exist only on that builder, and the builder holds
+/// only what that origin needs (see [`Origin`]).
 #[must_use = "a builder does nothing until built"]
-pub struct InformerBuilder<K, S = FromApi> {
-    source: SourceSpec<K>,
+pub struct InformerBuilder<K, S: Origin = FromApi> {
+    source: S::Source<K>,
+    common: Common<K>,
+}
+
+impl origin::Sealed for FromApi {
+    type Source<K> = origin::ApiSource<K>;
+    const NAME: &'static str = "api";
+}
+
+impl Origin for FromApi {}
+
+impl origin::Sealed for FromStream {
+    type Source<K> = EventStream<K>;
+    const NAME: &'static str = "stream";
+}
+
+impl Origin for FromStream {}
+
+/// The options of an API builder as plain data, what an
+/// [`InformerFactory`](crate::InformerFactory) compares when a second
+/// request asks for an informer it already has. Settings are compared by
+/// value; functions (transform, key function, indexers' functions, error
+/// callback) and the cancellation token by whether they are set (and
+/// indexers by name), since two closures cannot be compared: two requests
+/// that set different transforms agree, by design, and the factory's docs
+/// say so.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Options {
+    source: source::Settings,
+    indexers: Vec<String>,
+    transform: bool,
+    strip_managed_fields: bool,
+    /// A key function of the user's (`false`: `namespace/name`).
+    key_fn: bool,
+    resync_check_period: Duration,
+    on_error: bool,
+    cancellation_token: bool,
+}
+
+/// What a builder holds whatever its origin.
+struct Common<K> {
     transform: Option<Transform<K>>,
     strip_managed_fields: bool,
     indexers: Indexers<K>,
     resync_check_period: Duration,
-    key_fn: KeyFn<K>,
-    custom_key_fn: bool,
+    /// `None` keeps the default `namespace/name` key.
+    key_fn: Option<KeyFn<K>>,
     on_error: Option<ErrorCallback>,
     cancel: Option<CancellationToken>,
-    origin: PhantomData<S>,
+}
+
+impl<K: Resource + Send + Sync + 'static> Common<K> {
+    /// The informer these options build, on `events`: `strip_in_fifo` says
+    /// whether managedFields are left to the FIFO's transform (the source
+    /// did not leave them out).
+    fn build(
+        self,
+        events: EventStream<K>,
+        labels: Option<source::SourceLabels>,
+        strip_in_fifo: bool,
+        source_metrics: Arc<crate::metrics::SourceRecorder>,
+    ) -> Informer<K> {
+        let transform =
+            compose_transform(strip_in_fifo && self.strip_managed_fields, self.transform);
+        Informer::from_parts(super::handle::Parts {
+            events,
+            transform,
+            indexers: self.indexers,
+            resync_check_period: self.resync_check_period,
+            key_fn: self.key_fn.unwrap_or_else(default_key_fn),
+            on_error: self.on_error,
+            cancel: self.cancel,
+            labels,
+            source_metrics,
+        })
+    }
 }
 
 impl<K, S> InformerBuilder<K, S>
 where
     K: Resource + Send + Sync + 'static,
+    S: Origin,
 {
-    fn with_source(source: SourceSpec<K>) -> Self {
+    fn with_source(source: S::Source<K>) -> Self {
         Self {
             source,
-            transform: None,
-            strip_managed_fields: false,
-            indexers: Indexers::new(),
-            resync_check_period: DEFAULT_RESYNC_CHECK_PERIOD,
-            key_fn: default_key_fn(),
-            custom_key_fn: false,
-            on_error: None,
-            cancel: None,
-            origin: PhantomData,
+            common: Common {
+                transform: None,
+                strip_managed_fields: false,
+                indexers: Indexers::new(),
+                resync_check_period: DEFAULT_RESYNC_CHECK_PERIOD,
+                key_fn: None,
+                on_error: None,
+                cancel: None,
+            },
         }
     }
 
@@ -169,7 +279,7 @@ where
     where
         F: Fn(K) -> K + Send + Sync + 'static,
     {
-        self.transform = Some(Arc::new(transform));
+        self.common.transform = Some(Arc::new(transform));
         self
     }
 
@@ -209,7 +319,7 @@ where
     /// # }
     /// ```
     pub fn strip_managed_fields(mut self) -> Self {
-        self.strip_managed_fields = true;
+        self.common.strip_managed_fields = true;
         self
     }
 
@@ -225,14 +335,14 @@ where
     where
         F: Fn(&K) -> Vec<String> + Send + Sync + 'static,
     {
-        self.indexers = self.indexers.with(name, index);
+        self.common.indexers = self.common.indexers.with(name, index);
         self
     }
 
     /// Replaces every index with `indexers` (the namespace index is always
     /// there).
     pub fn indexers(mut self, indexers: Indexers<K>) -> Self {
-        self.indexers = indexers;
+        self.common.indexers = indexers;
         self
     }
 
@@ -243,15 +353,14 @@ where
     /// reflector does, the period starts over after every completed relist,
     /// so the first check after a relist comes a full period later.
     pub fn resync_check_period(mut self, period: Duration) -> Self {
-        self.resync_check_period = period;
+        self.common.resync_check_period = period;
         self
     }
 
     /// How objects are keyed (default `namespace/name`, see
     /// [`ObjectKey::from_object`](crate::ObjectKey::from_object)).
     pub fn key_fn(mut self, key_fn: KeyFn<K>) -> Self {
-        self.key_fn = key_fn;
-        self.custom_key_fn = true;
+        self.common.key_fn = Some(key_fn);
         self
     }
 
@@ -262,46 +371,15 @@ where
     where
         F: Fn(&Error) + Send + Sync + 'static,
     {
-        self.on_error = Some(Arc::new(callback));
+        self.common.on_error = Some(Arc::new(callback));
         self
     }
 
     /// Stops the informer when `token` is cancelled, as
     /// [`Informer::stop`] does.
     pub fn cancellation_token(mut self, token: CancellationToken) -> Self {
-        self.cancel = Some(token);
+        self.common.cancel = Some(token);
         self
-    }
-
-    /// Builds the informer. Nothing is listed or watched until
-    /// [`Informer::run`] is polled.
-    pub fn build(self) -> Informer<K> {
-        let source_metrics = Arc::<crate::metrics::SourceRecorder>::default();
-        // From an `Api` the decoder leaves managedFields out (on the decode
-        // threads); objects from a stream are cleared where they enter the FIFO.
-        let (events, labels, strip_in_fifo) = match self.source {
-            SourceSpec::Api { config, open } => {
-                let wiring = Wiring {
-                    metrics: Arc::clone(&source_metrics),
-                    skip_managed_fields: self.strip_managed_fields,
-                };
-                let (events, labels) = open(config, wiring);
-                (events, Some(labels), false)
-            }
-            SourceSpec::Stream(events) => (events, None, self.strip_managed_fields),
-        };
-        let transform = compose_transform(strip_in_fifo, self.transform);
-        Informer::from_parts(super::handle::Parts {
-            events,
-            transform,
-            indexers: self.indexers,
-            resync_check_period: self.resync_check_period,
-            key_fn: self.key_fn,
-            on_error: self.on_error,
-            cancel: self.cancel,
-            labels,
-            source_metrics,
-        })
     }
 }
 
@@ -334,7 +412,7 @@ where
     where
         K: Clone + DeserializeOwned + fmt::Debug,
     {
-        Self::with_source(SourceSpec::Api {
+        Self::with_source(origin::ApiSource {
             config: source::Config::default(),
             open: Box::new(move |config, wiring| {
                 let labels = source::source_labels(&api, &config);
@@ -351,9 +429,7 @@ where
     /// ([`Informer::builder_from_stream`]) has no list/watch, and no such
     /// method.
     pub fn source_config(mut self, config: source::Config<K>) -> Self {
-        if let SourceSpec::Api { config: slot, .. } = &mut self.source {
-            *slot = config;
-        }
+        self.source.config = config;
         self
     }
 
@@ -361,42 +437,42 @@ where
     /// resource, what an [`InformerFactory`](crate::InformerFactory) shares
     /// informers by.
     pub(crate) fn selectors(&self) -> (Option<String>, Option<String>) {
-        match &self.source {
-            SourceSpec::Api { config, .. } => {
-                let settings = config.settings();
-                (
-                    settings.label_selector.clone(),
-                    settings.field_selector.clone(),
-                )
-            }
-            SourceSpec::Stream(_) => (None, None),
+        let settings = self.source.config.settings();
+        (
+            settings.label_selector.clone(),
+            settings.field_selector.clone(),
+        )
+    }
+
+    /// Every option set, for an [`InformerFactory`](crate::InformerFactory)
+    /// to compare two requests for one key.
+    pub(crate) fn options(&self) -> Options {
+        let common = &self.common;
+        Options {
+            source: self.source.config.settings().clone(),
+            indexers: common.indexers.names().map(str::to_owned).collect(),
+            transform: common.transform.is_some(),
+            strip_managed_fields: common.strip_managed_fields,
+            key_fn: common.key_fn.is_some(),
+            resync_check_period: common.resync_check_period,
+            on_error: common.on_error.is_some(),
+            cancellation_token: common.cancel.is_some(),
         }
     }
 
-    /// Every option set, as comparable text: functions by their presence
-    /// (two closures cannot be compared), everything else by value. Two
-    /// requests to an [`InformerFactory`](crate::InformerFactory) for one
-    /// key must agree on it.
-    pub(crate) fn options_summary(&self) -> String {
-        let source = match &self.source {
-            SourceSpec::Api { config, .. } => format!("{config:?}"),
-            SourceSpec::Stream(_) => "stream".to_owned(),
+    /// Builds the informer. Nothing is listed or watched until
+    /// [`Informer::run`] is polled.
+    pub fn build(self) -> Informer<K> {
+        let Self { source, common } = self;
+        let metrics = Arc::<crate::metrics::SourceRecorder>::default();
+        // The decoder leaves managedFields out (on the decode threads), so
+        // the FIFO need not clear them.
+        let wiring = Wiring {
+            metrics: Arc::clone(&metrics),
+            skip_managed_fields: common.strip_managed_fields,
         };
-        format!(
-            "source: {source}, indexers: {:?}, transform: {}, strip_managed_fields: {}, \
-             key_fn: {}, resync_check_period: {:?}, on_error: {}, cancellation_token: {}",
-            self.indexers.names().collect::<Vec<_>>(),
-            self.transform.is_some(),
-            self.strip_managed_fields,
-            if self.custom_key_fn {
-                "custom"
-            } else {
-                "default"
-            },
-            self.resync_check_period,
-            self.on_error.is_some(),
-            self.cancel.is_some(),
-        )
+        let (events, labels) = (source.open)(source.config, wiring);
+        common.build(events, Some(labels), false, metrics)
     }
 }
 
@@ -409,7 +485,15 @@ where
         St: Stream<Item = Result<Event<K>, E>> + Send + 'static,
         E: std::error::Error + Send + Sync + 'static,
     {
-        Self::with_source(SourceSpec::Stream(wrap_errors(events)))
+        Self::with_source(wrap_errors(events))
+    }
+
+    /// Builds the informer. Nothing is read from the stream until
+    /// [`Informer::run`] is polled.
+    pub fn build(self) -> Informer<K> {
+        // Objects from a stream are decoded already: the FIFO clears their
+        // managedFields if asked.
+        self.common.build(self.source, None, true, Arc::default())
     }
 }
 
@@ -419,7 +503,7 @@ where
     PartialObjectMeta<R>: Resource + Clone + DeserializeOwned + fmt::Debug + Send + Sync + 'static,
 {
     pub(crate) fn from_metadata_api(api: Api<R>) -> Self {
-        Self::with_source(SourceSpec::Api {
+        Self::with_source(origin::ApiSource {
             config: source::Config::default(),
             open: Box::new(move |config, wiring| {
                 let labels = source::source_labels(&api, &config);
@@ -444,17 +528,14 @@ where
         .boxed()
 }
 
-impl<K, S> fmt::Debug for InformerBuilder<K, S> {
+impl<K, S: Origin> fmt::Debug for InformerBuilder<K, S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let source = match &self.source {
-            SourceSpec::Api { .. } => "api",
-            SourceSpec::Stream(_) => "stream",
-        };
+        let common = &self.common;
         f.debug_struct("InformerBuilder")
-            .field("source", &source)
-            .field("resync_check_period", &self.resync_check_period)
-            .field("transform", &self.transform.is_some())
-            .field("strip_managed_fields", &self.strip_managed_fields)
+            .field("source", &<S as origin::Sealed>::NAME)
+            .field("resync_check_period", &common.resync_check_period)
+            .field("transform", &common.transform.is_some())
+            .field("strip_managed_fields", &common.strip_managed_fields)
             .finish_non_exhaustive()
     }
 }

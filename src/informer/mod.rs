@@ -85,7 +85,8 @@ mod report;
 mod resync;
 mod run;
 
-pub use builder::{DEFAULT_RESYNC_CHECK_PERIOD, FromApi, FromStream, InformerBuilder};
+pub(crate) use builder::Options;
+pub use builder::{DEFAULT_RESYNC_CHECK_PERIOD, FromApi, FromStream, InformerBuilder, Origin};
 pub use error::{Callback, Error, Result, SharedError};
 pub use handle::Informer;
 pub use report::ErrorStream;

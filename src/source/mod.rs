@@ -107,6 +107,7 @@ use futures::Stream;
 use kube::{Api, Resource, core::PartialObjectMeta};
 use serde::de::DeserializeOwned;
 
+pub(crate) use config::Settings;
 pub use config::{BackoffConfig, Config, DEFAULT_PAGE_SIZE, ListSemantic, ListStrategy};
 pub use error::Error;
 pub use event::Event;
