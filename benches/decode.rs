@@ -20,7 +20,7 @@ use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use k8s_openapi::api::core::v1::Pod;
-use kube_informer::source::decode_bench;
+use kube_informer::unstable::decode as decode_bench;
 use serde::Deserialize;
 use serde_json::{Value, json, value::RawValue};
 

@@ -34,10 +34,7 @@ use std::{
 };
 
 use futures::future::{BoxFuture, FutureExt, join_all};
-use kube::{
-    Api, Client, Resource,
-    core::{NamespaceScope, PartialObjectMeta},
-};
+use kube::{Api, Client, Resource, core::PartialObjectMeta};
 use parking_lot::Mutex;
 use tokio::task::JoinHandle;
 
@@ -140,12 +137,10 @@ struct State {
 /// Shares one [`Informer`] per (resource type, namespace, selectors) across
 /// a program; see [the module docs](self) for the sharing key.
 ///
-/// Ask for informers with [`informer`](Self::informer) (namespaced kinds),
-/// [`cluster_informer`](Self::cluster_informer) (cluster-scoped kinds),
-/// [`informer_for_api`](Self::informer_for_api) (any [`Api`], e.g. dynamic
-/// objects) or, to set anything a builder sets (indexers, transform,
-/// metadata only), [`build`](Self::build) and
-/// [`build_metadata`](Self::build_metadata); then [`start`](Self::start)
+/// Ask for informers with [`build`](Self::build) (any [`Api`]: namespaced,
+/// cluster-wide, dynamic objects; its closure sets what a builder sets, or
+/// returns the builder as it is) and [`build_metadata`](Self::build_metadata)
+/// (metadata only); then [`start`](Self::start)
 /// them on tokio and [`wait_for_cache_sync`](Self::wait_for_cache_sync).
 /// Informers asked for after `start` are started by the next `start`.
 /// Cloning the factory is cheap and shares its informers. Informers live as
@@ -164,15 +159,17 @@ struct State {
 /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// let server = FakeApiServer::start().await;
 /// let factory = InformerFactory::new(server.client());
-/// let configmaps = factory.informer::<ConfigMap>(Some("default"), source::Config::default())?;
-/// let same = factory.informer::<ConfigMap>(Some("default"), source::Config::default())?;
+/// let configmaps = factory.build(Api::<ConfigMap>::namespaced(server.client(), "default"), |b| b)?;
+/// let same = factory.build(Api::<ConfigMap>::namespaced(server.client(), "default"), |b| b)?;
 /// let by_app = factory.build(Api::<ConfigMap>::all(server.client()), |builder| {
 ///     builder.strip_managed_fields().indexer("by-app", |cm: &ConfigMap| {
 ///         cm.metadata.labels.iter().flatten()
 ///             .filter(|(k, _)| *k == "app").map(|(_, v)| v.clone()).collect()
 ///     })
 /// })?;
-/// let namespaces = factory.cluster_informer::<Namespace>(source::Config::default())?;
+/// let namespaces = factory.build(Api::<Namespace>::all(server.client()), |builder| {
+///     builder.source_config(source::Config::default().page_size(100))
+/// })?;
 /// assert_eq!(factory.len(), 3);
 /// factory.start();
 /// assert!(factory.wait_for_cache_sync().await);
@@ -215,44 +212,25 @@ impl InformerFactory {
         }
     }
 
-    /// The shared informer of the namespaced kind `K` in `namespace` (all
-    /// namespaces when `None`), listing and watching with `config`.
+    /// The client the factory was made with, to make the [`Api`]s its
+    /// informers list and watch through.
     ///
-    /// Fails when an informer with the same key exists with other options
-    /// (see [the module docs](self)).
-    pub fn informer<K>(
-        &self,
-        namespace: Option<&str>,
-        config: source::Config<K>,
-    ) -> Result<Informer<K>, Error>
-    where
-        K: source::Watchable + Resource<DynamicType = ()>,
-        K::Scope: NamespaceScope,
-    {
-        self.informer_for_api(self.namespaced_api(namespace), config)
-    }
-
-    /// The shared informer of the cluster-scoped kind `K` (e.g. `Node`),
-    /// listing and watching with `config`.
-    pub fn cluster_informer<K>(&self, config: source::Config<K>) -> Result<Informer<K>, Error>
-    where
-        K: source::Watchable + Resource<DynamicType = ()>,
-    {
-        self.informer_for_api(Api::all(self.client.clone()), config)
-    }
-
-    /// The shared informer listing and watching `api` (its resource and
-    /// namespace) with `config`; for kinds the other methods do not cover,
-    /// such as [`DynamicObject`](kube::core::DynamicObject).
-    pub fn informer_for_api<K>(
-        &self,
-        api: Api<K>,
-        config: source::Config<K>,
-    ) -> Result<Informer<K>, Error>
-    where
-        K: source::Watchable,
-    {
-        self.build(api, |builder| builder.source_config(config))
+    /// ```
+    /// use k8s_openapi::api::core::v1::Pod;
+    /// use kube::Api;
+    /// use kube_informer::InformerFactory;
+    /// use kube_informer_testing::FakeApiServer;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let server = FakeApiServer::start().await;
+    /// let factory = InformerFactory::new(server.client());
+    /// let pods = factory.build(Api::<Pod>::namespaced(factory.client(), "default"), |b| b)?;
+    /// # drop(pods);
+    /// # Ok(()) }
+    /// ```
+    pub fn client(&self) -> Client {
+        self.client.clone()
     }
 
     /// The shared informer listing and watching `api`, configured by
@@ -316,17 +294,6 @@ impl InformerFactory {
     {
         let resource_url = api.resource_url().to_owned();
         self.share(resource_url, configure(Informer::metadata_builder(api)))
-    }
-
-    fn namespaced_api<K>(&self, namespace: Option<&str>) -> Api<K>
-    where
-        K: Resource<DynamicType = ()>,
-        K::Scope: NamespaceScope,
-    {
-        match namespace {
-            Some(namespace) => Api::all(self.client.clone()).constrain(namespace),
-            None => Api::all(self.client.clone()),
-        }
     }
 
     /// The informer for `builder`'s key: the existing one if its options

@@ -27,6 +27,34 @@
 //! # Ok(()) }
 //! ```
 //!
+//! # What is where, by the question you have
+//!
+//! - *How do I cache and watch a resource?* [`Informer`] (built with
+//!   [`Informer::builder`], [`Informer::metadata_builder`] or
+//!   [`Informer::builder_from_stream`]; settings in [`InformerBuilder`] and
+//!   [`source::Config`]); one per type for a whole program:
+//!   [`InformerFactory`].
+//! - *How do I read the cache?* [`Store`] (`get`, `list`, `by_index`;
+//!   indexes from [`store::Indexers`]), [`NamespacedStore`], keyed by
+//!   [`ObjectKey`].
+//! - *How am I told about changes?* [`Subscription`] (a stream of
+//!   [`Notification`]s; per-subscriber [`SubscribeOptions`]: resync
+//!   period, [`Lag`] policy, name), its end in [`dispatch::EndReason`],
+//!   callback style through [`ResourceEventHandler`] and
+//!   [`dispatch::EventHandlerFuncs`]; combinators in
+//!   [`NotificationStreamExt`] (`changed_only`, `keys`, `objects`).
+//! - *How do I run reconcilers?* [`WorkQueue`] (client-go's work queue
+//!   rules, rate limiters in [`queue`]), [`runner::Runner`] with
+//!   [`runner::Action`], owner mapping in [`runner::OwnerStreamExt`].
+//! - *How do I split work between replicas?* [`shard::Shard`],
+//!   [`shard::KeyGate`], leader election in [`shard::leader`].
+//! - *What went wrong, and how is it doing?* [`informer::Error`] (and each
+//!   stage's own `Error`), [`Informer::errors`], [`Informer::metrics`] and
+//!   the Prometheus exporter in [`metrics`].
+//! - *What lies underneath?* [`source`] (list/watch as a stream of
+//!   [`source::Event`]s), [`fifo::DeltaFifo`] and its [`Delta`]s; the
+//!   writer-side parts, outside the semver promise, in [`unstable`].
+//!
 //! # Adding it to your program
 //!
 //! kube-informer leaves two choices to the program that uses it, as a

@@ -67,3 +67,12 @@ pub mod shard {
         view::{LeaseRecord, MembershipView},
     };
 }
+
+pub mod decode {
+    //! The source's decoding steps one at a time (a list page, a watch
+    //! line, the R7 probe, line splitting), as the source runs them: what
+    //! `benches/decode.rs` measures, and the decode-only floor of CPU per
+    //! event that the benchmarks compare the runners with.
+
+    pub use crate::source::decode_bench::*;
+}

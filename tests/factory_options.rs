@@ -55,7 +55,7 @@ async fn factory_builds_indexers_transforms_and_strips_managed_fields() {
                 .indexer("by-app", by_app)
                 .transform(|mut cm: ConfigMap| {
                     cm.data = None;
-                    cm
+                    Ok(cm)
                 })
         })
         .unwrap();
@@ -108,9 +108,7 @@ async fn factory_shares_an_informer_only_when_the_options_agree() {
     assert!(existing.contains("\"by-app\""), "{existing}");
     assert!(!requested.contains("\"by-app\""), "{requested}");
     assert!(
-        factory
-            .informer::<ConfigMap>(Some("default"), source::Config::default())
-            .is_err(),
+        factory.build(api(), |b| b).is_err(),
         "a plain request is not the indexed informer"
     );
     assert!(

@@ -107,7 +107,7 @@ async fn transform_runs_before_caching() {
     let informer = Informer::builder_from_stream(events)
         .transform(|mut cm: ConfigMap| {
             cm.metadata.labels = Some([("seen".to_string(), "yes".to_string())].into());
-            cm
+            Ok(cm)
         })
         .indexer("seen", |cm: &ConfigMap| {
             cm.metadata
@@ -121,4 +121,45 @@ async fn transform_runs_before_caching() {
     informer.run().await.unwrap();
     let store = informer.store();
     assert_eq!(store.by_index("seen", "yes").unwrap().len(), 1);
+}
+
+// R9: a transform that refuses an object keeps it out of the queue and the
+// cache, reports why with the object's key, and the informer goes on.
+#[tokio::test]
+async fn r9_a_refused_transform_skips_the_object_and_reports_it() {
+    let events = futures::stream::iter([
+        Ok::<_, std::io::Error>(Event::ListStart),
+        Ok(Event::Listed(cm("a", "1"))),
+        Ok(Event::Listed(cm("secret", "2"))),
+        Ok(Event::Listed(cm("b", "3"))),
+        Ok(Event::ListDone {
+            resource_version: "3".into(),
+        }),
+    ]);
+    let informer = Informer::builder_from_stream(events)
+        .transform(|cm: ConfigMap| {
+            if cm.metadata.name.as_deref() == Some("secret") {
+                return Err("not for this cache".into());
+            }
+            Ok(cm)
+        })
+        .build();
+    let mut errors = informer.errors();
+    informer.run().await.unwrap();
+    let store = informer.store();
+    let mut names: Vec<_> = store
+        .list()
+        .iter()
+        .filter_map(|cm| cm.metadata.name.clone())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["a", "b"]);
+    let Some(Error::Queue(error)) = errors.next().await else {
+        panic!("the refusal is reported as a queue error");
+    };
+    assert!(
+        matches!(&*error, kube_informer::fifo::Error::Transform { key, .. } if key.as_str().ends_with("secret")),
+        "{error:?}"
+    );
+    assert_eq!(informer.metrics().errors, 1);
 }

@@ -146,7 +146,7 @@ async fn l9_a_panicking_transform_skips_the_object_and_reports_it() {
                 cm.metadata.name.as_deref() != Some("boom"),
                 "cannot transform boom"
             );
-            cm
+            Ok(cm)
         })
         .build();
     let errors = informer.errors();

@@ -98,23 +98,19 @@ async fn factory_shares_one_informer_per_key_and_syncs_them() {
     server.create(&node).unwrap();
 
     let factory = InformerFactory::new(server.client());
-    let first = factory
-        .informer::<ConfigMap>(Some("default"), source::Config::default())
-        .unwrap();
-    let second = factory
-        .informer::<ConfigMap>(Some("default"), source::Config::default())
-        .unwrap();
+    let in_default = || Api::<ConfigMap>::namespaced(server.client(), "default");
+    let first = factory.build(in_default(), |b| b).unwrap();
+    let second = factory.build(in_default(), |b| b).unwrap();
     let selected = factory
-        .informer::<ConfigMap>(
-            Some("default"),
-            source::Config::default().label_selector("app=web"),
-        )
+        .build(in_default(), |b| {
+            b.source_config(source::Config::default().label_selector("app=web"))
+        })
         .unwrap();
     let everywhere = factory
-        .informer::<ConfigMap>(None, source::Config::default())
+        .build(Api::<ConfigMap>::all(server.client()), |b| b)
         .unwrap();
     let nodes = factory
-        .cluster_informer::<Node>(source::Config::default())
+        .build(Api::<Node>::all(server.client()), |b| b)
         .unwrap();
     assert_eq!(factory.len(), 4);
 
@@ -138,7 +134,10 @@ async fn factory_shares_one_informer_per_key_and_syncs_them() {
     assert!(first.is_stopped());
     assert!(subscription.next().await.is_none());
     let late = factory
-        .informer::<ConfigMap>(Some("other"), source::Config::default())
+        .build(
+            Api::<ConfigMap>::namespaced(server.client(), "other"),
+            |b| b,
+        )
         .unwrap();
     assert!(late.is_stopped());
 }

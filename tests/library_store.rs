@@ -101,7 +101,7 @@ async fn strip_managed_fields_composes_with_the_transform() {
             // The transform sees the object already stripped.
             assert_eq!(cm.metadata.managed_fields, None);
             cm.data = None;
-            cm
+            Ok(cm)
         })
         .strip_managed_fields()
         .build();

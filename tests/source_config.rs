@@ -1,7 +1,8 @@
-//! `source::Config` settings as the requests show them, with the names a
-//! kube-runtime user looks for.
+//! `source::Config` settings as the requests show them.
 
 mod source_helpers;
+
+use std::time::Duration;
 
 use kube::core::{Expression, Selector};
 use kube_informer::source::{Config, ListSemantic};
@@ -21,7 +22,7 @@ async fn selectors_from_strings_and_typed_selectors_reach_every_request() {
         &server,
         Config::default()
             .labels_from(&selector)
-            .fields("metadata.name=a"),
+            .field_selector("metadata.name=a"),
     );
     let (names, _) = read_relist(&mut events).await;
     assert_eq!(names, ["a"]);
@@ -35,7 +36,12 @@ async fn selectors_from_strings_and_typed_selectors_reach_every_request() {
 #[tokio::test(start_paused = true)]
 async fn fixed_timeout_and_bookmarks_off_shape_the_watch() {
     let server = FakeApiServer::start().await;
-    let mut events = cm_source(&server, Config::default().timeout(42).disable_bookmarks());
+    let mut events = cm_source(
+        &server,
+        Config::default()
+            .watch_timeout(Duration::from_secs(42), Duration::from_secs(42))
+            .disable_bookmarks(),
+    );
     read_relist(&mut events).await;
     wait_watches(&server, 1).await;
     let watch = server
@@ -65,7 +71,7 @@ async fn r1_most_recent_semantic_lists_consistently_first() {
     assert_eq!(list.param("limit"), Some("500"));
 
     let server = FakeApiServer::start().await;
-    let mut events = cm_source(&server, Config::default().any_semantic());
+    let mut events = cm_source(&server, Config::default().list_semantic(ListSemantic::Any));
     read_relist(&mut events).await;
     let list = server
         .requests()

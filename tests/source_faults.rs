@@ -247,7 +247,10 @@ async fn r10_silent_watch_is_dropped_and_rewatched_from_the_last_resource_versio
     let server = FakeApiServer::start().await;
     server.create(&cm("a", "web")).unwrap();
     server.inject_watch_fault(RequestMatch::Watch, 1, WatchFault::Stall);
-    let mut events = cm_source(&server, Config::default().timeout(60));
+    let mut events = cm_source(
+        &server,
+        Config::default().watch_timeout(Duration::from_secs(60), Duration::from_secs(60)),
+    );
     read_relist(&mut events).await;
     wait_watches(&server, 1).await;
     let b = server.create(&cm("b", "web")).unwrap();
@@ -286,7 +289,12 @@ async fn r10_silent_streaming_list_falls_back_to_a_paginated_list() {
     server.create(&cm("a", "web")).unwrap();
     server.create(&cm("b", "web")).unwrap();
     server.inject_watch_fault(RequestMatch::StreamingList, 1, WatchFault::Stall);
-    let mut events = cm_source(&server, Config::default().timeout(60).streaming_lists());
+    let mut events = cm_source(
+        &server,
+        Config::default()
+            .watch_timeout(Duration::from_secs(60), Duration::from_secs(60))
+            .streaming_lists(),
+    );
     assert_eq!(label(&next_event(&mut events).await).0, "ListStart");
     assert_eq!(
         label(&next_event(&mut events).await),

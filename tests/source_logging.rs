@@ -88,7 +88,7 @@ async fn r9_source_errors_are_yielded_not_logged_and_events_name_the_resource() 
     let server = FakeApiServer::start().await;
     server.create(&cm("a", "web")).unwrap();
     server.fail_requests(RequestMatch::List, ApiStatus::forbidden(), 3);
-    let mut events = cm_source(&server, Config::default().labels("app=web"));
+    let mut events = cm_source(&server, Config::default().label_selector("app=web"));
     for _ in 0..3 {
         assert_eq!(next_error(&mut events).await.status_code(), Some(403));
     }
@@ -160,7 +160,11 @@ async fn r9_an_informer_logs_each_source_error_once_in_a_span_naming_the_resourc
     let api: kube::Api<k8s_openapi::api::core::v1::ConfigMap> =
         kube::Api::default_namespaced(server.client());
     let informer = kube_informer::Informer::builder(api)
-        .source_config(Config::default().labels("app=web").backoff(exact_backoff()))
+        .source_config(
+            Config::default()
+                .label_selector("app=web")
+                .backoff(exact_backoff()),
+        )
         .build();
     let run = tokio::spawn(informer.run());
     assert!(informer.wait_until_synced().await);

@@ -63,7 +63,6 @@
 mod channel;
 mod coalesce;
 pub(crate) mod distributor;
-mod drive;
 mod end;
 mod handler;
 mod options;

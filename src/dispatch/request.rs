@@ -1,12 +1,11 @@
 //! [`SubscribeRequest`]: a subscription asked for on one task and
 //! registered by the writer on another.
 
-use std::{any::Any, fmt, sync::Arc};
+use std::{fmt, sync::Arc};
 
 use super::{
     Error, SubscribeOptions, Subscription,
     channel::{Channel, Phase},
-    end::Life,
 };
 
 /// The writer's half of a subscription asked for from another task: hand it
@@ -68,16 +67,5 @@ impl<K> fmt::Debug for SubscribeRequest<K> {
         f.debug_struct("SubscribeRequest")
             .field("options", &self.options)
             .finish()
-    }
-}
-
-impl<K> Subscription<K> {
-    /// Ties the subscription to the informer that feeds it: `keep_alive` is
-    /// held for as long as the subscription lives (a share of the informer's
-    /// lifetime), and `life` is the informer's life, whose end a waiting
-    /// receiver observes.
-    pub(crate) fn attach(&mut self, keep_alive: Arc<dyn Any + Send + Sync>, life: Arc<Life>) {
-        self.keep_alive = Some(keep_alive);
-        self.channel().state.lock().life = Some(life);
     }
 }

@@ -5,20 +5,24 @@ use std::{
     fmt,
     future::Future,
     pin::Pin,
-    sync::Arc,
+    sync::{Arc, Weak},
     task::{Context, Poll},
 };
 
-use futures::{Stream, stream::FusedStream};
+use futures::{Stream, StreamExt, stream::FusedStream};
 
 use super::{
     EndReason, Error, Lag, SyncStatus,
     channel::{Channel, Phase},
-    end::Ended,
+    end::{Ended, Life},
+    handler::ResourceEventHandler,
     queue::is_initial_added,
     sync_status::{SyncState, sync_state, wait_until_synced},
 };
-use crate::notification::Notification;
+use crate::{
+    metrics::{StatsProbe, SubscriptionStats},
+    notification::Notification,
+};
 
 /// One subscriber's stream of [`Notification`]s.
 ///
@@ -167,6 +171,116 @@ impl<K> Subscription<K> {
         self.end_seen = true;
         self.channel.close_after_end(reason);
         true
+    }
+    /// What this subscriber was handed and how far behind it is: deliveries
+    /// by kind, pending notifications now and at most, the age of the
+    /// oldest pending one, and handler time under [`handle`](Self::handle).
+    /// Reading takes the queue's lock for a moment; recording costs no
+    /// atomic operation.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use futures::StreamExt;
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube::api::ObjectMeta;
+    /// use kube_informer::{Informer, SubscribeOptions, source::Event};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), kube_informer::informer::Error> {
+    /// let cm = ConfigMap {
+    ///     metadata: ObjectMeta { name: Some("a".into()), ..Default::default() },
+    ///     ..Default::default()
+    /// };
+    /// let events = futures::stream::iter([Ok::<_, std::io::Error>(Event::Added(cm))]);
+    /// let informer = Informer::builder_from_stream(events).build();
+    /// let mut audit = informer.subscribe(SubscribeOptions::default().name("audit"))?;
+    /// informer.run().await?;
+    /// assert_eq!(audit.stats().pending, 1);
+    /// audit.next().await;
+    /// let stats = audit.stats();
+    /// assert_eq!((stats.name.as_str(), stats.delivered.added, stats.pending), ("audit", 1, 0));
+    /// # Ok(()) }
+    /// ```
+    pub fn stats(&self) -> SubscriptionStats {
+        self.channel().stats()
+    }
+
+    /// Drives `handler` with every notification until the stream ends: the
+    /// future to spawn for callback-style code.
+    ///
+    /// The handler runs on the task that polls this future, so a slow or
+    /// panicking handler affects only this subscription (and, under
+    /// [`Lag::Bounded`](super::Lag::Bounded), the distributor).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube_informer::{Informer, dispatch::{EventHandlerFuncs, SubscribeOptions}, source::Event};
+    ///
+    /// # fn cm(name: &str) -> ConfigMap {
+    /// #     let mut c = ConfigMap::default();
+    /// #     c.metadata.name = Some(name.into());
+    /// #     c.metadata.namespace = Some("default".into());
+    /// #     c.metadata.resource_version = Some("1".into());
+    /// #     c
+    /// # }
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let events = futures::stream::iter([Ok::<_, std::io::Error>(Event::Added(cm("a")))]);
+    /// let informer = Informer::builder_from_stream(events).build();
+    /// let sub = informer.subscribe(SubscribeOptions::default())?;
+    /// let task = tokio::spawn(sub.handle(
+    ///     EventHandlerFuncs::new()
+    ///         .on_add(|cm: &Arc<ConfigMap>, _initial| println!("added {:?}", cm.metadata.name)),
+    /// ));
+    /// informer.run().await?;
+    /// task.await?; // the handler returns once the subscription ends
+    /// # Ok(()) }
+    /// ```
+    pub fn handle<H>(self, mut handler: H) -> impl Future<Output = ()> + Send
+    where
+        H: ResourceEventHandler<K>,
+        K: Send + Sync,
+    {
+        let mut stream = self;
+        async move {
+            while let Some(n) = stream.next().await {
+                let started = std::time::Instant::now();
+                match n {
+                    Notification::Added {
+                        object,
+                        in_initial_list,
+                    } => handler.on_add(&object, in_initial_list),
+                    Notification::Updated { old, new, .. } => handler.on_update(&old, &new),
+                    Notification::Deleted {
+                        object,
+                        final_state_unknown,
+                    } => handler.on_delete(&object, final_state_unknown),
+                }
+                stream.channel().recorder.handled(started);
+            }
+        }
+    }
+
+    /// Ties the subscription to the informer that feeds it: `keep_alive` is
+    /// held for as long as the subscription lives (a share of the informer's
+    /// lifetime), and `life` is the informer's life, whose end a waiting
+    /// receiver observes.
+    pub(crate) fn attach(&mut self, keep_alive: Arc<dyn Any + Send + Sync>, life: Arc<Life>) {
+        self.keep_alive = Some(keep_alive);
+        self.channel().state.lock().life = Some(life);
+    }
+}
+
+impl<K: Send + Sync + 'static> Subscription<K> {
+    /// The stats of this subscription for whoever keeps a list of them;
+    /// it does not keep the subscription alive.
+    pub(crate) fn stats_probe(&self) -> Weak<dyn StatsProbe> {
+        let channel: Arc<dyn StatsProbe> = Arc::clone(self.channel()) as _;
+        Arc::downgrade(&channel)
     }
 }
 

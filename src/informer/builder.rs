@@ -31,7 +31,7 @@ type OpenSource<K> =
     Box<dyn FnOnce(source::Config<K>, Wiring) -> (EventStream<K>, source::SourceLabels) + Send>;
 
 /// The transform set with [`InformerBuilder::transform`].
-type Transform<K> = Arc<dyn Fn(K) -> K + Send + Sync>;
+type Transform<K> = crate::fifo::TransformFn<K>;
 
 /// Where an [`InformerBuilder`]'s events come from: [`FromApi`] (a
 /// list/watch through a [`kube::Api`]) or [`FromStream`] (a stream of
@@ -126,7 +126,7 @@ pub struct FromStream(());
 ///     .strip_managed_fields()
 ///     .transform(|mut cm: ConfigMap| {
 ///         cm.data = None; // this controller reads labels only
-///         cm
+///         Ok(cm)
 ///     })
 ///     .indexer("by-app", |cm: &ConfigMap| {
 ///         cm.metadata.labels.iter().flatten()
@@ -250,6 +250,13 @@ where
     /// composes with [`strip_managed_fields`](Self::strip_managed_fields),
     /// which runs first.
     ///
+    /// The signature is the FIFO's ([`FifoOptions::transform`](crate::fifo::FifoOptions::transform)):
+    /// an `Err` refuses the object, which is then neither queued nor cached,
+    /// and the error reaches the error channel as
+    /// [`Error::Queue`](super::Error::Queue) holding
+    /// [`fifo::Error::Transform`](crate::fifo::Error::Transform) with the
+    /// object's key; the informer goes on with the next object.
+    ///
     /// # Examples
     ///
     /// ```
@@ -268,7 +275,7 @@ where
     /// let informer = Informer::builder_from_stream(events)
     ///     .transform(|mut cm: ConfigMap| {
     ///         cm.data = None;
-    ///         cm
+    ///         Ok(cm)
     ///     })
     ///     .build();
     /// informer.run().await.unwrap();
@@ -277,7 +284,7 @@ where
     /// ```
     pub fn transform<F>(mut self, transform: F) -> Self
     where
-        F: Fn(K) -> K + Send + Sync + 'static,
+        F: Fn(K) -> Result<K, crate::fifo::BoxError> + Send + Sync + 'static,
     {
         self.common.transform = Some(Arc::new(transform));
         self
@@ -399,7 +406,7 @@ fn compose_transform<K: Resource + 'static>(
         }),
         None => Arc::new(|mut object: K| {
             object.meta_mut().managed_fields = None;
-            object
+            Ok(object)
         }),
     })
 }

@@ -192,9 +192,7 @@ where
         let mut options = FifoOptions::default()
             .key_fn(parts.key_fn)
             .known_objects(Arc::new(StoreKnownObjects(store.clone())));
-        if let Some(transform) = parts.transform {
-            options = options.transform(move |object| Ok(transform(object)));
-        }
+        options.transform = parts.transform;
         let stop = match parts.cancel {
             Some(token) => token.child_token(),
             None => CancellationToken::new(),

@@ -1,6 +1,6 @@
 //! [`Parts`]: everything the builder decided, handed to the informer.
 
-use std::{sync::Arc, time::Duration};
+use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
@@ -11,7 +11,7 @@ use crate::{key::KeyFn, store::Indexers};
 /// Everything the builder decided.
 pub(crate) struct Parts<K> {
     pub(crate) events: EventStream<K>,
-    pub(crate) transform: Option<Arc<dyn Fn(K) -> K + Send + Sync>>,
+    pub(crate) transform: Option<crate::fifo::TransformFn<K>>,
     pub(crate) indexers: Indexers<K>,
     pub(crate) resync_check_period: Duration,
     pub(crate) key_fn: KeyFn<K>,

@@ -69,10 +69,11 @@ pub enum ListSemantic {
 }
 
 /// Settings of a list/watch source: what to select, how to list, how long
-/// watches last and how to back off. Method names follow kube-runtime's
-/// `watcher::Config` where they mean the same (`labels`, `fields`,
-/// `labels_from`, `timeout`, `page_size`, `any_semantic`,
-/// `disable_bookmarks`, `streaming_lists`).
+/// watches last and how to back off. Each setting has one method; where
+/// kube-runtime's `watcher::Config` has the same setting, the name is the
+/// same or says more (`label_selector` for its `labels`, `field_selector`
+/// for `fields`, `watch_timeout` for `timeout`; `labels_from`,
+/// `page_size`, `disable_bookmarks` and `streaming_lists` are its names).
 ///
 /// The type parameter is the object type the source decodes; the settings
 /// themselves do not depend on it. There is no transform here: set it once
@@ -96,7 +97,7 @@ pub enum ListSemantic {
 /// let selector: Selector = Expression::Equal("app".into(), "web".into()).into();
 /// let config: Config<Pod> = Config::default()
 ///     .labels_from(&selector)
-///     .fields("spec.nodeName=node-1")
+///     .field_selector("spec.nodeName=node-1")
 ///     .page_size(200)
 ///     .list_semantic(ListSemantic::MostRecent)
 ///     .streaming_lists()
@@ -200,13 +201,6 @@ impl<K> Config<K> {
         self
     }
 
-    /// Only objects whose labels match: kube-runtime's name for
-    /// [`label_selector`](Self::label_selector).
-    #[must_use]
-    pub fn labels(self, selector: &str) -> Self {
-        self.label_selector(selector)
-    }
-
     /// Only objects whose labels match a typed [`Selector`].
     ///
     /// ```
@@ -236,13 +230,6 @@ impl<K> Config<K> {
     pub fn field_selector(mut self, selector: impl Into<String>) -> Self {
         self.settings.field_selector = Some(selector.into());
         self
-    }
-
-    /// Only objects whose fields match: kube-runtime's name for
-    /// [`field_selector`](Self::field_selector).
-    #[must_use]
-    pub fn fields(self, selector: &str) -> Self {
-        self.field_selector(selector)
     }
 
     /// The field selector, if any.
@@ -283,22 +270,6 @@ impl<K> Config<K> {
         self
     }
 
-    /// Every watch asks the server to end it after exactly `seconds`:
-    /// kube-runtime's `timeout`, a fixed [`watch_timeout`](Self::watch_timeout).
-    ///
-    /// ```
-    /// use k8s_openapi::api::core::v1::Pod;
-    /// use kube_informer::source::Config;
-    ///
-    /// let config = Config::<Pod>::default().timeout(290);
-    /// # let _ = config;
-    /// ```
-    #[must_use]
-    pub fn timeout(self, seconds: u32) -> Self {
-        let fixed = Duration::from_secs(seconds.into());
-        self.watch_timeout(fixed, fixed)
-    }
-
     /// Paginated lists (default) or streaming lists.
     #[must_use]
     pub fn list_strategy(mut self, strategy: ListStrategy) -> Self {
@@ -325,13 +296,6 @@ impl<K> Config<K> {
     pub fn list_semantic(mut self, semantic: ListSemantic) -> Self {
         self.settings.list_semantic = semantic;
         self
-    }
-
-    /// `list_semantic(ListSemantic::Any)`, named as in kube-runtime (here it
-    /// is already the default).
-    #[must_use]
-    pub fn any_semantic(self) -> Self {
-        self.list_semantic(ListSemantic::Any)
     }
 
     /// Stops asking for bookmarks on plain watches (they stay on for
@@ -382,13 +346,6 @@ mod tests {
         let fixed =
             Config::<()>::default().watch_timeout(Duration::from_secs(7), Duration::from_secs(7));
         assert_eq!(fixed.settings().draw_watch_timeout(), 7);
-        assert_eq!(
-            Config::<()>::default()
-                .timeout(42)
-                .settings()
-                .draw_watch_timeout(),
-            42
-        );
     }
 
     /// Plain data: a clone is equal to its original, every setting counts
@@ -396,7 +353,7 @@ mod tests {
     #[test]
     fn configs_clone_and_compare_as_their_settings() {
         let config = Config::<()>::default()
-            .labels("app=web")
+            .label_selector("app=web")
             .page_size(7)
             .streaming_lists()
             .backoff(BackoffConfig {
@@ -406,10 +363,12 @@ mod tests {
         assert_eq!(config.clone(), config);
         assert_eq!(Config::<()>::default(), Config::<()>::default());
         let differ: [Config<()>; 9] = [
-            config.clone().labels("app=db"),
-            config.clone().fields("metadata.name=a"),
+            config.clone().label_selector("app=db"),
+            config.clone().field_selector("metadata.name=a"),
             config.clone().page_size(8),
-            config.clone().timeout(42),
+            config
+                .clone()
+                .watch_timeout(Duration::from_secs(42), Duration::from_secs(42)),
             config.clone().list_strategy(ListStrategy::Paginated),
             config.clone().list_semantic(ListSemantic::MostRecent),
             config.clone().disable_bookmarks(),

@@ -1,5 +1,5 @@
-//! The source's decoding steps, reachable from `benches/decode.rs`. Not
-//! part of the supported API: names and signatures may change at any time.
+//! The source's decoding steps one by one, for `benches/decode.rs` and the
+//! decode floor (re-exported as [`unstable::decode`](crate::unstable::decode)).
 
 use std::time::Duration;
 

@@ -88,8 +88,7 @@
 mod backoff;
 mod config;
 mod decode;
-#[doc(hidden)]
-pub mod decode_bench;
+pub(crate) mod decode_bench;
 mod error;
 mod error_class;
 mod event;

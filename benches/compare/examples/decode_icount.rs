@@ -11,7 +11,7 @@
 //!
 //! (instructions at 5 rounds − at 0 rounds) / 1,000 is the cost per line.
 use k8s_openapi::api::core::v1::Pod;
-use kube_informer::source::decode_bench;
+use kube_informer::unstable::decode as decode_bench;
 fn main() {
     let mut args = std::env::args().skip(1);
     let mode = args.next().unwrap();

@@ -44,10 +44,7 @@ pub fn shared_informers(
         })
     })?;
     let resource = ApiResource::from_gvk(gvk);
-    let dynamic = factory.informer_for_api(
-        Api::<DynamicObject>::all_with(client, &resource),
-        source::Config::default(),
-    )?;
+    let dynamic = factory.build(Api::<DynamicObject>::all_with(client, &resource), |b| b)?;
     Ok((pods, dynamic))
 }
 
