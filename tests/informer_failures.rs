@@ -3,7 +3,7 @@
 
 mod informer_common;
 
-use std::{sync::Arc, time::Duration};
+use std::time::Duration;
 
 use futures::StreamExt;
 use informer_common::*;
@@ -314,5 +314,4 @@ async fn e1_a_403_prints_once_and_keeps_its_type() {
     );
     let found = std::error::Error::source(error).and_then(|e| e.downcast_ref::<source::Error>());
     assert!(found.is_some());
-    let _ = Arc::new(());
 }

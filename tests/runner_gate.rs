@@ -41,13 +41,30 @@ fn ownerships() -> Vec<Ownership> {
     ]
 }
 
-/// Waits, polling the paused clock, until no work is in flight on a key
-/// the gate no longer owns: what a membership task waits for before it
-/// acknowledges a handover.
+/// Waits until no work is in flight on a key the gate no longer owns: what
+/// a membership task waits for before it acknowledges a handover. It wakes
+/// when a guard drops, so it returns at the very instant the last such work
+/// ends. On the paused clock a handover that never ends reaches the
+/// deadline at once instead of hanging.
 async fn handed_over(gate: &KeyGate) {
-    while gate.released_busy() {
-        sleep(ms(1)).await;
-    }
+    let wait = async {
+        loop {
+            let released = gate.released();
+            tokio::pin!(released);
+            // Registered before the check, so a guard that drops between the
+            // check and the wait still wakes it.
+            if futures::poll!(released.as_mut()).is_ready() {
+                continue;
+            }
+            if !gate.released_busy() {
+                return;
+            }
+            released.await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(60), wait)
+        .await
+        .expect("the handover ends");
 }
 
 #[tokio::test(start_paused = true)]

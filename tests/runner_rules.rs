@@ -26,7 +26,7 @@ use kube_informer::{
     store::{Indexers, Writer},
 };
 use parking_lot::Mutex;
-use tokio::time::Instant;
+use tokio::{sync::mpsc, time::Instant};
 use tokio_util::sync::CancellationToken;
 
 fn ms(n: u64) -> Duration {
@@ -42,51 +42,106 @@ impl std::fmt::Display for Failed {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn runner_never_runs_one_key_twice_at_once() {
+/// The next reconcile start a test's reconciler reported: its key and
+/// whether it was that key's first. The paused clock jumps to the deadline
+/// as soon as nothing can run, so a run that stops short fails here at once
+/// rather than hanging.
+async fn next_start(started: &mut mpsc::UnboundedReceiver<(u32, bool)>) -> (u32, bool) {
+    tokio::time::timeout(Duration::from_secs(60), started.recv())
+        .await
+        .expect("the runner stopped short")
+        .expect("the reconciler is still there")
+}
+
+/// W3: a key added again while its reconcile runs is not handed to a second
+/// reconcile, though a worker is free, and runs again once the first ends.
+#[tokio::test(start_paused = true)]
+async fn w3_runner_never_runs_one_key_twice_at_once() {
+    const KEYS: u32 = 10;
+    // Queued after every key was added again: by W2 a key queued again at
+    // once would be taken before it.
+    const PROBE: u32 = KEYS;
     let queue = WorkQueue::new();
     let running: Arc<Mutex<HashSet<u32>>> = Arc::default();
     let overlaps = Arc::new(AtomicUsize::new(0));
     let runs = Arc::new(AtomicUsize::new(0));
-    let feeder = {
-        let queue = queue.clone();
-        tokio::spawn(async move {
-            for round in 0..50u32 {
-                for key in 0..10 {
-                    queue.add(key);
-                }
-                if round % 5 == 0 {
-                    tokio::task::yield_now().await;
-                }
+    let seen: Arc<Mutex<HashSet<u32>>> = Arc::default();
+    // Holds every first reconcile but the probe's.
+    let release = CancellationToken::new();
+    let (started_tx, mut started) = mpsc::unbounded_channel();
+    for key in 0..KEYS {
+        queue.add(key);
+    }
+    let reconcile = {
+        let (running, overlaps, runs, seen) = (
+            running.clone(),
+            overlaps.clone(),
+            runs.clone(),
+            seen.clone(),
+        );
+        let release = release.clone();
+        move |key: u32| {
+            // Counted where the runner starts the reconcile, so a second
+            // start of a key shows before anything taken after it.
+            if !running.lock().insert(key) {
+                overlaps.fetch_add(1, Ordering::SeqCst);
             }
-            queue.shutdown();
-        })
-    };
-    let outcomes = Runner::new(queue.clone())
-        .concurrency(8)
-        .run(|key: u32| {
-            let (running, overlaps, runs) = (running.clone(), overlaps.clone(), runs.clone());
+            let first = seen.lock().insert(key);
+            let (running, runs) = (running.clone(), runs.clone());
+            let (release, started_tx) = (release.clone(), started_tx.clone());
             async move {
-                if !running.lock().insert(key) {
-                    overlaps.fetch_add(1, Ordering::SeqCst);
-                }
                 runs.fetch_add(1, Ordering::SeqCst);
-                tokio::task::yield_now().await;
-                tokio::time::sleep(Duration::from_micros(50)).await;
+                started_tx.send((key, first)).unwrap();
+                if first && key != PROBE {
+                    release.cancelled().await;
+                }
                 running.lock().remove(&key);
                 Ok::<_, Failed>(Action::done())
             }
-        })
-        .count()
-        .await;
-    feeder.await.unwrap();
+        }
+    };
+    let outcomes = Runner::new(queue.clone())
+        // A worker to spare while every key's first reconcile waits, so a
+        // key handed out twice would be reconciled twice at once.
+        .concurrency(KEYS as usize + 1)
+        .run(reconcile);
+    let driver = tokio::spawn(outcomes.count());
+
+    for _ in 0..KEYS {
+        assert!(next_start(&mut started).await.1, "only first reconciles");
+    }
+    // Every key is being reconciled when it is added again (marked dirty,
+    // not queued), and then the probe.
+    for key in 0..KEYS {
+        queue.add(key);
+    }
+    queue.add(PROBE);
+    assert_eq!(next_start(&mut started).await, (PROBE, true));
+    assert_eq!(
+        overlaps.load(Ordering::SeqCst),
+        0,
+        "a key was taken again while its reconcile ran"
+    );
+
+    // The first reconciles end; each key joins the queue then and runs once
+    // more.
+    release.cancel();
+    for _ in 0..KEYS {
+        assert!(!next_start(&mut started).await.1, "only second reconciles");
+    }
+    queue.shutdown();
+    let outcomes = driver.await.unwrap();
     assert_eq!(overlaps.load(Ordering::SeqCst), 0);
     assert_eq!(outcomes, runs.load(Ordering::SeqCst));
-    assert!(outcomes >= 10);
+    assert_eq!(outcomes, 2 * KEYS as usize + 1);
+    assert_eq!(*seen.lock(), (0..=PROBE).collect::<HashSet<_>>());
 }
 
+/// W7, W8: a failed reconcile is reported with its key and its key added
+/// again through the queue's rate limiter, here the default one (5 ms
+/// doubling); a success forgets the failures.
 #[tokio::test(start_paused = true)]
-async fn runner_error_requeues_with_growing_delays_and_reports_the_key() {
+async fn w7_runner_error_requeues_with_growing_delays_and_reports_the_key() {
     let queue = WorkQueue::new();
     queue.add("flaky");
     let start = Instant::now();
@@ -139,8 +194,9 @@ async fn runner_error_requeues_with_growing_delays_and_reports_the_key() {
     );
 }
 
+/// W5: `Action::requeue(d)` adds the key after `d`.
 #[tokio::test(start_paused = true)]
-async fn runner_requeue_after_reconciles_again_after_the_delay() {
+async fn w5_runner_requeue_after_reconciles_again_after_the_delay() {
     let queue = WorkQueue::new();
     queue.add("poll");
     let start = Instant::now();
@@ -174,8 +230,10 @@ async fn runner_requeue_after_reconciles_again_after_the_delay() {
     );
 }
 
+/// W7: a failed key waits out its rate-limited delay outside the queue,
+/// so the keys behind it are reconciled meanwhile.
 #[tokio::test(start_paused = true)]
-async fn runner_failure_of_one_key_does_not_hold_up_others() {
+async fn w7_runner_failure_of_one_key_does_not_hold_up_others() {
     let queue = WorkQueue::new();
     for key in ["bad", "good1", "good2"] {
         queue.add(key);
@@ -203,8 +261,9 @@ async fn runner_failure_of_one_key_does_not_hold_up_others() {
     assert_eq!(outcomes.iter().filter(|o| o.is_err()).count(), 3);
 }
 
+/// E4: the reconciler gets what the store holds under its key, or `None`.
 #[tokio::test]
-async fn runner_hands_the_reconciler_the_stored_object() {
+async fn e4_runner_hands_the_reconciler_the_stored_object() {
     let writer = Writer::new(Indexers::<ConfigMap>::new());
     let store = writer.reader();
     let key: ObjectKey = "default/settings".parse().unwrap();
@@ -234,8 +293,9 @@ async fn runner_hands_the_reconciler_the_stored_object() {
     assert_eq!(seen["default/missing"], None);
 }
 
+/// E2, with `OnCancel::Finish`.
 #[tokio::test(start_paused = true)]
-async fn runner_cancel_finish_lets_running_reconciles_end_and_takes_no_new_keys() {
+async fn e2_runner_cancel_finish_lets_running_reconciles_end_and_takes_no_new_keys() {
     let queue = WorkQueue::new();
     queue.add(1);
     queue.add(2);
@@ -263,8 +323,10 @@ async fn runner_cancel_finish_lets_running_reconciles_end_and_takes_no_new_keys(
     assert_eq!(queue.processing(), 0);
 }
 
+/// E2, with `OnCancel::Abandon`; the dropped reconcile's guard ends the
+/// key's processing (W4).
 #[tokio::test(start_paused = true)]
-async fn runner_cancel_abandon_drops_running_reconciles_and_releases_their_keys() {
+async fn e2_runner_cancel_abandon_drops_running_reconciles_and_releases_their_keys() {
     let queue = WorkQueue::new();
     queue.add(1);
     let token = CancellationToken::new();
@@ -292,8 +354,10 @@ async fn runner_cancel_abandon_drops_running_reconciles_and_releases_their_keys(
     assert_eq!(queue.len(), 1);
 }
 
+/// E1: the stream ends once the queue is shut down and nothing is queued
+/// or running.
 #[tokio::test]
-async fn runner_ends_when_the_queue_is_shut_down_and_drained() {
+async fn e1_runner_ends_when_the_queue_is_shut_down_and_drained() {
     let queue = WorkQueue::new();
     let mut outcomes = Box::pin(
         Runner::new(queue.clone())
@@ -306,8 +370,9 @@ async fn runner_ends_when_the_queue_is_shut_down_and_drained() {
     assert!(outcomes.next().await.is_none());
 }
 
+/// E5: only a controller owner of the asked kind and apiVersion counts.
 #[tokio::test]
-async fn owner_keys_maps_children_to_their_controller_owner() {
+async fn e5_owner_keys_maps_children_to_their_controller_owner() {
     fn pod(name: &str, owners: Vec<OwnerReference>) -> Arc<Pod> {
         let mut pod = Pod::default();
         pod.metadata.namespace = Some("apps".into());
@@ -371,8 +436,10 @@ async fn owner_keys_maps_children_to_their_controller_owner() {
     assert_eq!(keys, ["apps/web", "apps/api"]);
 }
 
+/// R9 on the way from notifications to keys: a notification without a key
+/// is handed to the callback, not dropped silently.
 #[tokio::test]
-async fn feed_results_adds_keys_and_passes_errors_on() {
+async fn r9_feed_results_adds_keys_and_passes_errors_on() {
     use kube_informer::ext::NotificationStreamExt;
     let mut named = ConfigMap::default();
     named.metadata.namespace = Some("default".into());
@@ -402,8 +469,9 @@ async fn feed_results_adds_keys_and_passes_errors_on() {
     );
 }
 
+/// W9: a shut-down queue takes no adds, so feeding it stops.
 #[tokio::test]
-async fn feed_stops_once_the_queue_shuts_down() {
+async fn w9_feed_stops_once_the_queue_shuts_down() {
     let queue = WorkQueue::new();
     queue.shutdown();
     // An endless stream: feed must still return.

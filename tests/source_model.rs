@@ -4,7 +4,11 @@
 
 mod source_helpers;
 
-use std::{collections::BTreeMap, sync::Arc, time::Duration};
+use std::{
+    collections::{BTreeMap, BTreeSet},
+    sync::Arc,
+    time::Duration,
+};
 
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -143,15 +147,27 @@ async fn run(ops: Vec<Op>, streaming: bool) -> Result<(), TestCaseError> {
         }
     });
 
+    // The names the ops have put and not deleted since. A delete succeeds
+    // exactly for these; a failure for any other reason would leave the
+    // server in a state the ops did not ask for.
+    let mut present = BTreeSet::new();
     for op in &ops {
         match op {
             Op::Put(n, v) => {
                 server
                     .apply(&cm(&format!("cm-{n}"), &format!("v{v}")))
                     .unwrap();
+                present.insert(*n);
             }
             Op::Delete(n) => {
-                let _ = server.delete::<ConfigMap>(Some("default"), &format!("cm-{n}"));
+                let deleted = server.delete::<ConfigMap>(Some("default"), &format!("cm-{n}"));
+                prop_assert_eq!(
+                    deleted.is_ok(),
+                    present.remove(n),
+                    "delete of cm-{}: {:?}",
+                    n,
+                    deleted.err()
+                );
             }
             Op::Fault(fault, after) => inject(&server, fault, *after),
             Op::Wait(ms) => tokio::time::sleep(Duration::from_millis(*ms)).await,

@@ -1,4 +1,5 @@
-//! Store reads and indexes, written through the store's one `Writer`.
+//! Store reads and indexes, written through the store's one `Writer`: the
+//! store's rules C1–C5, and F2, I1, I2 and L9 where they meet the store.
 
 mod store_common;
 
@@ -31,8 +32,11 @@ fn names(objects: Vec<Arc<ConfigMap>>) -> Vec<String> {
     sorted(objects.iter().map(|o| key_of(o).to_string()).collect())
 }
 
+/// I1, I2 on the store's side: an upsert hands back the object it replaced
+/// (`None` for a new key) and a delete the one it removed, which the
+/// informer turns into Updated, Added and Deleted; reads follow each write.
 #[test]
-fn get_list_len_follow_upserts_and_deletes() {
+fn i1_get_list_len_follow_upserts_and_deletes() {
     let writer = Writer::new(Indexers::new());
     let store = writer.reader();
     assert!(store.is_empty());
@@ -68,8 +72,9 @@ fn get_list_len_follow_upserts_and_deletes() {
     );
 }
 
+// C1
 #[test]
-fn namespace_index_is_built_in() {
+fn c1_namespace_index_is_built_in() {
     let writer = Writer::new(Indexers::new());
     let store = writer.reader();
     writer
@@ -94,8 +99,9 @@ fn namespace_index_is_built_in() {
     assert!(store.by_index(NAMESPACE_INDEX, "ns2").unwrap().is_empty());
 }
 
+// C1
 #[test]
-fn custom_index_refiles_on_update_and_forgets_on_delete() {
+fn c1_custom_index_refiles_on_update_and_forgets_on_delete() {
     let writer = Writer::new(by_app());
     let store = writer.reader();
     writer
@@ -124,8 +130,9 @@ fn custom_index_refiles_on_update_and_forgets_on_delete() {
     assert_eq!(store.index_keys("by-app", "db").unwrap(), [key("ns/a")]);
 }
 
+// C1
 #[test]
-fn unknown_index_is_an_error() {
+fn c1_unknown_index_is_an_error() {
     let writer = Writer::<ConfigMap>::new(Indexers::new());
     let store = writer.reader();
     assert_eq!(
@@ -138,8 +145,9 @@ fn unknown_index_is_an_error() {
     );
 }
 
+// C1
 #[test]
-fn an_indexer_under_an_existing_name_replaces_it() {
+fn c1_an_indexer_under_an_existing_name_replaces_it() {
     let indexers =
         Indexers::<ConfigMap>::new().with(NAMESPACE_INDEX, |_| vec!["everything".into()]);
     assert_eq!(indexers.names().collect::<Vec<_>>(), [NAMESPACE_INDEX]);
@@ -151,8 +159,9 @@ fn an_indexer_under_an_existing_name_replaces_it() {
     assert_eq!(store.index_values(NAMESPACE_INDEX).unwrap(), ["everything"]);
 }
 
+// C5
 #[tokio::test]
-async fn wait_until_synced_wakes_on_mark_synced() {
+async fn c5_wait_until_synced_wakes_on_mark_synced() {
     let writer = Writer::<ConfigMap>::new(Indexers::new());
     let store = writer.reader();
     assert!(!store.has_synced());
@@ -167,10 +176,11 @@ async fn wait_until_synced_wakes_on_mark_synced() {
     store.wait_until_synced().await;
 }
 
-/// Readers racing a writer that keeps moving objects between index values
-/// never see an object filed under a value its index function does not give.
+/// C2: readers racing a writer that keeps moving objects between index
+/// values never see an object filed under a value its index function does
+/// not give.
 #[tokio::test(flavor = "multi_thread", worker_threads = 3)]
-async fn readers_never_see_objects_and_indexes_disagree() {
+async fn c2_readers_never_see_objects_and_indexes_disagree() {
     let writer = Writer::new(by_app());
     let store = writer.reader();
     let apps = ["a", "b", "c"];
@@ -230,11 +240,11 @@ async fn readers_never_see_objects_and_indexes_disagree() {
     assert_eq!(every, 50);
 }
 
-/// An index function that panics refuses the write: the older version stays,
-/// filed under its older values, and no value of the refused version leaks
-/// into any index.
+/// C3, L9: an index function that panics refuses the write: the older
+/// version stays, filed under its older values, and no value of the refused
+/// version leaks into any index.
 #[test]
-fn an_indexer_that_panics_leaves_the_store_as_it_was() {
+fn c3_an_indexer_that_panics_leaves_the_store_as_it_was() {
     let writer = Writer::new(Indexers::new().with("by-app", |cm: &ConfigMap| {
         let app = cm.metadata.labels.as_ref().unwrap()["app"].clone();
         assert_ne!(app, "boom", "cannot index {app}");
@@ -282,11 +292,11 @@ fn an_indexer_that_panics_leaves_the_store_as_it_was() {
     assert!(store.index_values("by-app").unwrap().is_empty());
 }
 
-/// Removal unfiles the values the object was stored under, without calling
-/// the index function again: a function whose answer changes between calls
-/// (or that would panic now) cannot leave a stale entry behind.
+/// C3: removal unfiles the values the object was stored under, without
+/// calling the index function again: a function whose answer changes between
+/// calls (or that would panic now) cannot leave a stale entry behind.
 #[test]
-fn removal_unfiles_the_kept_values_without_calling_the_indexer() {
+fn c3_removal_unfiles_the_kept_values_without_calling_the_indexer() {
     let calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let counter = calls.clone();
     let writer = Writer::new(Indexers::new().with("by-call", move |_: &ConfigMap| {
@@ -310,8 +320,11 @@ fn removal_unfiles_the_kept_values_without_calling_the_indexer() {
     assert!(store.index_keys("by-call", "call-1").unwrap().is_empty());
 }
 
+/// F2: a lookup by namespace and name finds the object under the key F2
+/// spells from them; parts no key can have (a `/`, an empty name) find
+/// nothing.
 #[test]
-fn get_by_finds_namespaced_and_cluster_scoped_objects() {
+fn f2_get_by_finds_namespaced_and_cluster_scoped_objects() {
     let writer = Writer::new(Indexers::new());
     let store = writer.reader();
     writer
@@ -332,8 +345,9 @@ fn get_by_finds_namespaced_and_cluster_scoped_objects() {
     assert!(store.get_by(Some("ns"), "").is_none());
 }
 
+// C4
 #[test]
-fn namespace_view_lists_and_gets_one_namespace() {
+fn c4_namespace_view_lists_and_gets_one_namespace() {
     let writer = Writer::new(Indexers::new());
     let store = writer.reader();
     for (ns, name) in [("ns1", "a"), ("ns1", "b"), ("ns2", "a")] {
@@ -353,10 +367,10 @@ fn namespace_view_lists_and_gets_one_namespace() {
     assert!(store.namespace("ns3").list().is_empty());
 }
 
-/// With the namespace index replaced by a user index, the namespace view
-/// still answers by the keys' namespaces.
+/// C4: with the namespace index replaced by a user index, the namespace
+/// view still answers by the keys' namespaces.
 #[test]
-fn namespace_view_works_without_the_namespace_index() {
+fn c4_namespace_view_works_without_the_namespace_index() {
     let indexers = Indexers::<ConfigMap>::new().with(NAMESPACE_INDEX, |_| vec!["x".into()]);
     let writer = Writer::new(indexers);
     let store = writer.reader();

@@ -20,6 +20,14 @@
 //!   with [`OnCancel::Abandon`] they are dropped.
 //! - **E3 Yield.** Under work that is always ready the stream yields to the
 //!   scheduler (see Cooperation).
+//! - **E4 The stored object.** [`run_with_store`](Runner::run_with_store)
+//!   hands each reconcile the object the store holds under its key when the
+//!   reconcile starts, or `None` when it holds none.
+//! - **E5 Owners.** [`owner_keys`](OwnerStreamExt::owner_keys) turns each
+//!   notification into the key of its (newest) object's controller owner of
+//!   the asked type: the owner reference with `controller: true` and that
+//!   kind and apiVersion, in the object's namespace. Objects without one
+//!   are skipped.
 //!
 //! # Waiting
 //!
