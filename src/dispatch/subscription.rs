@@ -119,7 +119,11 @@ impl<K> Subscription<K> {
         SyncStatus::new(Arc::clone(&self.channel))
     }
 
-    /// Why this subscription ended without being registered, if it did.
+    /// Why this subscription was refused instead of registered, if it was
+    /// (for example [`Error::Stopped`]: the informer had stopped, L6). It is
+    /// about the request, and never changes once answered;
+    /// [`end_reason`](Self::end_reason) is about the informer, and says
+    /// why any subscription ends, registered or refused.
     pub fn error(&self) -> Option<Error> {
         match &self.channel.state.lock().phase {
             Phase::Refused(e) => Some(e.clone()),
