@@ -24,7 +24,10 @@ use crate::{
 pub trait NotificationStreamExt<K>: Stream<Item = Notification<K>> {
     /// Drops every `Updated` whose old and new objects have the same
     /// resourceVersion (resyncs and relists that found nothing new): the
-    /// usual first line of a client-go UpdateFunc.
+    /// usual first line of a client-go UpdateFunc. The rule is the one
+    /// that sets [`Notification::is_resync`] (I3), applied whatever the
+    /// notification's `resync` flag says; a missing resourceVersion reads
+    /// as the empty string, as in Go.
     ///
     /// # Examples
     ///

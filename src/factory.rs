@@ -13,9 +13,10 @@
 //!
 //! - the Rust type of the cached objects (so a metadata-only informer,
 //!   `PartialObjectMeta<K>`, and a full one on `K` are two informers);
-//! - the resource and namespace, as the `Api`'s URL says them
-//!   (`/api/v1/namespaces/default/pods`, `/apis/apps/v1/deployments`);
-//! - the label selector and the field selector, as strings.
+//! - the [`WatchedResource`]: the resource and namespace, as the `Api`'s
+//!   URL says them (`/api/v1/namespaces/default/pods`,
+//!   `/apis/apps/v1/deployments`), and the label selector and the field
+//!   selector, as strings.
 //!
 //! Everything else a builder can set (indexers, transform,
 //! `strip_managed_fields`, key function, resync check period, the other
@@ -40,6 +41,7 @@ use tokio::task::JoinHandle;
 
 use crate::{
     informer::{self, FromApi, Informer, InformerBuilder, Options},
+    resource::WatchedResource,
     source,
 };
 
@@ -63,23 +65,22 @@ pub enum Error {
 }
 
 /// What makes two informers the same informer (the module docs' sharing
-/// key).
+/// key): the resource an informer watches, as every stage names it, and
+/// the Rust type it caches, which the resource alone does not say (a
+/// metadata-only informer watches the same resource as a full one).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct InformerKey {
     type_id: TypeId,
-    /// The list/watch path: group, version, plural and namespace.
-    resource_url: String,
-    label_selector: Option<String>,
-    field_selector: Option<String>,
+    resource: WatchedResource,
 }
 
 impl InformerKey {
     /// The resource URL with its selectors, for messages.
     fn describe(&self) -> String {
-        let mut text = self.resource_url.clone();
+        let mut text = self.resource.path();
         for (name, selector) in [
-            ("labelSelector", &self.label_selector),
-            ("fieldSelector", &self.field_selector),
+            ("labelSelector", &self.resource.label_selector),
+            ("fieldSelector", &self.resource.field_selector),
         ] {
             if let Some(selector) = selector {
                 text.push_str(&format!(" {name}={selector:?}"));
@@ -250,8 +251,7 @@ impl InformerFactory {
         K: source::Watchable,
         F: FnOnce(InformerBuilder<K, FromApi>) -> InformerBuilder<K, FromApi>,
     {
-        let resource_url = api.resource_url().to_owned();
-        self.share(resource_url, configure(Informer::builder(api)))
+        self.share(configure(Informer::builder(api)))
     }
 
     /// The shared metadata-only informer of `api`'s resource
@@ -292,26 +292,18 @@ impl InformerFactory {
             InformerBuilder<PartialObjectMeta<R>, FromApi>,
         ) -> InformerBuilder<PartialObjectMeta<R>, FromApi>,
     {
-        let resource_url = api.resource_url().to_owned();
-        self.share(resource_url, configure(Informer::metadata_builder(api)))
+        self.share(configure(Informer::metadata_builder(api)))
     }
 
     /// The informer for `builder`'s key: the existing one if its options
     /// agree, a new one if there is none.
-    fn share<K>(
-        &self,
-        resource_url: String,
-        builder: InformerBuilder<K, FromApi>,
-    ) -> Result<Informer<K>, Error>
+    fn share<K>(&self, builder: InformerBuilder<K, FromApi>) -> Result<Informer<K>, Error>
     where
         K: Resource + Send + Sync + 'static,
     {
-        let (label_selector, field_selector) = builder.selectors();
         let key = InformerKey {
             type_id: TypeId::of::<K>(),
-            resource_url,
-            label_selector,
-            field_selector,
+            resource: builder.resource(),
         };
         let options = builder.options();
         let mut state = self.state.inner.lock();
@@ -362,7 +354,7 @@ impl InformerFactory {
         }
         for entry in &mut state.entries {
             if entry.task.is_none() {
-                tracing::debug!(resource = %entry.key.resource_url, "factory: starting informer");
+                tracing::debug!(resource = %entry.key.resource.path(), "factory: starting informer");
                 entry.task = Some(tokio::spawn(entry.informer.run()));
             }
         }
@@ -424,7 +416,7 @@ impl fmt::Debug for InformerFactory {
                 &state
                     .entries
                     .iter()
-                    .map(|e| e.key.resource_url.as_str())
+                    .map(|e| e.key.resource.path())
                     .collect::<Vec<_>>(),
             )
             .field("shut_down", &state.shut_down)

@@ -142,10 +142,11 @@
 //! import that breaks it (links in docs may point anywhere).
 //!
 //! 1. `key` — object keys, which every stage names objects by.
-//! 2. `delta`, `notification`, `panic`, `deadline` — plain data passed
-//!    between the stages, and two crate-private primitives they share: the
-//!    one way user code is run so that its panic becomes an error, and the
-//!    one "is it due" rule of everything that recurs on a period.
+//! 2. `delta`, `notification`, `resource`, `panic`, `deadline` — plain
+//!    data passed between the stages (the resource an informer watches
+//!    among it), and two crate-private primitives they share: the one way
+//!    user code is run so that its panic becomes an error, and the one "is
+//!    it due" rule of everything that recurs on a period.
 //! 3. `metrics` — each stage's counters and snapshots; the exporter takes
 //!    readers the stages make, and knows none of them.
 //! 4. `source`, `fifo`, `store`, `dispatch`, `queue`, `ext` — the stages;
@@ -179,6 +180,7 @@ pub mod metrics;
 pub mod notification;
 mod panic;
 pub mod queue;
+mod resource;
 pub mod runner;
 pub mod shard;
 pub mod source;
@@ -193,6 +195,7 @@ pub use informer::{Informer, InformerBuilder};
 pub use key::{KeyError, ObjectKey};
 pub use notification::Notification;
 pub use queue::WorkQueue;
+pub use resource::WatchedResource;
 pub use store::{NamespacedStore, Store};
 
 /// The names most informer programs use, in one import:

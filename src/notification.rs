@@ -3,6 +3,8 @@
 
 use std::sync::Arc;
 
+use kube::Resource;
+
 /// A change to the informer's cache, as delivered to each subscriber.
 ///
 /// Objects are `Arc<K>`: the same allocation the store holds, shared by every
@@ -70,6 +72,18 @@ impl<K> Notification<K> {
     }
 }
 
+/// Whether `new` is `old` unchanged: both carry the same resourceVersion
+/// (I3). The one rule for "is this update a resync": the informer sets
+/// [`Notification::Updated`]'s `resync` by it, and
+/// [`changed_only`](crate::NotificationStreamExt::changed_only) drops the
+/// updates it holds for. As client-go, which compares the `ResourceVersion`
+/// strings of old and new for equality, and where a missing resourceVersion
+/// is the empty string.
+pub(crate) fn same_resource_version<K: Resource>(old: &K, new: &K) -> bool {
+    old.meta().resource_version.as_deref().unwrap_or("")
+        == new.meta().resource_version.as_deref().unwrap_or("")
+}
+
 impl<K> Clone for Notification<K> {
     fn clone(&self) -> Self {
         match self {
@@ -93,5 +107,29 @@ impl<K> Clone for Notification<K> {
                 final_state_unknown: *final_state_unknown,
             },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::api::core::v1::ConfigMap;
+
+    use super::same_resource_version;
+
+    fn cm(resource_version: Option<&str>) -> ConfigMap {
+        let mut cm = ConfigMap::default();
+        cm.metadata.resource_version = resource_version.map(str::to_owned);
+        cm
+    }
+
+    // I3
+    #[test]
+    fn i3_the_same_resource_version_is_equal_strings_and_missing_is_empty() {
+        assert!(same_resource_version(&cm(Some("7")), &cm(Some("7"))));
+        assert!(!same_resource_version(&cm(Some("7")), &cm(Some("8"))));
+        // Go has no "missing": an unset ResourceVersion is "".
+        assert!(same_resource_version(&cm(None), &cm(None)));
+        assert!(same_resource_version(&cm(None), &cm(Some(""))));
+        assert!(!same_resource_version(&cm(None), &cm(Some("1"))));
     }
 }

@@ -2,7 +2,7 @@
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube_informer::{
-    Lag, Notification, SubscribeOptions, Subscription,
+    Lag, Notification, SubscribeOptions, Subscription, WatchedResource,
     dispatch::{EventHandlerFuncs, SyncStatus},
     ext::{ChangedOnly, Keys, Objects},
     store::{Indexers, NamespacedStore, Store, Writer},
@@ -25,6 +25,7 @@ fn public_types_are_send_sync_and_unpin() {
     send_sync_unpin::<Lag>();
     send_sync_unpin::<Distributor<ConfigMap>>();
     send_sync_unpin::<Notification<ConfigMap>>();
+    send_sync_unpin::<WatchedResource>();
     send_sync_unpin::<ChangedOnly<Subscription<ConfigMap>>>();
     send_sync_unpin::<Objects<Subscription<ConfigMap>>>();
     send_sync_unpin::<Keys<Subscription<ConfigMap>>>();

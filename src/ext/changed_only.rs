@@ -7,7 +7,7 @@ use futures::{Stream, stream::FusedStream};
 use kube::Resource;
 use pin_project::pin_project;
 
-use crate::notification::Notification;
+use crate::notification::{Notification, same_resource_version};
 
 /// Stream for the [`changed_only`](super::NotificationStreamExt::changed_only)
 /// method.
@@ -25,11 +25,11 @@ impl<S> ChangedOnly<S> {
     }
 }
 
+/// An update that [`same_resource_version`] calls a resync, whatever its
+/// `resync` flag says: a stream built by hand may leave the flag unset.
 fn unchanged<K: Resource>(n: &Notification<K>) -> bool {
     match n {
-        Notification::Updated { old, new, .. } => {
-            old.meta().resource_version == new.meta().resource_version
-        }
+        Notification::Updated { old, new, .. } => same_resource_version(&**old, &**new),
         Notification::Added { .. } | Notification::Deleted { .. } => false,
     }
 }

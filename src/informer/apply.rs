@@ -13,7 +13,7 @@ use super::{error::Error, report::ErrorReporter};
 use crate::{
     delta::{DeltaType, Deltas},
     key::ObjectKey,
-    notification::Notification,
+    notification::{Notification, same_resource_version},
     store::Writer,
 };
 
@@ -79,12 +79,4 @@ where
         out.push(notification);
     }
     key
-}
-
-/// I3: an update whose old and new objects carry the same resourceVersion is a
-/// resync, whatever delta produced it. A missing resourceVersion reads as the
-/// empty string, as it does in Go.
-fn same_resource_version<K: Resource>(old: &K, new: &K) -> bool {
-    old.meta().resource_version.as_deref().unwrap_or("")
-        == new.meta().resource_version.as_deref().unwrap_or("")
 }

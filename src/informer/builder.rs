@@ -10,6 +10,7 @@ use tokio_util::sync::CancellationToken;
 use super::{Informer, error::Error, report::ErrorCallback};
 use crate::{
     key::{KeyFn, default_key_fn},
+    resource::WatchedResource,
     source::{self, Event, Wiring},
     store::Indexers,
 };
@@ -25,10 +26,10 @@ pub const DEFAULT_RESYNC_CHECK_PERIOD: Duration = Duration::from_secs(30);
 /// the `Api`, so the list/watch bounds stay on the constructors and off the
 /// builder type, and so the `Api`'s type may differ from the informer's
 /// (metadata informers watch `Api<K>` and cache `PartialObjectMeta<K>`).
-///
-/// It also names the resource, for the informer's span.
-type OpenSource<K> =
-    Box<dyn FnOnce(source::Config<K>, Wiring) -> (EventStream<K>, source::SourceLabels) + Send>;
+/// Which resource it reads is not asked of it: the builder reads that from
+/// the `Api`'s URL beside it (`InformerBuilder::resource`), before
+/// anything is opened, so the factory can share informers by it.
+type OpenSource<K> = Box<dyn FnOnce(source::Config<K>, Wiring) -> EventStream<K> + Send>;
 
 /// The transform set with [`InformerBuilder::transform`].
 type Transform<K> = crate::fifo::TransformFn<K>;
@@ -72,6 +73,9 @@ mod origin {
     /// What a [`FromApi`](super::FromApi) builder holds: the list/watch
     /// settings, and how to open the list/watch with them.
     pub struct ApiSource<K> {
+        /// The `Api`'s collection URL: with the config's selectors, which
+        /// resource is listed and watched.
+        pub(super) url: String,
         pub(super) config: source::Config<K>,
         pub(super) open: OpenSource<K>,
     }
@@ -204,7 +208,7 @@ impl<K: Resource + Send + Sync + 'static> Common<K> {
     fn build(
         self,
         events: EventStream<K>,
-        labels: Option<source::SourceLabels>,
+        resource: Option<WatchedResource>,
         strip_in_fifo: bool,
         source_metrics: Arc<crate::metrics::SourceRecorder>,
     ) -> Informer<K> {
@@ -218,7 +222,7 @@ impl<K: Resource + Send + Sync + 'static> Common<K> {
             key_fn: self.key_fn.unwrap_or_else(default_key_fn),
             on_error: self.on_error,
             cancel: self.cancel,
-            labels,
+            resource,
             source_metrics,
         })
     }
@@ -420,13 +424,10 @@ where
         K: Clone + DeserializeOwned + fmt::Debug,
     {
         Self::with_source(origin::ApiSource {
+            url: api.resource_url().to_owned(),
             config: source::Config::default(),
             open: Box::new(move |config, wiring| {
-                let labels = source::source_labels(&api, &config);
-                (
-                    wrap_errors(source::wired_source(api, config, wiring)),
-                    labels,
-                )
+                wrap_errors(source::wired_source(api, config, wiring))
             }),
         })
     }
@@ -440,15 +441,12 @@ where
         self
     }
 
-    /// The label and field selectors the list/watch will use: with the
-    /// resource, what an [`InformerFactory`](crate::InformerFactory) shares
-    /// informers by.
-    pub(crate) fn selectors(&self) -> (Option<String>, Option<String>) {
-        let settings = self.source.config.settings();
-        (
-            settings.label_selector.clone(),
-            settings.field_selector.clone(),
-        )
+    /// Which resource the list/watch will read, selectors included: what
+    /// the informer's span and metrics name, and (with the cached type)
+    /// what an [`InformerFactory`](crate::InformerFactory) shares informers
+    /// by.
+    pub(crate) fn resource(&self) -> WatchedResource {
+        source::watched_resource(&self.source.url, &self.source.config)
     }
 
     /// Every option set, for an [`InformerFactory`](crate::InformerFactory)
@@ -470,6 +468,7 @@ where
     /// Builds the informer. Nothing is listed or watched until
     /// [`Informer::run`] is polled.
     pub fn build(self) -> Informer<K> {
+        let resource = self.resource();
         let Self { source, common } = self;
         let metrics = Arc::<crate::metrics::SourceRecorder>::default();
         // The decoder leaves managedFields out (on the decode threads), so
@@ -478,8 +477,8 @@ where
             metrics: Arc::clone(&metrics),
             skip_managed_fields: common.strip_managed_fields,
         };
-        let (events, labels) = (source.open)(source.config, wiring);
-        common.build(events, Some(labels), false, metrics)
+        let events = (source.open)(source.config, wiring);
+        common.build(events, Some(resource), false, metrics)
     }
 }
 
@@ -511,13 +510,10 @@ where
 {
     pub(crate) fn from_metadata_api(api: Api<R>) -> Self {
         Self::with_source(origin::ApiSource {
+            url: api.resource_url().to_owned(),
             config: source::Config::default(),
             open: Box::new(move |config, wiring| {
-                let labels = source::source_labels(&api, &config);
-                (
-                    wrap_errors(source::wired_metadata_source(api, config, wiring)),
-                    labels,
-                )
+                wrap_errors(source::wired_metadata_source(api, config, wiring))
             }),
         })
     }

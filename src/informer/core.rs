@@ -6,10 +6,11 @@ use std::{any::Any, future::Future, mem, pin::Pin, sync::Arc};
 use kube::Resource;
 use parking_lot::Mutex;
 
-use super::{labels::ResourceLabels, lifecycle::Wiring, report::ErrorReporter};
+use super::{lifecycle::Wiring, report::ErrorReporter};
 use crate::{
     dispatch::{EndReason, Life},
     fifo::DeltaFifo,
+    resource::WatchedResource,
     store::{Owner, Store, Writer},
 };
 
@@ -25,7 +26,8 @@ pub(crate) struct Core<K> {
     pub(crate) life: Arc<Life>,
     pub(crate) reporter: ErrorReporter,
     pub(crate) wiring: Mutex<Wiring<K>>,
-    pub(crate) labels: ResourceLabels,
+    /// What it lists and watches, for its span, logs and metrics.
+    pub(crate) resource: WatchedResource,
     pub(crate) metrics: crate::metrics::InformerRecorder,
 }
 
@@ -61,7 +63,7 @@ where
         }
         self.fifo.close();
         self.reporter.close();
-        tracing::debug!(resource = %self.labels, "informer stopped before it ran");
+        tracing::debug!(resource = %self.resource, "informer stopped before it ran");
     }
 }
 

@@ -14,7 +14,6 @@ use super::{
     core::{Core, Share},
     error::{Error, Result},
     known_objects::StoreKnownObjects,
-    labels::ResourceLabels,
     lifecycle::Wiring,
     report::{ErrorReporter, ErrorStream},
     run,
@@ -22,6 +21,7 @@ use super::{
 use crate::{
     dispatch::{Distributor, Life, SubscribeOptions, SubscribeRequest, Subscription},
     fifo::{DeltaFifo, FifoOptions},
+    resource::WatchedResource,
     source::Event,
     store::{Owner, Store, Writer},
 };
@@ -207,7 +207,7 @@ where
                 events: parts.events,
                 distributor,
             }),
-            labels: ResourceLabels::new::<K>(parts.labels),
+            resource: parts.resource.unwrap_or_else(WatchedResource::of_type::<K>),
             metrics: crate::metrics::InformerRecorder::new(parts.source_metrics),
         };
         Self {
@@ -470,7 +470,7 @@ impl<K> fmt::Debug for Informer<K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let core = &self.share.core;
         f.debug_struct("Informer")
-            .field("resource", &format_args!("{}", core.labels))
+            .field("resource", &format_args!("{}", core.resource))
             .field("cached", &core.store.len())
             .field("synced", &core.store.has_synced())
             .field("stopped", &core.life.stop_requested())

@@ -5,8 +5,8 @@ use std::sync::{Arc, Weak};
 
 use kube::Resource;
 
-use super::{Informer, core::Core, labels::ResourceLabels};
-use crate::metrics::{FifoMetrics, InformerMetrics, MetricsReader, ResourceNames, StoreMetrics};
+use super::{Informer, core::Core};
+use crate::metrics::{FifoMetrics, InformerMetrics, MetricsReader, StoreMetrics};
 
 impl<K: Resource + Send + Sync + 'static> Informer<K> {
     /// What this informer did and holds now: its source's requests,
@@ -48,7 +48,7 @@ impl<K: Resource + Send + Sync + 'static> Informer<K> {
 
 fn read<K: Resource + Send + Sync + 'static>(core: &Core<K>) -> InformerMetrics {
     InformerMetrics {
-        resource: names(&core.labels),
+        resource: core.resource.clone(),
         source: core.metrics.source.snapshot(),
         fifo: FifoMetrics {
             keys: core.fifo.len(),
@@ -61,20 +61,5 @@ fn read<K: Resource + Send + Sync + 'static>(core: &Core<K>) -> InformerMetrics 
         },
         errors: core.reporter.count(),
         subscriptions: core.metrics.subscriptions(),
-    }
-}
-
-fn names(labels: &ResourceLabels) -> ResourceNames {
-    match labels {
-        ResourceLabels::Api(source) => ResourceNames {
-            group: source.group.clone(),
-            version: source.version.clone(),
-            resource: source.resource.clone(),
-            namespace: source.namespace.clone(),
-        },
-        ResourceLabels::Type(name) => ResourceNames {
-            resource: name.clone(),
-            ..ResourceNames::default()
-        },
     }
 }

@@ -76,7 +76,6 @@ mod core;
 mod error;
 mod handle;
 mod known_objects;
-mod labels;
 mod lifecycle;
 mod metrics;
 mod parts;

@@ -5,8 +5,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use super::{builder::EventStream, report::ErrorCallback};
-use crate::source::SourceLabels;
-use crate::{key::KeyFn, store::Indexers};
+use crate::{key::KeyFn, resource::WatchedResource, store::Indexers};
 
 /// Everything the builder decided.
 pub(crate) struct Parts<K> {
@@ -17,9 +16,9 @@ pub(crate) struct Parts<K> {
     pub(crate) key_fn: KeyFn<K>,
     pub(crate) on_error: Option<ErrorCallback>,
     pub(crate) cancel: Option<CancellationToken>,
-    /// What the informer watches, for its span; named after the Rust type
-    /// when `None`.
-    pub(crate) labels: Option<SourceLabels>,
+    /// What the informer lists and watches; named after the Rust type
+    /// when `None` (an informer fed by a stream).
+    pub(crate) resource: Option<WatchedResource>,
     /// Where the list/watch counts what it does (unused by a stream).
     pub(crate) source_metrics: std::sync::Arc<crate::metrics::SourceRecorder>,
 }

@@ -24,7 +24,23 @@ use super::{
 use crate::{
     dispatch::{Distributor, EndReason, Start, SubscribeRequest},
     panic::panic_message,
+    resource::WatchedResource,
 };
+
+/// The span `run` is instrumented with (E2): the resource in words, and as
+/// fields the labels its metrics carry (group, version, plural, namespace
+/// or `all`), so two informers of one Rust type (two `DynamicObject`
+/// informers, or one kind in two namespaces) log under different names.
+fn span(resource: &WatchedResource) -> tracing::Span {
+    tracing::info_span!(
+        "informer",
+        resource = %resource,
+        group = resource.group.as_str(),
+        version = resource.version.as_str(),
+        plural = resource.resource.as_str(),
+        namespace = resource.namespace.as_deref().unwrap_or("all"),
+    )
+}
 
 /// The body of [`Informer::run`](super::Informer::run).
 pub(crate) async fn run<K>(core: Arc<Core<K>>) -> Result<()>
@@ -69,7 +85,7 @@ where
         requests,
         reason: EndReason::Stopped,
     };
-    let span = core.labels.span();
+    let span = span(&core.resource);
     let outcome = async {
         tracing::info!("informer started");
         core.metrics.started();

@@ -12,6 +12,7 @@ use parking_lot::Mutex;
 use tokio::time::Instant;
 
 use super::{source::SourceMetrics, source::SourceRecorder, subscription::SubscriptionStats};
+use crate::resource::WatchedResource;
 
 /// A subscription's stats, read without knowing its object type.
 pub(crate) trait StatsProbe: Send + Sync {
@@ -89,23 +90,6 @@ impl InformerRecorder {
     }
 }
 
-/// What an informer watches, as metric labels.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct ResourceNames {
-    /// API group, empty for the core group and for an informer fed by a
-    /// stream.
-    pub group: String,
-    /// API version, empty for an informer fed by a stream.
-    pub version: String,
-    /// Resource plural (`configmaps`), or the Rust type's short name for an
-    /// informer fed by a stream.
-    pub resource: String,
-    /// The namespace watched; `None` for all namespaces or cluster-scoped
-    /// resources (the `namespace` label then says `all`).
-    pub namespace: Option<String>,
-}
-
 /// What the informer's FIFO holds between its source and its store.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
@@ -132,8 +116,9 @@ pub struct StoreMetrics {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct InformerMetrics {
-    /// What it watches.
-    pub resource: ResourceNames,
+    /// What it lists and watches; the metrics' `group`, `version`,
+    /// `resource` and `namespace` labels.
+    pub resource: WatchedResource,
     /// What its list/watch did.
     pub source: SourceMetrics,
     /// Its FIFO.

@@ -72,7 +72,7 @@ mod subscription;
 mod work_queue;
 
 pub use histogram::{BUCKETS, DurationHistogram};
-pub use informer::{FifoMetrics, InformerMetrics, ResourceNames, StoreMetrics};
+pub use informer::{FifoMetrics, InformerMetrics, StoreMetrics};
 pub(crate) use informer::{InformerRecorder, StatsProbe};
 #[cfg(feature = "prometheus")]
 pub use prometheus::{register_informer, register_shard, register_work_queue};

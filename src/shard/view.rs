@@ -59,6 +59,16 @@ pub struct MembershipView {
     leases: BTreeMap<MemberId, Observed>,
 }
 
+/// Whether `record` is the version of the Lease already `seen`, so not a
+/// renewal: the same resourceVersion of the same incarnation. Not the
+/// informer's resync rule (`notification::same_resource_version`): a
+/// record holds the resourceVersion as read, and a new uid with an equal
+/// resourceVersion is a new Lease, so news.
+fn same_version(seen: &LeaseRecord, record: &LeaseRecord) -> bool {
+    seen.resource_version == record.resource_version
+        && seen.member.incarnation == record.member.incarnation
+}
+
 #[derive(Debug, Clone)]
 struct Observed {
     record: LeaseRecord,
@@ -76,12 +86,7 @@ impl MembershipView {
     /// seen again changes nothing. Returns whether it was a renewal.
     pub fn observe(&mut self, record: LeaseRecord, now: Instant) -> bool {
         match self.leases.get_mut(&record.member.id) {
-            Some(seen)
-                if seen.record.resource_version == record.resource_version
-                    && seen.record.member.incarnation == record.member.incarnation =>
-            {
-                false
-            }
+            Some(seen) if same_version(&seen.record, &record) => false,
             _ => {
                 self.leases.insert(
                     record.member.id.clone(),
@@ -107,12 +112,7 @@ impl MembershipView {
         let mut next = BTreeMap::new();
         for record in records {
             let observed_at = match self.leases.remove(&record.member.id) {
-                Some(seen)
-                    if seen.record.resource_version == record.resource_version
-                        && seen.record.member.incarnation == record.member.incarnation =>
-                {
-                    seen.observed_at
-                }
+                Some(seen) if same_version(&seen.record, &record) => seen.observed_at,
                 _ => now,
             };
             next.insert(

@@ -92,7 +92,6 @@ pub(crate) mod decode_bench;
 mod error;
 mod error_class;
 mod event;
-mod labels;
 mod lines;
 mod list;
 mod prefetch;
@@ -112,8 +111,9 @@ pub use error::Error;
 pub use event::Event;
 pub use target::LIST_DEADLINE;
 
-pub(crate) use labels::SourceLabels;
 use target::Target;
+
+use crate::resource::WatchedResource;
 
 /// What an informer hands the source it runs, besides the user's
 /// [`Config`]: where the source counts what it does, and how it decodes.
@@ -178,8 +178,8 @@ pub(crate) fn wired_source<K>(
 where
     K: Watchable,
 {
-    let labels = source_labels(&api, &config);
-    let target = Target::new(api, false, labels);
+    let resource = watched_resource(api.resource_url(), &config);
+    let target = Target::new(api, false, resource);
     stream::run(target, config.into_settings(), wiring)
 }
 
@@ -224,22 +224,20 @@ where
     K: Resource + Clone + Debug + Send + Sync + 'static,
     PartialObjectMeta<K>: Resource + Clone + DeserializeOwned + Debug + Send + Sync,
 {
-    let labels = source_labels(&api, &config);
-    let target = Target::new(api, true, labels);
+    let resource = watched_resource(api.resource_url(), &config);
+    let target = Target::new(api, true, resource);
     stream::run(target, config.into_settings(), wiring)
 }
 
-/// What a source over `api` with `config` lists and watches, named for
-/// spans and logs: API group, version, resource plural, namespace and
-/// selectors, read from the `Api`'s URL (so `DynamicObject` sources over
-/// different resources are told apart).
-pub(crate) fn source_labels<K, C>(api: &Api<K>, config: &Config<C>) -> SourceLabels
-where
-    K: Resource,
-{
+/// What a source over the collection at `url` with `config` lists and
+/// watches: the `Api`'s URL read into group, version, plural and namespace
+/// (so `DynamicObject` sources over different resources are told apart),
+/// with the config's selectors. The informer and the factory name the
+/// resource by this, as the source does.
+pub(crate) fn watched_resource<C>(url: &str, config: &Config<C>) -> WatchedResource {
     let settings = config.settings();
-    SourceLabels::from_url(
-        api.resource_url(),
+    WatchedResource::from_url(
+        url,
         settings.label_selector.clone(),
         settings.field_selector.clone(),
     )

@@ -12,9 +12,9 @@ use kube::Api;
 
 use super::{
     error::Error,
-    labels::SourceLabels,
     lines::{Body, WatchBody},
 };
+use crate::resource::WatchedResource;
 
 /// How long one list request (one page) may take, answer read whole, before
 /// it is abandoned. kube-apiserver ends requests other than watches after
@@ -50,8 +50,10 @@ pub(crate) struct Target {
     client: kube::Client,
     url: String,
     metadata_only: bool,
-    labels: SourceLabels,
-    /// `labels` as error messages name it.
+    /// What is listed and watched: the selectors of every request, and the
+    /// names of every span.
+    resource: WatchedResource,
+    /// `resource` as error messages name it.
     name: String,
 }
 
@@ -60,13 +62,13 @@ impl std::fmt::Debug for Target {
         f.debug_struct("Target")
             .field("url", &self.url)
             .field("metadata_only", &self.metadata_only)
-            .field("labels", &self.labels)
+            .field("resource", &self.resource)
             .finish()
     }
 }
 
 impl Target {
-    pub(crate) fn new<K>(api: Api<K>, metadata_only: bool, labels: SourceLabels) -> Self
+    pub(crate) fn new<K>(api: Api<K>, metadata_only: bool, resource: WatchedResource) -> Self
     where
         K: kube::Resource,
     {
@@ -75,14 +77,14 @@ impl Target {
             client: api.into_client(),
             url,
             metadata_only,
-            name: labels.to_string(),
-            labels,
+            name: resource.to_string(),
+            resource,
         }
     }
 
     /// What this target lists and watches, for spans.
-    pub(crate) fn labels(&self) -> &SourceLabels {
-        &self.labels
+    pub(crate) fn resource(&self) -> &WatchedResource {
+        &self.resource
     }
 
     /// The collection as error messages name it.
@@ -92,10 +94,10 @@ impl Target {
 
     fn query_start(&self) -> form_urlencoded::Serializer<'static, String> {
         let mut qp = form_urlencoded::Serializer::new(format!("{}?", self.url));
-        if let Some(labels) = &self.labels.label_selector {
+        if let Some(labels) = &self.resource.label_selector {
             qp.append_pair("labelSelector", labels);
         }
-        if let Some(fields) = &self.labels.field_selector {
+        if let Some(fields) = &self.resource.field_selector {
             qp.append_pair("fieldSelector", fields);
         }
         qp

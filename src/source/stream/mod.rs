@@ -23,7 +23,7 @@ use std::{
 
 use futures::{Stream, StreamExt};
 
-use crate::metrics::SourceRecorder;
+use crate::{metrics::SourceRecorder, resource::WatchedResource};
 
 use super::{
     Watchable, Wiring,
@@ -158,6 +158,22 @@ fn ends_watch(error: &Error) -> bool {
     )
 }
 
+/// A span for one phase of the source (`list`, `watch` or `backoff`),
+/// carrying the resource's names so every event and log line inside says
+/// what it is about.
+fn span(resource: &WatchedResource, phase: &'static str) -> tracing::Span {
+    tracing::debug_span!(
+        "source",
+        phase,
+        group = %resource.group,
+        version = %resource.version,
+        resource = %resource.resource,
+        namespace = resource.namespace.as_deref().unwrap_or(""),
+        labels = resource.label_selector.as_deref().unwrap_or(""),
+        fields = resource.field_selector.as_deref().unwrap_or(""),
+    )
+}
+
 /// The source stream over `target`.
 pub(crate) fn run<T>(
     target: Target,
@@ -167,7 +183,7 @@ pub(crate) fn run<T>(
 where
     T: Watchable,
 {
-    let labels = target.labels().clone();
+    let resource = target.resource().clone();
     let streaming = config.list_strategy == ListStrategy::Streaming;
     let mut observer = observe::Observer::new(wiring.metrics.clone(), streaming, config.bookmarks);
     let mut state = State {
@@ -191,7 +207,7 @@ where
             let (phase, steps) = match next {
                 Next::BackoffThenRelist | Next::BackoffThenWatch => {
                     let delay = state.backoff.next_delay();
-                    labels.span("backoff").in_scope(|| tracing::debug!(?delay, "backing off"));
+                    span(&resource, "backoff").in_scope(|| tracing::debug!(?delay, "backing off"));
                     tokio::time::sleep(delay).await;
                     next = if next == Next::BackoffThenRelist { Next::Relist } else { Next::Watch };
                     continue;
@@ -200,7 +216,7 @@ where
                 Next::Relist | Next::PagedList => ("list", paginated::list(&mut state)),
                 Next::Watch => ("watch", watching::watch(&mut state)),
             };
-            let mut steps = InSpan { inner: steps, span: labels.span(phase) };
+            let mut steps = InSpan { inner: steps, span: span(&resource, phase) };
             let mut then = None;
             while let Some(step) = steps.next().await {
                 match step {
