@@ -1,6 +1,10 @@
 //! [`Informer`]: the cheap handle users clone, subscribe with and stop.
 
-use std::{any::Any, fmt, sync::Arc};
+use std::{
+    any::Any,
+    fmt,
+    sync::{Arc, Weak},
+};
 
 use futures::Stream;
 use kube::{Api, Resource, core::PartialObjectMeta};
@@ -21,6 +25,7 @@ use super::{
 use crate::{
     dispatch::{Distributor, Life, SubscribeOptions, SubscribeRequest, Subscription},
     fifo::{DeltaFifo, FifoOptions},
+    metrics::{InformerMetrics, MetricsReader},
     resource::WatchedResource,
     source::Event,
     store::{Owner, Store, Writer},
@@ -171,6 +176,42 @@ impl<K> Informer<K>
 where
     K: Resource + Send + Sync + 'static,
 {
+    /// What this informer did and holds now: its source's requests,
+    /// events, relists and errors, its FIFO's and store's sizes, and every
+    /// open subscription's [`stats`](crate::Subscription::stats). See the
+    /// [`metrics`](crate::metrics) module and `METRICS.md`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube_informer::{Informer, SubscribeOptions, source::Event};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), kube_informer::informer::Error> {
+    /// let events = futures::stream::iter([
+    ///     Ok::<_, std::io::Error>(Event::<ConfigMap>::ListStart),
+    ///     Ok(Event::ListDone { resource_version: "1".into() }),
+    /// ]);
+    /// let informer = Informer::builder_from_stream(events).build();
+    /// let _audit = informer.subscribe(SubscribeOptions::default().name("audit"))?;
+    /// informer.run().await?;
+    /// let metrics = informer.metrics();
+    /// assert!(metrics.store.synced);
+    /// assert_eq!(metrics.subscriptions[0].name, "audit");
+    /// # Ok(()) }
+    /// ```
+    pub fn metrics(&self) -> InformerMetrics {
+        super::metrics::read(self.core())
+    }
+
+    /// A handle that reads [`metrics`](Self::metrics) from anywhere without
+    /// keeping this informer alive; see [`MetricsReader`].
+    pub fn metrics_reader(&self) -> MetricsReader {
+        let core: Weak<Core<K>> = Arc::downgrade(self.core());
+        MetricsReader::new(move || core.upgrade().map(|core| super::metrics::read(&core)))
+    }
+
     /// An informer fed by `events` instead of a list/watch: useful for tests,
     /// replays and sources of your own. Errors the stream yields are reported
     /// through [`Informer::errors`]; when the stream ends the informer hands

@@ -90,7 +90,6 @@
 //! code (rate limiters are called without it).
 
 mod delayed;
-mod feed;
 mod guard;
 mod rate_limit;
 mod state;
