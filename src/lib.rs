@@ -79,7 +79,11 @@
 //! first use: one per core, at most four, shared by every informer of the
 //! process, awaited from a blocking task so the runtime's threads stay free
 //! (why a fixed pool, and what it costs, is in BENCHMARKS.md). On a single
-//! core, all decoding stays on the thread that reads.
+//! core, all decoding stays on the thread that reads. An informer may take
+//! fewer of those threads per batch, or none at all, with
+//! [`InformerBuilder::decode_threads`]: with `decode_threads(1)` it decodes
+//! everything on the thread that reads. [`InformerBuilder::plain_decode`]
+//! trades the tuned decoder for plain `serde_json`, same objects and errors.
 //!
 //! # Testing your controllers
 //!

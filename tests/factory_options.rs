@@ -121,6 +121,27 @@ async fn factory_shares_an_informer_only_when_the_options_agree() {
         "list/watch settings are options too"
     );
 
+    // The decode options are options too: refused when they differ.
+    let error = factory
+        .build(api(), |b| {
+            b.indexer("by-app", by_app)
+                .strip_managed_fields()
+                .decode_threads(1)
+        })
+        .unwrap_err();
+    assert!(
+        format!("{error}").contains("decode_threads: Some(1)"),
+        "{error}"
+    );
+    let error = factory
+        .build(api(), |b| {
+            b.indexer("by-app", by_app)
+                .strip_managed_fields()
+                .plain_decode()
+        })
+        .unwrap_err();
+    assert!(format!("{error}").contains("plain_decode: true"), "{error}");
+
     // Another selector is another key: a new informer, whatever its options.
     factory
         .build(api(), |b| {

@@ -78,12 +78,16 @@ mod origin {
         pub(super) url: String,
         pub(super) config: source::Config<K>,
         pub(super) open: OpenSource<K>,
+        /// How the source decodes: an option of this origin only, so it
+        /// lives here and not in the builder's `Common`.
+        pub(super) decode: source::DecodeOptions,
     }
 
     impl<K> std::fmt::Debug for ApiSource<K> {
         fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
             f.debug_struct("ApiSource")
                 .field("config", &self.config)
+                .field("decode", &self.decode)
                 .finish_non_exhaustive()
         }
     }
@@ -182,6 +186,10 @@ pub(crate) struct Options {
     indexers: Vec<String>,
     transform: bool,
     strip_managed_fields: bool,
+    /// [`InformerBuilder::decode_threads`] (`None`: not set).
+    decode_threads: Option<usize>,
+    /// [`InformerBuilder::plain_decode`].
+    plain_decode: bool,
     /// A key function of the user's (`false`: `namespace/name`).
     key_fn: bool,
     resync_check_period: Duration,
@@ -429,6 +437,7 @@ where
             open: Box::new(move |config, wiring| {
                 wrap_errors(source::wired_source(api, config, wiring))
             }),
+            decode: source::DecodeOptions::default(),
         })
     }
 
@@ -438,6 +447,100 @@ where
     /// method.
     pub fn source_config(mut self, config: source::Config<K>) -> Self {
         self.source.config = config;
+        self
+    }
+
+    /// How many decode threads one batch of this informer's objects (a
+    /// list page, or a burst of watch lines that arrived together) may be
+    /// split over.
+    ///
+    /// By default a batch big enough to split takes as many of the
+    /// process's decode threads as it is worth, up to all of them (one per
+    /// core, at most four, shared by every informer of the process; see
+    /// the crate docs). `threads` lowers that cap for this informer only:
+    /// the pool stays as it is, and a number above its size means its
+    /// size. With `0` or `1` every batch, however big, is decoded where it
+    /// arrives, on the runtime thread that read it: this informer wakes no
+    /// decode thread and hands nothing to a blocking task. That suits an
+    /// informer whose decoding should stay on the runtime's threads (a
+    /// program that budgets its threads, a small collection beside big
+    /// ones); a big relist then holds that runtime thread while it decodes
+    /// each page.
+    ///
+    /// The objects, their order and the errors are the same whatever the
+    /// number. An [`InformerFactory`](crate::InformerFactory) counts it
+    /// among the options two requests must agree on.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube::Api;
+    /// use kube_informer::Informer;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let server = kube_informer_testing::FakeApiServer::start().await;
+    /// let api: Api<ConfigMap> = Api::default_namespaced(server.client());
+    /// // Every page and watch burst decoded on the thread that reads it.
+    /// let informer = Informer::builder(api).decode_threads(1).build();
+    /// let run = tokio::spawn(informer.run());
+    /// assert!(informer.wait_until_synced().await);
+    /// informer.stop();
+    /// run.await.unwrap().unwrap();
+    /// # }
+    /// ```
+    pub fn decode_threads(mut self, threads: usize) -> Self {
+        self.source.decode.threads = Some(threads);
+        self
+    }
+
+    /// Decodes each object with plain `serde_json::from_str`, after the
+    /// same checks (R7: metadata, a name, the list's kind), instead of the
+    /// tuned decoder: no pre-scan, no capacity hints, no reading past
+    /// managedFields.
+    ///
+    /// The objects and the errors are the same either way; the tuned
+    /// decoder is the default because it is faster and leaves less memory
+    /// behind (BENCHMARKS.md, "Decoding"). This one is the reference beside
+    /// it: to rule the tuned decoder out when an object seems decoded
+    /// wrong, or to measure what it saves. Batches are still split over
+    /// the decode threads as [`decode_threads`](Self::decode_threads) says.
+    /// With [`strip_managed_fields`](Self::strip_managed_fields), the
+    /// managedFields are decoded, then cleared before the object is queued
+    /// (as for [`builder_from_stream`](Informer::builder_from_stream)).
+    ///
+    /// A switch without argument rather than an enum of decoders: there
+    /// are two, the tuned one is the default, so choosing the other is all
+    /// there is to say, as with `strip_managed_fields`, and there is no
+    /// type to import. An [`InformerFactory`](crate::InformerFactory)
+    /// counts it among the options two requests must agree on.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube::Api;
+    /// use kube_informer::Informer;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let server = kube_informer_testing::FakeApiServer::start().await;
+    /// let mut cm = ConfigMap::default();
+    /// cm.metadata.namespace = Some("default".into());
+    /// cm.metadata.name = Some("a".into());
+    /// server.create(&cm).unwrap();
+    /// let api: Api<ConfigMap> = Api::default_namespaced(server.client());
+    /// let informer = Informer::builder(api).plain_decode().build();
+    /// let run = tokio::spawn(informer.run());
+    /// assert!(informer.wait_until_synced().await);
+    /// assert!(informer.store().get_by(Some("default"), "a").is_some());
+    /// informer.stop();
+    /// run.await.unwrap().unwrap();
+    /// # }
+    /// ```
+    pub fn plain_decode(mut self) -> Self {
+        self.source.decode.plain = true;
         self
     }
 
@@ -458,6 +561,8 @@ where
             indexers: common.indexers.names().map(str::to_owned).collect(),
             transform: common.transform.is_some(),
             strip_managed_fields: common.strip_managed_fields,
+            decode_threads: self.source.decode.threads,
+            plain_decode: self.source.decode.plain,
             key_fn: common.key_fn.is_some(),
             resync_check_period: common.resync_check_period,
             on_error: common.on_error.is_some(),
@@ -471,14 +576,17 @@ where
         let resource = self.resource();
         let Self { source, common } = self;
         let metrics = Arc::<crate::metrics::SourceRecorder>::default();
-        // The decoder leaves managedFields out (on the decode threads), so
-        // the FIFO need not clear them.
+        // The tuned decoder leaves managedFields out (on the decode
+        // threads), so the FIFO need not clear them; the plain decoder
+        // builds them, and the FIFO clears them.
+        let plain = source.decode.plain;
         let wiring = Wiring {
             metrics: Arc::clone(&metrics),
-            skip_managed_fields: common.strip_managed_fields,
+            skip_managed_fields: common.strip_managed_fields && !plain,
+            decode: source.decode,
         };
         let events = (source.open)(source.config, wiring);
-        common.build(events, Some(resource), false, metrics)
+        common.build(events, Some(resource), plain, metrics)
     }
 }
 
@@ -515,6 +623,7 @@ where
             open: Box::new(move |config, wiring| {
                 wrap_errors(source::wired_metadata_source(api, config, wiring))
             }),
+            decode: source::DecodeOptions::default(),
         })
     }
 }

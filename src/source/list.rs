@@ -90,7 +90,7 @@ pub(crate) fn decode_items<T: DeserializeOwned + Send>(
     let decode = |item: &Range<usize>| decoder.object_text(&text[item.clone()], "list item");
     Ok(match threads {
         Some(threads) => parallel::decode_on(&envelope.items, threads, text.len(), decode),
-        None => parallel::decode_all(&envelope.items, text.len(), decode),
+        None => parallel::decode_all(&envelope.items, text.len(), decoder.thread_limit(), decode),
     })
 }
 

@@ -53,7 +53,11 @@
 //! watch lines that arrived together, big enough to pay for threads is
 //! decoded on several cores; the events still come out one by one in the
 //! server's order, with the same errors at the same places as a serial
-//! decode.
+//! decode. An informer may cap the threads one batch takes
+//! ([`InformerBuilder::decode_threads`](crate::InformerBuilder::decode_threads))
+//! or decode with plain `serde_json`
+//! ([`InformerBuilder::plain_decode`](crate::InformerBuilder::plain_decode));
+//! a source opened here decodes as the defaults say.
 //!
 //! # Paging
 //!
@@ -124,8 +128,23 @@ use crate::resource::WatchedResource;
 pub(crate) struct Wiring {
     pub(crate) metrics: Arc<crate::metrics::SourceRecorder>,
     /// Leave `metadata.managedFields` out while decoding (set by
-    /// `InformerBuilder::strip_managed_fields`).
+    /// `InformerBuilder::strip_managed_fields`). The tuned decoder does;
+    /// with [`DecodeOptions::plain`] the informer clears them after.
     pub(crate) skip_managed_fields: bool,
+    /// Which decode path, on how many threads.
+    pub(crate) decode: DecodeOptions,
+}
+
+/// How a source decodes, as its informer asked: the decode options of
+/// `InformerBuilder` (`decode_threads`, `plain_decode`). The default is
+/// the tuned decoder on all of the process's decode threads.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct DecodeOptions {
+    /// At most this many decode threads per batch; `None`: the pool's size.
+    pub(crate) threads: Option<usize>,
+    /// Plain `serde_json::from_str` after the R7 probe, instead of the
+    /// tuned decoder (see `decode`'s module docs).
+    pub(crate) plain: bool,
 }
 
 /// What the source needs of an object type: a Kubernetes resource it can

@@ -144,7 +144,8 @@ async fn decode_items<T: Watchable>(
     ranges: Vec<Range<usize>>,
     decoder: Decoder,
 ) -> Vec<Result<T, Error>> {
-    parallel::decode_detached(Slices { text, ranges }, move |item: &str| {
+    let limit = decoder.thread_limit();
+    parallel::decode_detached(Slices { text, ranges }, limit, move |item: &str| {
         decoder.object_text(item, "list item")
     })
     .await

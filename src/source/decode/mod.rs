@@ -17,6 +17,16 @@
 //! room in its heap ([`headroom`]), which would otherwise grow a page at a
 //! time. BENCHMARKS.md ("Decoding: the measurements behind
 //! `source/decode`") has the figures behind these choices.
+//!
+//! Two informer options reach here through the source's `Wiring`, as
+//! fields of [`Decoder`]. `InformerBuilder::decode_threads` caps how many
+//! decode threads one batch takes (the `limit` of `parallel`'s functions;
+//! 1: every batch on the thread that reads it).
+//! `InformerBuilder::plain_decode` takes the plain serde path beside the
+//! tuned one: the probe, then `serde_json::from_str`, with no scan, no
+//! capacity hints and no `exact`.
+//! The seam is one branch, in [`Decoder::object_text`]; everything around
+//! it (envelopes, batches, threads, errors) is the same for both paths.
 
 mod exact;
 mod headroom;
@@ -45,8 +55,16 @@ pub(crate) struct Decoder {
     /// array counts out of step (`exact`): later objects are decoded
     /// without capacity hints. Shared by the clones that decode in parallel.
     no_hints: Arc<AtomicBool>,
-    /// Leave `metadata.managedFields` out (`exact` says how).
+    /// Leave `metadata.managedFields` out (`exact` says how). The tuned
+    /// path only: the plain one decodes them, and whoever asked for both
+    /// clears them after (the informer's FIFO does).
     skip_managed_fields: bool,
+    /// Decode with plain `serde_json::from_str` after the probe: no scan,
+    /// no `exact` (`InformerBuilder::plain_decode`).
+    plain: bool,
+    /// At most this many decode threads per batch (`parallel`); `None`:
+    /// as many as the pool has (`InformerBuilder::decode_threads`).
+    max_threads: Option<usize>,
 }
 
 impl Decoder {
@@ -54,10 +72,31 @@ impl Decoder {
         Self::default()
     }
 
-    /// Decodes objects without their `metadata.managedFields`.
+    /// Decodes objects without their `metadata.managedFields` (on the
+    /// tuned path; see [`Decoder::plain`]).
     pub(crate) fn skip_managed_fields(mut self, skip: bool) -> Self {
         self.skip_managed_fields = skip;
         self
+    }
+
+    /// Decodes each object with plain `serde_json::from_str` after the R7
+    /// probe, if `plain`; managedFields are then decoded whatever
+    /// [`Decoder::skip_managed_fields`] says.
+    pub(crate) fn plain(mut self, plain: bool) -> Self {
+        self.plain = plain;
+        self
+    }
+
+    /// Splits a batch over at most `threads` decode threads (`None`: the
+    /// pool's size; 0 or 1: decodes every batch on the calling thread).
+    pub(crate) fn max_threads(mut self, threads: Option<usize>) -> Self {
+        self.max_threads = threads;
+        self
+    }
+
+    /// The `limit` to hand `parallel`'s functions.
+    pub(crate) fn thread_limit(&self) -> usize {
+        self.max_threads.unwrap_or(usize::MAX)
     }
 
     /// Remembers the item kind of a list answer.
@@ -82,11 +121,32 @@ impl Decoder {
 
     /// [`Decoder::object`] on an object's text, cut from a page whose JSON
     /// was already checked.
+    ///
+    /// The seam between the two paths: the tuned one (scan, probe if
+    /// needed, `exact`) unless this decoder was asked for the plain one.
     pub(crate) fn object_text<T: DeserializeOwned>(
         &self,
         text: &str,
         what: &'static str,
     ) -> Result<T, Error> {
+        if self.plain {
+            self.plain_text(text, what)
+        } else {
+            self.tuned_text(text, what)
+        }
+    }
+
+    /// The plain path: the probe decides R7, then `serde_json::from_str`.
+    /// Same objects and same errors as the tuned path, which is faster
+    /// (BENCHMARKS.md); here to rule it out, and to compare with it.
+    fn plain_text<T: DeserializeOwned>(&self, text: &str, what: &'static str) -> Result<T, Error> {
+        probe::check(text, self.expected_kind.as_deref())?;
+        serde_json::from_str(text).map_err(|source| Error::Decode { what, source })
+    }
+
+    /// The tuned path: the scan vouches for R7 or calls the probe, and its
+    /// array counts size every vector (`exact`).
+    fn tuned_text<T: DeserializeOwned>(&self, text: &str, what: &'static str) -> Result<T, Error> {
         let expected_kind = self.expected_kind.as_deref();
         let scan = scan::scan(text, expected_kind);
         let passes = scan.r7 == scan::R7::Passes;
@@ -145,9 +205,15 @@ mod tests {
         RawValue::from_string(text.to_owned()).unwrap()
     }
 
+    /// On either path.
     #[test]
     fn r7_checks_metadata_name_and_kind() {
-        let mut d = Decoder::new();
+        for plain in [false, true] {
+            r7_checks_on(Decoder::new().plain(plain));
+        }
+    }
+
+    fn r7_checks_on(mut d: Decoder) {
         d.learn_list_kind(Some("ConfigMapList"));
         let decode = |text: &str| d.object::<ConfigMap>(&raw(text), "x");
         assert!(matches!(
@@ -185,6 +251,13 @@ mod tests {
             .unwrap();
         assert!(stripped.metadata.managed_fields.is_none());
         assert_eq!(stripped.data.unwrap()["k"], "v");
+        // The plain path decodes them whatever: its user clears them.
+        let plain: ConfigMap = Decoder::new()
+            .skip_managed_fields(true)
+            .plain(true)
+            .object(&item, "x")
+            .unwrap();
+        assert_eq!(plain.metadata.managed_fields.map(|m| m.len()), Some(1));
     }
 
     /// R7: objects that do not check their own kind while decoding are
@@ -303,8 +376,11 @@ mod parallel_prop {
             // As the relist decodes a page: cut by the envelope, decoded
             // on the decode threads while the caller awaits.
             let ranges = read_envelope(&page).unwrap().items;
+            let plain = decoder.clone().plain(true);
+            let plain: Vec<String> = decode_on(&parsed.items, threads, page.len(), |raw| plain.object::<ConfigMap>(raw, "list item")).iter().map(summary).collect();
+            prop_assert_eq!(&plain, &serial);
             let detached = tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(
-                decode_detached(Slices { text: page.clone(), ranges }, move |item| decoder.object_text::<ConfigMap>(item, "list item")),
+                decode_detached(Slices { text: page.clone(), ranges }, usize::MAX, move |item| decoder.object_text::<ConfigMap>(item, "list item")),
             );
             let detached: Vec<String> = detached.iter().map(summary).collect();
             prop_assert_eq!(detached, serial);
@@ -326,7 +402,10 @@ mod parallel_prop {
             let decode = |line: &&[u8]| parse_line::<ConfigMap>(line, &decoder);
             let serial: Vec<String> = decode_on(&lines, 1, 0, decode).iter().map(summary).collect();
             let parallel: Vec<String> = decode_on(&lines, threads, 0, decode).iter().map(summary).collect();
-            prop_assert_eq!(parallel, serial);
+            prop_assert_eq!(&parallel, &serial);
+            let plain = decoder.clone().plain(true);
+            let plain: Vec<String> = decode_on(&lines, threads, 0, |line| parse_line::<ConfigMap>(line, &plain)).iter().map(summary).collect();
+            prop_assert_eq!(plain, serial);
         }
     }
 }

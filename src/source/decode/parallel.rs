@@ -18,7 +18,11 @@
 //! threads (one per core up to [`MAX_THREADS`], shared by all informers of
 //! the process, started on first use): a batch wakes as many threads as it
 //! has chunks, and the objects of big batches all come from the heaps of
-//! threads that keep decoding ([`decode_on`] says how).
+//! threads that keep decoding ([`decode_on`] says how). An informer may
+//! take fewer of them per batch (`InformerBuilder::decode_threads`, the
+//! `limit` of [`splits`], [`decode_all`] and [`decode_detached`]); with a
+//! limit of 1 its batches are all decoded on the thread that reads them,
+//! however big, and it neither wakes nor starts a decode thread.
 //!
 //! The pool is a `rayon` pool of its own (not rayon's global pool, which
 //! the program may use for other work). A batch that big is not decoded on
@@ -85,14 +89,17 @@ pub(crate) fn threads_for(len: usize, bytes: usize, available: usize) -> usize {
 }
 
 /// Whether a batch of `len` items and `bytes` bytes is split over several
-/// threads (and so worth decoding off the caller's thread).
-pub(crate) fn splits(len: usize, bytes: usize) -> bool {
-    pool().is_some() && threads_for(len, bytes, available_threads()) > 1
+/// threads, at most `limit` (and so worth decoding off the caller's
+/// thread). Asks for the pool only then, so an informer whose limit is 1
+/// never starts it.
+pub(crate) fn splits(len: usize, bytes: usize, limit: usize) -> bool {
+    threads_for(len, bytes, available_threads().min(limit)) > 1 && pool().is_some()
 }
 
 /// `items.iter().map(decode).collect()`, on the decode threads, split over
-/// several of them when the batch (`bytes` of JSON in all) is big enough.
-pub(crate) fn decode_all<I, O, F>(items: &[I], bytes: usize, decode: F) -> Vec<O>
+/// several of them, at most `limit`, when the batch (`bytes` of JSON in
+/// all) is big enough.
+pub(crate) fn decode_all<I, O, F>(items: &[I], bytes: usize, limit: usize, decode: F) -> Vec<O>
 where
     I: Sync,
     O: Send,
@@ -100,7 +107,7 @@ where
 {
     decode_on(
         items,
-        threads_for(items.len(), bytes, available_threads()),
+        threads_for(items.len(), bytes, available_threads().min(limit)),
         bytes,
         decode,
     )
@@ -127,7 +134,8 @@ where
 {
     static TURN: AtomicUsize = AtomicUsize::new(0);
     let parts = threads.clamp(1, items.len().max(1));
-    let Some(pool) = pool().filter(|_| parts > 1) else {
+    // One chunk neither needs the pool nor starts it.
+    let Some(pool) = (parts > 1).then(pool).flatten() else {
         headroom::make_room(bytes);
         return items.iter().map(&decode).collect();
     };
@@ -174,29 +182,30 @@ pub(crate) struct Slices<T = String> {
 }
 
 /// `decode` applied to every object of `slices`, in order, like
-/// [`decode_all`]; but the caller awaits instead of blocking its thread.
+/// [`decode_all`] with the same `limit`; but the caller awaits instead of
+/// blocking its thread.
 ///
-/// A batch too small to split is decoded in place. A bigger one is handed
-/// whole to a blocking task of the runtime, which decodes it with the
-/// decode threads, so the thread that asked (a runtime worker) is free
-/// meanwhile: it can fetch the next page and run the tasks that apply the
-/// objects already decoded. A blocking task rather than a job on the
-/// decode threads, because tokio's paused test clock does not jump ahead
-/// while a blocking task runs: timers in a paused test (the watch's
-/// inactivity timeout, a resync) see no time pass during a decode, as
-/// before. Outside a tokio runtime the batch is decoded in place. A
+/// A batch too small to split, or whose `limit` is 1, is decoded in
+/// place. A bigger one is handed whole to a blocking task of the runtime,
+/// which decodes it with the decode threads, so the thread that asked (a
+/// runtime worker) is free meanwhile: it can fetch the next page and run
+/// the tasks that apply the objects already decoded. A blocking task
+/// rather than a job on the decode threads, because tokio's paused test
+/// clock does not jump ahead while a blocking task runs: timers in a
+/// paused test (the watch's inactivity timeout, a resync) see no time
+/// pass during a decode, as before. Outside a tokio runtime the batch is decoded in place. A
 /// panicking `decode` panics here, in the caller, as it would serially.
-pub(crate) async fn decode_detached<T, O, F>(slices: Slices<T>, decode: F) -> Vec<O>
+pub(crate) async fn decode_detached<T, O, F>(slices: Slices<T>, limit: usize, decode: F) -> Vec<O>
 where
     T: AsRef<[u8]> + Index<Range<usize>> + Send + Sync + 'static,
     O: Send + 'static,
     F: Fn(&T::Output) -> O + Send + Sync + 'static,
 {
     let bytes = slices.text.as_ref().len();
-    let split = splits(slices.ranges.len(), bytes);
+    let split = splits(slices.ranges.len(), bytes, limit);
     let work = Arc::new((slices, decode));
     let decode_batch = move |(slices, decode): &(Slices<T>, F)| {
-        decode_all(&slices.ranges, bytes, |range| {
+        decode_all(&slices.ranges, bytes, limit, |range| {
             decode(&slices.text[range.clone()])
         })
     };
@@ -232,6 +241,7 @@ mod tests {
     fn decoding_threads(
         n: usize,
         size: usize,
+        limit: usize,
     ) -> (Vec<std::thread::ThreadId>, std::thread::ThreadId) {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .build()
@@ -239,7 +249,7 @@ mod tests {
         runtime.block_on(async {
             let text = vec![b'x'; n * size];
             let ranges = (0..n).map(|i| i * size..(i + 1) * size).collect();
-            let threads = decode_detached(Slices { text, ranges }, |_: &[u8]| {
+            let threads = decode_detached(Slices { text, ranges }, limit, |_: &[u8]| {
                 std::thread::current().id()
             })
             .await;
@@ -250,15 +260,31 @@ mod tests {
     // A few events are decoded where they arrive: no thread is woken.
     #[test]
     fn small_batches_are_decoded_on_the_calling_thread() {
-        let (threads, caller) = decoding_threads(3, 4_000);
+        let (threads, caller) = decoding_threads(3, 4_000, usize::MAX);
         assert!(threads.iter().all(|thread| *thread == caller));
+    }
+
+    // `decode_threads(1)` (or 0): even a burst is decoded where it arrives,
+    // on the thread that read it, without a blocking task or a decode
+    // thread.
+    #[test]
+    fn a_limit_of_one_decodes_big_batches_on_the_calling_thread() {
+        for limit in [0, 1] {
+            let (threads, caller) = decoding_threads(500, 4_000, limit);
+            assert_eq!(threads.len(), 500);
+            assert!(
+                threads.iter().all(|thread| *thread == caller),
+                "limit {limit}"
+            );
+            assert!(!splits(500, 500 * 4_000, limit));
+        }
     }
 
     // A burst is decoded off the runtime's thread, which stays free for
     // other tasks meanwhile (on one core there are no decode threads).
     #[test]
     fn big_batches_are_decoded_off_the_runtime_thread() {
-        let (threads, caller) = decoding_threads(500, 4_000);
+        let (threads, caller) = decoding_threads(500, 4_000, usize::MAX);
         assert_eq!(threads.len(), 500);
         if pool().is_some() {
             assert!(threads.iter().all(|thread| *thread != caller));

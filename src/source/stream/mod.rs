@@ -189,7 +189,10 @@ where
     let mut state = State {
         target,
         metrics: wiring.metrics,
-        decoder: Decoder::new().skip_managed_fields(wiring.skip_managed_fields),
+        decoder: Decoder::new()
+            .skip_managed_fields(wiring.skip_managed_fields)
+            .plain(wiring.decode.plain)
+            .max_threads(wiring.decode.threads),
         backoff: Backoff::new(config.backoff),
         policy: PageSizePolicy {
             explicit: config.page_size,

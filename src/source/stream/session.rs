@@ -66,7 +66,8 @@ impl<T: DeserializeOwned + Send + 'static> Session<T> {
                 Read::Lines(lines) => {
                     let lines: Vec<&[u8]> = lines.collect();
                     let bytes: usize = lines.iter().map(|line| line.len()).sum();
-                    let decoded = if parallel::splits(lines.len(), bytes) {
+                    let limit = decoder.thread_limit();
+                    let decoded = if parallel::splits(lines.len(), bytes, limit) {
                         // A burst: off this runtime worker, on several
                         // threads. The lines are copied out of the body's
                         // buffer, which the next read reuses.
@@ -80,13 +81,16 @@ impl<T: DeserializeOwned + Send + 'static> Session<T> {
                             })
                             .collect();
                         let decoder = decoder.clone();
-                        parallel::decode_detached(Slices { text, ranges }, move |line: &[u8]| {
-                            parse_line(line, &decoder)
-                        })
+                        parallel::decode_detached(
+                            Slices { text, ranges },
+                            limit,
+                            move |line: &[u8]| parse_line(line, &decoder),
+                        )
                         .await
                     } else {
                         // A few events, as a server that flushes each one
-                        // sends them: here, waking no thread.
+                        // sends them, or any batch of an informer limited
+                        // to one decode thread: here, waking no thread.
                         lines.iter().map(|line| parse_line(line, decoder)).collect()
                     };
                     self.decoded
@@ -107,6 +111,74 @@ impl<T: DeserializeOwned + Send + 'static> Session<T> {
             Err(Error::VeryShortWatch(lived))
         } else {
             Ok(())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::thread::{self, ThreadId};
+
+    use super::*;
+
+    /// Whatever object it is given, and the thread that decoded it.
+    struct DecodedOn(ThreadId);
+
+    impl<'de> serde::Deserialize<'de> for DecodedOn {
+        fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            serde::de::IgnoredAny::deserialize(deserializer)?;
+            Ok(Self(thread::current().id()))
+        }
+    }
+
+    /// Which threads decoded a burst of 500 lines (2 MB) read at once by
+    /// a watch of a current-thread runtime, and the runtime's thread.
+    fn decoding_threads(decoder: &Decoder) -> (Vec<ThreadId>, ThreadId) {
+        let data = "x".repeat(4_000);
+        let lines: String = (0..500)
+            .map(|i| {
+                format!(
+                    r#"{{"type":"ADDED","object":{{"metadata":{{"name":"o-{i}"}},"data":{{"k":"{data}"}}}}}}"#
+                ) + "\n"
+            })
+            .collect();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let body = WatchBody::new(Box::pin(futures::io::Cursor::new(lines.into_bytes())));
+            let mut session = Session::<DecodedOn>::new(body, Duration::from_secs(60));
+            let mut threads = Vec::new();
+            loop {
+                match session.next(decoder).await {
+                    Received::Line(Ok(WatchLine::Object(_, DecodedOn(thread)))) => {
+                        threads.push(thread);
+                    }
+                    Received::Ended => break,
+                    _ => panic!("not an object, nor the end"),
+                }
+            }
+            (threads, thread::current().id())
+        })
+    }
+
+    // `decode_threads(1)`: a burst is decoded on the thread that read it.
+    #[test]
+    fn a_burst_stays_on_the_reading_thread_with_one_decode_thread() {
+        let (threads, reader) = decoding_threads(&Decoder::new().max_threads(Some(1)));
+        assert_eq!(threads.len(), 500);
+        assert!(threads.iter().all(|thread| *thread == reader));
+    }
+
+    // By default the same burst leaves the reading thread (unless there
+    // is one core, and no decode thread).
+    #[test]
+    fn a_burst_leaves_the_reading_thread_by_default() {
+        let (threads, reader) = decoding_threads(&Decoder::new());
+        assert_eq!(threads.len(), 500);
+        if thread::available_parallelism().map_or(1, |n| n.get()) > 1 {
+            assert!(threads.iter().all(|thread| *thread != reader));
         }
     }
 }
