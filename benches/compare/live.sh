@@ -115,6 +115,8 @@ log "   kube-apiserver $KUBE_INFORMER_E2E_KUBE_VERSION, etcd $KUBE_INFORMER_E2E_
 # ---- Pods ------------------------------------------------------------------
 load_before="$(load)"
 uptime_before="$(uptime)"
+# Taken now: the binaries were built from the tree as it is at the start.
+dirty="$(git -C "$root" status --porcelain -- src benches/compare | wc -l)"
 date_start="$(date -u +%Y-%m-%dT%H:%MZ)"
 log "== creating $objects Pods in $namespace (load $load_before)"
 created="$("$rust_bin" live-writer create --kubeconfig "$kubeconfig" --namespace "$namespace" --objects "$objects")"
@@ -210,7 +212,7 @@ client_go_version="$(awk '$1 == "k8s.io/client-go" {print $2}' "$here/go/go.mod"
 jq -n --argjson created "$created" \
   --arg date "$date_start" --arg date_end "$(date -u +%Y-%m-%dT%H:%MZ)" \
   --arg commit "$(git -C "$root" rev-parse HEAD)" \
-  --arg dirty "$(git -C "$root" status --porcelain -- src benches/compare | wc -l)" \
+  --arg dirty "$dirty" \
   --arg nproc "$(nproc)" --arg cpu "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')" \
   --arg kernel "$(uname -r)" --arg rustc "$(rustc --version)" --arg go "$(go version | cut -d' ' -f3)" \
   --arg kube_runtime "$kube_runtime_version" --arg client_go "$client_go_version" \

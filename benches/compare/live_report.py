@@ -24,9 +24,21 @@ def main(path, meta_path=None):
     def med(key, field):
         return statistics.median(field(run) for run in groups[key])
 
+    # A pass is one (repeat, rate): every runner once, back to back, so the
+    # ratio within a pass compares runs made under about the same load.
+    by_pass = {(run["repeat"], run["rate"], run["runner"]): run["watch_cpu_us_per_event"] for run in runs}
+
+    def pass_ratios(rate, runner):
+        ratios = []
+        for (repeat, pass_rate, name), cpu in sorted(by_pass.items()):
+            peer = by_pass.get((repeat, pass_rate, "kube-runtime"))
+            if name == runner and pass_rate == rate and peer:
+                ratios.append("{:.2f}".format(cpu / peer))
+        return ", ".join(ratios)
+
     print("| rate (updates/s asked; achieved) | runner | runs | CPU µs/event (× kube-runtime) "
-          "| system µs/event | peak RSS MiB |")
-    print("|---:|---|---:|---:|---:|---:|")
+          "| range | same-pass ratios to kube-runtime | system µs/event | peak RSS MiB |")
+    print("|---:|---|---:|---:|---:|---|---:|---:|")
     for key in sorted(groups, key=lambda k: (k[0], ORDER.get(k[1], 9))):
         rate, runner = key
         peer = (rate, "kube-runtime")
@@ -34,8 +46,10 @@ def main(path, meta_path=None):
         ratio = "" if runner == "kube-runtime" or peer not in groups else " ({:.2f}×)".format(
             cpu / med(peer, lambda r: r["watch_cpu_us_per_event"]))
         achieved = med(key, lambda r: r["writer"]["rate_achieved"])
-        print("| {} ({:.0f}) | {} | {} | {:.0f}{} | {:.0f} | {:.0f} |".format(
+        cpus = [r["watch_cpu_us_per_event"] for r in groups[key]]
+        print("| {} ({:.0f}) | {} | {} | {:.0f}{} | {:.0f}–{:.0f} | {} | {:.0f} | {:.0f} |".format(
             rate, achieved, NAMES.get(runner, runner), len(groups[key]), cpu, ratio,
+            min(cpus), max(cpus), "" if runner == "kube-runtime" else pass_ratios(rate, runner),
             med(key, lambda r: r["system_us_per_event"]),
             med(key, lambda r: r["peak_rss"] / MIB),
         ))

@@ -8,6 +8,8 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"runtime/pprof"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
@@ -41,6 +43,7 @@ func liveReport(runner string, objects, updates uint64, subscriberCount int, syn
 		"rss":                       uint64(0),
 		"peak_rss":                  uint64(0),
 		"watch_peak_rss":            uint64(0),
+		"rss_at_ready":              uint64(0),
 	}
 }
 
@@ -84,7 +87,7 @@ func runLive(kubeconfig string, protobuf bool, objects, updates uint64, subscrib
 
 	// The peak of the watch phase alone; the process's peak (sync
 	// included) is read before the reset.
-	_, peakBeforeWatch := resident()
+	rssAtReady, peakBeforeWatch := resident()
 	resetPeak()
 	ready(syncSeconds)
 	startUser, startSystem := cpuTimes()
@@ -99,6 +102,7 @@ func runLive(kubeconfig string, protobuf bool, objects, updates uint64, subscrib
 	report["rss"] = rss
 	report["peak_rss"] = max(watchPeak, peakBeforeWatch)
 	report["watch_peak_rss"] = watchPeak
+	report["rss_at_ready"] = rssAtReady
 	return report, nil
 }
 
@@ -111,4 +115,14 @@ func liveClient(config *rest.Config, protobuf bool) (*kubernetes.Clientset, erro
 	config.ContentType = "application/vnd.kubernetes.protobuf"
 	config.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
 	return kubernetes.NewForConfig(config)
+}
+
+// startCPUProfile starts a CPU profile into path; the file stays open until
+// the process exits, after pprof.StopCPUProfile has flushed it.
+func startCPUProfile(path string) error {
+	file, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	return pprof.StartCPUProfile(file)
 }

@@ -13,6 +13,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -29,6 +30,7 @@ func main() {
 	liveKubeconfig := flag.String("live", "", "live mode: kubeconfig of the cluster kube-informer-compare live-writer writes to")
 	updates := flag.Int("updates", 0, "with -live: updates the writer makes")
 	protobuf := flag.Bool("protobuf", false, "with -live: ask the apiserver for protobuf instead of JSON")
+	cpuProfile := flag.String("cpuprofile", "", "with -live: write a CPU profile of the watch phase (from READY) to this file")
 	wireServer := flag.String("wire", "", "wire mode: base URL of the loopback server (kube-informer-compare serve)")
 	strip := flag.Bool("strip", false, "wire mode: strip managedFields with SetTransform")
 	relist := flag.Bool("relist", false, "wire mode: measure a relist (410, then a full list) instead of a watch burst")
@@ -53,9 +55,16 @@ func main() {
 			os.Exit(2)
 		}
 		ready := func(syncSeconds float64) {
+			// The profile covers what the CPU figure covers: the watch phase.
+			if *cpuProfile != "" {
+				if err := startCPUProfile(*cpuProfile); err != nil {
+					fmt.Fprintf(os.Stderr, "no CPU profile: %v\n", err)
+				}
+			}
 			fmt.Printf("READY client-go sync_seconds=%.3f\n", syncSeconds)
 		}
 		report, err := runLive(*liveKubeconfig, *protobuf, uint64(*objects), uint64(*updates), *subscriberCount, *timeout, ready)
+		pprof.StopCPUProfile()
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "client-go live run failed: %v\n", err)
 			os.Exit(1)

@@ -149,6 +149,13 @@ pub struct LiveReport {
     /// VmHWM over the watch phase alone (reset at `READY`; 0 where the
     /// kernel refuses the reset, or until the runner reads it).
     pub watch_peak_rss: u64,
+    /// VmRSS at `READY`: the synced cache, before any update.
+    pub rss_at_ready: u64,
+    /// glibc's heap at the end: in use (`mallinfo2().uordblks` + mmapped
+    /// blocks), and free but kept (`fordblks`); zeros under another allocator.
+    pub heap_in_use: u64,
+    /// See `heap_in_use`.
+    pub heap_free_kept: u64,
 }
 
 impl LiveReport {
@@ -188,6 +195,9 @@ impl LiveReport {
             rss: 0,
             peak_rss: 0,
             watch_peak_rss: 0,
+            rss_at_ready: 0,
+            heap_in_use: 0,
+            heap_free_kept: 0,
         }
     }
 }

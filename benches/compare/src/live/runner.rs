@@ -96,7 +96,8 @@ pub async fn run<R: WireRunner>(options: &LiveOptions) -> Result<LiveReport, Liv
 
     // The peak of the watch phase alone; the process's peak (sync included)
     // is read before the reset.
-    let peak_before_watch = crate::memory::resident().peak;
+    let at_ready = crate::memory::resident();
+    let peak_before_watch = at_ready.peak;
     let watch_peak_known = crate::memory::reset_peak();
     println!("READY {} sync_seconds={sync_seconds:.3}", R::NAME);
     let _ = std::io::stdout().flush();
@@ -119,6 +120,10 @@ pub async fn run<R: WireRunner>(options: &LiveOptions) -> Result<LiveReport, Liv
     report.rss = memory.now;
     report.peak_rss = memory.peak.max(peak_before_watch);
     report.watch_peak_rss = if watch_peak_known { memory.peak } else { 0 };
+    report.rss_at_ready = at_ready.now;
+    if crate::wire::drive::allocator() == "system" {
+        (report.heap_in_use, report.heap_free_kept) = crate::wire::drive::heap();
+    }
     Ok(report)
 }
 
