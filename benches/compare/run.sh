@@ -8,6 +8,9 @@
 #   bash benches/compare/run.sh --wire --quick   # wire mode, N = 10,000, one run each
 #   bash benches/compare/run.sh --wire-profile   # perf profile of each runner, N = 10,000, S = 4
 #
+# (CPU per event against a real kube-apiserver at a steady update rate is
+# live.sh, run on its own: bash benches/compare/live.sh.)
+#
 # Wire mode starts the loopback server (`kube-informer-compare serve`) and runs
 # kube-informer, kube-runtime and client-go against it, each in its own
 # process with its own HTTP client; its table heads BENCHMARKS.md, above the

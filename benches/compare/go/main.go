@@ -1,7 +1,9 @@
 // Runner (c) of the side-by-side benchmark: client-go's shared index informer
 // with S event handlers, fed the shared workload by a fake ListerWatcher
 // (in-memory mode), or listing and watching the loopback server with its
-// real REST client (wire mode, -wire URL; see wire.go).
+// real REST client (wire mode, -wire URL; see wire.go), or a real
+// kube-apiserver's Pods while a writer updates them (live mode, -live
+// KUBECONFIG; see live.go).
 // It measures what the Rust runners measure (see benches/compare/src/drive.rs)
 // and prints the same JSON line.
 package main
@@ -11,6 +13,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -23,7 +26,11 @@ func main() {
 	slow := flag.Bool("slow", false, "handler 0 sleeps 1 ms per notification")
 	timeout := flag.Duration("timeout", 900*time.Second, "give up when a wait lasts longer")
 	apiserverKubeconfig := flag.String("apiserver-kubeconfig", "", "measure against this cluster instead of a workload file")
-	objects := flag.Int("objects", 2000, "with -apiserver-kubeconfig: ConfigMaps to create")
+	objects := flag.Int("objects", 2000, "with -apiserver-kubeconfig: ConfigMaps to create; with -live: Pods the writer created")
+	liveKubeconfig := flag.String("live", "", "live mode: kubeconfig of the cluster kube-informer-compare live-writer writes to")
+	updates := flag.Int("updates", 0, "with -live: updates the writer makes")
+	protobuf := flag.Bool("protobuf", false, "with -live: ask the apiserver for protobuf instead of JSON")
+	cpuProfile := flag.String("cpuprofile", "", "with -live: write a CPU profile of the watch phase (from READY) to this file")
 	wireServer := flag.String("wire", "", "wire mode: base URL of the loopback server (kube-informer-compare serve)")
 	strip := flag.Bool("strip", false, "wire mode: strip managedFields with SetTransform")
 	relist := flag.Bool("relist", false, "wire mode: measure a relist (410, then a full list) instead of a watch burst")
@@ -36,6 +43,30 @@ func main() {
 		report, err := runWire(*wireServer, *subscriberCount, *strip, *relist, *timeout)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "client-go wire run failed: %v\n", err)
+			os.Exit(1)
+		}
+		line, _ := json.Marshal(report)
+		fmt.Println(string(line))
+		os.Exit(0)
+	}
+	if *liveKubeconfig != "" {
+		if *subscriberCount < 1 || *objects < 1 || *updates < 1 {
+			fmt.Fprintln(os.Stderr, "usage: client-go-runner -live KUBECONFIG -objects N -updates U [-protobuf] [-subscribers 1] [-timeout 900s]")
+			os.Exit(2)
+		}
+		ready := func(syncSeconds float64) {
+			// The profile covers what the CPU figure covers: the watch phase.
+			if *cpuProfile != "" {
+				if err := startCPUProfile(*cpuProfile); err != nil {
+					fmt.Fprintf(os.Stderr, "no CPU profile: %v\n", err)
+				}
+			}
+			fmt.Printf("READY client-go sync_seconds=%.3f\n", syncSeconds)
+		}
+		report, err := runLive(*liveKubeconfig, *protobuf, uint64(*objects), uint64(*updates), *subscriberCount, *timeout, ready)
+		pprof.StopCPUProfile()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "client-go live run failed: %v\n", err)
 			os.Exit(1)
 		}
 		line, _ := json.Marshal(report)

@@ -87,12 +87,18 @@ func waitMilestone(subscribers []*wireSubscriber, i int, timeout time.Duration) 
 }
 
 func cpuSeconds() float64 {
+	user, system := cpuTimes()
+	return user + system
+}
+
+// cpuTimes returns the user and system CPU seconds this process has used.
+func cpuTimes() (user, system float64) {
 	var usage syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &usage); err != nil {
-		return 0
+		return 0, 0
 	}
 	seconds := func(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
-	return seconds(usage.Utime) + seconds(usage.Stime)
+	return seconds(usage.Utime), seconds(usage.Stime)
 }
 
 // peakSample is the memory sample with the largest resident size.
@@ -164,6 +170,34 @@ func (c control) call(method, path string, into any) error {
 	return nil
 }
 
+// wireClient is the clientset every Go runner measures with: JSON both
+// ways, as the Rust clients speak; no client-side rate limit, as the Rust
+// clients have none.
+func wireClient(config *rest.Config) (*kubernetes.Clientset, error) {
+	config.QPS = -1
+	config.ContentType = "application/json"
+	config.AcceptContentTypes = "application/json"
+	return kubernetes.NewForConfig(config)
+}
+
+// podInformer is the shared informer on Pods in all namespaces (no resync),
+// one event handler per subscriber; with strip, managedFields are dropped
+// by a transform.
+func podInformer(client kubernetes.Interface, strip bool, subscribers []*wireSubscriber) (cache.SharedIndexInformer, error) {
+	var options []informers.SharedInformerOption
+	if strip {
+		options = append(options, informers.WithTransform(stripManagedFields))
+	}
+	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, options...)
+	informer := factory.Core().V1().Pods().Informer()
+	for _, s := range subscribers {
+		if _, err := informer.AddEventHandler(s.handlers()); err != nil {
+			return nil, fmt.Errorf("cannot add handler: %w", err)
+		}
+	}
+	return informer, nil
+}
+
 type serverInfo struct {
 	Objects       uint64  `json:"objects"`
 	Updates       uint64  `json:"updates"`
@@ -194,31 +228,17 @@ func runWire(server string, subscriberCount int, strip, relist bool, timeout tim
 		last = 2 * n
 	}
 
-	// JSON both ways, as the Rust clients speak; no client-side rate limit,
-	// as the Rust clients have none.
-	client, err := kubernetes.NewForConfig(&rest.Config{
-		Host: ctl.base,
-		QPS:  -1,
-		ContentConfig: rest.ContentConfig{
-			ContentType:        "application/json",
-			AcceptContentTypes: "application/json",
-		},
-	})
+	client, err := wireClient(&rest.Config{Host: ctl.base})
 	if err != nil {
 		return nil, err
 	}
-	var options []informers.SharedInformerOption
-	if strip {
-		options = append(options, informers.WithTransform(stripManagedFields))
-	}
-	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, options...)
-	informer := factory.Core().V1().Pods().Informer()
 	subscribers := make([]*wireSubscriber, subscriberCount)
 	for i := range subscribers {
 		subscribers[i] = newWireSubscriber(n, last)
-		if _, err := informer.AddEventHandler(subscribers[i].handlers()); err != nil {
-			return nil, fmt.Errorf("cannot add handler: %w", err)
-		}
+	}
+	informer, err := podInformer(client, strip, subscribers)
+	if err != nil {
+		return nil, err
 	}
 	stop := make(chan struct{})
 	defer close(stop)

@@ -9,7 +9,9 @@
 #[cfg(feature = "ours")]
 pub mod apiserver;
 pub mod drive;
+pub mod flags;
 pub mod generate;
+pub mod live;
 pub mod memory;
 pub mod progress;
 pub mod report;

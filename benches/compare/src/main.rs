@@ -6,12 +6,22 @@
 //! kube-informer-compare apiserver --kubeconfig FILE [--objects 2000] [--subscribers 4] [--timeout-secs 300]
 //! kube-informer-compare serve --objects N [--seed 1] [--port 0] [--address-file FILE] [--chunking backlog|event|rate=N]
 //! kube-informer-compare wire (ours|kube-runtime) --server URL --subscribers S [--strip] [--relist] [--timeout-secs 900]
+//! kube-informer-compare live-writer create --kubeconfig F [--namespace compare-live] --objects N
+//! kube-informer-compare live-writer update --kubeconfig F [--namespace compare-live] --objects N --updates U --rate R [--from 0] [--in-flight 32]
+//! kube-informer-compare live-writer delete --kubeconfig F [--namespace compare-live] [--timeout-secs 120]
+//! kube-informer-compare live (ours|kube-runtime) --kubeconfig F --objects N --updates U [--subscribers 1] [--timeout-secs 900]
 //! ```
 //!
 //! `serve` generates the wire workload (N Pods, U = 2N modifications, D = N/10
 //! deletes), then serves it on 127.0.0.1 until killed; it prints its address
 //! (and writes it to `--address-file`) once listening. `wire` runs one wire
 //! measurement against it and prints one JSON line.
+//!
+//! `live-writer` and `live` are the live mode against a real kube-apiserver
+//! (see `live.sh` and the `live` module): the writer creates N Pods, updates
+//! them at R per second, or deletes them, and prints one JSON line; each
+//! `live` runner prints `READY` once synced and one JSON line once it has
+//! seen the U updates.
 //!
 //! RUNNER is `floor`, `kube-runtime`, `ours` or `ours-coalesce` (the slow
 //! subscriber on `Lag::Coalesce`). `run` prints one JSON line.
@@ -20,17 +30,22 @@
 
 use kube_informer_compare::{
     drive::{self, Options, Runner},
+    flags::Flags,
     generate::{self, Spec},
     runners::{floor::Floor, kube_runtime::KubeRuntime},
 };
-use std::{collections::HashMap, io::BufWriter, path::PathBuf, process::ExitCode, time::Duration};
+use std::{io::BufWriter, path::PathBuf, process::ExitCode, time::Duration};
 
 const USAGE: &str = "usage:
   kube-informer-compare generate --objects N --updates U [--delete-percent 10] [--seed 1] --out FILE
   kube-informer-compare run (floor|kube-runtime|ours|ours-coalesce) --workload FILE --subscribers S [--slow] [--timeout-secs 900]
   kube-informer-compare apiserver --kubeconfig FILE [--objects 2000] [--subscribers 4] [--timeout-secs 300]
   kube-informer-compare serve --objects N [--seed 1] [--port 0] [--address-file FILE] [--chunking backlog|event|rate=N]
-  kube-informer-compare wire (ours|kube-runtime) --server URL --subscribers S [--strip] [--relist] [--timeout-secs 900]";
+  kube-informer-compare wire (ours|kube-runtime) --server URL --subscribers S [--strip] [--relist] [--timeout-secs 900]
+  kube-informer-compare live-writer create --kubeconfig F [--namespace compare-live] --objects N
+  kube-informer-compare live-writer update --kubeconfig F [--namespace compare-live] --objects N --updates U --rate R [--from 0] [--in-flight 32]
+  kube-informer-compare live-writer delete --kubeconfig F [--namespace compare-live] [--timeout-secs 120]
+  kube-informer-compare live (ours|kube-runtime) --kubeconfig F --objects N --updates U [--subscribers 1] [--timeout-secs 900]";
 
 #[cfg(feature = "mimalloc")]
 #[global_allocator]
@@ -48,6 +63,8 @@ fn main() -> ExitCode {
         Some("apiserver") => apiserver_command(&args[1..]),
         Some("serve") => serve_command(&args[1..]),
         Some("wire") if args.len() >= 2 => wire_command(&args[1], &args[2..]),
+        Some("live-writer") if args.len() >= 2 => live_writer_command(&args[1], &args[2..]),
+        Some("live") if args.len() >= 2 => live_command(&args[1], &args[2..]),
         _ => usage_error("missing command"),
     }
 }
@@ -310,6 +327,86 @@ fn measure_wire<R: kube_informer_compare::wire::drive::WireRunner>(
     }
 }
 
+fn live_writer_command(step: &str, args: &[String]) -> ExitCode {
+    use kube_informer_compare::live::writer::{WriterOptions, write};
+    let options = match Flags::parse(args).and_then(|flags| WriterOptions::from_flags(step, &flags))
+    {
+        Ok(options) => options,
+        Err(message) => return usage_error(&message),
+    };
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("cannot start the tokio runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(write(&options)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("live writer ({step}) failed: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn live_command(runner: &str, args: &[String]) -> ExitCode {
+    use kube_informer_compare::live::runner::LiveOptions;
+    let options = match Flags::parse(args).and_then(|flags| LiveOptions::from_flags(&flags)) {
+        Ok(options) => options,
+        Err(message) => return usage_error(&message),
+    };
+    match runner {
+        "kube-runtime" => {
+            measure_live::<kube_informer_compare::wire::kube_runtime::KubeRuntimeWire>(&options)
+        }
+        "ours" => ours_live(&options),
+        other => usage_error(&format!("unknown live runner {other}")),
+    }
+}
+
+#[cfg(feature = "ours")]
+fn ours_live(options: &kube_informer_compare::live::runner::LiveOptions) -> ExitCode {
+    measure_live::<kube_informer_compare::wire::ours::OursWire>(options)
+}
+
+#[cfg(not(feature = "ours"))]
+fn ours_live(_options: &kube_informer_compare::live::runner::LiveOptions) -> ExitCode {
+    eprintln!("runner (a) skipped: built without the `ours` feature");
+    ExitCode::from(3)
+}
+
+fn measure_live<R: kube_informer_compare::wire::drive::WireRunner>(
+    options: &kube_informer_compare::live::runner::LiveOptions,
+) -> ExitCode {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("cannot start the tokio runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = runtime.block_on(kube_informer_compare::live::runner::run::<R>(options));
+    // The informer and its watch are still running: do not wait for them.
+    runtime.shutdown_background();
+    match result {
+        Ok(report) => {
+            println!(
+                "{}",
+                serde_json::to_string(&report).unwrap_or_else(|_| "{}".into())
+            );
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("{} live run failed: {error}", R::NAME);
+            ExitCode::FAILURE
+        }
+    }
+}
+
 fn measure<R: Runner>(options: &Options) -> ExitCode {
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -339,44 +436,4 @@ fn measure<R: Runner>(options: &Options) -> ExitCode {
 fn usage_error(message: &str) -> ExitCode {
     eprintln!("{message}\n{USAGE}");
     ExitCode::from(2)
-}
-
-/// `--name value` pairs and bare `--switch`es.
-struct Flags(HashMap<String, Option<String>>);
-
-impl Flags {
-    fn parse(args: &[String]) -> Result<Self, String> {
-        let mut flags = HashMap::new();
-        let mut args = args.iter().peekable();
-        while let Some(arg) = args.next() {
-            let name = arg
-                .strip_prefix("--")
-                .ok_or_else(|| format!("unexpected argument {arg}"))?;
-            let value = args.next_if(|next| !next.starts_with("--")).cloned();
-            flags.insert(name.to_string(), value);
-        }
-        Ok(Flags(flags))
-    }
-
-    fn text(&self, name: &str) -> Result<&str, String> {
-        match self.0.get(name) {
-            Some(Some(value)) => Ok(value),
-            _ => Err(format!("--{name} VALUE is required")),
-        }
-    }
-
-    fn number(&self, name: &str, default: Option<usize>) -> Result<usize, String> {
-        match (self.0.get(name), default) {
-            (None, Some(default)) => Ok(default),
-            (None, None) | (Some(None), _) => Err(format!("--{name} NUMBER is required")),
-            (Some(Some(value)), _) => value
-                .replace('_', "")
-                .parse()
-                .map_err(|_| format!("--{name} wants a number, got {value}")),
-        }
-    }
-
-    fn switch(&self, name: &str) -> bool {
-        self.0.contains_key(name)
-    }
 }

@@ -316,7 +316,7 @@ pub fn allocator() -> &'static str {
 }
 
 /// glibc's heap: (in use, free but kept).
-fn heap() -> (u64, u64) {
+pub fn heap() -> (u64, u64) {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
         // SAFETY: mallinfo2 only reads the allocator's own statistics.
