@@ -5,7 +5,7 @@ mod source_helpers;
 
 use std::time::Duration;
 
-use kube_informer::source::{Config, Error};
+use kube_informer::source::{Config, DecodeTarget, Error};
 use kube_informer_testing::{ApiStatus, FakeApiServer, RequestMatch, WatchFault};
 use source_helpers::*;
 
@@ -101,7 +101,7 @@ async fn r7_malformed_line_is_reported_and_relists() {
     assert!(matches!(
         next_error(&mut events).await,
         Error::Decode {
-            what: "watch line",
+            what: DecodeTarget::WatchLine,
             ..
         }
     ));

@@ -8,7 +8,7 @@ use serde_json::value::RawValue;
 
 use super::{
     decode::Decoder,
-    error::Error,
+    error::{DecodeTarget, Error},
     lines::{Read, WatchBody},
     list::decode_items,
     watch::{WatchLine, parse_line},
@@ -32,7 +32,7 @@ fn decoder(list_kind: Option<&str>) -> Decoder {
 /// Checks and decodes one object as the source does, against the item kind
 /// of `list_kind` (e.g. `PodList`).
 pub fn object<K: DeserializeOwned>(object: &RawValue, list_kind: Option<&str>) -> Result<K, Error> {
-    decoder(list_kind).object(object, "list item")
+    decoder(list_kind).object(object, DecodeTarget::ListItem)
 }
 
 /// The R7 probe alone (kind and name), without the typed decode.

@@ -105,9 +105,8 @@ pub enum Error {
     /// is not JSON ends that watch (an event may be lost) and relists after a
     /// backoff; a bad object is skipped.
     Decode {
-        /// What was being decoded: `list`, `list item`, `watch line`,
-        /// `watch object`, `watch error status`.
-        what: &'static str,
+        /// What was being decoded.
+        what: DecodeTarget,
         /// The JSON error.
         source: serde_json::Error,
     },
@@ -126,6 +125,64 @@ pub enum Error {
     MissingName,
     /// A request could not be built (e.g. a selector that makes an invalid URL).
     BuildRequest(http::Error),
+}
+
+/// What the source was decoding when [`Error::Decode`] happened. Its
+/// `Display` is the words the error message uses (`failed to decode watch
+/// line`).
+///
+/// # Examples
+///
+/// ```
+/// use kube_informer::source::DecodeTarget;
+///
+/// assert_eq!(DecodeTarget::WatchLine.to_string(), "watch line");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum DecodeTarget {
+    /// A list response (`list`): the page could not be read at all.
+    List,
+    /// One object of a list (`list item`); it is skipped.
+    ListItem,
+    /// A watch line that is not a watch event (`watch line`); the watch
+    /// ends and the source relists.
+    WatchLine,
+    /// The object of a watch event (`watch object`); it is skipped.
+    WatchObject,
+    /// The `Status` of an `ERROR` watch event (`watch error status`); the
+    /// watch ends and the source relists.
+    WatchErrorStatus,
+}
+
+impl DecodeTarget {
+    /// The words for it in messages: `list`, `list item`, `watch line`,
+    /// `watch object`, `watch error status`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::List => "list",
+            Self::ListItem => "list item",
+            Self::WatchLine => "watch line",
+            Self::WatchObject => "watch object",
+            Self::WatchErrorStatus => "watch error status",
+        }
+    }
+
+    /// Whether failing to decode it breaks the watch itself, not one
+    /// object: a watch line or an error event may have carried a lost
+    /// event, so the rest of the stream cannot be trusted.
+    pub(crate) fn breaks_watch(self) -> bool {
+        match self {
+            Self::WatchLine | Self::WatchErrorStatus => true,
+            Self::List | Self::ListItem | Self::WatchObject => false,
+        }
+    }
+}
+
+impl fmt::Display for DecodeTarget {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 impl fmt::Display for Error {

@@ -1,5 +1,7 @@
 //! Which [`ErrorClass`] a source error belongs to, for the error counters.
 
+#[cfg(test)]
+use super::error::DecodeTarget;
 use super::error::{Error, api_status};
 use crate::metrics::ErrorClass;
 
@@ -17,11 +19,8 @@ impl Error {
             Self::WatchIdle { .. } | Self::ListTimeout { .. } => ErrorClass::Timeout,
             // A line that is not JSON, or an ERROR event that is not a Status:
             // the watch itself is broken, not one object.
-            Self::Decode {
-                what: "watch line" | "watch error status",
-                ..
-            }
-            | Self::UnknownEventType(_) => ErrorClass::MalformedLine,
+            Self::Decode { what, .. } if what.breaks_watch() => ErrorClass::MalformedLine,
+            Self::UnknownEventType(_) => ErrorClass::MalformedLine,
             Self::Decode { .. }
             | Self::WrongKind { .. }
             | Self::MissingMetadata
@@ -65,12 +64,12 @@ mod tests {
         };
         assert_eq!(idle.class(), ErrorClass::Timeout);
         let line = Error::Decode {
-            what: "watch line",
+            what: DecodeTarget::WatchLine,
             source: serde_json::from_str::<u8>("x").unwrap_err(),
         };
         assert_eq!(line.class(), ErrorClass::MalformedLine);
         let object = Error::Decode {
-            what: "object",
+            what: DecodeTarget::WatchObject,
             source: serde_json::from_str::<u8>("x").unwrap_err(),
         };
         assert_eq!(object.class(), ErrorClass::Decode);

@@ -13,7 +13,7 @@ use super::{
     Watchable,
     config::DEFAULT_PAGE_SIZE,
     decode::{Decoder, parallel},
-    error::{Error, api_status, is_expired, is_too_large_resource_version},
+    error::{DecodeTarget, Error, api_status, is_expired, is_too_large_resource_version},
     prefetch::{self, Failure, PageTask},
     target::{ListQuery, Target},
 };
@@ -53,7 +53,7 @@ pub(super) struct Envelope {
 /// also checks the whole answer is JSON.
 pub(super) fn read_envelope(text: &str) -> Result<Envelope, Error> {
     let raw: RawList<'_> = serde_json::from_str(text).map_err(|source| Error::Decode {
-        what: "list",
+        what: DecodeTarget::List,
         source,
     })?;
     let start = text.as_ptr() as usize;
@@ -87,7 +87,8 @@ pub(crate) fn decode_items<T: DeserializeOwned + Send>(
     let envelope = read_envelope(text)?;
     decoder.learn_list_kind(envelope.kind.as_deref());
     let decoder = &*decoder;
-    let decode = |item: &Range<usize>| decoder.object_text(&text[item.clone()], "list item");
+    let decode =
+        |item: &Range<usize>| decoder.object_text(&text[item.clone()], DecodeTarget::ListItem);
     Ok(match threads {
         Some(threads) => parallel::decode_on(&envelope.items, threads, text.len(), decode),
         None => parallel::decode_all(&envelope.items, text.len(), decoder.thread_limit(), decode),

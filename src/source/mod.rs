@@ -111,7 +111,7 @@ use serde::de::DeserializeOwned;
 
 pub(crate) use config::Settings;
 pub use config::{BackoffConfig, Config, DEFAULT_PAGE_SIZE, ListSemantic, ListStrategy};
-pub use error::Error;
+pub use error::{DecodeTarget, Error};
 pub use event::Event;
 pub use target::LIST_DEADLINE;
 

@@ -28,7 +28,7 @@ use super::{
         Decoder,
         parallel::{self, Slices},
     },
-    error::Error,
+    error::{DecodeTarget, Error},
     list::read_envelope,
     target::{ListQuery, Target},
 };
@@ -146,7 +146,7 @@ async fn decode_items<T: Watchable>(
 ) -> Vec<Result<T, Error>> {
     let limit = decoder.thread_limit();
     parallel::decode_detached(Slices { text, ranges }, limit, move |item: &str| {
-        decoder.object_text(item, "list item")
+        decoder.object_text(item, DecodeTarget::ListItem)
     })
     .await
 }

@@ -12,7 +12,10 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 
-use super::{decode::Decoder, error::Error};
+use super::{
+    decode::Decoder,
+    error::{DecodeTarget, Error},
+};
 
 /// How an object changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,7 +83,7 @@ pub(crate) fn parse_line<T: DeserializeOwned>(
         return Ok(None);
     }
     let envelope: Envelope<'_> = serde_json::from_slice(line).map_err(|source| Error::Decode {
-        what: "watch line",
+        what: DecodeTarget::WatchLine,
         source,
     })?;
     let change = match envelope.event_type.as_ref() {
@@ -92,7 +95,7 @@ pub(crate) fn parse_line<T: DeserializeOwned>(
             let text = envelope.object.map_or("null", RawValue::get);
             let status: kube::core::Status =
                 serde_json::from_str(text).map_err(|source| Error::Decode {
-                    what: "watch error status",
+                    what: DecodeTarget::WatchErrorStatus,
                     source,
                 })?;
             return Ok(Some(WatchLine::Error {
@@ -106,7 +109,7 @@ pub(crate) fn parse_line<T: DeserializeOwned>(
     let object = envelope.object.ok_or(Error::MissingMetadata)?;
     Ok(Some(WatchLine::Object(
         change,
-        decoder.object(object, "watch object")?,
+        decoder.object(object, DecodeTarget::WatchObject)?,
     )))
 }
 
@@ -184,7 +187,7 @@ mod tests {
         assert!(matches!(
             parse("{not json"),
             Err(Error::Decode {
-                what: "watch line",
+                what: DecodeTarget::WatchLine,
                 ..
             })
         ));
@@ -199,7 +202,7 @@ mod tests {
         assert!(matches!(
             parse(r#"{"type":"ERROR","object":"nope"}"#),
             Err(Error::Decode {
-                what: "watch error status",
+                what: DecodeTarget::WatchErrorStatus,
                 ..
             })
         ));
@@ -225,7 +228,7 @@ mod tests {
         assert!(matches!(
             parse(r#"{"type":"ADDED","object":{"metadata":{"name":"a"},"data":[]}}"#),
             Err(Error::Decode {
-                what: "watch object",
+                what: DecodeTarget::WatchObject,
                 ..
             })
         ));

@@ -42,7 +42,7 @@ use std::sync::{
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 
-use super::error::Error;
+use super::error::{DecodeTarget, Error};
 
 /// Decodes the objects of one collection.
 #[derive(Debug, Default, Clone)]
@@ -114,7 +114,7 @@ impl Decoder {
     pub(crate) fn object<T: DeserializeOwned>(
         &self,
         object: &RawValue,
-        what: &'static str,
+        what: DecodeTarget,
     ) -> Result<T, Error> {
         self.object_text(object.get(), what)
     }
@@ -127,7 +127,7 @@ impl Decoder {
     pub(crate) fn object_text<T: DeserializeOwned>(
         &self,
         text: &str,
-        what: &'static str,
+        what: DecodeTarget,
     ) -> Result<T, Error> {
         if self.plain {
             self.plain_text(text, what)
@@ -139,14 +139,14 @@ impl Decoder {
     /// The plain path: the probe decides R7, then `serde_json::from_str`.
     /// Same objects and same errors as the tuned path, which is faster
     /// (BENCHMARKS.md); here to rule it out, and to compare with it.
-    fn plain_text<T: DeserializeOwned>(&self, text: &str, what: &'static str) -> Result<T, Error> {
+    fn plain_text<T: DeserializeOwned>(&self, text: &str, what: DecodeTarget) -> Result<T, Error> {
         probe::check(text, self.expected_kind.as_deref())?;
         serde_json::from_str(text).map_err(|source| Error::Decode { what, source })
     }
 
     /// The tuned path: the scan vouches for R7 or calls the probe, and its
     /// array counts size every vector (`exact`).
-    fn tuned_text<T: DeserializeOwned>(&self, text: &str, what: &'static str) -> Result<T, Error> {
+    fn tuned_text<T: DeserializeOwned>(&self, text: &str, what: DecodeTarget) -> Result<T, Error> {
         let expected_kind = self.expected_kind.as_deref();
         let scan = scan::scan(text, expected_kind);
         let passes = scan.r7 == scan::R7::Passes;
@@ -215,7 +215,7 @@ mod tests {
 
     fn r7_checks_on(mut d: Decoder) {
         d.learn_list_kind(Some("ConfigMapList"));
-        let decode = |text: &str| d.object::<ConfigMap>(&raw(text), "x");
+        let decode = |text: &str| d.object::<ConfigMap>(&raw(text), DecodeTarget::ListItem);
         assert!(matches!(
             decode(r#"{"kind": "ConfigMap"}"#),
             Err(Error::MissingMetadata)
@@ -230,7 +230,10 @@ mod tests {
         ));
         assert!(matches!(
             decode(r#"{"metadata": {"name": "a"}, "data": 3}"#),
-            Err(Error::Decode { what: "x", .. })
+            Err(Error::Decode {
+                what: DecodeTarget::ListItem,
+                ..
+            })
         ));
         let cm = decode(r#"{"metadata": {"name": "a"}}"#).unwrap();
         assert_eq!(cm.metadata.name.as_deref(), Some("a"));
@@ -243,11 +246,13 @@ mod tests {
         let item = raw(
             r#"{"metadata":{"name":"a","managedFields":[{"manager":"m","fieldsV1":{"f:data":{}}}]},"data":{"k":"v"}}"#,
         );
-        let kept: ConfigMap = Decoder::new().object(&item, "x").unwrap();
+        let kept: ConfigMap = Decoder::new()
+            .object(&item, DecodeTarget::ListItem)
+            .unwrap();
         assert_eq!(kept.metadata.managed_fields.map(|m| m.len()), Some(1));
         let stripped: ConfigMap = Decoder::new()
             .skip_managed_fields(true)
-            .object(&item, "x")
+            .object(&item, DecodeTarget::ListItem)
             .unwrap();
         assert!(stripped.metadata.managed_fields.is_none());
         assert_eq!(stripped.data.unwrap()["k"], "v");
@@ -255,7 +260,7 @@ mod tests {
         let plain: ConfigMap = Decoder::new()
             .skip_managed_fields(true)
             .plain(true)
-            .object(&item, "x")
+            .object(&item, DecodeTarget::ListItem)
             .unwrap();
         assert_eq!(plain.metadata.managed_fields.map(|m| m.len()), Some(1));
     }
@@ -269,16 +274,16 @@ mod tests {
         let widget = raw(
             r#"{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"size":3}}"#,
         );
-        let object: DynamicObject = d.object(&widget, "x").unwrap();
+        let object: DynamicObject = d.object(&widget, DecodeTarget::ListItem).unwrap();
         assert_eq!(object.data["spec"]["size"], 3);
         let stranger =
             raw(r#"{"apiVersion":"example.com/v1","kind":"Gadget","metadata":{"name":"g"}}"#);
         assert!(matches!(
-            d.object::<DynamicObject>(&stranger, "x"),
+            d.object::<DynamicObject>(&stranger, DecodeTarget::ListItem),
             Err(Error::WrongKind { .. })
         ));
         assert!(matches!(
-            d.object::<DynamicObject>(&raw(r#"{"kind":"Widget"}"#), "x"),
+            d.object::<DynamicObject>(&raw(r#"{"kind":"Widget"}"#), DecodeTarget::ListItem),
             Err(Error::MissingMetadata)
         ));
 
@@ -287,7 +292,7 @@ mod tests {
         let meta = raw(
             r#"{"apiVersion":"meta.k8s.io/v1","kind":"PartialObjectMetadata","metadata":{"name":"a","labels":{"x":"y"}}}"#,
         );
-        let object: PartialObjectMeta<ConfigMap> = m.object(&meta, "x").unwrap();
+        let object: PartialObjectMeta<ConfigMap> = m.object(&meta, DecodeTarget::ListItem).unwrap();
         assert_eq!(object.metadata.labels.unwrap()["x"], "y");
     }
 }
@@ -301,7 +306,7 @@ mod parallel_prop {
     use proptest::prelude::*;
 
     use super::{
-        Decoder,
+        DecodeTarget, Decoder,
         parallel::{Slices, decode_detached, decode_on},
     };
     use crate::source::{list::read_envelope, watch::parse_line};
@@ -368,7 +373,7 @@ mod parallel_prop {
             let parsed: Page<'_> = serde_json::from_str(&page).unwrap();
             let mut decoder = Decoder::new();
             decoder.learn_list_kind(Some("ConfigMapList"));
-            let decode = |raw: &&serde_json::value::RawValue| decoder.object::<ConfigMap>(raw, "list item");
+            let decode = |raw: &&serde_json::value::RawValue| decoder.object::<ConfigMap>(raw, DecodeTarget::ListItem);
             let serial: Vec<String> = decode_on(&parsed.items, 1, page.len(), decode).iter().map(summary).collect();
             let parallel: Vec<String> = decode_on(&parsed.items, threads, page.len(), decode).iter().map(summary).collect();
             prop_assert_eq!(serial.len(), items.len());
@@ -377,10 +382,10 @@ mod parallel_prop {
             // on the decode threads while the caller awaits.
             let ranges = read_envelope(&page).unwrap().items;
             let plain = decoder.clone().plain(true);
-            let plain: Vec<String> = decode_on(&parsed.items, threads, page.len(), |raw| plain.object::<ConfigMap>(raw, "list item")).iter().map(summary).collect();
+            let plain: Vec<String> = decode_on(&parsed.items, threads, page.len(), |raw| plain.object::<ConfigMap>(raw, DecodeTarget::ListItem)).iter().map(summary).collect();
             prop_assert_eq!(&plain, &serial);
             let detached = tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(
-                decode_detached(Slices { text: page.clone(), ranges }, usize::MAX, move |item| decoder.object_text::<ConfigMap>(item, "list item")),
+                decode_detached(Slices { text: page.clone(), ranges }, usize::MAX, move |item| decoder.object_text::<ConfigMap>(item, DecodeTarget::ListItem)),
             );
             let detached: Vec<String> = detached.iter().map(summary).collect();
             prop_assert_eq!(detached, serial);

@@ -149,13 +149,7 @@ fn is_unavailable_resource_version(error: &Error) -> bool {
 
 /// Whether a line error means the rest of the stream cannot be trusted.
 fn ends_watch(error: &Error) -> bool {
-    matches!(
-        error,
-        Error::Decode {
-            what: "watch line" | "watch error status",
-            ..
-        }
-    )
+    matches!(error, Error::Decode { what, .. } if what.breaks_watch())
 }
 
 /// A span for one phase of the source (`list`, `watch` or `backoff`),
