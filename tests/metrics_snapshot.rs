@@ -12,7 +12,7 @@ use kube::Api;
 use kube_informer::{
     Informer, Lag, SubscribeOptions, WorkQueue,
     metrics::{ErrorClass, RelistCause},
-    source::{self, BackoffConfig, Event},
+    source::{self, BackoffConfig, Event, ListStrategy},
 };
 use kube_informer_testing::{ApiStatus, FakeApiServer, RequestMatch};
 
@@ -67,7 +67,7 @@ async fn a_refused_streaming_list_counts_as_a_fallback() {
     server.set_streaming_list_supported(false);
     let api: Api<ConfigMap> = Api::default_namespaced(server.client());
     let informer = Informer::builder(api)
-        .source_config(source::Config::default().streaming_lists())
+        .source_config(source::Config::default().list_strategy(ListStrategy::Streaming))
         .build();
     let run = tokio::spawn(informer.run());
     assert!(informer.wait_until_synced().await);

@@ -5,7 +5,7 @@ mod source_helpers;
 use std::time::Duration;
 
 use kube::core::{Expression, Selector};
-use kube_informer::source::{Config, ListSemantic};
+use kube_informer::source::{Config, ListSemantic, ListStrategy};
 use kube_informer_testing::FakeApiServer;
 use source_helpers::*;
 
@@ -89,7 +89,9 @@ async fn r8_streaming_lists_keep_bookmarks_on() {
     server.create(&cm("a", "web")).unwrap();
     let mut events = cm_source(
         &server,
-        Config::default().streaming_lists().disable_bookmarks(),
+        Config::default()
+            .list_strategy(ListStrategy::Streaming)
+            .disable_bookmarks(),
     );
     let (names, _) = read_relist(&mut events).await;
     assert_eq!(names, ["a"]);

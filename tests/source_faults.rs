@@ -5,7 +5,7 @@ mod source_helpers;
 
 use std::time::Duration;
 
-use kube_informer::source::{Config, DecodeTarget, Error};
+use kube_informer::source::{Config, DecodeTarget, Error, ListStrategy};
 use kube_informer_testing::{ApiStatus, FakeApiServer, RequestMatch, WatchFault};
 use source_helpers::*;
 
@@ -293,7 +293,7 @@ async fn r10_silent_streaming_list_falls_back_to_a_paginated_list() {
         &server,
         Config::default()
             .watch_timeout(Duration::from_secs(60), Duration::from_secs(60))
-            .streaming_lists(),
+            .list_strategy(ListStrategy::Streaming),
     );
     assert_eq!(label(&next_event(&mut events).await).0, "ListStart");
     assert_eq!(

@@ -73,7 +73,8 @@ pub enum ListSemantic {
 /// kube-runtime's `watcher::Config` has the same setting, the name is the
 /// same or says more (`label_selector` for its `labels`, `field_selector`
 /// for `fields`, `watch_timeout` for `timeout`; `labels_from`,
-/// `page_size`, `disable_bookmarks` and `streaming_lists` are its names).
+/// `page_size` and `disable_bookmarks` are its names; its `streaming_lists()`
+/// is `list_strategy(ListStrategy::Streaming)` here).
 ///
 /// The type parameter is the object type the source decodes; the settings
 /// themselves do not depend on it. There is no transform here: set it once
@@ -100,7 +101,7 @@ pub enum ListSemantic {
 ///     .field_selector("spec.nodeName=node-1")
 ///     .page_size(200)
 ///     .list_semantic(ListSemantic::MostRecent)
-///     .streaming_lists()
+///     .list_strategy(ListStrategy::Streaming)
 ///     .watch_timeout(Duration::from_secs(60), Duration::from_secs(120));
 /// assert_eq!(config.get_page_size(), Some(200));
 /// assert_eq!(config.get_label_selector(), Some("app=web"));
@@ -270,19 +271,13 @@ impl<K> Config<K> {
         self
     }
 
-    /// Paginated lists (default) or streaming lists.
+    /// Paginated lists (default) or streaming lists: with
+    /// [`ListStrategy::Streaming`] relists are streaming lists (R8), falling
+    /// back to a paginated list where the server refuses them.
     #[must_use]
     pub fn list_strategy(mut self, strategy: ListStrategy) -> Self {
         self.settings.list_strategy = strategy;
         self
-    }
-
-    /// Relists as streaming lists (R8), falling back to a paginated list
-    /// where the server refuses them: `list_strategy(ListStrategy::Streaming)`,
-    /// named as in kube-runtime.
-    #[must_use]
-    pub fn streaming_lists(self) -> Self {
-        self.list_strategy(ListStrategy::Streaming)
     }
 
     /// The configured list strategy.
@@ -355,7 +350,7 @@ mod tests {
         let config = Config::<()>::default()
             .label_selector("app=web")
             .page_size(7)
-            .streaming_lists()
+            .list_strategy(ListStrategy::Streaming)
             .backoff(BackoffConfig {
                 jitter: 0.5,
                 ..BackoffConfig::default()

@@ -299,6 +299,24 @@ fn ours_wire(_options: &kube_informer_compare::wire::drive::WireOptions) -> Exit
 fn measure_wire<R: kube_informer_compare::wire::drive::WireRunner>(
     options: &kube_informer_compare::wire::drive::WireOptions,
 ) -> ExitCode {
+    run_and_print(
+        R::NAME,
+        "wire",
+        kube_informer_compare::wire::drive::drive::<R>(options),
+    )
+}
+
+/// Runs one measurement on a fresh multi-threaded runtime and prints its
+/// report as one JSON line; `name` and `what` say which run failed.
+fn run_and_print<T, E>(
+    name: &str,
+    what: &str,
+    run: impl std::future::Future<Output = Result<T, E>>,
+) -> ExitCode
+where
+    T: serde::Serialize,
+    E: std::fmt::Display,
+{
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -309,7 +327,7 @@ fn measure_wire<R: kube_informer_compare::wire::drive::WireRunner>(
             return ExitCode::FAILURE;
         }
     };
-    let result = runtime.block_on(kube_informer_compare::wire::drive::drive::<R>(options));
+    let result = runtime.block_on(run);
     // The informer and its watch are still running: do not wait for them.
     runtime.shutdown_background();
     match result {
@@ -321,7 +339,7 @@ fn measure_wire<R: kube_informer_compare::wire::drive::WireRunner>(
             ExitCode::SUCCESS
         }
         Err(error) => {
-            eprintln!("{} wire run failed: {error}", R::NAME);
+            eprintln!("{name} {what} run failed: {error}");
             ExitCode::FAILURE
         }
     }
@@ -379,32 +397,11 @@ fn ours_live(_options: &kube_informer_compare::live::runner::LiveOptions) -> Exi
 fn measure_live<R: kube_informer_compare::wire::drive::WireRunner>(
     options: &kube_informer_compare::live::runner::LiveOptions,
 ) -> ExitCode {
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(error) => {
-            eprintln!("cannot start the tokio runtime: {error}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let result = runtime.block_on(kube_informer_compare::live::runner::run::<R>(options));
-    // The informer and its watch are still running: do not wait for them.
-    runtime.shutdown_background();
-    match result {
-        Ok(report) => {
-            println!(
-                "{}",
-                serde_json::to_string(&report).unwrap_or_else(|_| "{}".into())
-            );
-            ExitCode::SUCCESS
-        }
-        Err(error) => {
-            eprintln!("{} live run failed: {error}", R::NAME);
-            ExitCode::FAILURE
-        }
-    }
+    run_and_print(
+        R::NAME,
+        "live",
+        kube_informer_compare::live::runner::run::<R>(options),
+    )
 }
 
 fn measure<R: Runner>(options: &Options) -> ExitCode {
