@@ -18,7 +18,7 @@ use k8s_openapi::{
     apimachinery::pkg::apis::meta::v1::{ManagedFieldsEntry, ObjectMeta},
 };
 use kube::{Api, Resource};
-use kube_informer::{Informer, InformerBuilder};
+use kube_informer::{Informer, InformerBuilder, Store, SubscribeOptions};
 use kube_informer_testing::{FakeApiServer, RequestMatch, ResourceType, WatchFault};
 use serde::{Deserialize, Deserializer};
 use serde_json::json;
@@ -59,6 +59,26 @@ fn bad(server: &FakeApiServer, name: &str) {
 /// Options set on a builder.
 type Configure<K> = fn(InformerBuilder<K>) -> InformerBuilder<K>;
 
+/// Waits until `done` holds of the informer's store, checking after each
+/// notification (the store is updated before subscribers hear of it);
+/// fails with `what` after 30 s.
+async fn until<K>(informer: &Informer<K>, what: &str, done: impl Fn(&Store<K>) -> bool)
+where
+    K: Resource + Send + Sync + 'static,
+{
+    let store = informer.store();
+    let mut changes = informer
+        .subscribe(SubscribeOptions::default())
+        .expect("the informer runs");
+    tokio::time::timeout(Duration::from_secs(30), async {
+        while !done(&store) {
+            changes.next().await.expect("the informer stopped");
+        }
+    })
+    .await
+    .expect(what);
+}
+
 /// What an informer configured by `configure` ends with, given the same
 /// server history: its store (by name) and its errors, in order.
 async fn observe(configure: Configure<ConfigMap>) -> (Vec<ConfigMap>, Vec<String>) {
@@ -89,14 +109,12 @@ async fn observe(configure: Configure<ConfigMap>) -> (Vec<ConfigMap>, Vec<String
         .unwrap();
     server.create(&cm("last")).unwrap();
 
-    let store = informer.store();
-    tokio::time::timeout(Duration::from_secs(30), async {
-        while store.get_by(Some("default"), "last").is_none() {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    })
-    .await
-    .expect("the informer did not see the last object");
+    until(
+        &informer,
+        "the informer did not see the last object",
+        |store| store.get_by(Some("default"), "last").is_some(),
+    )
+    .await;
 
     let mut seen = Vec::new();
     while seen.len() < 3 {
@@ -109,7 +127,12 @@ async fn observe(configure: Configure<ConfigMap>) -> (Vec<ConfigMap>, Vec<String
             other => format!("not a source error: {other:?}"),
         });
     }
-    let mut objects: Vec<ConfigMap> = store.list().iter().map(|cm| (**cm).clone()).collect();
+    let mut objects: Vec<ConfigMap> = informer
+        .store()
+        .list()
+        .iter()
+        .map(|cm| (**cm).clone())
+        .collect();
     objects.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
     informer.stop();
     run.await.unwrap().unwrap();
@@ -117,7 +140,7 @@ async fn observe(configure: Configure<ConfigMap>) -> (Vec<ConfigMap>, Vec<String
 }
 
 #[tokio::test]
-async fn decode_options_list_and_watch_what_the_default_does() {
+async fn r7_decode_options_list_and_watch_what_the_default_does() {
     let (objects, errors) = observe(|b| b).await;
     assert_eq!(objects.len(), 600 - 1 + 600 + 1);
     let changed = objects
@@ -148,7 +171,7 @@ async fn decode_options_list_and_watch_what_the_default_does() {
 /// managedFields are left out with the plain decoder too (it decodes them;
 /// the FIFO clears them).
 #[tokio::test]
-async fn plain_decode_strips_managed_fields_when_asked() {
+async fn f11_plain_decode_strips_managed_fields_when_asked() {
     let (tuned, tuned_errors) = observe(|b| b.strip_managed_fields()).await;
     assert!(
         tuned
@@ -228,14 +251,10 @@ async fn decodings(configure: Configure<Recorded>) -> Vec<Decoding> {
     server
         .bulk_create((0..600).map(|i| cm(&format!("watched-{i:03}"))))
         .unwrap();
-    let store = informer.store();
-    tokio::time::timeout(Duration::from_secs(30), async {
-        while store.len() < 1200 {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
+    until(&informer, "the informer did not see the burst", |store| {
+        store.len() >= 1200
     })
-    .await
-    .expect("the informer did not see the burst");
+    .await;
     informer.stop();
     run.await.unwrap().unwrap();
     std::mem::take(&mut *DECODINGS.lock().unwrap())
