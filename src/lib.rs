@@ -139,7 +139,7 @@
 //!
 //! # Layers
 //!
-//! Modules import only downward: each may use the modules on the lines
+//! Modules import only downward (rule A1): each may use the modules on the lines
 //! before its own in this list, none on its own line or after it, so no two modules
 //! depend on each other and each stage can be read, tested and replaced
 //! on its own. `tests/architecture.rs` reads this list and fails on an

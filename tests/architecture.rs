@@ -1,4 +1,4 @@
-//! The crate's modules import only downward: each top-level module of
+//! A1: the crate's modules import only downward: each top-level module of
 //! `src/` may use the modules on earlier lines of the "Layers" list in the
 //! crate docs (`src/lib.rs`), never one on its own line or a later one.
 //!
@@ -16,7 +16,7 @@ use std::{
 };
 
 #[test]
-fn modules_import_only_lower_layers() {
+fn a1_modules_import_only_lower_layers() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let lib = fs::read_to_string(src.join("lib.rs")).expect("src/lib.rs");
     let layers = layers(&lib);
@@ -85,7 +85,7 @@ fn modules_import_only_lower_layers() {
 /// The scanner finds every form an import takes, so the test above cannot
 /// pass by missing one.
 #[test]
-fn scanner_finds_each_form_of_import() {
+fn a1_scanner_finds_each_form_of_import() {
     let code = r#"
         use crate::{WorkQueue, shard::KeyGate, store::{Store, Writer}};
         use super::super::informer::Informer;

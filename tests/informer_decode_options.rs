@@ -140,7 +140,7 @@ async fn observe(configure: Configure<ConfigMap>) -> (Vec<ConfigMap>, Vec<String
 }
 
 #[tokio::test]
-async fn r7_decode_options_list_and_watch_what_the_default_does() {
+async fn r7_r11_decode_options_list_and_watch_what_the_default_does() {
     let (objects, errors) = observe(|b| b).await;
     assert_eq!(objects.len(), 600 - 1 + 600 + 1);
     let changed = objects
@@ -263,7 +263,7 @@ async fn decodings(configure: Configure<Recorded>) -> Vec<Decoding> {
 // A current-thread runtime: the thread that reads is this test's thread.
 // One test, so that nothing else decodes `Recorded`s meanwhile.
 #[tokio::test]
-async fn decode_threads_1_stays_on_the_reading_thread_and_plain_decode_goes_plain() {
+async fn r11_decode_threads_1_stays_on_the_reading_thread_and_plain_decode_goes_plain() {
     let here = thread::current().id();
     let on_pool = |decoding: &Decoding| {
         decoding

@@ -1,6 +1,10 @@
 //! The list/watch source: a `kube::Api<K>` becomes a stream of
 //! [`Event`]s, following client-go's reflector rules (R1–R9 in the
-//! conformance list) and one of our own (R10: a silent watch is dropped).
+//! conformance list) and two of our own (R10: a silent watch is dropped;
+//! R11: the decode options, `InformerBuilder::decode_threads` and
+//! `plain_decode`, change where and how objects are decoded, never which
+//! objects or errors come out, and with `decode_threads(0)` or `(1)` every
+//! batch is decoded on the thread that read it).
 //!
 //! The first list asks for resourceVersion "0" (the API server may answer
 //! from its cache), then the source watches from the list's resourceVersion
