@@ -3,7 +3,14 @@
 //! (and its failures forgotten), and a handover waits for the reconcile in
 //! flight on a released key. On tokio's paused clock.
 
-use std::{convert::Infallible, sync::Arc, time::Duration};
+use std::{
+    convert::Infallible,
+    sync::{
+        Arc,
+        atomic::{AtomicU64, Ordering},
+    },
+    time::Duration,
+};
 
 use futures::StreamExt;
 use kube_informer::{
@@ -173,13 +180,15 @@ fn step() -> impl Strategy<Value = (u64, Step)> {
 const KEYS: usize = 16;
 
 /// One reconcile: its key, whether the gate owned it at the start, and
-/// when it started and ended (ms from the run's start).
+/// when it started and ended, as steps of the run's order of events (on the
+/// paused clock several events share one instant, and which came first is
+/// what the handover rule is about).
 #[derive(Debug, Clone)]
 struct Reconcile {
     key: ObjectKey,
     owned_at_start: bool,
-    start: Duration,
-    end: Option<Duration>,
+    start: u64,
+    end: Option<u64>,
 }
 
 proptest! {
@@ -207,9 +216,11 @@ proptest! {
             let gate = KeyGate::new(all[first].clone());
             let keys: Vec<ObjectKey> = (0..KEYS).map(|i| key(&format!("k{i}"))).collect();
             let queue = WorkQueue::new();
-            let started = Instant::now();
+            // The order of events: every start, end, ownership change and
+            // finished handover takes the next step.
+            let order = Arc::new(AtomicU64::new(0));
             let log: Arc<Mutex<Vec<Reconcile>>> = Arc::default();
-            let (record, check) = (Arc::clone(&log), gate.clone());
+            let (record, check, steps_of) = (Arc::clone(&log), gate.clone(), Arc::clone(&order));
             let runner = Runner::new(queue.clone())
                 .concurrency(concurrency)
                 .gate(gate.clone())
@@ -219,13 +230,14 @@ proptest! {
                     record.lock().push(Reconcile {
                         owned_at_start: check.owns(&key),
                         key,
-                        start: started.elapsed(),
+                        start: steps_of.fetch_add(1, Ordering::SeqCst),
                         end: None,
                     });
                     let (record, length, fail) = (Arc::clone(&record), lengths[i], failing[i]);
+                    let steps_of = Arc::clone(&steps_of);
                     async move {
                         sleep(ms(length)).await;
-                        record.lock()[entry].end = Some(started.elapsed());
+                        record.lock()[entry].end = Some(steps_of.fetch_add(1, Ordering::SeqCst));
                         if fail { Err(()) } else { Ok(Action::done()) }
                     }
                 });
@@ -237,10 +249,11 @@ proptest! {
                 match step {
                     Step::Add(n) => queue.add(keys[n].clone()),
                     Step::Own(n) => {
-                        let set_at = started.elapsed();
+                        let set_at = order.fetch_add(1, Ordering::SeqCst);
                         gate.set_ownership(all[n].clone());
                         handed_over(&gate).await;
-                        handovers.push((set_at, started.elapsed(), all[n].clone()));
+                        let done_at = order.fetch_add(1, Ordering::SeqCst);
+                        handovers.push((set_at, done_at, all[n].clone()));
                     }
                 }
             }
@@ -254,11 +267,11 @@ proptest! {
             prop_assert!(r.owned_at_start, "{:?} reconciled unowned", r.key);
         }
         for (set_at, done_at, ownership) in &handovers {
-            for r in reconciles.iter().filter(|r| !ownership.owns(&r.key) && r.start <= *set_at) {
+            for r in reconciles.iter().filter(|r| !ownership.owns(&r.key) && r.start < *set_at) {
                 let end = r.end.expect("every reconcile ended");
                 prop_assert!(
                     end <= *done_at,
-                    "{:?} ran {:?}..{:?}, past the handover at {:?}", r.key, r.start, end, done_at
+                    "{:?} ran from step {} to {}, past the handover's end at step {}", r.key, r.start, end, done_at
                 );
             }
         }
