@@ -101,7 +101,14 @@ const HARD_DEADLINE: Duration = Duration::from_secs(180);
 /// Drives a runner on a runtime of its own thread, so that a runner that
 /// blocks its threads fails the test at [`HARD_DEADLINE`] rather than
 /// hanging it (the test's runtime, which serves the workload, stays free).
+///
+/// One run at a time: a run reads the process's resident size and resets
+/// its peak (`/proc/self/clear_refs`), so two runs at once in this test
+/// process would read each other's memory, and a reset by one would put the
+/// other's peak below its own earlier readings.
 async fn drive_bounded<R: WireRunner + 'static>(options: WireOptions) -> WireReport {
+    static ONE_RUN: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+    let _alone = ONE_RUN.lock().await;
     let (done, report) = tokio::sync::oneshot::channel();
     std::thread::spawn(move || {
         let runtime = tokio::runtime::Builder::new_multi_thread()
