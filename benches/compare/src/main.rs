@@ -276,34 +276,60 @@ fn wire_command(runner: &str, args: &[String]) -> ExitCode {
         Ok(_) => return usage_error("--subscribers must be at least 1"),
         Err(message) => return usage_error(&message),
     };
+    with_runner(runner, &options)
+}
+
+/// A measurement that runs with any wire runner: the wire burst or the
+/// live steady rate.
+trait Measurement {
+    /// Its name in messages.
+    const WHAT: &'static str;
+    /// Runs it with runner `R` and prints its report.
+    fn run<R: kube_informer_compare::wire::drive::WireRunner>(&self) -> ExitCode;
+}
+
+impl Measurement for kube_informer_compare::wire::drive::WireOptions {
+    const WHAT: &'static str = "wire";
+    fn run<R: kube_informer_compare::wire::drive::WireRunner>(&self) -> ExitCode {
+        run_and_print(
+            R::NAME,
+            Self::WHAT,
+            kube_informer_compare::wire::drive::drive::<R>(self),
+        )
+    }
+}
+
+impl Measurement for kube_informer_compare::live::runner::LiveOptions {
+    const WHAT: &'static str = "live";
+    fn run<R: kube_informer_compare::wire::drive::WireRunner>(&self) -> ExitCode {
+        run_and_print(
+            R::NAME,
+            Self::WHAT,
+            kube_informer_compare::live::runner::run::<R>(self),
+        )
+    }
+}
+
+/// Runs `measurement` with the runner named `runner`.
+fn with_runner<M: Measurement>(runner: &str, measurement: &M) -> ExitCode {
     match runner {
         "kube-runtime" => {
-            measure_wire::<kube_informer_compare::wire::kube_runtime::KubeRuntimeWire>(&options)
+            measurement.run::<kube_informer_compare::wire::kube_runtime::KubeRuntimeWire>()
         }
-        "ours" => ours_wire(&options),
-        other => usage_error(&format!("unknown wire runner {other}")),
+        "ours" => with_ours(measurement),
+        other => usage_error(&format!("unknown {} runner {other}", M::WHAT)),
     }
 }
 
 #[cfg(feature = "ours")]
-fn ours_wire(options: &kube_informer_compare::wire::drive::WireOptions) -> ExitCode {
-    measure_wire::<kube_informer_compare::wire::ours::OursWire>(options)
+fn with_ours<M: Measurement>(measurement: &M) -> ExitCode {
+    measurement.run::<kube_informer_compare::wire::ours::OursWire>()
 }
 
 #[cfg(not(feature = "ours"))]
-fn ours_wire(_options: &kube_informer_compare::wire::drive::WireOptions) -> ExitCode {
+fn with_ours<M: Measurement>(_measurement: &M) -> ExitCode {
     eprintln!("runner (a) skipped: built without the `ours` feature");
     ExitCode::from(3)
-}
-
-fn measure_wire<R: kube_informer_compare::wire::drive::WireRunner>(
-    options: &kube_informer_compare::wire::drive::WireOptions,
-) -> ExitCode {
-    run_and_print(
-        R::NAME,
-        "wire",
-        kube_informer_compare::wire::drive::drive::<R>(options),
-    )
 }
 
 /// Runs one measurement on a fresh multi-threaded runtime and prints its
@@ -374,34 +400,7 @@ fn live_command(runner: &str, args: &[String]) -> ExitCode {
         Ok(options) => options,
         Err(message) => return usage_error(&message),
     };
-    match runner {
-        "kube-runtime" => {
-            measure_live::<kube_informer_compare::wire::kube_runtime::KubeRuntimeWire>(&options)
-        }
-        "ours" => ours_live(&options),
-        other => usage_error(&format!("unknown live runner {other}")),
-    }
-}
-
-#[cfg(feature = "ours")]
-fn ours_live(options: &kube_informer_compare::live::runner::LiveOptions) -> ExitCode {
-    measure_live::<kube_informer_compare::wire::ours::OursWire>(options)
-}
-
-#[cfg(not(feature = "ours"))]
-fn ours_live(_options: &kube_informer_compare::live::runner::LiveOptions) -> ExitCode {
-    eprintln!("runner (a) skipped: built without the `ours` feature");
-    ExitCode::from(3)
-}
-
-fn measure_live<R: kube_informer_compare::wire::drive::WireRunner>(
-    options: &kube_informer_compare::live::runner::LiveOptions,
-) -> ExitCode {
-    run_and_print(
-        R::NAME,
-        "live",
-        kube_informer_compare::live::runner::run::<R>(options),
-    )
+    with_runner(runner, &options)
 }
 
 fn measure<R: Runner>(options: &Options) -> ExitCode {
