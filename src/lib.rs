@@ -43,13 +43,16 @@
 //!   callback style through [`ResourceEventHandler`] and
 //!   [`dispatch::EventHandlerFuncs`]; combinators in
 //!   [`NotificationStreamExt`] (`changed_only`, `keys`, `objects`).
-//! - *How do I run reconcilers?* [`WorkQueue`] (client-go's work queue
-//!   rules, rate limiters in [`queue`]), [`runner::Runner`] with
-//!   [`runner::Action`], owner mapping in [`runner::OwnerStreamExt`].
+//! - *How do I write an operator?* [`Controller`] (triggers, predicates in
+//!   [`ext::predicate`], error policy, shutdown, reconcile metrics) with
+//!   [`runner::Action`]; finalizers with [`finalizer`]. Underneath:
+//!   [`WorkQueue`] (client-go's work queue rules, rate limiters in
+//!   [`queue`]), [`runner::Runner`], owner mapping in
+//!   [`runner::OwnerStreamExt`].
 //! - *How do I split work between replicas?* [`shard::Shard`],
 //!   [`shard::KeyGate`], leader election in [`shard::leader`].
-//! - *What went wrong, and how is it doing?* [`informer::Error`] (and each
-//!   stage's own `Error`), [`Informer::errors`], [`Informer::metrics`] and
+//! - *What went wrong, and how is it doing?* [`Error`] (which each
+//!   module's own error converts into), [`informer::Error`], [`Informer::errors`], [`Informer::metrics`] and
 //!   the Prometheus exporter in [`metrics`].
 //! - *What lies underneath?* [`source`] (list/watch as a stream of
 //!   [`source::Event`]s), [`fifo::DeltaFifo`] and its [`Delta`]s; the
@@ -160,8 +163,11 @@
 //! 6. `factory`, `shard` — one informer per type for a program; sharding
 //!    runs an informer on Leases and filters notification streams.
 //! 7. `runner` — reconcile workers over a queue, a store and a shard gate.
-//! 8. `unstable` — re-exports of writer-side parts for tests and for
-//!    wiring of one's own, outside the semver promise.
+//! 8. `controller` — an operator's wiring: triggers, predicates, a
+//!    runner, shutdown and reconcile metrics over shared informers.
+//! 9. `error`, `unstable` — the one error every module's converts into;
+//!    re-exports of writer-side parts for tests and for wiring of one's
+//!    own, outside the semver promise.
 #![warn(
     missing_docs,
     missing_debug_implementations,
@@ -170,11 +176,13 @@
 )]
 #![forbid(unsafe_code)]
 
+pub mod controller;
 #[cfg(feature = "kube-runtime")]
 pub mod controller_feed;
 mod deadline;
 pub mod delta;
 pub mod dispatch;
+mod error;
 pub mod ext;
 pub mod factory;
 pub mod fifo;
@@ -191,8 +199,10 @@ pub mod source;
 pub mod store;
 pub mod unstable;
 
+pub use controller::Controller;
 pub use delta::{Delta, DeltaObject, DeltaType, Deltas};
 pub use dispatch::{Lag, ResourceEventHandler, SubscribeOptions, Subscription};
+pub use error::Error;
 pub use ext::NotificationStreamExt;
 pub use factory::InformerFactory;
 pub use informer::{Informer, InformerBuilder};
@@ -200,12 +210,18 @@ pub use key::{KeyError, ObjectKey};
 pub use notification::Notification;
 pub use queue::WorkQueue;
 pub use resource::WatchedResource;
+pub use source::Watchable;
 pub use store::{NamespacedStore, Store};
+/// The token that stops informers, runners and controllers, re-exported
+/// from `tokio-util` so a program need not name that crate.
+pub use tokio_util::sync::CancellationToken;
 
 /// The names most informer programs use, in one import:
 /// `use kube_informer::prelude::*;`.
 pub mod prelude {
     pub use crate::{
+        CancellationToken, Error,
+        controller::{Controller, Observed},
         dispatch::{EventHandlerFuncs, Lag, ResourceEventHandler, SubscribeOptions, Subscription},
         ext::NotificationStreamExt,
         factory::InformerFactory,
@@ -213,6 +229,8 @@ pub mod prelude {
         key::ObjectKey,
         notification::Notification,
         queue::{WorkItem, WorkQueue},
+        runner::{Action, OnCancel, OwnerStreamExt, Runner},
+        source::{self, Watchable},
         store::{Indexers, Store},
     };
 }

@@ -20,10 +20,14 @@
 //!   [`WorkQueueMetrics`] with client-go's work-queue meanings;
 //! - [`KeyGate::metrics`](crate::shard::KeyGate::metrics) gives a sharded
 //!   replica's [`ShardMetrics`];
+//! - [`Controller::metrics_reader`](crate::controller::Controller::metrics_reader)
+//!   reads a controller's [`ControllerMetrics`], with controller-runtime's
+//!   reconcile metrics;
 //! - each of them also gives a [`MetricsReader`] of its snapshot
 //!   (`metrics_reader()`), to read from anywhere;
 //! - with the `prometheus` feature, [`register_informer`],
-//!   [`register_work_queue`] and [`register_shard`] add collectors to a
+//!   [`register_work_queue`], [`register_shard`] and
+//!   [`register_controller`] add collectors to a
 //!   `prometheus_client` `Registry`; each takes the registry, a name and a
 //!   reader. `METRICS.md` lists every metric name, type and label.
 //!
@@ -61,6 +65,7 @@
 //! # }
 //! ```
 
+mod controller;
 mod histogram;
 mod informer;
 #[cfg(feature = "prometheus")]
@@ -71,11 +76,13 @@ mod source;
 mod subscription;
 mod work_queue;
 
+pub use controller::{ControllerMetrics, ReconcileCounts};
+pub(crate) use controller::{ControllerRecorder, ReconcileResult};
 pub use histogram::{BUCKETS, DurationHistogram};
 pub use informer::{FifoMetrics, InformerMetrics, StoreMetrics};
 pub(crate) use informer::{InformerRecorder, StatsProbe};
 #[cfg(feature = "prometheus")]
-pub use prometheus::{register_informer, register_shard, register_work_queue};
+pub use prometheus::{register_controller, register_informer, register_shard, register_work_queue};
 pub use reader::MetricsReader;
 pub use shard::ShardMetrics;
 pub(crate) use source::SourceRecorder;

@@ -16,8 +16,8 @@ use prometheus_client::{
 };
 
 use super::{
-    DurationHistogram, InformerMetrics, MetricsReader, ShardMetrics, SubscriptionStats,
-    WorkQueueMetrics,
+    ControllerMetrics, DurationHistogram, InformerMetrics, MetricsReader, ShardMetrics,
+    SubscriptionStats, WorkQueueMetrics,
     histogram::BUCKETS,
     source::{ErrorClass, RelistCause, WatchEventType},
 };
@@ -519,6 +519,115 @@ impl Collector for WorkQueueCollector {
             "workqueue_retries",
             "Rate-limited re-adds.",
             one(Counter(metrics.retries)),
+        )
+    }
+}
+
+/// Registers a controller's reconcile metrics with controller-runtime's
+/// names and meanings, labelled `controller="{name}"`:
+/// `controller_runtime_reconcile_total{result}`,
+/// `controller_runtime_reconcile_errors_total`,
+/// `controller_runtime_reconcile_panics_total`,
+/// `controller_runtime_reconcile_time_seconds`,
+/// `controller_runtime_active_workers` and
+/// `controller_runtime_max_concurrent_reconciles`. The reader comes from
+/// [`Controller::metrics_reader`](crate::controller::Controller::metrics_reader).
+///
+/// # Examples
+///
+/// ```
+/// use k8s_openapi::api::core::v1::ConfigMap;
+/// use kube::Api;
+/// use kube_informer::{controller::Controller, metrics};
+/// use kube_informer_testing::FakeApiServer;
+/// use prometheus_client::{encoding::text::encode, registry::Registry};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let server = FakeApiServer::start().await;
+/// let controller = Controller::new(Api::<ConfigMap>::all(server.client())).concurrency(2);
+/// let mut registry = Registry::default();
+/// metrics::register_controller(&mut registry, "configmaps", controller.metrics_reader());
+/// let mut text = String::new();
+/// encode(&mut text, &registry).unwrap();
+/// assert!(text.contains("controller_runtime_max_concurrent_reconciles{controller=\"configmaps\"} 2"));
+/// # }
+/// ```
+pub fn register_controller(
+    registry: &mut Registry,
+    name: &str,
+    reader: MetricsReader<ControllerMetrics>,
+) {
+    registry.register_collector(Box::new(ControllerCollector {
+        name: name.to_owned(),
+        reader,
+    }));
+}
+
+struct ControllerCollector {
+    name: String,
+    reader: MetricsReader<ControllerMetrics>,
+}
+
+impl fmt::Debug for ControllerCollector {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ControllerCollector")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Collector for ControllerCollector {
+    fn encode(&self, mut encoder: DescriptorEncoder<'_>) -> fmt::Result {
+        use Sample::{Counter, Gauge, Histogram};
+        let Some(metrics) = self.reader.read() else {
+            return Ok(());
+        };
+        let labels: Labels = vec![("controller", Cow::Owned(self.name.clone()))];
+        let one = |sample| [(labels.clone(), sample)];
+        let counts = metrics.reconciles;
+        let e = &mut encoder;
+        family(
+            e,
+            "controller_runtime_reconcile",
+            "Reconciles that ended, by result.",
+            [
+                ("success", counts.success),
+                ("error", counts.error),
+                ("requeue", counts.requeue),
+                ("requeue_after", counts.requeue_after),
+            ]
+            .map(|(result, n)| (with(&labels, "result", result), Counter(n))),
+        )?;
+        family(
+            e,
+            "controller_runtime_reconcile_errors",
+            "Reconciles that failed, panics included.",
+            one(Counter(metrics.errors)),
+        )?;
+        family(
+            e,
+            "controller_runtime_reconcile_panics",
+            "Reconciles that panicked.",
+            one(Counter(metrics.panics)),
+        )?;
+        family(
+            e,
+            "controller_runtime_reconcile_time",
+            "Time a reconcile took.",
+            one(Histogram(&metrics.reconcile_time)),
+        )?;
+        family(
+            e,
+            "controller_runtime_active_workers",
+            "Reconciles running now.",
+            one(Gauge(metrics.active_workers)),
+        )?;
+        family(
+            e,
+            "controller_runtime_max_concurrent_reconciles",
+            "The most reconciles that run at once.",
+            one(Gauge(metrics.max_concurrent_reconciles)),
         )
     }
 }

@@ -75,7 +75,7 @@
 //! # Bad input
 //!
 //! Errors of the reconciler are reported with their key and retried with the
-//! queue's rate limiter; notifications whose objects have no matching
+//! queue's rate limiter (or as an [`ErrorPolicy`] says); notifications whose objects have no matching
 //! controller owner are skipped by [`owner_keys`](OwnerStreamExt::owner_keys).
 
 mod action;
@@ -88,5 +88,5 @@ mod runner;
 pub use action::Action;
 pub use error::ReconcileError;
 pub use owners::{OwnerKeys, OwnerStreamExt, controller_owner_key};
-pub use reconciles::Reconciles;
+pub use reconciles::{Backoff, ErrorPolicy, Reconciles};
 pub use runner::{OnCancel, Runner};

@@ -25,7 +25,7 @@ type Outcome<T, E> = Result<(T, Action), ReconcileError<T, E>>;
 /// finished reconcile.
 #[pin_project]
 #[must_use = "streams do nothing unless polled"]
-pub struct Reconciles<T: Hash + Eq + Clone + Send + 'static, F, Fut> {
+pub struct Reconciles<T: Hash + Eq + Clone + Send + 'static, F, Fut, P = Backoff> {
     queue: WorkQueue<T>,
     /// The pending `next()` on the queue.
     next: ReusableBoxFuture<'static, Option<WorkItem<T>>>,
@@ -38,6 +38,36 @@ pub struct Reconciles<T: Hash + Eq + Clone + Send + 'static, F, Fut> {
     /// The gate a key must pass before its reconcile starts
     /// ([`Runner::gate`](super::Runner::gate)); `None`: every key passes.
     admit: Option<Admit<T>>,
+    /// What a failed reconcile's key gets next.
+    policy: P,
+}
+
+/// What the runner does with the key of a failed reconcile: the
+/// [`Action`] the policy returns for the key and the error
+/// ([`Runner::run_with_error_policy`](super::Runner::run_with_error_policy)).
+///
+/// Implemented by [`Backoff`] (the default) and by every
+/// `FnMut(&T, &E) -> Action`.
+pub trait ErrorPolicy<T, E> {
+    /// The action for `key`, whose reconcile failed with `error`.
+    fn on_error(&mut self, key: &T, error: &E) -> Action;
+}
+
+impl<T, E, F: FnMut(&T, &E) -> Action> ErrorPolicy<T, E> for F {
+    fn on_error(&mut self, key: &T, error: &E) -> Action {
+        self(key, error)
+    }
+}
+
+/// The default [`ErrorPolicy`]: every failed key is queued again through
+/// the queue's rate limiter ([`Action::Backoff`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Backoff;
+
+impl<T, E> ErrorPolicy<T, E> for Backoff {
+    fn on_error(&mut self, _key: &T, _error: &E) -> Action {
+        Action::Backoff
+    }
 }
 
 /// Whether the stream asks the queue for keys.
@@ -84,13 +114,14 @@ async fn next_owned<T: Hash + Eq + Clone + Send + 'static>(
     queue.next().await
 }
 
-impl<T: Hash + Eq + Clone + Send + 'static, F, Fut> Reconciles<T, F, Fut> {
+impl<T: Hash + Eq + Clone + Send + 'static, F, Fut, P> Reconciles<T, F, Fut, P> {
     pub(super) fn new(
         queue: WorkQueue<T>,
         concurrency: usize,
         cancel: Option<(CancellationToken, OnCancel)>,
         admit: Option<Admit<T>>,
         reconcile: F,
+        policy: P,
     ) -> Self {
         Self {
             next: ReusableBoxFuture::new(next_owned(queue.clone())),
@@ -101,15 +132,17 @@ impl<T: Hash + Eq + Clone + Send + 'static, F, Fut> Reconciles<T, F, Fut> {
             concurrency,
             cancel: cancel.map(|(token, on)| (Box::pin(token.cancelled_owned()), on)),
             admit,
+            policy,
         }
     }
 }
 
-impl<T, F, Fut, E> Stream for Reconciles<T, F, Fut>
+impl<T, F, Fut, E, P> Stream for Reconciles<T, F, Fut, P>
 where
     T: Hash + Eq + Clone + Send + 'static,
     F: FnMut(T) -> Fut,
     Fut: Future<Output = Result<Action, E>>,
+    P: ErrorPolicy<T, E>,
 {
     type Item = Outcome<T, E>;
 
@@ -133,7 +166,7 @@ where
             if let Poll::Ready(Some((item, shard_guard, result))) =
                 this.running.as_mut().poll_next(cx)
             {
-                let outcome = record_outcome(this.queue, item, result);
+                let outcome = record_outcome(this.queue, this.policy, item, result);
                 drop(shard_guard);
                 if *this.taking == Taking::AfterReconcile {
                     *this.taking = Taking::Keys;
@@ -190,20 +223,18 @@ where
 /// workers).
 fn record_outcome<T: Hash + Eq + Clone + Send + 'static, E>(
     queue: &WorkQueue<T>,
+    policy: &mut impl ErrorPolicy<T, E>,
     item: WorkItem<T>,
     result: Result<Action, E>,
 ) -> Outcome<T, E> {
     let key = item.item().clone();
     let outcome = match result {
         Ok(action) => {
-            queue.forget(&key);
-            if let Action::RequeueAfter(delay) = action {
-                queue.add_after(key.clone(), delay);
-            }
+            act(queue, &key, action);
             Ok((key, action))
         }
         Err(error) => {
-            queue.add_rate_limited(key.clone());
+            act(queue, &key, policy.on_error(&key, &error));
             Err(ReconcileError { key, error })
         }
     };
@@ -211,7 +242,19 @@ fn record_outcome<T: Hash + Eq + Clone + Send + 'static, E>(
     outcome
 }
 
-impl<T: Hash + Eq + Clone + Send + 'static, F, Fut> fmt::Debug for Reconciles<T, F, Fut> {
+/// Does what `action` asks of `key`'s next turn.
+fn act<T: Hash + Eq + Clone + Send + 'static>(queue: &WorkQueue<T>, key: &T, action: Action) {
+    match action {
+        Action::Done => queue.forget(key),
+        Action::RequeueAfter(delay) => {
+            queue.forget(key);
+            queue.add_after(key.clone(), delay);
+        }
+        Action::Backoff => queue.add_rate_limited(key.clone()),
+    }
+}
+
+impl<T: Hash + Eq + Clone + Send + 'static, F, Fut, P> fmt::Debug for Reconciles<T, F, Fut, P> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Reconciles")
             .field("queue", &self.queue)

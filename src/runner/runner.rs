@@ -4,7 +4,10 @@ use std::{future::Future, hash::Hash, sync::Arc};
 
 use tokio_util::sync::CancellationToken;
 
-use super::{Action, reconciles::Reconciles};
+use super::{
+    Action,
+    reconciles::{Backoff, ErrorPolicy, Reconciles},
+};
 use crate::{
     key::ObjectKey,
     queue::WorkQueue,
@@ -41,9 +44,12 @@ pub enum OnCancel {
 /// After a reconcile:
 /// - `Ok(Action::Done)`: the key's failures are forgotten;
 /// - `Ok(Action::RequeueAfter(d))`: forgotten, and the key is added after `d`;
-/// - `Err(e)`: the key is added again through the queue's rate limiter
-///   ([`add_rate_limited`](WorkQueue::add_rate_limited)) and the stream yields
-///   a [`ReconcileError`](super::ReconcileError) with the key.
+/// - `Ok(Action::Backoff)`: the key is added again through the queue's rate
+///   limiter ([`add_rate_limited`](WorkQueue::add_rate_limited));
+/// - `Err(e)`: the stream yields a [`ReconcileError`](super::ReconcileError)
+///   with the key, and the key gets what the error policy returns, as for
+///   an `Ok` above: by default [`Action::Backoff`]; see
+///   [`run_with_error_policy`](Runner::run_with_error_policy).
 ///
 /// The stream ends when the queue is shut down and drained, or when the
 /// cancellation token fires (see [`OnCancel`]). A panic in a reconciler
@@ -151,12 +157,57 @@ impl<T: Hash + Eq + Clone + Send + 'static> Runner<T> {
         F: FnMut(T) -> Fut,
         Fut: Future<Output = Result<Action, E>>,
     {
+        self.run_with_error_policy(reconcile, Backoff)
+    }
+
+    /// As [`run`](Self::run), with `policy` deciding what the key of a
+    /// failed reconcile gets next: [`Action::Backoff`] queues it through
+    /// the rate limiter (what [`run`](Self::run) does), `RequeueAfter(d)`
+    /// adds it after `d`, `Done` drops it and forgets its failures.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use futures::StreamExt;
+    /// use kube_informer::{queue::WorkQueue, runner::{Action, Runner}};
+    ///
+    /// #[derive(Debug)]
+    /// enum Failure { Transient, Permanent }
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let queue = WorkQueue::new();
+    /// queue.add("bad-spec");
+    /// let mut outcomes = Runner::new(queue.clone()).run_with_error_policy(
+    ///     |_key| async { Err::<Action, _>(Failure::Permanent) },
+    ///     |_key: &&str, error: &Failure| match error {
+    ///         Failure::Transient => Action::backoff(),
+    ///         Failure::Permanent => Action::done(), // retrying will not help
+    ///     },
+    /// );
+    /// assert!(outcomes.next().await.unwrap().is_err());
+    /// assert_eq!(queue.requeues(&"bad-spec"), 0);
+    /// assert_eq!(queue.len(), 0);
+    /// # }
+    /// ```
+    pub fn run_with_error_policy<F, Fut, E, P>(
+        self,
+        reconcile: F,
+        policy: P,
+    ) -> Reconciles<T, F, Fut, P>
+    where
+        F: FnMut(T) -> Fut,
+        Fut: Future<Output = Result<Action, E>>,
+        P: ErrorPolicy<T, E>,
+    {
         Reconciles::new(
             self.queue,
             self.concurrency,
             self.cancel,
             self.admit,
             reconcile,
+            policy,
         )
     }
 }

@@ -1,0 +1,677 @@
+//! [`Controller`]: what triggers reconciles, and how they run.
+
+use std::{fmt, future::Future, sync::Arc, time::Duration};
+
+use futures::{
+    FutureExt, Stream, StreamExt,
+    stream::{self, BoxStream},
+};
+use kube::{Api, Resource};
+
+use super::{
+    SetupError,
+    shim::{Predicate, controller_owner_key_with},
+    shutdown::Shutdown,
+};
+use crate::{
+    Notification,
+    dispatch::{SubscribeOptions, Subscription},
+    factory::InformerFactory,
+    informer::{FromApi, Informer, InformerBuilder},
+    key::ObjectKey,
+    metrics::{ControllerMetrics, ControllerRecorder, MetricsReader},
+    queue::{RateLimiter, WorkQueue},
+    shard::KeyGate,
+    source::Watchable,
+    store::Store,
+};
+
+/// How long [`run`](Controller::run) waits for the caches by default
+/// before it reports [`SyncError::TimedOut`](crate::informer::SyncError):
+/// two minutes, as controller-runtime's `CacheSyncTimeout`.
+pub const DEFAULT_SYNC_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// A predicate on a pair of states, shared by the controller's main feed.
+pub(super) type SharedPredicate<K> = Arc<dyn Fn(&K, &K) -> bool + Send + Sync>;
+
+/// Runs a reconciler over the objects of one resource, triggered by their
+/// changes, by changes of the objects they own, and by anything else mapped
+/// to their keys, on informers shared through an [`InformerFactory`].
+///
+/// Build it with [`new`](Self::new) (or [`with_factory`](Self::with_factory)
+/// to share a factory with the rest of the program, or
+/// [`for_informer`](Self::for_informer) for an informer of one's own), add
+/// triggers ([`owns`](Self::owns), [`watches`](Self::watches),
+/// [`watches_stream`](Self::watches_stream),
+/// [`reconcile_all_on`](Self::reconcile_all_on)), then
+/// [`run`](Self::run): a stream with one item per reconcile, which drives
+/// the controller while it is polled. See the [module docs](super) for the
+/// rules it keeps.
+///
+/// # Examples
+///
+/// ```
+/// use std::{sync::Arc, time::Duration};
+/// use futures::StreamExt;
+/// use k8s_openapi::api::{apps::v1::Deployment, core::v1::Pod};
+/// use kube::Api;
+/// use kube_informer::{controller::Controller, runner::Action};
+/// use kube_informer_testing::FakeApiServer;
+///
+/// #[derive(Debug, thiserror::Error)]
+/// #[error("cannot reconcile")]
+/// struct Error;
+///
+/// async fn reconcile(deployment: Arc<Deployment>, _ctx: Arc<()>) -> Result<Action, Error> {
+///     println!("reconciling {:?}", deployment.metadata.name);
+///     Ok(Action::requeue(Duration::from_secs(300)))
+/// }
+///
+/// fn error_policy(_deployment: Arc<Deployment>, _error: &Error, _ctx: Arc<()>) -> Action {
+///     Action::backoff()
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let server = FakeApiServer::start().await;
+/// # let mut deployment = Deployment::default();
+/// # deployment.metadata.namespace = Some("default".into());
+/// # deployment.metadata.name = Some("web".into());
+/// # server.create(&deployment)?;
+/// # let client = server.client();
+/// let stop = tokio_util::sync::CancellationToken::new();
+/// let outcomes = Controller::new(Api::<Deployment>::all(client.clone()))
+///     .owns(Api::<Pod>::all(client))
+///     .graceful_shutdown_on(stop.clone().cancelled_owned())
+///     .run(reconcile, error_policy, Arc::new(()));
+/// # let mut outcomes = std::pin::pin!(outcomes);
+/// # let first = outcomes.next().await.unwrap()?;
+/// # assert_eq!(first.0.as_str(), "default/web");
+/// # stop.cancel();
+/// # while outcomes.next().await.is_some() {}
+/// # Ok(()) }
+/// ```
+#[must_use = "a controller does nothing until run and polled"]
+pub struct Controller<K: Resource> {
+    pub(super) informer: Informer<K>,
+    pub(super) main: Option<Subscription<K>>,
+    pub(super) dyntype: Arc<K::DynamicType>,
+    /// Where the informers of `owns` and `watches` come from.
+    pub(super) factory: Option<InformerFactory>,
+    /// Whether the controller made `factory` (it then shuts it down when
+    /// its stream ends).
+    pub(super) own_factory: bool,
+    /// Whether `informer` came from `factory` (whose start and sync cover
+    /// it); otherwise its owner runs it.
+    pub(super) main_in_factory: bool,
+    pub(super) feeds: Vec<BoxStream<'static, ObjectKey>>,
+    pub(super) predicate: Option<SharedPredicate<K>>,
+    pub(super) queue: WorkQueue,
+    pub(super) concurrency: usize,
+    pub(super) gate: Option<KeyGate>,
+    pub(super) shutdown: Shutdown,
+    pub(super) sync_timeout: Duration,
+    pub(super) setup_errors: Vec<SetupError>,
+    pub(super) recorder: Arc<ControllerRecorder>,
+    pub(super) name: String,
+}
+
+impl<K> Controller<K>
+where
+    K: Watchable,
+    K::DynamicType: Default,
+{
+    /// A controller of `api`'s objects, on informers from a factory of its
+    /// own (made with `api`'s client), which it starts when it runs and
+    /// shuts down when its stream ends.
+    pub fn new(api: Api<K>) -> Self {
+        Self::new_with(api, K::DynamicType::default())
+    }
+
+    /// A controller of `api`'s objects whose informers come from `factory`,
+    /// so the rest of the program (and other controllers) share its caches
+    /// (C1). [`run`](Self::run) starts the factory's informers that are not
+    /// started yet; the factory stays up when the stream ends.
+    ///
+    /// # Errors
+    ///
+    /// [`factory::Error::OptionsDiffer`](crate::factory::Error::OptionsDiffer)
+    /// when the factory holds an informer of `api`'s resource built with
+    /// other options.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube::Api;
+    /// use kube_informer::{InformerFactory, controller::Controller};
+    /// use kube_informer_testing::FakeApiServer;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let server = FakeApiServer::start().await;
+    /// let factory = InformerFactory::new(server.client());
+    /// let first = Controller::with_factory(&factory, Api::<ConfigMap>::all(factory.client()))?;
+    /// let second = Controller::with_factory(&factory, Api::<ConfigMap>::all(factory.client()))?;
+    /// assert_eq!(factory.len(), 1); // one informer, one cache, two controllers
+    /// # drop((first, second));
+    /// # Ok(()) }
+    /// ```
+    pub fn with_factory(
+        factory: &InformerFactory,
+        api: Api<K>,
+    ) -> Result<Self, crate::factory::Error> {
+        let informer = factory.build(api, |builder| builder)?;
+        Ok(Self::from_parts(
+            informer,
+            Some((factory.clone(), false)),
+            K::DynamicType::default(),
+        ))
+    }
+
+    /// A controller of the objects `informer` caches. The caller runs the
+    /// informer (the controller subscribes to it and waits for its sync);
+    /// informers for [`owns`](Self::owns) and [`watches`](Self::watches)
+    /// come from a factory the controller makes with the client of the
+    /// first `Api` it is given.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube::Api;
+    /// use kube_informer::{Informer, controller::Controller};
+    /// use kube_informer_testing::FakeApiServer;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let server = FakeApiServer::start().await;
+    /// let informer = Informer::builder(Api::<ConfigMap>::all(server.client()))
+    ///     .indexer("by-app", |cm: &ConfigMap| {
+    ///         cm.metadata.labels.iter().flatten().filter(|(k, _)| *k == "app").map(|(_, v)| v.clone()).collect()
+    ///     })
+    ///     .build();
+    /// let controller = Controller::for_informer(&informer);
+    /// tokio::spawn(informer.run());
+    /// # drop(controller);
+    /// # }
+    /// ```
+    pub fn for_informer(informer: &Informer<K>) -> Self {
+        Self::from_parts(informer.clone(), None, K::DynamicType::default())
+    }
+}
+
+impl<K: Watchable> Controller<K> {
+    /// As [`new`](Self::new), for a type whose resource is known only at
+    /// run time (`DynamicObject` with its `ApiResource`).
+    pub fn new_with(api: Api<K>, dyntype: K::DynamicType) -> Self {
+        let factory = InformerFactory::new(api.clone().into_client());
+        // A fresh factory holds no informer whose options could differ.
+        let informer = factory
+            .build(api.clone(), |builder| builder)
+            .unwrap_or_else(|_| Informer::builder(api).build());
+        Self::from_parts(informer, Some((factory, true)), dyntype)
+    }
+
+    /// A controller of `informer`'s objects; `factory` (and whether the
+    /// controller made it) when the informer came from one.
+    fn from_parts(
+        informer: Informer<K>,
+        factory: Option<(InformerFactory, bool)>,
+        dyntype: K::DynamicType,
+    ) -> Self {
+        let main_in_factory = factory.is_some();
+        let (factory, own_factory) = match factory {
+            Some((factory, own)) => (Some(factory), own),
+            None => (None, false),
+        };
+        let mut setup_errors = Vec::new();
+        let main = match informer.subscribe(SubscribeOptions::default().name("controller")) {
+            Ok(subscription) => Some(subscription),
+            Err(error) => {
+                setup_errors.push(SetupError::Informer(error));
+                None
+            }
+        };
+        let name = K::kind(&dyntype).to_lowercase();
+        Self {
+            informer,
+            main,
+            dyntype: Arc::new(dyntype),
+            factory,
+            own_factory,
+            main_in_factory,
+            feeds: Vec::new(),
+            predicate: None,
+            queue: WorkQueue::new(),
+            concurrency: 1,
+            gate: None,
+            shutdown: Shutdown::default(),
+            sync_timeout: DEFAULT_SYNC_TIMEOUT,
+            setup_errors,
+            recorder: Arc::new(ControllerRecorder::new(1)),
+            name,
+        }
+    }
+
+    /// The factory for the informers of `owns` and `watches`: the
+    /// controller's, or one it makes now with `api`'s client.
+    fn factory_for<W: Watchable>(&mut self, api: &Api<W>) -> InformerFactory {
+        self.factory
+            .get_or_insert_with(|| {
+                self.own_factory = true;
+                InformerFactory::new(api.clone().into_client())
+            })
+            .clone()
+    }
+
+    /// Subscribes to the shared informer of `api`, configured by
+    /// `configure`; a failure is kept for [`run`](Self::run) to report.
+    fn subscribe<W, F>(&mut self, api: Api<W>, configure: F) -> Option<Subscription<W>>
+    where
+        W: Watchable,
+        F: FnOnce(InformerBuilder<W, FromApi>) -> InformerBuilder<W, FromApi>,
+    {
+        let factory = self.factory_for(&api);
+        let subscribed = factory
+            .build(api, configure)
+            .map_err(SetupError::from)
+            .and_then(|informer| {
+                informer
+                    .subscribe(SubscribeOptions::default().name("controller"))
+                    .map_err(SetupError::from)
+            });
+        match subscribed {
+            Ok(subscription) => Some(subscription),
+            Err(error) => {
+                self.setup_errors.push(error);
+                None
+            }
+        }
+    }
+
+    /// Reconciles an object when one of the objects it controls changes:
+    /// each notification of `api`'s objects queues the key of their
+    /// controller owner of this controller's type (the owner reference with
+    /// `controller: true`, matched by group and kind, whatever served version
+    /// it names), for the old and the new state of an update (C2).
+    ///
+    /// See the [type docs](Controller) for an example.
+    pub fn owns<C: Watchable>(self, api: Api<C>) -> Self {
+        self.owns_with(api, |builder| builder)
+    }
+
+    /// As [`owns`](Self::owns), with the shared informer of `api` configured
+    /// by `configure` (indexers, a transform,
+    /// [`strip_managed_fields`](InformerBuilder::strip_managed_fields)), as
+    /// [`InformerFactory::build`] takes it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use k8s_openapi::api::{apps::v1::Deployment, core::v1::Pod};
+    /// use kube::Api;
+    /// use kube_informer::controller::Controller;
+    /// use kube_informer_testing::FakeApiServer;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let server = FakeApiServer::start().await;
+    /// let controller = Controller::new(Api::<Deployment>::all(server.client()))
+    ///     .owns_with(Api::<Pod>::all(server.client()), |pods| pods.strip_managed_fields());
+    /// # drop(controller);
+    /// # }
+    /// ```
+    pub fn owns_with<C, F>(mut self, api: Api<C>, configure: F) -> Self
+    where
+        C: Watchable,
+        F: FnOnce(InformerBuilder<C, FromApi>) -> InformerBuilder<C, FromApi>,
+    {
+        if let Some(children) = self.subscribe(api, configure) {
+            let owner = self.dyntype.clone();
+            self.feeds.push(
+                children
+                    .flat_map(move |notification| {
+                        let keys = states(&notification)
+                            .filter_map(|child| controller_owner_key_with::<K, C>(child, &owner));
+                        stream::iter(distinct(keys))
+                    })
+                    .boxed(),
+            );
+        }
+        self
+    }
+
+    /// Reconciles the objects `mapper` names whenever one of `api`'s objects
+    /// changes (for the old and the new state of an update), e.g. every
+    /// object that refers to a changed Secret (C2).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+    /// use kube::Api;
+    /// use kube_informer::{ObjectKey, controller::Controller};
+    /// use kube_informer_testing::FakeApiServer;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let server = FakeApiServer::start().await;
+    /// // Each namespace's "settings" ConfigMap follows its namespace's labels.
+    /// let controller = Controller::new(Api::<ConfigMap>::all(server.client()))
+    ///     .watches(Api::<Namespace>::all(server.client()), |ns: &Namespace| {
+    ///         ns.metadata.name.as_deref().and_then(|name| ObjectKey::new(Some(name), "settings").ok())
+    ///     });
+    /// # drop(controller);
+    /// # }
+    /// ```
+    pub fn watches<W, I, M>(self, api: Api<W>, mapper: M) -> Self
+    where
+        W: Watchable,
+        I: IntoIterator<Item = ObjectKey>,
+        M: Fn(&W) -> I + Send + Sync + 'static,
+    {
+        self.watches_with(api, |builder| builder, mapper)
+    }
+
+    /// As [`watches`](Self::watches), with the shared informer of `api`
+    /// configured by `configure`.
+    pub fn watches_with<W, I, M, F>(mut self, api: Api<W>, configure: F, mapper: M) -> Self
+    where
+        W: Watchable,
+        I: IntoIterator<Item = ObjectKey>,
+        M: Fn(&W) -> I + Send + Sync + 'static,
+        F: FnOnce(InformerBuilder<W, FromApi>) -> InformerBuilder<W, FromApi>,
+    {
+        if let Some(watched) = self.subscribe(api, configure) {
+            self.feeds.push(
+                watched
+                    .flat_map(move |notification| {
+                        let keys = states(&notification).flat_map(|object| mapper(object));
+                        stream::iter(distinct(keys))
+                    })
+                    .boxed(),
+            );
+        }
+        self
+    }
+
+    /// Reconciles every key `keys` yields (C2): any source of triggers, such
+    /// as a subscription mapped by hand, a channel or a timer.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube::Api;
+    /// use kube_informer::{ObjectKey, controller::Controller};
+    /// use kube_informer_testing::FakeApiServer;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let server = FakeApiServer::start().await;
+    /// let (poke, pokes) = futures::channel::mpsc::unbounded::<ObjectKey>();
+    /// let controller = Controller::new(Api::<ConfigMap>::all(server.client())).watches_stream(pokes);
+    /// poke.unbounded_send("default/settings".parse().unwrap()).unwrap();
+    /// # drop(controller);
+    /// # }
+    /// ```
+    pub fn watches_stream<S>(mut self, keys: S) -> Self
+    where
+        S: Stream<Item = ObjectKey> + Send + 'static,
+    {
+        self.feeds.push(keys.boxed());
+        self
+    }
+
+    /// Reconciles every object in the cache each time `ticks` yields, e.g.
+    /// after a configuration change that touches them all (C2).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube::Api;
+    /// use kube_informer::controller::Controller;
+    /// use kube_informer_testing::FakeApiServer;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let server = FakeApiServer::start().await;
+    /// let hourly = futures::stream::unfold(tokio::time::interval(Duration::from_secs(3600)), |mut every| async {
+    ///     every.tick().await;
+    ///     Some(((), every))
+    /// });
+    /// let controller = Controller::new(Api::<ConfigMap>::all(server.client())).reconcile_all_on(hourly);
+    /// # drop(controller);
+    /// # }
+    /// ```
+    pub fn reconcile_all_on<S>(mut self, ticks: S) -> Self
+    where
+        S: Stream<Item = ()> + Send + 'static,
+    {
+        let store = self.informer.store();
+        self.feeds.push(
+            ticks
+                .flat_map(move |()| stream::iter(store.list_keys()))
+                .boxed(),
+        );
+        self
+    }
+
+    /// Queues a change of the controller's own objects only if `predicate`
+    /// passes it (C2); called again, every predicate must pass. Additions,
+    /// deletions and resyncs always pass (see
+    /// [`ext::predicate`](crate::ext::predicate)); changes of owned and
+    /// watched objects are not filtered.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use k8s_openapi::api::apps::v1::Deployment;
+    /// use kube::Api;
+    /// use kube_informer::{controller::Controller, ext::{Predicate, predicate}};
+    /// use kube_informer_testing::FakeApiServer;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let server = FakeApiServer::start().await;
+    /// // Spec changes and label changes; status writes do not trigger.
+    /// let controller = Controller::new(Api::<Deployment>::all(server.client()))
+    ///     .predicate(predicate::generation().or(predicate::labels()));
+    /// # drop(controller);
+    /// # }
+    /// ```
+    pub fn predicate<P>(mut self, predicate: P) -> Self
+    where
+        P: Predicate<K> + Send + Sync + 'static,
+    {
+        let next: SharedPredicate<K> = match self.predicate.take() {
+            None => Arc::new(move |old: &K, new: &K| predicate.passes(old, new)),
+            Some(before) => {
+                Arc::new(move |old: &K, new: &K| before(old, new) && predicate.passes(old, new))
+            }
+        };
+        self.predicate = Some(next);
+        self
+    }
+
+    /// At most `n` reconciles at once (at least 1; 1 by default), never two
+    /// of one key (C6).
+    pub fn concurrency(mut self, n: usize) -> Self {
+        self.concurrency = n.max(1);
+        self.recorder.set_max_concurrent(self.concurrency);
+        self
+    }
+
+    /// The rate limiter of the controller's work queue, which
+    /// [`Action::Backoff`](crate::runner::Action::Backoff) (the default for
+    /// failures) goes through; by default
+    /// [`default_rate_limiter`](crate::queue::default_rate_limiter).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube::Api;
+    /// use kube_informer::{controller::Controller, queue::ItemExponential};
+    /// use kube_informer_testing::FakeApiServer;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let server = FakeApiServer::start().await;
+    /// let controller = Controller::new(Api::<ConfigMap>::all(server.client()))
+    ///     .rate_limiter(ItemExponential::new(Duration::from_millis(50), Duration::from_secs(60)));
+    /// # drop(controller);
+    /// # }
+    /// ```
+    pub fn rate_limiter<R: RateLimiter<ObjectKey> + 'static>(mut self, limiter: R) -> Self {
+        self.queue = WorkQueue::with_rate_limiter(limiter);
+        self
+    }
+
+    /// Reconciles only the keys `gate` owns (C9): a ring member's
+    /// ([`Shard::gate`](crate::shard::Shard::gate)) or a leader's
+    /// ([`Leadership::gate`](crate::shard::leader::Leadership)). Keys the
+    /// replica acquires are queued; a key lost while it waited is dropped
+    /// unreconciled; a handover waits for the reconcile of the key in
+    /// flight. The caller runs the shard.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube::Api;
+    /// use kube_informer::{controller::Controller, shard::{KeyGate, Ownership}};
+    /// use kube_informer_testing::FakeApiServer;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let server = FakeApiServer::start().await;
+    /// let gate = KeyGate::new(Ownership::nothing()); // e.g. `shard.gate()`
+    /// let controller = Controller::new(Api::<ConfigMap>::all(server.client())).shard(gate);
+    /// # drop(controller);
+    /// # }
+    /// ```
+    pub fn shard(mut self, gate: KeyGate) -> Self {
+        self.gate = Some(gate);
+        self
+    }
+
+    /// Stops on SIGINT or SIGTERM (C7): the first takes no new key and lets
+    /// the reconciles that run finish, then the stream ends; a second
+    /// abandons them.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use std::sync::Arc;
+    /// use futures::StreamExt;
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube::{Api, Client};
+    /// use kube_informer::{controller::Controller, runner::Action};
+    ///
+    /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+    /// Controller::new(Api::<ConfigMap>::all(Client::try_default().await?))
+    ///     .shutdown_on_signal()
+    ///     .run(
+    ///         |_cm, _ctx: Arc<()>| async { Ok::<_, kube::Error>(Action::done()) },
+    ///         |_cm, _error, _ctx| Action::backoff(),
+    ///         Arc::new(()),
+    ///     )
+    ///     .for_each(|_| async {})
+    ///     .await;
+    /// # Ok(()) }
+    /// ```
+    pub fn shutdown_on_signal(mut self) -> Self {
+        self.shutdown.on_signal = true;
+        self
+    }
+
+    /// Stops gracefully when `trigger` resolves (C7): no new key is taken,
+    /// the reconciles that run finish, then the stream ends. See the
+    /// [type docs](Controller) for an example.
+    pub fn graceful_shutdown_on<F>(mut self, trigger: F) -> Self
+    where
+        F: Future<Output = ()> + Send + 'static,
+    {
+        self.shutdown.graceful.push(trigger.boxed());
+        self
+    }
+
+    /// How long [`run`](Self::run) waits for its informers to sync before
+    /// it reports [`Error::Sync`](super::Error::Sync) and ends (C3);
+    /// [`DEFAULT_SYNC_TIMEOUT`] by default.
+    pub fn sync_timeout(mut self, timeout: Duration) -> Self {
+        self.sync_timeout = timeout;
+        self
+    }
+
+    /// The name on the controller's spans, logs and metrics; by default
+    /// the kind in lower case, e.g. `deployment`.
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+
+    /// The cache of the controller's objects.
+    pub fn store(&self) -> Store<K> {
+        self.informer.store()
+    }
+
+    /// The controller's work queue, e.g. to register its metrics
+    /// ([`WorkQueue::metrics_reader`]) or to add keys by hand.
+    pub fn queue(&self) -> WorkQueue {
+        self.queue.clone()
+    }
+
+    /// The reconcile metrics now (C8).
+    pub fn metrics(&self) -> ControllerMetrics {
+        self.recorder.snapshot()
+    }
+
+    /// A reader of the reconcile metrics (C8), for
+    /// [`metrics::register_controller`](crate::metrics) or an endpoint of
+    /// one's own; it reads on after the controller has run.
+    pub fn metrics_reader(&self) -> MetricsReader<ControllerMetrics> {
+        let recorder = self.recorder.clone();
+        MetricsReader::new(move || Some(recorder.snapshot()))
+    }
+}
+
+/// The states a notification carries: both of an update, the one of an
+/// addition or deletion.
+fn states<K>(notification: &Notification<K>) -> impl Iterator<Item = &K> {
+    let (first, second) = match notification {
+        Notification::Updated { old, new, .. } => (&**new, Some(&**old)),
+        Notification::Added { object, .. } | Notification::Deleted { object, .. } => {
+            (&**object, None)
+        }
+    };
+    std::iter::once(first).chain(second)
+}
+
+/// `keys` without repeats, in order (two states usually name one key).
+fn distinct(keys: impl Iterator<Item = ObjectKey>) -> Vec<ObjectKey> {
+    let mut out: Vec<ObjectKey> = Vec::new();
+    for key in keys {
+        if !out.contains(&key) {
+            out.push(key);
+        }
+    }
+    out
+}
+
+impl<K: Resource> fmt::Debug for Controller<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Controller")
+            .field("name", &self.name)
+            .field("feeds", &(self.feeds.len() + 1))
+            .field("concurrency", &self.concurrency)
+            .field("sharded", &self.gate.is_some())
+            .field("sync_timeout", &self.sync_timeout)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,116 @@
+//! Controller: an operator's wiring in a dozen lines. A [`Controller`]
+//! turns changes of its objects, of the objects they own and of anything
+//! else mapped to their keys into keys on one [`WorkQueue`](crate::WorkQueue),
+//! and reconciles them on the informers' shared caches.
+//!
+//! ```text
+//! Informer<K>  ──predicates──▶ keys ─┐
+//! owns(Api<C>) ──controller owner──▶ ┼──▶ WorkQueue ──Runner (gate)──▶ reconcile(object, ctx)
+//! watches(Api<W>, mapper)  ────────▶ ┤        ▲                           │
+//! watches_stream / reconcile_all_on ─┘        └──── Action / error_policy ◀┘
+//! ```
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use futures::StreamExt;
+//! use k8s_openapi::api::{apps::v1::Deployment, core::v1::ConfigMap};
+//! use kube::{Api, Client};
+//! use kube_informer::prelude::*;
+//!
+//! async fn reconcile(deployment: Arc<Deployment>, ctx: Arc<Client>) -> Result<Action, kube::Error> {
+//!     // ... read the cache, write through `ctx` ...
+//!     Ok(Action::done())
+//! }
+//!
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! let client = Client::try_default().await?;
+//! Controller::new(Api::<Deployment>::all(client.clone()))
+//!     .owns(Api::<ConfigMap>::all(client.clone()))
+//!     .shutdown_on_signal()
+//!     .run(reconcile, |_object, _error, _ctx| Action::backoff(), Arc::new(client))
+//!     .for_each(|outcome| async move {
+//!         if let Err(error) = outcome {
+//!             eprintln!("{error}");
+//!         }
+//!     })
+//!     .await;
+//! # Ok(()) }
+//! ```
+//!
+//! # Rules
+//!
+//! - **C1 One cache.** Informers come from an
+//!   [`InformerFactory`](crate::InformerFactory): the controller's own, or
+//!   the program's ([`Controller::with_factory`]), so two controllers (or a
+//!   controller and the rest of the program) that watch one resource with
+//!   the same options share one informer.
+//! - **C2 Triggers.** A key is queued for each notification of the
+//!   controller's objects that its predicates pass (additions, deletions and
+//!   resyncs always pass); for each notification of an owned object, the key
+//!   of its controller owner of the controller's type (the owner reference
+//!   with `controller: true`, matched by group and kind across served
+//!   versions), for the old and the new state of an update; for each key a
+//!   `watches` mapper returns for either state; for each key of a
+//!   `watches_stream`; for every cached key at each tick of
+//!   `reconcile_all_on`. The queue merges keys that wait (W1).
+//! - **C3 Sync first.** No reconcile starts before every informer of the
+//!   controller has synced. The wait fails, and the stream yields
+//!   [`Error::Sync`] and ends, when an initial list is refused (401/403) or
+//!   the resource is not served (404), when an informer stops, or after the
+//!   [sync timeout](Controller::sync_timeout). A shutdown during the wait
+//!   ends the stream without an item.
+//! - **C4 The object.** A reconcile gets its key's object as the cache
+//!   holds it when the reconcile starts. A key whose object is gone:
+//!   [`run`](Controller::run) reconciles nothing and yields
+//!   [`Error::ObjectNotFound`];
+//!   [`run_with_deletions`](Controller::run_with_deletions) hands the
+//!   object's last known state as [`Observed::Deleted`], kept from the
+//!   deletion until a reconcile of it succeeds or the key is added again,
+//!   for as long as the process runs.
+//! - **C5 What comes next.** A reconcile's [`Action`](crate::runner::Action)
+//!   decides its key's next turn; a failed reconcile's key gets what the
+//!   error policy returns ([`Action::Backoff`](crate::runner::Action::Backoff):
+//!   the queue's per-key exponential backoff). The stream yields one item per
+//!   reconcile.
+//! - **C6 Panics and concurrency.** At most `concurrency` reconciles run at
+//!   once, never two of one key (W3). A panicking reconcile is caught,
+//!   yielded as [`Error::Panicked`] with its key, counted, and its key
+//!   queued again through the rate limiter; the other keys go on.
+//! - **C7 Shutdown.** After a graceful shutdown
+//!   ([`graceful_shutdown_on`](Controller::graceful_shutdown_on), the first
+//!   signal of [`shutdown_on_signal`](Controller::shutdown_on_signal)) no new
+//!   key is taken; the reconciles that run finish and are yielded, then the
+//!   stream ends. A second signal drops them at once. When every trigger
+//!   has ended, what is queued is reconciled, then the stream ends. A
+//!   factory the controller made is shut down when its stream ends.
+//! - **C8 Observability.** Each reconcile runs in a `reconciling object`
+//!   span carrying the controller's name, the object's key
+//!   (`object.ref`), whether it was deleted, and a random `reconcile.id`;
+//!   each failed or panicking reconcile logs exactly one line at `ERROR` in
+//!   that span. The reconcile metrics ([`ControllerMetrics`](crate::metrics::ControllerMetrics))
+//!   carry controller-runtime's names and meanings.
+//! - **C9 Sharding.** With [`shard`](Controller::shard) only keys the gate
+//!   owns enter the queue, every key the replica acquires is queued, and a
+//!   key lost while it waited is dropped unreconciled (the runner's gate,
+//!   E-rules of [`runner`](crate::runner)).
+//!
+//! # Bad input
+//!
+//! An object without a name never reaches the controller (the informer
+//! reports it); a notification whose key cannot be made is skipped with a
+//! warning. A factory that refuses an informer (other options) or an
+//! informer that stopped before the controller subscribed makes the stream
+//! yield [`Error::Setup`] and end.
+
+mod builder;
+mod error;
+mod observed;
+mod reconcile;
+mod run;
+pub mod shim;
+mod shutdown;
+
+pub use builder::{Controller, DEFAULT_SYNC_TIMEOUT};
+pub use error::{Error, SetupError};
+pub use observed::Observed;
+pub use run::Outcome;

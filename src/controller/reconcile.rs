@@ -1,0 +1,150 @@
+//! One reconcile of one key: find what to hand the reconciler, run it in
+//! its span with its panic caught, count it, and decide the key's next turn.
+
+use std::{fmt, future::Future, panic::AssertUnwindSafe, sync::Arc};
+
+use futures::FutureExt;
+use tokio::time::Instant;
+use tracing::Instrument;
+
+use super::{Error, Observed, observed::Tombstones};
+use crate::{
+    key::ObjectKey,
+    metrics::{ControllerRecorder, ReconcileResult},
+    panic::panic_message,
+    runner::Action,
+    store::Store,
+};
+
+/// A failed reconcile as the runner carries it: what the stream reports,
+/// and what the key gets next (the error policy's answer, computed where
+/// the object and the context are at hand).
+pub(super) struct Failed<E> {
+    pub(super) error: Error<E>,
+    pub(super) next: Action,
+}
+
+/// What every reconcile of one controller shares.
+pub(super) struct Reconcile<K, C, R, P> {
+    pub(super) store: Store<K>,
+    pub(super) tombstones: Option<Arc<Tombstones<K>>>,
+    pub(super) reconcile: R,
+    pub(super) error_policy: P,
+    pub(super) ctx: Arc<C>,
+    pub(super) recorder: Arc<ControllerRecorder>,
+    pub(super) name: Arc<str>,
+}
+
+impl<K, C, R, P, Fut, E> Reconcile<K, C, R, P>
+where
+    K: Send + Sync + 'static,
+    C: Send + Sync + 'static,
+    R: Fn(Observed<K>, Arc<C>) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Action, E>> + Send + 'static,
+    P: Fn(Observed<K>, &E, Arc<C>) -> Action + Send + Sync + 'static,
+    E: fmt::Display + Send + 'static,
+{
+    /// The reconcile of `key` (C4, C5, C6, C8).
+    pub(super) fn of(
+        self: &Arc<Self>,
+        key: ObjectKey,
+    ) -> impl Future<Output = Result<Action, Failed<E>>> + Send + 'static + use<K, C, R, P, Fut, E>
+    {
+        let this = Arc::clone(self);
+        // Read when the reconcile starts, not when the key was queued (C4).
+        let observed = match this.store.get(&key) {
+            Some(object) => Some(Observed::Present(object)),
+            None => this
+                .tombstones
+                .as_ref()
+                .and_then(|tombstones| tombstones.get(&key))
+                .map(Observed::Deleted),
+        };
+        async move {
+            let Some(observed) = observed else {
+                tracing::debug!(controller = %this.name, object.ref = %key, "queued key has no object; skipped");
+                return Err(Failed {
+                    error: Error::ObjectNotFound { key },
+                    next: Action::Done,
+                });
+            };
+            let span = tracing::info_span!(
+                "reconciling object",
+                controller = %this.name,
+                object.ref = %key,
+                object.deleted = observed.is_deleted(),
+                reconcile.id = %format_args!("{:016x}", rand::random::<u64>()),
+            );
+            let _active = Active::new(&this.recorder);
+            let started = Instant::now();
+            // The reconciler is called inside the caught future, so a panic
+            // while it builds its future is caught too.
+            let run = {
+                let (observed, ctx) = (observed.clone(), this.ctx.clone());
+                let this = this.clone();
+                async move { (this.reconcile)(observed, ctx).await }
+            };
+            let result = AssertUnwindSafe(run)
+                .catch_unwind()
+                .instrument(span.clone())
+                .await;
+            let took = started.elapsed();
+            match result {
+                Ok(Ok(action)) => {
+                    this.recorder.finished(result_of(action), took);
+                    if let (Some(tombstones), Observed::Deleted(last)) =
+                        (&this.tombstones, &observed)
+                    {
+                        tombstones.reconciled(&key, last);
+                    }
+                    Ok(action)
+                }
+                Ok(Err(error)) => {
+                    this.recorder.finished(ReconcileResult::Error, took);
+                    span.in_scope(|| tracing::error!(%error, "reconcile failed"));
+                    let next = (this.error_policy)(observed, &error, this.ctx.clone());
+                    Err(Failed {
+                        error: Error::Reconcile { key, error },
+                        next,
+                    })
+                }
+                Err(payload) => {
+                    let message = panic_message(payload);
+                    this.recorder.panicked();
+                    this.recorder.finished(ReconcileResult::Error, took);
+                    span.in_scope(|| tracing::error!(panic = %message, "reconcile panicked"));
+                    Err(Failed {
+                        error: Error::Panicked { key, message },
+                        next: Action::Backoff,
+                    })
+                }
+            }
+        }
+    }
+}
+
+/// The `result` label of a successful reconcile.
+fn result_of(action: Action) -> ReconcileResult {
+    match action {
+        Action::Done => ReconcileResult::Success,
+        Action::RequeueAfter(_) => ReconcileResult::RequeueAfter,
+        Action::Backoff => ReconcileResult::Requeue,
+    }
+}
+
+/// A reconcile counted as active until it ends or is dropped (an abandoned
+/// reconcile is dropped at an await point).
+struct Active(Arc<ControllerRecorder>);
+
+impl Active {
+    fn new(recorder: &Arc<ControllerRecorder>) -> Self {
+        recorder.started();
+        Self(recorder.clone())
+    }
+}
+
+impl Drop for Active {
+    fn drop(&mut self) {
+        self.0.ended();
+    }
+}

@@ -1,0 +1,110 @@
+//! [`Error`]: one type every public error of the crate converts into, for a
+//! `main` or a reconciler that meets several of them and wants `?` on all.
+//!
+//! Each module keeps its own error type, with the variants its callers
+//! match on; this type wraps them whole, so nothing is lost on the way
+//! (match on the variant, or walk [`std::error::Error::source`]).
+
+use crate::{controller, dispatch, factory, fifo, informer, key::KeyError, shard, source, store};
+
+/// Any error of this crate, wrapping the module error it came from.
+///
+/// # Examples
+///
+/// ```
+/// use k8s_openapi::api::core::v1::ConfigMap;
+/// use kube::Api;
+/// use kube_informer::{InformerFactory, ObjectKey, SubscribeOptions};
+/// use kube_informer_testing::FakeApiServer;
+///
+/// // Three module errors, one `?` each.
+/// async fn first_key(server: &FakeApiServer) -> Result<ObjectKey, kube_informer::Error> {
+///     let factory = InformerFactory::new(server.client());
+///     let informer = factory.build(Api::<ConfigMap>::all(factory.client()), |b| b)?; // factory::Error
+///     let _changes = informer.subscribe(SubscribeOptions::default())?; // informer::Error
+///     Ok("default/first".parse()?) // KeyError
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let server = FakeApiServer::start().await;
+/// assert_eq!(first_key(&server).await.unwrap().as_str(), "default/first");
+/// # }
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// An informer's error ([`informer::Error`]).
+    #[error(transparent)]
+    Informer(#[from] informer::Error),
+    /// A list/watch source's error ([`source::Error`]).
+    #[error(transparent)]
+    Source(#[from] source::Error),
+    /// The factory refused an informer ([`factory::Error`]).
+    #[error(transparent)]
+    Factory(#[from] factory::Error),
+    /// An object had no key ([`KeyError`]).
+    #[error(transparent)]
+    Key(#[from] KeyError),
+    /// The FIFO refused an operation ([`fifo::Error`]).
+    #[error(transparent)]
+    Fifo(#[from] fifo::Error),
+    /// The store could not index an object ([`store::Error`]).
+    #[error(transparent)]
+    Store(#[from] store::Error),
+    /// A subscription could not be registered ([`dispatch::Error`]).
+    #[error(transparent)]
+    Dispatch(#[from] dispatch::Error),
+    /// Sharding failed ([`shard::Error`]).
+    #[error(transparent)]
+    Shard(#[from] shard::Error),
+    /// A shard's configuration is unsafe ([`shard::ConfigError`]).
+    #[error(transparent)]
+    ShardConfig(#[from] shard::ConfigError),
+    /// A Lease request failed ([`shard::LeaseError`]).
+    #[error(transparent)]
+    Lease(#[from] shard::LeaseError),
+    /// A controller could not start ([`controller::SetupError`]).
+    #[error(transparent)]
+    ControllerSetup(#[from] controller::SetupError),
+    /// A reconcile did not succeed, or a controller did not start
+    /// ([`controller::Error`]); the reconciler's own error is inside.
+    #[error(transparent)]
+    Controller(Box<dyn std::error::Error + Send + Sync>),
+    /// A request of the `kube` client failed.
+    #[error(transparent)]
+    Kube(#[from] kube::Error),
+}
+
+impl<E> From<controller::Error<E>> for Error
+where
+    E: std::error::Error + Send + Sync + 'static,
+{
+    fn from(error: controller::Error<E>) -> Self {
+        Self::Controller(Box::new(error))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("disk full")]
+    struct DiskFull;
+
+    #[test]
+    fn a_controller_error_keeps_its_reconciler_error_inside() {
+        let key = crate::ObjectKey::new(Some("default"), "a").unwrap();
+        let error: Error = controller::Error::Reconcile {
+            key,
+            error: DiskFull,
+        }
+        .into();
+        assert_eq!(
+            error.to_string(),
+            "reconcile of default/a failed: disk full"
+        );
+        assert!(matches!(error, Error::Controller(_)));
+    }
+}
