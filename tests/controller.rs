@@ -631,3 +631,36 @@ async fn c9_a_sharded_controller_reconciles_only_owned_keys() {
     expected.sort();
     assert_eq!(reconciled, expected);
 }
+
+#[tokio::test(start_paused = true)]
+async fn c7_when_every_trigger_ends_what_is_queued_is_reconciled_then_the_stream_ends() {
+    use kube_informer::{Informer, source::Event};
+    let events = futures::stream::iter(
+        [
+            Event::ListStart,
+            Event::Listed(cm("a", "1")),
+            Event::Listed(cm("b", "1")),
+            Event::ListDone {
+                resource_version: "1".into(),
+            },
+        ]
+        .map(Ok::<_, std::io::Error>),
+    );
+    let informer = Informer::builder_from_stream(events).build();
+    let controller = Controller::for_informer(&informer);
+    let run = tokio::spawn(informer.run());
+    let outcomes: Vec<_> = controller
+        .run(
+            |_cm: Arc<ConfigMap>, _ctx: Arc<()>| async {
+                Ok::<_, std::convert::Infallible>(Action::done())
+            },
+            |_, _, _| Action::backoff(),
+            Arc::new(()),
+        )
+        .collect()
+        .await;
+    let mut keys: Vec<ObjectKey> = outcomes.into_iter().map(|o| o.unwrap().0).collect();
+    keys.sort();
+    assert_eq!(keys, [key("a"), key("b")]);
+    run.await.unwrap().unwrap();
+}

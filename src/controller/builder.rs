@@ -4,13 +4,14 @@ use std::{fmt, future::Future, sync::Arc, time::Duration};
 
 use futures::{
     FutureExt, Stream, StreamExt,
+    future::BoxFuture,
     stream::{self, BoxStream},
 };
 use kube::{Api, Resource};
 
 use super::{
     SetupError,
-    shim::{Predicate, controller_owner_key_with},
+    shim::{Predicate, SyncError, controller_owner_key_with, informer_wait},
     shutdown::Shutdown,
 };
 use crate::{
@@ -101,9 +102,10 @@ pub struct Controller<K: Resource> {
     /// Whether the controller made `factory` (it then shuts it down when
     /// its stream ends).
     pub(super) own_factory: bool,
-    /// Whether `informer` came from `factory` (whose start and sync cover
-    /// it); otherwise its owner runs it.
-    pub(super) main_in_factory: bool,
+    /// How to wait for the sync of each informer the controller uses (C3):
+    /// its own and those of `owns` and `watches`, not the rest of a shared
+    /// factory's.
+    pub(super) syncs: Vec<SyncWait>,
     pub(super) feeds: Vec<BoxStream<'static, ObjectKey>>,
     pub(super) predicate: Option<SharedPredicate<K>>,
     pub(super) queue: WorkQueue,
@@ -220,7 +222,6 @@ impl<K: Watchable> Controller<K> {
         factory: Option<(InformerFactory, bool)>,
         dyntype: K::DynamicType,
     ) -> Self {
-        let main_in_factory = factory.is_some();
         let (factory, own_factory) = match factory {
             Some((factory, own)) => (Some(factory), own),
             None => (None, false),
@@ -234,13 +235,14 @@ impl<K: Watchable> Controller<K> {
             }
         };
         let name = K::kind(&dyntype).to_lowercase();
+        let syncs = vec![sync_wait(&informer)];
         Self {
             informer,
             main,
             dyntype: Arc::new(dyntype),
             factory,
             own_factory,
-            main_in_factory,
+            syncs,
             feeds: Vec::new(),
             predicate: None,
             queue: WorkQueue::new(),
@@ -277,9 +279,11 @@ impl<K: Watchable> Controller<K> {
             .build(api, configure)
             .map_err(SetupError::from)
             .and_then(|informer| {
-                informer
+                let subscription = informer
                     .subscribe(SubscribeOptions::default().name("controller"))
-                    .map_err(SetupError::from)
+                    .map_err(SetupError::from)?;
+                self.syncs.push(sync_wait(&informer));
+                Ok(subscription)
             });
         match subscribed {
             Ok(subscription) => Some(subscription),
@@ -387,7 +391,7 @@ impl<K: Watchable> Controller<K> {
             self.feeds.push(
                 watched
                     .flat_map(move |notification| {
-                        let keys = states(&notification).flat_map(|object| mapper(object));
+                        let keys = states(&notification).flat_map(&mapper);
                         stream::iter(distinct(keys))
                     })
                     .boxed(),
@@ -639,6 +643,15 @@ impl<K: Watchable> Controller<K> {
         let recorder = self.recorder.clone();
         MetricsReader::new(move || Some(recorder.snapshot()))
     }
+}
+
+/// Waits up to a timeout for one informer's sync.
+pub(super) type SyncWait =
+    Box<dyn FnOnce(Duration) -> BoxFuture<'static, Result<(), SyncError>> + Send>;
+
+fn sync_wait<W: Watchable>(informer: &Informer<W>) -> SyncWait {
+    let informer = informer.clone();
+    Box::new(move |timeout| async move { informer_wait(&informer, timeout).await }.boxed())
 }
 
 /// The states a notification carries: both of an update, the one of an

@@ -1,7 +1,7 @@
 //! Running a [`Controller`]: start and sync its informers, feed its queue,
 //! reconcile until it is shut down.
 
-use std::{fmt, future::Future, pin::pin, sync::Arc, time::Duration};
+use std::{fmt, future::Future, pin::pin, sync::Arc};
 
 use futures::{
     Stream, StreamExt,
@@ -15,13 +15,11 @@ use super::{
     Controller, Error, Observed,
     observed::Tombstones,
     reconcile::{Failed, Reconcile},
-    shim::{SyncError, factory_wait, informer_wait},
 };
 use crate::{
     Notification,
     dispatch::Subscription,
     factory::InformerFactory,
-    informer::Informer,
     key::ObjectKey,
     runner::{Action, OnCancel, ReconcileError, Runner},
     shard::{KeyGate, ShardEvent, ShardedStream},
@@ -149,7 +147,7 @@ impl<K: Watchable> Controller<K> {
             dyntype: _,
             factory,
             own_factory,
-            main_in_factory,
+            syncs,
             mut feeds,
             predicate,
             queue,
@@ -191,7 +189,6 @@ impl<K: Watchable> Controller<K> {
             name: name.into(),
         });
         let own = own_factory.then(|| factory.clone()).flatten();
-        let unowned_main = (!main_in_factory).then_some(informer);
         async_stream::stream! {
             if let Some(error) = setup_errors.into_iter().next() {
                 yield Err(Error::Setup(error));
@@ -215,7 +212,7 @@ impl<K: Watchable> Controller<K> {
                 }
             }));
             let synced = {
-                let waits = wait_for_sync(unowned_main, factory.clone(), sync_timeout);
+                let waits = future::try_join_all(syncs.into_iter().map(|wait| wait(sync_timeout)));
                 let stopped = graceful.clone();
                 let waits = pin!(waits);
                 let stopped = pin!(stopped.cancelled_owned());
@@ -225,7 +222,7 @@ impl<K: Watchable> Controller<K> {
                 }
             };
             match synced {
-                Some(Ok(())) => {}
+                Some(Ok(_)) => {}
                 Some(Err(error)) => {
                     yield Err(Error::Sync(error));
                     queue.shutdown();
@@ -339,27 +336,6 @@ fn key_of<K: Watchable>(notification: &Notification<K>) -> Option<ObjectKey> {
 /// reconcile starts).
 fn owned_only(feed: BoxStream<'static, ObjectKey>, gate: KeyGate) -> BoxStream<'static, ObjectKey> {
     feed.filter(move |key| ready(gate.owns(key))).boxed()
-}
-
-/// Waits until the controller's informers synced, all within one timeout.
-async fn wait_for_sync<K: Watchable>(
-    unowned_main: Option<Informer<K>>,
-    factory: Option<InformerFactory>,
-    timeout: Duration,
-) -> Result<(), SyncError> {
-    let main = async {
-        match &unowned_main {
-            Some(informer) => informer_wait(informer, timeout).await,
-            None => Ok(()),
-        }
-    };
-    let rest = async {
-        match &factory {
-            Some(factory) => factory_wait(factory, timeout).await,
-            None => Ok(()),
-        }
-    };
-    future::try_join(main, rest).await.map(|_| ())
 }
 
 /// Shuts down a factory the controller made, if it made one.
