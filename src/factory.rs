@@ -26,21 +26,31 @@
 //! them. Functions (index functions, transforms, key functions) cannot be
 //! compared, so they agree when both requests set them (or both do not);
 //! the first request's functions are the ones that run.
+//!
+//! # Waiting
+//!
+//! [`InformerFactory::wait_for_cache_sync`] waits for every informer to
+//! sync as long as it takes; [`InformerFactory::wait_for_sync`] takes one
+//! timeout for all of them and fails fast, with the first
+//! [`SyncError`] any of them meets (I10; the rules of one informer's wait,
+//! I6–I9, are in the [`informer`](crate::informer#waiting-for-the-first-sync)
+//! module).
 
 use std::{
     any::{Any, TypeId},
     collections::HashMap,
     fmt,
     sync::Arc,
+    time::Duration,
 };
 
-use futures::future::{BoxFuture, FutureExt, join_all};
+use futures::future::{BoxFuture, FutureExt, join_all, try_join_all};
 use kube::{Api, Client, Resource, core::PartialObjectMeta};
 use parking_lot::Mutex;
-use tokio::task::JoinHandle;
+use tokio::{task::JoinHandle, time::Instant};
 
 use crate::{
-    informer::{self, FromApi, Informer, InformerBuilder, Options},
+    informer::{self, FromApi, Informer, InformerBuilder, Options, SyncError},
     resource::WatchedResource,
     source,
 };
@@ -94,6 +104,11 @@ impl InformerKey {
 trait ManagedInformer: Send + Sync {
     fn run(&self) -> BoxFuture<'static, informer::Result<()>>;
     fn wait_until_synced(&self) -> BoxFuture<'static, bool>;
+    fn wait_for_sync(
+        &self,
+        deadline: Option<Instant>,
+        timeout: Duration,
+    ) -> BoxFuture<'static, Result<(), SyncError>>;
     fn stop(&self);
     fn as_any(&self) -> &dyn Any;
 }
@@ -109,6 +124,15 @@ where
     fn wait_until_synced(&self) -> BoxFuture<'static, bool> {
         let informer = self.clone();
         async move { informer.wait_until_synced().await }.boxed()
+    }
+
+    fn wait_for_sync(
+        &self,
+        deadline: Option<Instant>,
+        timeout: Duration,
+    ) -> BoxFuture<'static, Result<(), SyncError>> {
+        let informer = self.clone();
+        async move { informer.wait_for_sync_until(deadline, timeout).await }.boxed()
     }
 
     fn stop(&self) {
@@ -362,6 +386,10 @@ impl InformerFactory {
 
     /// Waits until every informer asked for so far has synced; `false` if
     /// one stopped before syncing.
+    ///
+    /// It waits as long as that takes, through any number of source
+    /// errors; [`wait_for_sync`](Self::wait_for_sync) gives up after a
+    /// timeout, or at once when a resource is refused or not served.
     pub async fn wait_for_cache_sync(&self) -> bool {
         let waits: Vec<_> = {
             let state = self.state.inner.lock();
@@ -372,6 +400,66 @@ impl InformerFactory {
                 .collect()
         };
         join_all(waits).await.into_iter().all(|synced| synced)
+    }
+
+    /// Waits until every informer asked for so far has synced, failing
+    /// fast as [`Informer::wait_for_sync`] does, with one deadline for all
+    /// of them: `timeout` from now on tokio's clock (I10).
+    ///
+    /// `Ok(())` once every one synced (at once with none asked for);
+    /// otherwise the first error any of them meets: a resource refused
+    /// (401, 403) or not served (404) as soon as that is its latest
+    /// answer, an informer stopped before it synced, or, when the deadline
+    /// passes, [`SyncError::TimedOut`] for one that has not synced yet.
+    /// Informers not [started](Self::start) do not sync. Their informers
+    /// keep running and retrying after an error.
+    ///
+    /// Cancel-safe.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+    /// use kube::Api;
+    /// use kube_informer::{InformerFactory, informer::SyncError};
+    /// use kube_informer_testing::{ApiStatus, FakeApiServer, RequestMatch};
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let server = FakeApiServer::start().await;
+    /// let factory = InformerFactory::new(server.client());
+    /// let configmaps = factory.build(Api::<ConfigMap>::all(server.client()), |b| b)?;
+    /// factory.start();
+    /// factory.wait_for_sync(Duration::from_secs(30)).await?;
+    ///
+    /// // No RBAC rule for Secrets: the first list is refused.
+    /// server.fail_requests(RequestMatch::List, ApiStatus::forbidden(), usize::MAX);
+    /// let secrets = factory.build(Api::<Secret>::all(server.client()), |b| b)?;
+    /// factory.start();
+    /// match factory.wait_for_sync(Duration::from_secs(30)).await {
+    ///     Err(SyncError::Refused { resource, status: 403, .. }) => {
+    ///         assert_eq!(resource.resource, "secrets");
+    ///     }
+    ///     other => panic!("expected a refusal, got {other:?}"),
+    /// }
+    /// # drop((configmaps, secrets));
+    /// factory.shutdown().await;
+    /// # Ok(()) }
+    /// ```
+    pub async fn wait_for_sync(&self, timeout: Duration) -> Result<(), SyncError> {
+        // One deadline for all; `None`, none, for a timeout the clock
+        // cannot hold.
+        let deadline = Instant::now().checked_add(timeout);
+        let waits: Vec<_> = {
+            let state = self.state.inner.lock();
+            state
+                .entries
+                .iter()
+                .map(|entry| entry.informer.wait_for_sync(deadline, timeout))
+                .collect()
+        };
+        try_join_all(waits).await.map(drop)
     }
 
     /// Stops every informer and waits for their `run` to return. Informers

@@ -13,6 +13,7 @@ fn informer_types_are_send_sync_unpin() {
     unpin::<Informer<ConfigMap>>();
     send_sync::<InformerFactory>();
     send_sync::<informer::Error>();
+    send_sync::<informer::SyncError>();
     unpin::<informer::ErrorStream>();
     fn send<T: Send>() {}
     send::<InformerBuilder<ConfigMap>>();
@@ -27,4 +28,24 @@ fn run_future_is_send_and_static() {
     .build();
     let run = informer.run();
     send_static(&run);
+}
+
+/// A controller awaits the sync waits inside spawned tasks and streams.
+#[test]
+fn sync_wait_futures_are_send() {
+    fn send<T: Send>(_: &T) {}
+    let informer = Informer::<ConfigMap>::builder_from_stream(futures::stream::empty::<
+        Result<kube_informer::source::Event<ConfigMap>, std::io::Error>,
+    >())
+    .build();
+    send(&informer.wait_for_sync(std::time::Duration::from_secs(1)));
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let _guard = rt.enter();
+    let factory = InformerFactory::new(
+        kube::Client::try_from(kube::Config::new("http://127.0.0.1:1".parse().unwrap())).unwrap(),
+    );
+    send(&factory.wait_for_sync(std::time::Duration::from_secs(1)));
 }

@@ -6,7 +6,7 @@ use std::{any::Any, future::Future, mem, pin::Pin, sync::Arc};
 use kube::Resource;
 use parking_lot::Mutex;
 
-use super::{lifecycle::Wiring, report::ErrorReporter};
+use super::{lifecycle::Wiring, report::ErrorReporter, sync_wait::SyncProgress};
 use crate::{
     dispatch::{EndReason, Life},
     fifo::DeltaFifo,
@@ -25,6 +25,9 @@ pub(crate) struct Core<K> {
     /// stream and sync waiter observes.
     pub(crate) life: Arc<Life>,
     pub(crate) reporter: ErrorReporter,
+    /// What the source said last before the first sync, for sync waiters
+    /// (I7, I8).
+    pub(crate) sync_progress: SyncProgress,
     pub(crate) wiring: Mutex<Wiring<K>>,
     /// What it lists and watches, for its span, logs and metrics.
     pub(crate) resource: WatchedResource,

@@ -185,15 +185,23 @@ impl Error {
     /// assert_eq!(Error::Stopped.status_code(), None);
     /// ```
     pub fn status_code(&self) -> Option<u16> {
+        self.api_answer().map(|(code, _)| code)
+    }
+
+    /// The status code and the server's message of the API error behind
+    /// this one, from the first link of the chain that has them: a
+    /// [`source::Error`] or a `kube::Error::Api`.
+    pub(crate) fn api_answer(&self) -> Option<(u16, &str)> {
         let mut next: Option<&(dyn StdError + 'static)> = Some(self);
         while let Some(error) = next {
-            if let Some(source) = error.downcast_ref::<source::Error>()
-                && let Some(code) = source.status_code()
+            if let Some(answer) = error
+                .downcast_ref::<source::Error>()
+                .and_then(source::Error::api_answer)
             {
-                return Some(code);
+                return Some(answer);
             }
             if let Some(kube::Error::Api(status)) = error.downcast_ref::<kube::Error>() {
-                return Some(status.code);
+                return Some((status.code, status.message.as_str()));
             }
             next = error.source();
         }

@@ -4,12 +4,14 @@ use std::{
     any::Any,
     fmt,
     sync::{Arc, Weak},
+    time::Duration,
 };
 
 use futures::Stream;
 use kube::{Api, Resource, core::PartialObjectMeta};
 use parking_lot::Mutex;
 use serde::de::DeserializeOwned;
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 pub(crate) use super::parts::Parts;
@@ -21,6 +23,8 @@ use super::{
     lifecycle::Wiring,
     report::{ErrorReporter, ErrorStream},
     run,
+    sync_error::SyncError,
+    sync_wait::{self, SyncProgress},
 };
 use crate::{
     dispatch::{Distributor, Life, SubscribeOptions, SubscribeRequest, Subscription},
@@ -217,6 +221,12 @@ where
     /// through [`Informer::errors`]; when the stream ends the informer hands
     /// out what was queued and stops.
     ///
+    /// Such a stream has no HTTP answers of its own, so
+    /// [`wait_for_sync`](Self::wait_for_sync) ends in
+    /// [`SyncError::TimedOut`] or [`SyncError::Stopped`] only, unless the
+    /// stream yields [`source::Error`](crate::source::Error)s carrying a
+    /// 401, 403 or 404.
+    ///
     /// See the [type docs](Informer) for an example.
     pub fn builder_from_stream<S, E>(events: S) -> InformerBuilder<K, FromStream>
     where
@@ -244,6 +254,7 @@ where
             fifo: DeltaFifo::new(options),
             life: Life::new(stop),
             reporter: ErrorReporter::new(parts.on_error),
+            sync_progress: SyncProgress::new(),
             wiring: Mutex::new(Wiring::Unstarted {
                 events: parts.events,
                 distributor,
@@ -398,6 +409,11 @@ where
     /// once it was stopped before its first list was applied, whether or
     /// not `run` was ever polled (L7).
     ///
+    /// It waits as long as that takes, through any number of source
+    /// errors. To give up after a while, or at once when the API server
+    /// refuses the resource (403) or does not serve it (404), use
+    /// [`wait_for_sync`](Self::wait_for_sync).
+    ///
     /// Cancel-safe.
     pub async fn wait_until_synced(&self) -> bool {
         let core = self.core();
@@ -406,6 +422,76 @@ where
             _ = core.store.wait_until_synced() => true,
             _ = core.life.ended() => core.store.has_synced(),
         }
+    }
+
+    /// Waits until [`has_synced`](Informer::has_synced), but fails fast
+    /// rather than for ever:
+    ///
+    /// - `Ok(())` once the informer synced, also if it had already (I6);
+    /// - [`SyncError::Refused`] (401, 403) or [`SyncError::NotFound`]
+    ///   (404) as soon as the source's latest answer before the first sync
+    ///   is one of those, also if it came before this call (I7). The
+    ///   informer keeps running and retrying (R9): once a later list is
+    ///   answered (the RBAC rule or the CustomResourceDefinition was
+    ///   added), a new call waits again and may succeed; until then a new
+    ///   call returns the refusal at once;
+    /// - [`SyncError::TimedOut`] when `timeout` has passed on tokio's clock
+    ///   without a sync, with the source's last error as its
+    ///   [`source`](std::error::Error::source) (I8). A timeout too long
+    ///   for the clock (`Duration::MAX`) means no deadline;
+    /// - [`SyncError::Stopped`] if the informer ends before it synced,
+    ///   whether or not `run` was ever polled (I9).
+    ///
+    /// An informer [from a stream](Self::builder_from_stream) has no HTTP
+    /// answers of its own: it gets `TimedOut` or `Stopped` only, unless its
+    /// stream yields [`source::Error`](crate::source::Error)s (see
+    /// [`SyncError`]). [`wait_until_synced`](Self::wait_until_synced) is
+    /// the same wait without a timeout and without refusals.
+    ///
+    /// Waiting costs the informer nothing per event: the source's errors
+    /// and the start of each relist are all it records for waiters.
+    ///
+    /// Cancel-safe.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube::{Api, api::DynamicObject, core::{ApiResource, GroupVersionKind}};
+    /// use kube_informer::{Informer, informer::SyncError};
+    /// use kube_informer_testing::FakeApiServer;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() -> Result<(), SyncError> {
+    /// let server = FakeApiServer::start().await;
+    /// let configmaps = Informer::builder(Api::<ConfigMap>::all(server.client())).build();
+    /// tokio::spawn(configmaps.run());
+    /// configmaps.wait_for_sync(Duration::from_secs(30)).await?;
+    ///
+    /// // A custom resource whose CustomResourceDefinition is not installed.
+    /// let widgets = ApiResource::from_gvk(&GroupVersionKind::gvk("example.com", "v1", "Widget"));
+    /// let widgets = Informer::builder(Api::<DynamicObject>::all_with(server.client(), &widgets)).build();
+    /// tokio::spawn(widgets.run());
+    /// let error = widgets.wait_for_sync(Duration::from_secs(30)).await.unwrap_err();
+    /// assert!(matches!(error, SyncError::NotFound { .. }));
+    /// assert!(error.to_string().starts_with("widgets.example.com is not served"), "{error}");
+    /// # Ok(()) }
+    /// ```
+    pub async fn wait_for_sync(&self, timeout: Duration) -> Result<(), SyncError> {
+        // `None`, no deadline, for a timeout the clock cannot hold.
+        let deadline = Instant::now().checked_add(timeout);
+        sync_wait::wait_for_sync(self.core(), deadline, timeout).await
+    }
+
+    /// [`wait_for_sync`](Self::wait_for_sync) with a deadline shared by
+    /// several informers (the factory's one timeout for all, I10).
+    pub(crate) async fn wait_for_sync_until(
+        &self,
+        deadline: Option<Instant>,
+        timeout: Duration,
+    ) -> Result<(), SyncError> {
+        sync_wait::wait_for_sync(self.core(), deadline, timeout).await
     }
 
     /// The resourceVersion of the last complete relist, once there was one

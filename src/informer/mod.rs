@@ -32,6 +32,37 @@
 //! builder's [`on_error`](InformerBuilder::on_error) callback and sent to
 //! every [`Informer::errors`] stream (R9). None of them stops the informer.
 //!
+//! # Waiting for the first sync
+//!
+//! [`Informer::wait_until_synced`] waits for the first sync as long as it
+//! takes. [`Informer::wait_for_sync`] and
+//! [`InformerFactory::wait_for_sync`](crate::InformerFactory::wait_for_sync)
+//! take a timeout and fail fast with a [`SyncError`] that names the
+//! resource, so a program whose RBAC rules or CustomResourceDefinition are
+//! missing says so at start instead of hanging:
+//!
+//! - I6: the wait returns `Ok` once the informer has synced, also when it
+//!   synced before the call, whatever errors came before.
+//! - I7: before the first sync, when the source's latest answer is 401 or
+//!   403 ([`SyncError::Refused`]) or 404 ([`SyncError::NotFound`]) and no
+//!   list was answered since, the wait returns it at once, with the
+//!   server's message; also a wait that starts after that answer. The
+//!   informer keeps running and retrying (R9); once a list is answered,
+//!   a new wait waits again.
+//! - I8: otherwise, when the timeout passes on tokio's clock without a
+//!   sync, [`SyncError::TimedOut`], whose source is the last error the
+//!   source reported, if any. A timeout the clock cannot hold
+//!   (`Duration::MAX`) means no deadline.
+//! - I9: an informer that ends before it synced (any way it can end,
+//!   also before `run`, L7) gives [`SyncError::Stopped`].
+//! - I10: the factory waits for every informer asked for so far with one
+//!   deadline for all; the first error any of them meets is its answer.
+//!
+//! An informer built from a stream has no HTTP answers unless its stream
+//! yields [`source::Error`](crate::source::Error)s: it gets `TimedOut` or
+//! `Stopped` only. Waiters cost the informer nothing per event: only the
+//! source's errors and the start of each relist are recorded for them.
+//!
 //! # Stopping
 //!
 //! The informer stops on [`Informer::stop`], on the builder's
@@ -40,7 +71,7 @@
 //! code it cannot skip panics, or when nothing can observe it (see
 //! [Lifetime](Informer#lifetime)). Then `run` resolves, subscriptions end after what was already
 //! queued for them and say why ([`Subscription::end_reason`](crate::Subscription::end_reason)),
-//! error streams end, sync waiters return, and [`Informer::subscribe`]
+//! error streams end, sync waiters return (I9), and [`Informer::subscribe`]
 //! returns [`Error::Stopped`] (L6).
 //!
 //! L7: all of this holds whether or not `run` was ever polled: a stop
@@ -83,9 +114,12 @@ mod pump;
 mod report;
 mod resync;
 mod run;
+mod sync_error;
+mod sync_wait;
 
 pub(crate) use builder::Options;
 pub use builder::{DEFAULT_RESYNC_CHECK_PERIOD, FromApi, FromStream, InformerBuilder, Origin};
 pub use error::{Callback, Error, Result, SharedError};
 pub use handle::Informer;
 pub use report::ErrorStream;
+pub use sync_error::SyncError;

@@ -16,6 +16,7 @@ use tokio::sync::Notify;
 use super::{
     error::{Callback, Error},
     report::ErrorReporter,
+    sync_wait::SyncProgress,
 };
 use crate::{fifo::DeltaFifo, panic::panic_message, source::Event};
 
@@ -102,18 +103,21 @@ pub(crate) enum SourceEnd {
 /// the FIFO so the writer drains what is queued and ends.
 ///
 /// Source errors and objects the FIFO refuses go to `reporter`; the source is
-/// expected to retry by itself, so an error never ends the pump.
+/// expected to retry by itself, so an error never ends the pump. Source
+/// errors and the start of each relist also go to `progress`, for sync
+/// waiters (I7, I8).
 pub(crate) async fn pump<K, S>(
     events: S,
     fifo: &DeltaFifo<K>,
     reporter: &ErrorReporter,
+    progress: &SyncProgress,
     handoff: &Handoff,
 ) -> SourceEnd
 where
     K: Resource + Send + Sync + 'static,
     S: Stream<Item = Result<Event<K>, Error>>,
 {
-    let end = feed_all(events, fifo, reporter, handoff).await;
+    let end = feed_all(events, fifo, reporter, progress, handoff).await;
     fifo.close();
     handoff.progress.notify_one();
     end
@@ -123,6 +127,7 @@ async fn feed_all<K, S>(
     events: S,
     fifo: &DeltaFifo<K>,
     reporter: &ErrorReporter,
+    progress: &SyncProgress,
     handoff: &Handoff,
 ) -> SourceEnd
 where
@@ -149,13 +154,16 @@ where
         match item {
             Ok(event) => {
                 let list_done = matches!(event, Event::ListDone { .. });
-                match feed(fifo, event, &mut listed) {
+                match feed(fifo, event, &mut listed, progress) {
                     Ok(()) if list_done => handoff.relisted.store(true, Ordering::Relaxed),
                     Ok(()) => {}
                     Err(error) => reporter.report(Error::from_fifo(error)),
                 }
             }
-            Err(error) => reporter.report(error),
+            Err(error) => {
+                progress.failed(&error);
+                reporter.report(error);
+            }
         }
         handoff.progress.notify_one();
         // An always-ready source (an in-memory stream) must still let the
@@ -167,11 +175,13 @@ where
 }
 
 /// One source event as FIFO calls (F13 for relists; bookmarks change nothing
-/// here).
+/// here). The start of a relist also tells `progress` that a list was
+/// answered.
 fn feed<K>(
     fifo: &DeltaFifo<K>,
     event: Event<K>,
     listed: &mut usize,
+    progress: &SyncProgress,
 ) -> Result<(), crate::fifo::Error>
 where
     K: Resource + Send + Sync + 'static,
@@ -183,6 +193,7 @@ where
         Event::Bookmark { .. } => Ok(()),
         Event::ListStart => {
             tracing::debug!("relist started");
+            progress.list_answered();
             *listed = 0;
             fifo.list_start();
             Ok(())

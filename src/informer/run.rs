@@ -100,7 +100,13 @@ where
         // the writer ends once the pump has closed the FIFO and it has
         // drained it.
         let writer = write(&core, distributor, requests, &handoff);
-        let source = pump(events, &core.fifo, &core.reporter, &handoff);
+        let source = pump(
+            events,
+            &core.fifo,
+            &core.reporter,
+            &core.sync_progress,
+            &handoff,
+        );
         let body = async {
             tokio::select! {
                 biased;

@@ -264,11 +264,18 @@ impl Error {
     /// assert_eq!(Error::MissingName.status_code(), None);
     /// ```
     pub fn status_code(&self) -> Option<u16> {
+        self.api_answer().map(|(code, _)| code)
+    }
+
+    /// The status code with the server's message, when the API server
+    /// answered with a failure: what the informer's sync wait names in a
+    /// refusal.
+    pub(crate) fn api_answer(&self) -> Option<(u16, &str)> {
         match self {
             Self::List { source, .. } | Self::WatchStart { source, .. } => {
-                api_status(source).map(|status| status.code)
+                api_status(source).map(|status| (status.code, status.message.as_str()))
             }
-            Self::WatchEvent { code, .. } => Some(*code),
+            Self::WatchEvent { code, message, .. } => Some((*code, message.as_str())),
             _ => None,
         }
     }

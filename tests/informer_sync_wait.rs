@@ -1,0 +1,553 @@
+//! Waiting for the first sync fails fast (I6–I10): a refused or missing
+//! resource is named at once, a source that never lists times out with its
+//! last error, an informer that ends is reported, and the factory waits for
+//! all its informers under one deadline.
+
+mod informer_common;
+
+use std::{error::Error as _, time::Duration};
+
+use futures::channel::mpsc;
+use informer_common::*;
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use kube::{
+    Api,
+    api::{ApiResource, DynamicObject, GroupVersionKind},
+};
+use kube_informer::{Informer, InformerFactory, informer::SyncError, source, source::Event};
+use kube_informer_testing::{ApiStatus, FakeApiServer, RequestMatch};
+use tokio::time::Instant;
+
+const FORBIDDEN: &str = r#"configmaps is forbidden: User "system:serviceaccount:web:app" cannot list resource "configmaps""#;
+
+fn forbidden() -> ApiStatus {
+    ApiStatus::new(403, "Forbidden", FORBIDDEN)
+}
+
+/// An informer on ConfigMaps in namespace `web` labelled `app=web`, running.
+fn web_configmaps(server: &FakeApiServer) -> Informer<ConfigMap> {
+    let informer = Informer::builder(Api::<ConfigMap>::namespaced(server.client(), "web"))
+        .source_config(source::Config::default().label_selector("app=web"))
+        .build();
+    tokio::spawn(informer.run());
+    informer
+}
+
+/// What a list/watch source yields.
+type ApiItem = Result<Event<ConfigMap>, source::Error>;
+
+/// A source of `source::Error`s and events the test feeds by hand, as a
+/// list/watch source would yield them.
+fn api_like_source() -> (
+    mpsc::UnboundedSender<ApiItem>,
+    mpsc::UnboundedReceiver<ApiItem>,
+) {
+    mpsc::unbounded()
+}
+
+fn watch_error(code: u16, message: &str) -> source::Error {
+    source::Error::WatchEvent {
+        resource: "configmaps".into(),
+        code,
+        reason: "Refused".into(),
+        message: message.into(),
+    }
+}
+
+// I6
+#[tokio::test(start_paused = true)]
+async fn i6_a_serving_server_syncs_and_a_synced_informer_answers_at_once() {
+    let server = FakeApiServer::start().await;
+    let mut labelled = cm("a", "");
+    labelled.metadata.namespace = Some("web".into());
+    labelled.metadata.labels = Some([("app".to_owned(), "web".to_owned())].into());
+    server.create(&labelled).unwrap();
+    let informer = web_configmaps(&server);
+
+    informer
+        .wait_for_sync(Duration::from_secs(30))
+        .await
+        .unwrap();
+    assert_eq!(informer.store().len(), 1);
+    // Synced already: no time needed, not even a zero timeout fails it.
+    informer.wait_for_sync(Duration::ZERO).await.unwrap();
+    informer.wait_for_sync(Duration::MAX).await.unwrap();
+}
+
+// I6: errors that are not refusals do not end the wait; the sync does.
+#[tokio::test(start_paused = true)]
+async fn i6_errors_before_the_sync_do_not_fail_a_wait_that_then_syncs() {
+    let server = FakeApiServer::start().await;
+    server.fail_requests(RequestMatch::List, ApiStatus::internal_error(), 2);
+    let informer = web_configmaps(&server);
+    informer
+        .wait_for_sync(Duration::from_secs(60))
+        .await
+        .unwrap();
+    assert!(informer.has_synced());
+    assert_eq!(informer.metrics().errors, 2);
+}
+
+// I7
+#[tokio::test(start_paused = true)]
+async fn i7_a_forbidden_list_is_refused_at_once_naming_the_resource_and_message() {
+    let server = FakeApiServer::start().await;
+    server.fail_requests(RequestMatch::List, forbidden(), usize::MAX);
+    let informer = web_configmaps(&server);
+
+    let started = Instant::now();
+    let error = informer
+        .wait_for_sync(Duration::from_secs(60))
+        .await
+        .unwrap_err();
+    assert_eq!(started.elapsed(), Duration::ZERO, "fails at once");
+    match &error {
+        SyncError::Refused {
+            resource,
+            status,
+            message,
+            ..
+        } => {
+            assert_eq!(*status, 403);
+            assert_eq!(message, FORBIDDEN);
+            assert_eq!(resource.resource, "configmaps");
+            assert_eq!(resource.namespace.as_deref(), Some("web"));
+            assert_eq!(resource.label_selector.as_deref(), Some("app=web"));
+        }
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+    let text = error.to_string();
+    assert!(
+        text.starts_with(
+            r#"configmaps in namespace web with labels "app=web" is forbidden (403): "#
+        ),
+        "{text}"
+    );
+    assert!(text.contains(FORBIDDEN), "{text}");
+    assert!(text.contains("RBAC"), "{text}");
+    // R9: the informer itself goes on retrying.
+    assert!(!informer.is_stopped());
+}
+
+// I7: a refusal reported while the wait is on ends it; so does one
+// reported before the wait began.
+#[tokio::test(start_paused = true)]
+async fn i7_a_refusal_ends_a_wait_whether_it_came_before_or_during_it() {
+    let (source, events) = api_like_source();
+    let informer = Informer::builder_from_stream(events).build();
+    tokio::spawn(informer.run());
+
+    let waiting = tokio::spawn({
+        let informer = informer.clone();
+        async move { informer.wait_for_sync(Duration::from_secs(60)).await }
+    });
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    assert!(!waiting.is_finished());
+    let answered = Instant::now();
+    source
+        .unbounded_send(Err(watch_error(401, "Unauthorized")))
+        .unwrap();
+    let error = waiting.await.unwrap().unwrap_err();
+    assert_eq!(answered.elapsed(), Duration::ZERO);
+    assert!(
+        matches!(&error, SyncError::Refused { status: 401, message, .. } if message == "Unauthorized"),
+        "{error:?}"
+    );
+    assert!(error.to_string().contains("credentials"), "{error}");
+
+    // A later call, the refusal still the latest answer: refused at once.
+    let error = informer.wait_for_sync(Duration::from_secs(60)).await;
+    assert!(
+        matches!(error, Err(SyncError::Refused { status: 401, .. })),
+        "{error:?}"
+    );
+}
+
+// I7: once a list is answered the refusal no longer stands; the wait goes
+// on and ends as the informer does (here, by timing out with the refusal as
+// its last error).
+#[tokio::test(start_paused = true)]
+async fn i7_a_refusal_no_longer_stands_once_a_list_is_answered() {
+    let (source, events) = api_like_source();
+    let informer = Informer::builder_from_stream(events).build();
+    tokio::spawn(informer.run());
+    source.unbounded_send(Err(watch_error(403, "no"))).unwrap();
+    assert!(matches!(
+        informer.wait_for_sync(Duration::from_secs(1)).await,
+        Err(SyncError::Refused { status: 403, .. })
+    ));
+
+    source.unbounded_send(Ok(Event::ListStart)).unwrap();
+    // Let the informer read it.
+    tokio::time::sleep(Duration::from_millis(1)).await;
+    let started = Instant::now();
+    let error = informer
+        .wait_for_sync(Duration::from_secs(10))
+        .await
+        .unwrap_err();
+    assert_eq!(started.elapsed(), Duration::from_secs(10));
+    let SyncError::TimedOut { last_error, .. } = &error else {
+        panic!("expected a timeout, got {error:?}");
+    };
+    assert_eq!(last_error.as_ref().and_then(|e| e.status_code()), Some(403));
+
+    source
+        .unbounded_send(Ok(Event::ListDone {
+            resource_version: "1".into(),
+        }))
+        .unwrap();
+    informer
+        .wait_for_sync(Duration::from_secs(10))
+        .await
+        .unwrap();
+}
+
+// I7: the informer keeps retrying after a refusal; once the server lets
+// the list through, a new wait succeeds.
+#[tokio::test(start_paused = true)]
+async fn i7_after_a_refusal_the_informer_retries_and_a_later_wait_succeeds() {
+    let server = FakeApiServer::start().await;
+    server.fail_requests(RequestMatch::List, forbidden(), 1);
+    let informer = web_configmaps(&server);
+    assert!(matches!(
+        informer.wait_for_sync(Duration::from_secs(60)).await,
+        Err(SyncError::Refused { status: 403, .. })
+    ));
+    // The retry comes after a backoff (R5: 0.8 s, jittered up to 1.6 s).
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    informer
+        .wait_for_sync(Duration::from_secs(60))
+        .await
+        .unwrap();
+    assert_eq!(
+        server.requests().iter().filter(|r| r.is_list()).count(),
+        2,
+        "one refused list, one answered"
+    );
+}
+
+// I7
+#[tokio::test(start_paused = true)]
+async fn i7_a_resource_the_server_does_not_serve_is_not_found() {
+    let server = FakeApiServer::start().await;
+    let widgets = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("example.com", "v1", "Widget"),
+        "widgets",
+    );
+    let informer = Informer::builder(Api::<DynamicObject>::namespaced_with(
+        server.client(),
+        "web",
+        &widgets,
+    ))
+    .build();
+    tokio::spawn(informer.run());
+
+    let started = Instant::now();
+    let error = informer
+        .wait_for_sync(Duration::from_secs(60))
+        .await
+        .unwrap_err();
+    assert_eq!(started.elapsed(), Duration::ZERO, "fails at once");
+    match &error {
+        SyncError::NotFound { resource, message } => {
+            assert_eq!(
+                (resource.group.as_str(), resource.version.as_str()),
+                ("example.com", "v1")
+            );
+            assert_eq!(resource.resource, "widgets");
+            assert_eq!(message, "unknown resource example.com/v1/widgets");
+        }
+        other => panic!("expected not found, got {other:?}"),
+    }
+    let text = error.to_string();
+    assert!(
+        text.starts_with(
+            "widgets.example.com in namespace web is not served by the API server (404): \
+             unknown resource example.com/v1/widgets;"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("CustomResourceDefinition"), "{text}");
+    assert!(
+        text.contains("/apis/example.com/v1/namespaces/web/widgets"),
+        "{text}"
+    );
+    assert_eq!(error.resource().namespace.as_deref(), Some("web"));
+}
+
+// I8
+#[tokio::test(start_paused = true)]
+async fn i8_a_list_failing_with_500_times_out_with_the_last_error() {
+    let server = FakeApiServer::start().await;
+    server.fail_requests(RequestMatch::List, ApiStatus::internal_error(), usize::MAX);
+    let informer = web_configmaps(&server);
+
+    let started = Instant::now();
+    let error = informer
+        .wait_for_sync(Duration::from_secs(30))
+        .await
+        .unwrap_err();
+    assert_eq!(started.elapsed(), Duration::from_secs(30));
+    let SyncError::TimedOut {
+        resource,
+        waited,
+        last_error,
+    } = &error
+    else {
+        panic!("expected a timeout, got {error:?}");
+    };
+    assert_eq!(*waited, Duration::from_secs(30));
+    assert_eq!(resource.resource, "configmaps");
+    let last_error = last_error.as_ref().expect("the list failed");
+    assert_eq!(last_error.status_code(), Some(500));
+    assert_eq!(
+        error.to_string(),
+        r#"configmaps in namespace web with labels "app=web" did not sync within 30s while its source was failing"#
+    );
+    // E1: the whole story is along the chain, each part once.
+    let chain = format!("{:#}", anyhow::Error::from(error.clone()));
+    assert!(
+        chain.starts_with(&format!("{error}: list/watch failed: list of configmaps")),
+        "{chain}"
+    );
+    assert!(
+        chain.contains("internal error injected by the fake server"),
+        "{chain}"
+    );
+    assert!(error.source().is_some());
+    // Several lists failed meanwhile; the informer is still at it.
+    assert!(server.requests().iter().filter(|r| r.is_list()).count() > 2);
+    assert!(!informer.is_stopped());
+}
+
+// I8: no error and no sync: the timeout says so and asks whether the
+// informer runs.
+#[tokio::test(start_paused = true)]
+async fn i8_an_informer_that_is_not_running_times_out_without_an_error() {
+    let server = FakeApiServer::start().await;
+    let informer = Informer::builder(Api::<ConfigMap>::all(server.client())).build();
+    let error = informer
+        .wait_for_sync(Duration::from_secs(5))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            &error,
+            SyncError::TimedOut {
+                last_error: None,
+                ..
+            }
+        ),
+        "{error:?}"
+    );
+    assert!(
+        error.to_string().contains("is its informer running"),
+        "{error}"
+    );
+    assert!(server.requests().is_empty());
+}
+
+// I8: a plain stream has no HTTP answers: its errors never refuse, they
+// become the timeout's last error.
+#[tokio::test(start_paused = true)]
+async fn i8_a_plain_stream_informer_times_out_with_its_own_error() {
+    let (source, events) = hand_source();
+    let informer = Informer::builder_from_stream(events).build();
+    tokio::spawn(informer.run());
+    source
+        .unbounded_send(Err(std::io::Error::other("403 Forbidden, in my own words")))
+        .unwrap();
+    let error = informer
+        .wait_for_sync(Duration::from_secs(3))
+        .await
+        .unwrap_err();
+    let SyncError::TimedOut {
+        last_error: Some(last_error),
+        ..
+    } = &error
+    else {
+        panic!("expected a timeout with an error, got {error:?}");
+    };
+    let own = last_error
+        .source()
+        .and_then(|e| e.downcast_ref::<std::io::Error>())
+        .expect("the stream's own error");
+    assert_eq!(own.to_string(), "403 Forbidden, in my own words");
+    assert_eq!(error.resource().resource, "ConfigMap");
+}
+
+// I8: a timeout the clock cannot hold is no deadline, not a panic.
+#[tokio::test(start_paused = true)]
+async fn i8_a_timeout_too_long_for_the_clock_means_no_deadline() {
+    let (source, events) = hand_source();
+    let informer = Informer::builder_from_stream(events).build();
+    tokio::spawn(informer.run());
+    let waiting = tokio::spawn({
+        let informer = informer.clone();
+        async move { informer.wait_for_sync(Duration::MAX).await }
+    });
+    tokio::time::sleep(Duration::from_secs(3600)).await;
+    assert!(!waiting.is_finished());
+    relist(&source, &[cm("a", "1")], "1");
+    waiting.await.unwrap().unwrap();
+}
+
+// I9
+#[tokio::test(start_paused = true)]
+async fn i9_an_informer_stopped_before_it_synced_is_reported_stopped() {
+    // Stopped before `run` (L7).
+    let (_source, events) = hand_source();
+    let unrun = Informer::builder_from_stream(events).build();
+    unrun.stop();
+    let error = unrun
+        .wait_for_sync(Duration::from_secs(60))
+        .await
+        .unwrap_err();
+    assert!(matches!(&error, SyncError::Stopped { .. }), "{error:?}");
+    assert!(
+        error.to_string().contains("stopped before it synced"),
+        "{error}"
+    );
+
+    // Stopped while the wait is on.
+    let server = FakeApiServer::start().await;
+    server.fail_requests(RequestMatch::List, ApiStatus::internal_error(), usize::MAX);
+    let informer = web_configmaps(&server);
+    let waiting = tokio::spawn({
+        let informer = informer.clone();
+        async move { informer.wait_for_sync(Duration::from_secs(60)).await }
+    });
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let stopped = Instant::now();
+    informer.stop();
+    let error = waiting.await.unwrap().unwrap_err();
+    assert_eq!(stopped.elapsed(), Duration::ZERO);
+    assert!(
+        matches!(&error, SyncError::Stopped { resource } if resource.resource == "configmaps"),
+        "{error:?}"
+    );
+
+    // A source that ends before its list is done.
+    let (source, events) = hand_source();
+    let ended = Informer::builder_from_stream(events).build();
+    tokio::spawn(ended.run());
+    send(&source, Event::ListStart);
+    drop(source);
+    assert!(matches!(
+        ended.wait_for_sync(Duration::from_secs(60)).await,
+        Err(SyncError::Stopped { .. })
+    ));
+}
+
+// I9: an informer that synced and then stopped still counts as synced.
+#[tokio::test(start_paused = true)]
+async fn i9_an_informer_that_synced_before_it_stopped_is_synced() {
+    let (source, events) = hand_source();
+    let informer = Informer::builder_from_stream(events).build();
+    tokio::spawn(informer.run());
+    relist(&source, &[cm("a", "1")], "1");
+    drop(source);
+    informer
+        .wait_for_sync(Duration::from_secs(1))
+        .await
+        .unwrap();
+}
+
+// I10
+#[tokio::test(start_paused = true)]
+async fn i10_the_factory_reports_the_forbidden_one_of_two_informers() {
+    let server = FakeApiServer::start().await;
+    let factory = InformerFactory::new(server.client());
+    let configmaps = factory
+        .build(Api::<ConfigMap>::namespaced(server.client(), "web"), |b| b)
+        .unwrap();
+    factory.start();
+    factory
+        .wait_for_sync(Duration::from_secs(30))
+        .await
+        .unwrap();
+
+    // The program may list ConfigMaps but not Secrets.
+    server.fail_requests(RequestMatch::List, forbidden(), usize::MAX);
+    let secrets = factory
+        .build(Api::<Secret>::namespaced(server.client(), "web"), |b| b)
+        .unwrap();
+    factory.start();
+    let started = Instant::now();
+    let error = factory
+        .wait_for_sync(Duration::from_secs(60))
+        .await
+        .unwrap_err();
+    assert_eq!(started.elapsed(), Duration::ZERO, "fails at once");
+    match &error {
+        SyncError::Refused {
+            resource, status, ..
+        } => {
+            assert_eq!(*status, 403);
+            assert_eq!(resource.resource, "secrets");
+            assert_eq!(resource.namespace.as_deref(), Some("web"));
+        }
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+    assert!(
+        error
+            .to_string()
+            .starts_with("secrets in namespace web is forbidden (403)")
+    );
+    assert!(configmaps.has_synced());
+    assert!(!secrets.has_synced() && !secrets.is_stopped());
+    factory.shutdown().await;
+}
+
+// I10: one deadline for all, not one per informer; an informer the factory
+// has not started times out too.
+#[tokio::test(start_paused = true)]
+async fn i10_the_factory_waits_once_for_all_under_one_deadline() {
+    let server = FakeApiServer::start().await;
+    server.fail_requests(RequestMatch::List, ApiStatus::internal_error(), usize::MAX);
+    let factory = InformerFactory::new(server.client());
+    for namespace in ["a", "b", "c"] {
+        factory
+            .build(
+                Api::<ConfigMap>::namespaced(server.client(), namespace),
+                |b| b,
+            )
+            .unwrap();
+    }
+    factory.start();
+    let started = Instant::now();
+    let error = factory
+        .wait_for_sync(Duration::from_secs(20))
+        .await
+        .unwrap_err();
+    assert_eq!(started.elapsed(), Duration::from_secs(20));
+    assert!(
+        matches!(&error, SyncError::TimedOut { waited, last_error: Some(_), .. } if *waited == Duration::from_secs(20)),
+        "{error:?}"
+    );
+
+    let unstarted = InformerFactory::new(server.client());
+    unstarted
+        .build(Api::<Secret>::all(server.client()), |b| b)
+        .unwrap();
+    let error = unstarted
+        .wait_for_sync(Duration::from_secs(5))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            &error,
+            SyncError::TimedOut {
+                last_error: None,
+                ..
+            }
+        ),
+        "{error:?}"
+    );
+    // A factory with no informer has nothing to wait for.
+    InformerFactory::new(server.client())
+        .wait_for_sync(Duration::ZERO)
+        .await
+        .unwrap();
+    factory.shutdown().await;
+}
