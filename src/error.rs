@@ -37,6 +37,9 @@ pub enum Error {
     /// An informer's error ([`informer::Error`]).
     #[error(transparent)]
     Informer(#[from] informer::Error),
+    /// Waiting for an informer's sync failed ([`informer::SyncError`]).
+    #[error(transparent)]
+    Sync(#[from] informer::SyncError),
     /// A list/watch source's error ([`source::Error`]).
     #[error(transparent)]
     Source(#[from] source::Error),

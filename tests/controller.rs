@@ -15,8 +15,9 @@ use k8s_openapi::{
 use kube::{Api, api::ObjectMeta};
 use kube_informer::{
     InformerFactory, ObjectKey,
-    controller::shim::{SyncError, predicate},
+    controller::shim::predicate,
     controller::{Controller, Error, Observed, Outcome},
+    informer::SyncError,
     runner::Action,
     shard::{KeyGate, Member, MemberId, MemberSet, Ownership},
 };
@@ -329,10 +330,13 @@ async fn c3_a_forbidden_source_fails_the_sync_at_once() {
         Err(Error::Sync(SyncError::Refused { status, .. })) => assert_eq!(*status, 403),
         other => panic!("expected a refused sync, got {other:?}"),
     }
-    let message = all[0].as_ref().unwrap_err().to_string();
+    let Err(Error::Sync(refused)) = &all[0] else {
+        unreachable!()
+    };
+    let cause = refused.to_string();
     assert!(
-        message.contains("configmaps"),
-        "names the resource: {message}"
+        cause.contains("configmaps") && cause.contains("forbidden"),
+        "names the resource: {cause}"
     );
     assert!(started.elapsed() < Duration::from_secs(5), "fails fast");
 }

@@ -11,14 +11,14 @@ use kube::{Api, Resource};
 
 use super::{
     SetupError,
-    shim::{Predicate, SyncError, controller_owner_key_with, informer_wait},
+    shim::{Predicate, controller_owner_key_with},
     shutdown::Shutdown,
 };
 use crate::{
     Notification,
     dispatch::{SubscribeOptions, Subscription},
     factory::InformerFactory,
-    informer::{FromApi, Informer, InformerBuilder},
+    informer::{FromApi, Informer, InformerBuilder, SyncError},
     key::ObjectKey,
     metrics::{ControllerMetrics, ControllerRecorder, MetricsReader},
     queue::{RateLimiter, WorkQueue},
@@ -651,7 +651,7 @@ pub(super) type SyncWait =
 
 fn sync_wait<W: Watchable>(informer: &Informer<W>) -> SyncWait {
     let informer = informer.clone();
-    Box::new(move |timeout| async move { informer_wait(&informer, timeout).await }.boxed())
+    Box::new(move |timeout| async move { informer.wait_for_sync(timeout).await }.boxed())
 }
 
 /// The states a notification carries: both of an update, the one of an

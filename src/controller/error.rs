@@ -40,12 +40,12 @@ pub enum Error<E> {
     },
     /// An informer of the controller did not sync: refused, not served,
     /// stopped or too slow (C3). The stream ends after it.
-    #[error("the controller's caches did not sync: {0}")]
-    Sync(#[source] super::shim::SyncError),
+    #[error("the controller's caches did not sync")]
+    Sync(#[source] informer::SyncError),
     /// An informer could not be made or subscribed to: the factory holds
     /// one with other options, or the informer had stopped. The stream
     /// ends after it.
-    #[error("the controller could not be set up: {0}")]
+    #[error("the controller could not be set up")]
     Setup(#[source] SetupError),
 }
 

@@ -2,8 +2,6 @@
 //! merge.
 #![allow(dead_code, missing_docs, unreachable_pub)]
 
-use std::time::Duration;
-
 use kube::Resource;
 
 pub trait Predicate<K> {
@@ -42,42 +40,4 @@ pub fn controller_owner_key_with<O: Resource, K: Resource>(
                 && group(&r.api_version) == O::group(dt)
         })
         .and_then(|r| crate::ObjectKey::new(meta.namespace.as_deref(), &r.name).ok())
-}
-
-#[derive(Debug, Clone, thiserror::Error)]
-pub enum SyncError {
-    #[error("{resource} refused ({status}): {message}")]
-    Refused {
-        resource: String,
-        status: u16,
-        message: String,
-    },
-    #[error("{resource} not synced after {waited:?}")]
-    TimedOut { resource: String, waited: Duration },
-}
-
-pub async fn informer_wait<K: crate::Watchable>(
-    informer: &crate::Informer<K>,
-    timeout: Duration,
-) -> Result<(), SyncError> {
-    match tokio::time::timeout(timeout, informer.wait_until_synced()).await {
-        Ok(true) => Ok(()),
-        _ => Err(SyncError::TimedOut {
-            resource: String::new(),
-            waited: timeout,
-        }),
-    }
-}
-
-pub async fn factory_wait(
-    factory: &crate::InformerFactory,
-    timeout: Duration,
-) -> Result<(), SyncError> {
-    match tokio::time::timeout(timeout, factory.wait_for_cache_sync()).await {
-        Ok(true) => Ok(()),
-        _ => Err(SyncError::TimedOut {
-            resource: String::new(),
-            waited: timeout,
-        }),
-    }
 }
