@@ -160,7 +160,9 @@
 //! 6. `factory`, `shard` — one informer per type for a program; sharding
 //!    runs an informer on Leases and filters notification streams.
 //! 7. `runner` — reconcile workers over a queue, a store and a shard gate.
-//! 8. `unstable` — re-exports of writer-side parts for tests and for
+//! 8. `finalizer` — the finalizer helper a reconcile calls; it returns the
+//!    runner's `Action` and talks to the API server through `kube` only.
+//! 9. `unstable` — re-exports of writer-side parts for tests and for
 //!    wiring of one's own, outside the semver promise.
 #![warn(
     missing_docs,
@@ -178,6 +180,7 @@ pub mod dispatch;
 pub mod ext;
 pub mod factory;
 pub mod fifo;
+pub mod finalizer;
 pub mod informer;
 pub mod key;
 pub mod metrics;
