@@ -5,7 +5,9 @@
 //! match on; this type wraps them whole, so nothing is lost on the way
 //! (match on the variant, or walk [`std::error::Error::source`]).
 
-use crate::{controller, dispatch, factory, fifo, informer, key::KeyError, shard, source, store};
+use crate::{
+    controller, dispatch, factory, fifo, finalizer, informer, key::KeyError, shard, source, store,
+};
 
 /// Any error of this crate, wrapping the module error it came from.
 ///
@@ -74,6 +76,10 @@ pub enum Error {
     /// ([`controller::Error`]); the reconciler's own error is inside.
     #[error(transparent)]
     Controller(Box<dyn std::error::Error + Send + Sync>),
+    /// The finalizer helper failed ([`finalizer::Error`]); the
+    /// reconciler's own error is inside.
+    #[error(transparent)]
+    Finalizer(Box<dyn std::error::Error + Send + Sync>),
     /// A request of the `kube` client failed.
     #[error(transparent)]
     Kube(#[from] kube::Error),
@@ -85,6 +91,15 @@ where
 {
     fn from(error: controller::Error<E>) -> Self {
         Self::Controller(Box::new(error))
+    }
+}
+
+impl<E> From<finalizer::Error<E>> for Error
+where
+    E: std::error::Error + Send + Sync + 'static,
+{
+    fn from(error: finalizer::Error<E>) -> Self {
+        Self::Finalizer(Box::new(error))
     }
 }
 

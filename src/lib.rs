@@ -163,8 +163,10 @@
 //! 6. `factory`, `shard` — one informer per type for a program; sharding
 //!    runs an informer on Leases and filters notification streams.
 //! 7. `runner` — reconcile workers over a queue, a store and a shard gate.
-//! 8. `controller` — an operator's wiring: triggers, predicates, a
-//!    runner, shutdown and reconcile metrics over shared informers.
+//! 8. `controller`, `finalizer` — an operator's wiring: triggers,
+//!    predicates, a runner, shutdown and reconcile metrics over shared
+//!    informers; the finalizer helper a reconcile calls (it returns the
+//!    runner's `Action` and talks to the API server through `kube` only).
 //! 9. `error`, `unstable` — the one error every module's converts into;
 //!    re-exports of writer-side parts for tests and for wiring of one's
 //!    own, outside the semver promise.
@@ -186,6 +188,7 @@ mod error;
 pub mod ext;
 pub mod factory;
 pub mod fifo;
+pub mod finalizer;
 pub mod informer;
 pub mod key;
 pub mod metrics;

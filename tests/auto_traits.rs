@@ -48,3 +48,23 @@ fn the_handle_and_distribute_futures_are_send() {
     let distributing = d.distribute(&k, n);
     is_send(&distributing);
 }
+
+/// A reconcile that calls the finalizer helper can run on a spawned task
+/// (a runner's stream driven by `tokio::spawn`), and its types cross threads.
+#[test]
+fn the_finalizer_future_is_send_and_its_types_send_sync() {
+    use kube_informer::finalizer::{Error, Event, finalizer};
+    use kube_informer::runner::Action;
+
+    send_sync_unpin::<Event<ConfigMap>>();
+    send_sync_unpin::<Error<std::io::Error>>();
+    fn is_send<T: Send>(_: &T) {}
+    fn check(api: &kube::Api<ConfigMap>) {
+        let object = std::sync::Arc::new(ConfigMap::default());
+        let running = finalizer(api, "example.com/cleanup", object, |_| async {
+            Ok::<_, std::io::Error>(Action::Done)
+        });
+        is_send(&running);
+    }
+    let _ = check;
+}

@@ -19,9 +19,10 @@
 //!
 //! - reads and writes of single objects, namespaced or not (namespaces
 //!   included): `GET`, `POST` (create, with `generateName`), `PUT`
-//!   (replace), `PATCH` (JSON merge patch; a strategic merge patch is applied
-//!   as one) and `DELETE` (with `preconditions`), and `DELETE` of a
-//!   collection. They share the store with the methods below: each change
+//!   (replace), `PATCH` (JSON merge patch, a strategic merge patch being
+//!   applied as one, and JSON patch with `test`, a failed operation
+//!   answered 422 `Invalid` as the API server does) and `DELETE` (with
+//!   `preconditions`), and `DELETE` of a collection. They share the store with the methods below: each change
 //!   takes the next resourceVersion and reaches open watches as one event; a
 //!   stale `resourceVersion` gets 409 `Conflict`, a write that changes
 //!   nothing takes no resourceVersion. Deleting a namespace deletes what it
@@ -115,6 +116,7 @@
 
 mod faults;
 mod http;
+mod json_patch;
 mod list;
 mod record;
 mod resource;

@@ -1,15 +1,17 @@
 //! Reads and writes of one object over HTTP: `GET`, `POST` (create), `PUT`
-//! (replace), `PATCH` (JSON merge patch) and `DELETE`, plus `DELETE` of a
-//! collection. Each change goes through the same versioned store as the
+//! (replace), `PATCH` (JSON merge patch, or JSON patch with `test`) and
+//! `DELETE`, plus `DELETE` of a collection. Each change goes through the same versioned store as the
 //! test-side `create`/`update`/`delete`, so it gets the next resourceVersion
 //! and open watches see it as one event.
 //!
 //! The answers follow the API server's: 201 with the stored object for a
 //! creation, 200 for the rest, 404 `NotFound`, 409 `AlreadyExists` or
 //! `Conflict` (a stale `resourceVersion` in a replace, a patch or a delete
-//! precondition), 400 for a body that contradicts the URL, 415 for a patch
-//! type the server does not implement. A replace or patch that changes
-//! nothing writes nothing: no new resourceVersion, no watch event.
+//! precondition), 400 for a body that contradicts the URL, 422 `Invalid` for
+//! a JSON patch operation that does not apply (a failed `test` among them),
+//! 415 for a patch type the server does not implement. A replace or patch
+//! that changes nothing writes nothing: no new resourceVersion, no watch
+//! event.
 
 use axum::{
     http::{HeaderMap, Method, StatusCode, header},
@@ -21,6 +23,7 @@ use crate::{
     Shared,
     faults::ApiStatus,
     http::{Query, json_response, status_response},
+    json_patch,
     resource::{CollectionPath, ResourceType},
     store::{ObjKey, State, StoreError},
 };
@@ -311,30 +314,75 @@ fn patch(
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
+    let json_patch = content_type.starts_with("application/json-patch+json");
     // A strategic merge patch of maps (labels, annotations, data) is a merge
     // patch; lists are replaced whole rather than merged by key.
-    if !content_type.starts_with("application/merge-patch+json")
+    if !json_patch
+        && !content_type.starts_with("application/merge-patch+json")
         && !content_type.starts_with("application/strategic-merge-patch+json")
     {
         return Err(ApiStatus::new(
             415,
             "UnsupportedMediaType",
             &format!(
-                "the fake server applies merge patches only, not {content_type:?}; \
-                 send application/merge-patch+json"
+                "the fake server applies merge and JSON patches only, not {content_type:?}; \
+                 send application/merge-patch+json or application/json-patch+json"
             ),
         ));
     }
-    let patch = body_object(request.body)?;
     let current = state
         .current(&path.resource, &obj_key(path, name))
         .ok_or_else(|| not_found(rt, name))?;
-    // A resourceVersion in the patch is a precondition.
-    check_identity(rt, &patch, &current, name)?;
     let mut object = (*current).clone();
-    merge_patch(&mut object, &patch);
+    if json_patch {
+        apply_json_patch(&mut object, request.body)?;
+        // The patched object is checked as a replacement would be: a
+        // resourceVersion the patch set is a precondition.
+        check_identity(rt, &object, &current, name)?;
+    } else {
+        let patch = body_object(request.body)?;
+        // A resourceVersion in the patch is a precondition.
+        check_identity(rt, &patch, &current, name)?;
+        merge_patch(&mut object, &patch);
+    }
     place(&mut object, path)?;
     store_update(state, rt, &current, object, name)
+}
+
+/// Applies a JSON patch (RFC 6902) body to `object`, answering as the API
+/// server does: 400 for a body that is not a list of operations, 422 with
+/// the API server's message (it names no cause) for an operation that does
+/// not apply, a failed `test` included; the cause goes to the log.
+fn apply_json_patch(object: &mut Value, body: &[u8]) -> Result<(), ApiStatus> {
+    let not_operations = |found: &Value, of_type: &str| {
+        let kind = match found {
+            Value::Null => "null",
+            Value::Bool(_) => "bool",
+            Value::Number(_) => "number",
+            Value::String(_) => "string",
+            Value::Array(_) => "array",
+            Value::Object(_) => "object",
+        };
+        bad_request(&format!(
+            "error decoding patch: json: cannot unmarshal {kind} into Go value of type {of_type}"
+        ))
+    };
+    let operations = match serde_json::from_slice::<Value>(body) {
+        Ok(Value::Array(operations)) => operations,
+        Ok(other) => return Err(not_operations(&other, "[]handlers.jsonPatchOp")),
+        Err(e) => return Err(bad_request(&format!("error decoding patch: {e}"))),
+    };
+    if let Some(other) = operations.iter().find(|op| !op.is_object()) {
+        return Err(not_operations(other, "handlers.jsonPatchOp"));
+    }
+    json_patch::apply(object, &operations).map_err(|json_patch::PatchError(why)| {
+        tracing::debug!(%why, "JSON patch refused");
+        ApiStatus::new(
+            422,
+            "Invalid",
+            "the server rejected our request due to an error in our request",
+        )
+    })
 }
 
 /// RFC 7386: objects merge key by key, `null` removes a key, anything else

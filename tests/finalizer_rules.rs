@@ -1,0 +1,388 @@
+//! The finalizer helper (Z1–Z7) against the fake API server, which applies
+//! JSON patches with `test` as kube-apiserver does. It has no deletion
+//! semantics: an object "being deleted" is one created or updated with a
+//! `deletionTimestamp`, and it stays after its last finalizer goes. The
+//! same rules run against the real kube-apiserver in tests/e2e_finalizer.rs.
+
+use std::{sync::Arc, time::Duration};
+
+use futures::StreamExt;
+use k8s_openapi::{
+    api::core::v1::ConfigMap,
+    apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time},
+    jiff::Timestamp,
+};
+use kube::{Api, ResourceExt};
+use kube_informer::{
+    Informer, SubscribeOptions,
+    ext::NotificationStreamExt,
+    finalizer::{self, Event, PATCH_TIMEOUT, finalizer},
+    queue::WorkQueue,
+    runner::{Action, Runner},
+};
+use kube_informer_testing::{FakeApiServer, RequestMatch};
+use parking_lot::Mutex;
+
+const OURS: &str = "example.com/cleanup";
+const OTHER: &str = "other.io/keep";
+
+#[derive(Debug, PartialEq, thiserror::Error)]
+#[error("failed on purpose")]
+struct Failed;
+
+type Outcome = Result<Action, finalizer::Error<Failed>>;
+
+fn cm(name: &str, finalizers: &[&str], deleting: bool) -> ConfigMap {
+    ConfigMap {
+        metadata: ObjectMeta {
+            namespace: Some("default".into()),
+            name: Some(name.into()),
+            finalizers: (!finalizers.is_empty())
+                .then(|| finalizers.iter().map(|f| f.to_string()).collect()),
+            deletion_timestamp: deleting.then(|| Time(Timestamp::now())),
+            ..Default::default()
+        },
+        ..Default::default()
+    }
+}
+
+fn api(server: &FakeApiServer) -> Api<ConfigMap> {
+    Api::namespaced(server.client(), "default")
+}
+
+/// What the reconcile was handed, by name.
+fn seen(event: &Event<ConfigMap>) -> &'static str {
+    match event {
+        Event::Apply(_) => "apply",
+        Event::Cleanup(_) => "cleanup",
+    }
+}
+
+/// Runs `finalizer` with a reconcile that records each event and answers
+/// `answer`; returns its outcome and the events seen.
+async fn run(
+    api: &Api<ConfigMap>,
+    object: ConfigMap,
+    answer: Result<Action, Failed>,
+) -> (Outcome, Vec<&'static str>) {
+    let events = Mutex::new(Vec::new());
+    let outcome = finalizer(api, OURS, Arc::new(object), |event| {
+        events.lock().push(seen(&event));
+        async move { answer }
+    })
+    .await;
+    (outcome, events.into_inner())
+}
+
+fn writes(server: &FakeApiServer) -> usize {
+    server.requests().iter().filter(|r| r.is_write()).count()
+}
+
+fn api_code(error: &kube::Error) -> Option<(u16, &str)> {
+    match error {
+        kube::Error::Api(status) => Some((status.code, status.reason.as_str())),
+        _ => None,
+    }
+}
+
+/// Z1: an object without the finalizer gets it, appended after the ones it
+/// has, and the reconcile does not run.
+#[tokio::test]
+async fn z1_adds_the_finalizer_before_acting() {
+    let server = FakeApiServer::start().await;
+    let api = api(&server);
+    for (name, before, after) in [
+        ("bare", &[][..], &[OURS][..]),
+        ("other", &[OTHER][..], &[OTHER, OURS][..]),
+    ] {
+        let created = server.create(&cm(name, before, false)).unwrap();
+        let (outcome, events) =
+            run(&api, created, Ok(Action::requeue(Duration::from_secs(9)))).await;
+        assert_eq!(outcome.unwrap(), Action::Done, "{name}");
+        assert!(events.is_empty(), "{name}: {events:?}");
+        assert_eq!(api.get(name).await.unwrap().finalizers(), after, "{name}");
+    }
+}
+
+/// Z2: with the finalizer on, a live object goes to Apply; its action or
+/// its error comes back and nothing is written.
+#[tokio::test]
+async fn z2_applies_when_the_finalizer_is_on() {
+    let server = FakeApiServer::start().await;
+    let api = api(&server);
+    let created = server.create(&cm("app", &[OTHER, OURS], false)).unwrap();
+    server.clear_requests();
+
+    let every = Action::requeue(Duration::from_secs(300));
+    let (outcome, events) = run(&api, created.clone(), Ok(every)).await;
+    assert_eq!((outcome.unwrap(), events), (every, vec!["apply"]));
+    let (outcome, events) = run(&api, created, Err(Failed)).await;
+    assert!(matches!(
+        outcome,
+        Err(finalizer::Error::ApplyFailed(Failed))
+    ));
+    assert_eq!(events, ["apply"]);
+    assert_eq!(writes(&server), 0);
+}
+
+/// Z3: an object being deleted goes to Cleanup, then loses our finalizer
+/// and only ours; the cleanup's action comes back.
+#[tokio::test]
+async fn z3_cleans_up_then_removes_the_finalizer() {
+    let server = FakeApiServer::start().await;
+    let api = api(&server);
+    let deleting = server.create(&cm("app", &[OTHER, OURS], true)).unwrap();
+
+    let (outcome, events) = run(&api, deleting, Ok(Action::Done)).await;
+    assert_eq!((outcome.unwrap(), events), (Action::Done, vec!["cleanup"]));
+    assert_eq!(api.get("app").await.unwrap().finalizers(), [OTHER]);
+}
+
+/// Z3: a failed cleanup keeps the finalizer and writes nothing; the next
+/// attempt cleans up and removes it.
+#[tokio::test]
+async fn z3_a_failed_cleanup_keeps_the_finalizer() {
+    let server = FakeApiServer::start().await;
+    let api = api(&server);
+    let deleting = server.create(&cm("app", &[OURS], true)).unwrap();
+    server.clear_requests();
+
+    let (outcome, events) = run(&api, deleting.clone(), Err(Failed)).await;
+    assert!(matches!(
+        outcome,
+        Err(finalizer::Error::CleanupFailed(Failed))
+    ));
+    assert_eq!(events, ["cleanup"]);
+    assert_eq!(writes(&server), 0);
+    assert_eq!(api.get("app").await.unwrap().finalizers(), [OURS]);
+
+    let (outcome, events) = run(&api, deleting, Ok(Action::Done)).await;
+    assert_eq!((outcome.unwrap(), events), (Action::Done, vec!["cleanup"]));
+    assert!(api.get("app").await.unwrap().finalizers().is_empty());
+}
+
+/// Z4: an object being deleted without our finalizer is left alone.
+#[tokio::test]
+async fn z4_leaves_a_deleting_object_without_the_finalizer_alone() {
+    let server = FakeApiServer::start().await;
+    let api = api(&server);
+    let deleting = server.create(&cm("app", &[OTHER], true)).unwrap();
+    server.clear_requests();
+
+    let (outcome, events) = run(&api, deleting, Ok(Action::requeue(Duration::from_secs(1)))).await;
+    assert_eq!(outcome.unwrap(), Action::Done);
+    assert!(events.is_empty());
+    assert_eq!(writes(&server), 0);
+}
+
+/// Z5: the finalizers changed between the read and the patch: the addition
+/// fails with the API server's 422 and appends nothing.
+#[tokio::test]
+async fn z5_a_concurrent_change_makes_the_addition_fail() {
+    let server = FakeApiServer::start().await;
+    let api = api(&server);
+    for (name, read, meanwhile) in [
+        ("bare", &[][..], &[OTHER][..]),
+        ("one", &[OTHER][..], &[OTHER, "third.io/x"][..]),
+    ] {
+        let stale = server.create(&cm(name, read, false)).unwrap();
+        server.update(&cm(name, meanwhile, false)).unwrap();
+
+        let (outcome, events) = run(&api, stale, Ok(Action::Done)).await;
+        let Err(finalizer::Error::AddFinalizer(error)) = outcome else {
+            panic!("{name}: {outcome:?}");
+        };
+        assert_eq!(api_code(&error), Some((422, "Invalid")), "{name}");
+        assert!(events.is_empty());
+        assert_eq!(
+            api.get(name).await.unwrap().finalizers(),
+            meanwhile,
+            "{name}"
+        );
+    }
+}
+
+/// Z5: our finalizer moved between the read and the patch (another writer
+/// removed one before it): the removal fails and removes nothing, though
+/// the cleanup ran (it runs again on the retry).
+#[tokio::test]
+async fn z5_a_concurrent_change_makes_the_removal_fail() {
+    let server = FakeApiServer::start().await;
+    let api = api(&server);
+    let stale = server
+        .create(&cm("app", &[OTHER, OURS, "third.io/x"], true))
+        .unwrap();
+    server
+        .update(&cm("app", &[OURS, "third.io/x"], true))
+        .unwrap();
+
+    let (outcome, events) = run(&api, stale, Ok(Action::Done)).await;
+    let Err(finalizer::Error::RemoveFinalizer(error)) = outcome else {
+        panic!("{outcome:?}");
+    };
+    assert_eq!(api_code(&error), Some((422, "Invalid")));
+    assert_eq!(events, ["cleanup"]);
+    assert_eq!(
+        api.get("app").await.unwrap().finalizers(),
+        [OURS, "third.io/x"]
+    );
+}
+
+/// Z5: the object read was deleted and another one created under its name,
+/// carrying our finalizer and live: the removal computed from the old one
+/// fails on the uid test instead of stripping the new one's finalizer.
+#[tokio::test]
+async fn z5_a_recreated_object_is_not_patched() {
+    let server = FakeApiServer::start().await;
+    let api = api(&server);
+    let old = server.create(&cm("app", &[OURS], true)).unwrap();
+    server.delete::<ConfigMap>(Some("default"), "app").unwrap();
+    let new = server.create(&cm("app", &[OURS], false)).unwrap();
+    assert_ne!(old.uid(), new.uid());
+
+    let (outcome, _) = run(&api, old, Ok(Action::Done)).await;
+    let Err(finalizer::Error::RemoveFinalizer(error)) = outcome else {
+        panic!("{outcome:?}");
+    };
+    assert_eq!(api_code(&error), Some((422, "Invalid")));
+    assert_eq!(api.get("app").await.unwrap().finalizers(), [OURS]);
+}
+
+/// Z6: bad input fails before any request.
+#[tokio::test]
+async fn z6_bad_input_sends_nothing() {
+    let server = FakeApiServer::start().await;
+    let api = api(&server);
+    let object = server.create(&cm("app", &[], false)).unwrap();
+    server.clear_requests();
+    let never = |_: Event<ConfigMap>| async { Ok::<_, Failed>(Action::Done) };
+
+    for bad in ["cleanup", "Example.com/x", "example.com/"] {
+        let outcome = finalizer(&api, bad, Arc::new(object.clone()), never).await;
+        assert!(
+            matches!(&outcome, Err(finalizer::Error::InvalidFinalizer { name, .. }) if name == bad),
+            "{bad}: {outcome:?}"
+        );
+    }
+    let mut unnamed = object.clone();
+    unnamed.metadata.name = None;
+    let outcome = finalizer(&api, OURS, Arc::new(unnamed), never).await;
+    assert!(matches!(outcome, Err(finalizer::Error::UnnamedObject)));
+
+    for (other, api_ns) in [
+        (Api::<ConfigMap>::all(server.client()), None),
+        (Api::namespaced(server.client(), "team-b"), Some("team-b")),
+    ] {
+        let outcome = finalizer(&other, OURS, Arc::new(object.clone()), never).await;
+        let Err(finalizer::Error::WrongNamespace { object, api }) = outcome else {
+            panic!("{outcome:?}");
+        };
+        assert_eq!(
+            (object.as_deref(), api.as_deref()),
+            (Some("default"), api_ns)
+        );
+    }
+    assert!(server.requests().is_empty());
+}
+
+/// Z7: a patch the server never answers fails at the deadline, on tokio's
+/// clock, as a kube service error.
+#[tokio::test(start_paused = true)]
+async fn z7_a_patch_without_an_answer_fails_at_its_deadline() {
+    let server = FakeApiServer::start().await;
+    let api = api(&server);
+    let object = server.create(&cm("app", &[], false)).unwrap();
+    server.delay_requests(RequestMatch::Update, PATCH_TIMEOUT * 2, 1);
+
+    let started = tokio::time::Instant::now();
+    let (outcome, events) = run(&api, object, Ok(Action::Done)).await;
+    assert!(
+        matches!(
+            outcome,
+            Err(finalizer::Error::AddFinalizer(kube::Error::Service(_)))
+        ),
+        "{outcome:?}"
+    );
+    assert!(events.is_empty());
+    let waited = started.elapsed();
+    assert!(
+        waited >= PATCH_TIMEOUT && waited < PATCH_TIMEOUT + Duration::from_secs(1),
+        "{waited:?}"
+    );
+    assert!(api.get("app").await.unwrap().finalizers().is_empty());
+}
+
+/// Z1, Z2, Z3 through an informer and a runner: the first reconcile only
+/// adds the finalizer, the write brings the object back and the next one
+/// applies; a deletion (here, a `deletionTimestamp` written by the test)
+/// brings a cleanup and the finalizer's removal.
+#[tokio::test]
+async fn z1_z2_z3_the_informer_brings_the_object_back_after_each_write() {
+    let server = FakeApiServer::start().await;
+    let api = api(&server);
+    server.create(&cm("app", &[], false)).unwrap();
+
+    let informer = Informer::builder(api.clone()).build();
+    let queue = WorkQueue::new();
+    tokio::spawn(
+        queue.feed_results(
+            informer
+                .subscribe(SubscribeOptions::default())
+                .unwrap()
+                .keys(),
+            |error| panic!("{error}"),
+        ),
+    );
+    let store = informer.store();
+    tokio::spawn(informer.run());
+
+    let events: Arc<Mutex<Vec<&'static str>>> = Arc::default();
+    let runs = Arc::new(Mutex::new(0));
+    let reconciles = Runner::new(queue.clone()).run_with_store(store, {
+        let (api, events, runs) = (api.clone(), events.clone(), runs.clone());
+        move |_key, object: Option<Arc<ConfigMap>>| {
+            let (api, events, runs) = (api.clone(), events.clone(), runs.clone());
+            async move {
+                *runs.lock() += 1;
+                let Some(object) = object else {
+                    return Ok(Action::Done);
+                };
+                finalizer(&api, OURS, object, |event| {
+                    events.lock().push(seen(&event));
+                    async { Ok::<_, Failed>(Action::Done) }
+                })
+                .await
+            }
+        }
+    });
+    let driver = tokio::spawn(reconciles.for_each(|outcome| async move {
+        assert!(outcome.is_ok(), "{outcome:?}");
+    }));
+
+    let wait_for = |want: Vec<&'static str>| {
+        let events = events.clone();
+        async move {
+            tokio::time::timeout(Duration::from_secs(10), async {
+                while *events.lock() != want {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+            })
+            .await
+            .unwrap_or_else(|_| panic!("events {:?}, wanted {want:?}", events.lock()));
+        }
+    };
+    wait_for(vec!["apply"]).await;
+    // One reconcile added the finalizer, the next (for the write) applied.
+    assert_eq!(*runs.lock(), 2);
+    assert_eq!(api.get("app").await.unwrap().finalizers(), [OURS]);
+
+    let mut deleting = api.get("app").await.unwrap();
+    deleting.metadata.deletion_timestamp = Some(Time(Timestamp::now()));
+    server.update(&deleting).unwrap();
+    wait_for(vec!["apply", "cleanup"]).await;
+    while !api.get("app").await.unwrap().finalizers().is_empty() {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    queue.shutdown();
+    driver.await.unwrap();
+}
