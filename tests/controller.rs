@@ -668,3 +668,66 @@ async fn c7_when_every_trigger_ends_what_is_queued_is_reconciled_then_the_stream
     assert_eq!(keys, [key("a"), key("b")]);
     run.await.unwrap().unwrap();
 }
+
+/// C2: a relist that finds the objects as the caches hold them (what an
+/// expired watch or an apiserver restart brings) triggers no reconcile,
+/// through the controller's own objects or the objects they own: its
+/// notifications are resyncs (I3), which say nothing changed.
+#[tokio::test(start_paused = true)]
+async fn c2_a_relist_of_unchanged_objects_reconciles_nothing() {
+    let server = FakeApiServer::start().await;
+    server.create(&deployment("web")).unwrap();
+    server
+        .create(&child("web-config", "web", "apps/v1"))
+        .unwrap();
+    let calls = Calls::default();
+    let seen = calls.clone();
+    let client = server.client();
+    let outcomes = Controller::new(Api::<Deployment>::all(client.clone()))
+        .owns(Api::<ConfigMap>::all(client.clone()))
+        .run(
+            move |d: Arc<Deployment>, _ctx: Arc<()>| {
+                seen.record(name_of(&*d));
+                async { Ok::<_, std::convert::Infallible>(Action::done()) }
+            },
+            |_, _, _| Action::backoff(),
+            Arc::new(()),
+        );
+    let mut outcomes = std::pin::pin!(outcomes);
+    collect_until(&mut outcomes, |seen| !seen.is_empty()).await;
+    let quiet = tokio::time::timeout(Duration::from_secs(5), outcomes.next()).await;
+    assert!(
+        quiet.is_err(),
+        "settled after the first reconcile: {quiet:?}"
+    );
+    assert_eq!(calls.get(), ["web"]);
+
+    // Both watches end and their next watch is refused as expired: each
+    // informer lists again and finds what it holds.
+    server.clear_requests();
+    server.fail_requests(RequestMatch::Watch, ApiStatus::expired(), 2);
+    server.close_watches();
+    server
+        .wait_until(|requests, open| {
+            let listed = |plural: &str| {
+                requests
+                    .iter()
+                    .any(|r| r.is_list() && r.path.ends_with(plural))
+            };
+            listed("/deployments") && listed("/configmaps") && open >= 2
+        })
+        .await;
+    let after = tokio::time::timeout(Duration::from_secs(5), outcomes.next()).await;
+    assert!(
+        after.is_err(),
+        "a relist of unchanged objects reconciled: {after:?}"
+    );
+    assert_eq!(calls.get(), ["web"]);
+
+    // A change after the relists still reconciles.
+    let mut labelled = deployment("web");
+    labelled.metadata.labels = Some(BTreeMap::from([("tier".to_string(), "web".to_string())]));
+    server.update(&labelled).unwrap();
+    collect_until(&mut outcomes, |seen| !seen.is_empty()).await;
+    assert_eq!(calls.get(), ["web", "web"]);
+}

@@ -17,6 +17,7 @@ use super::{
 use crate::{
     Notification,
     dispatch::{SubscribeOptions, Subscription},
+    ext::{ChangedOnly, NotificationStreamExt},
     factory::InformerFactory,
     informer::{FromApi, Informer, InformerBuilder, SyncError},
     key::ObjectKey,
@@ -95,7 +96,7 @@ pub(super) type SharedPredicate<K> = Arc<dyn Fn(&K, &K) -> bool + Send + Sync>;
 #[must_use = "a controller does nothing until run and polled"]
 pub struct Controller<K: Resource> {
     pub(super) informer: Informer<K>,
-    pub(super) main: Option<Subscription<K>>,
+    pub(super) main: Option<ChangedOnly<Subscription<K>>>,
     pub(super) dyntype: Arc<K::DynamicType>,
     /// Where the informers of `owns` and `watches` come from.
     pub(super) factory: Option<InformerFactory>,
@@ -228,7 +229,7 @@ impl<K: Watchable> Controller<K> {
         };
         let mut setup_errors = Vec::new();
         let main = match informer.subscribe(SubscribeOptions::default().name("controller")) {
-            Ok(subscription) => Some(subscription),
+            Ok(subscription) => Some(subscription.changed_only()),
             Err(error) => {
                 setup_errors.push(SetupError::Informer(error));
                 None
@@ -267,9 +268,10 @@ impl<K: Watchable> Controller<K> {
             .clone()
     }
 
-    /// Subscribes to the shared informer of `api`, configured by
-    /// `configure`; a failure is kept for [`run`](Self::run) to report.
-    fn subscribe<W, F>(&mut self, api: Api<W>, configure: F) -> Option<Subscription<W>>
+    /// Subscribes to the changes of the shared informer of `api` (no
+    /// resyncs, C2), configured by `configure`; a failure is kept for
+    /// [`run`](Self::run) to report.
+    fn subscribe<W, F>(&mut self, api: Api<W>, configure: F) -> Option<ChangedOnly<Subscription<W>>>
     where
         W: Watchable,
         F: FnOnce(InformerBuilder<W, FromApi>) -> InformerBuilder<W, FromApi>,
@@ -286,7 +288,7 @@ impl<K: Watchable> Controller<K> {
                 Ok(subscription)
             });
         match subscribed {
-            Ok(subscription) => Some(subscription),
+            Ok(subscription) => Some(subscription.changed_only()),
             Err(error) => {
                 self.setup_errors.push(error);
                 None
@@ -465,10 +467,11 @@ impl<K: Watchable> Controller<K> {
     }
 
     /// Queues a change of the controller's own objects only if `predicate`
-    /// passes it (C2); called again, every predicate must pass. Additions,
-    /// deletions and resyncs always pass (see
-    /// [`ext::predicate`](crate::ext::predicate)); changes of owned and
-    /// watched objects are not filtered.
+    /// passes it (C2); called again, every predicate must pass. Additions
+    /// and deletions always pass, and resyncs never reach it: the
+    /// controller takes no resync (C2). Changes of owned and watched
+    /// objects are not filtered (see
+    /// [`ext::predicate`](crate::ext::predicate)).
     ///
     /// # Examples
     ///

@@ -44,15 +44,20 @@
 //!   the program's ([`Controller::with_factory`]), so two controllers (or a
 //!   controller and the rest of the program) that watch one resource with
 //!   the same options share one informer.
-//! - **C2 Triggers.** A key is queued for each notification of the
-//!   controller's objects that its predicates pass (additions, deletions and
-//!   resyncs always pass); for each notification of an owned object, the key
-//!   of its controller owner of the controller's type (the owner reference
-//!   with `controller: true`, matched by group and kind across served
+//! - **C2 Triggers.** A key is queued for each change of the controller's
+//!   objects that its predicates pass (additions and deletions always
+//!   pass); for each change of an owned object, the key of its controller
+//!   owner of the controller's type (the owner reference with
+//!   `controller: true`, matched by group and kind across served
 //!   versions), for the old and the new state of an update; for each key a
-//!   `watches` mapper returns for either state; for each key of a
-//!   `watches_stream`; for every cached key at each tick of
-//!   `reconcile_all_on`. The queue merges keys that wait (W1).
+//!   `watches` mapper returns for either state of a change; for each key of
+//!   a `watches_stream`; for every cached key at each tick of
+//!   `reconcile_all_on`. The queue merges keys that wait (W1). A resync
+//!   notification is no change and queues nothing: the controller's
+//!   subscriptions ask for no resync period, so they get one only when a
+//!   relist finds an object as the cache holds it (after an expired watch
+//!   or an apiserver restart), and reconciling every object then would
+//!   only repeat work; periodic reconciles come from `reconcile_all_on`.
 //! - **C3 Sync first.** No reconcile starts before every informer of the
 //!   controller has synced. The wait fails, and the stream yields
 //!   [`Error::Sync`] and ends, when an initial list is refused (401/403) or

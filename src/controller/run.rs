@@ -19,6 +19,7 @@ use super::{
 use crate::{
     Notification,
     dispatch::Subscription,
+    ext::ChangedOnly,
     factory::InformerFactory,
     key::ObjectKey,
     runner::{Action, OnCancel, ReconcileError, Runner},
@@ -261,7 +262,7 @@ impl<K: Watchable> Controller<K> {
 /// predicate, deletions recorded for a deletion-aware run, only owned keys
 /// (and every key acquired) when sharded.
 fn main_feed<K: Watchable>(
-    subscription: Subscription<K>,
+    subscription: ChangedOnly<Subscription<K>>,
     store: Store<K>,
     predicate: Option<super::builder::SharedPredicate<K>>,
     tombstones: Option<Arc<Tombstones<K>>>,
@@ -276,11 +277,7 @@ fn main_feed<K: Watchable>(
         Some(predicate) => notifications
             .filter(move |n| {
                 ready(match n {
-                    Notification::Updated {
-                        old,
-                        new,
-                        resync: false,
-                    } => predicate(old, new),
+                    Notification::Updated { old, new, .. } => predicate(old, new),
                     _ => true,
                 })
             })
