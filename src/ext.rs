@@ -1,15 +1,20 @@
 //! Combinators on any stream of [`Notification`]s, one per file under
-//! `ext/`.
+//! `ext/`, and the [`predicate`]s that
+//! [`NotificationStreamExt::predicate`] filters updates by.
 
 mod changed_only;
 mod keys;
 mod keys_with;
 mod objects;
+pub mod predicate;
+mod predicate_filter;
 
 pub use changed_only::ChangedOnly;
 pub use keys::Keys;
 pub use keys_with::KeysWith;
 pub use objects::Objects;
+pub use predicate::Predicate;
+pub use predicate_filter::PredicateFilter;
 
 use futures::Stream;
 use kube::Resource;
@@ -59,6 +64,54 @@ pub trait NotificationStreamExt<K>: Stream<Item = Notification<K>> {
         K: Resource,
     {
         ChangedOnly::new(self)
+    }
+
+    /// Drops the watched updates that `predicate` says do not matter: an
+    /// `Updated` with `resync: false` passes when
+    /// [`predicate.passes(old, new)`](Predicate::passes) (P1). Additions
+    /// and deletions always pass (P1), and so do resyncs (P2): a subscriber
+    /// that asked for a resync period gets its rounds, whatever the
+    /// predicate; follow with [`changed_only`](Self::changed_only) to drop
+    /// them as well. The predicates and their rules are in [`predicate`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use futures::{StreamExt, stream};
+    /// use k8s_openapi::api::apps::v1::Deployment;
+    /// use kube_informer::{Notification, ext::{NotificationStreamExt, Predicate, predicate}};
+    ///
+    /// fn deploy(generation: i64, rv: &str) -> Arc<Deployment> {
+    ///     let mut d = Deployment::default();
+    ///     d.metadata.generation = Some(generation);
+    ///     d.metadata.resource_version = Some(rv.into());
+    ///     Arc::new(d)
+    /// }
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let notifications = stream::iter([
+    ///     // A status write: same generation, dropped.
+    ///     Notification::Updated { old: deploy(1, "10"), new: deploy(1, "11"), resync: false },
+    ///     // A spec change: kept.
+    ///     Notification::Updated { old: deploy(1, "11"), new: deploy(2, "12"), resync: false },
+    ///     // A resync: kept (P2).
+    ///     Notification::Updated { old: deploy(2, "12"), new: deploy(2, "12"), resync: true },
+    /// ]);
+    /// let kept: Vec<_> = notifications
+    ///     .predicate(predicate::generation().or(predicate::labels()))
+    ///     .map(|n| n.object().metadata.resource_version.clone().unwrap())
+    ///     .collect()
+    ///     .await;
+    /// assert_eq!(kept, ["12", "12"]);
+    /// # }
+    /// ```
+    fn predicate<P>(self, predicate: P) -> PredicateFilter<Self, P>
+    where
+        Self: Sized,
+        P: Predicate<K>,
+    {
+        PredicateFilter::new(self, predicate)
     }
 
     /// The newest object of each notification: the added object, the new

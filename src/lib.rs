@@ -226,7 +226,7 @@ pub mod prelude {
         CancellationToken, Error,
         controller::{Controller, Observed},
         dispatch::{EventHandlerFuncs, Lag, ResourceEventHandler, SubscribeOptions, Subscription},
-        ext::NotificationStreamExt,
+        ext::{NotificationStreamExt, Predicate, predicate},
         factory::InformerFactory,
         informer::{Informer, InformerBuilder},
         key::ObjectKey,

@@ -4,7 +4,11 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use kube_informer::{
     Lag, Notification, SubscribeOptions, Subscription, WatchedResource,
     dispatch::{EventHandlerFuncs, SyncStatus},
-    ext::{ChangedOnly, Keys, Objects},
+    ext::{
+        ChangedOnly, Keys, Objects, Predicate, PredicateFilter,
+        predicate::{GenerationChanged, Or},
+    },
+    runner::OwnerKeys,
     store::{Indexers, NamespacedStore, Store, Writer},
     unstable::dispatch::{Distributor, SubscribeRequest},
 };
@@ -29,6 +33,13 @@ fn public_types_are_send_sync_and_unpin() {
     send_sync_unpin::<ChangedOnly<Subscription<ConfigMap>>>();
     send_sync_unpin::<Objects<Subscription<ConfigMap>>>();
     send_sync_unpin::<Keys<Subscription<ConfigMap>>>();
+    send_sync_unpin::<GenerationChanged<ConfigMap>>();
+    send_sync_unpin::<Or<GenerationChanged<ConfigMap>, GenerationChanged<ConfigMap>>>();
+    send_sync_unpin::<PredicateFilter<Subscription<ConfigMap>, GenerationChanged<ConfigMap>>>();
+    send_sync_unpin::<
+        PredicateFilter<Subscription<ConfigMap>, Box<dyn Predicate<ConfigMap> + Send + Sync>>,
+    >();
+    send_sync_unpin::<OwnerKeys<Subscription<ConfigMap>, kube::core::DynamicObject>>();
     send::<EventHandlerFuncs<ConfigMap>>();
 }
 

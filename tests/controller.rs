@@ -15,8 +15,8 @@ use k8s_openapi::{
 use kube::{Api, api::ObjectMeta};
 use kube_informer::{
     InformerFactory, ObjectKey,
-    controller::shim::predicate,
     controller::{Controller, Error, Observed, Outcome},
+    ext::predicate,
     informer::SyncError,
     runner::Action,
     shard::{KeyGate, Member, MemberId, MemberSet, Ownership},

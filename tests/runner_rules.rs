@@ -1,6 +1,6 @@
 //! The reconcile runner: one reconcile per key at a time, outcomes and
 //! errors with their keys, requeues on tokio's paused clock, the store
-//! lookup, cancellation, and the owner mapper.
+//! lookup and cancellation (the owner mapper is in `runner_owners.rs`).
 
 use std::{
     collections::{HashMap, HashSet},
@@ -12,17 +12,11 @@ use std::{
 };
 
 use futures::{StreamExt, stream};
-use k8s_openapi::{
-    api::{
-        apps::v1::ReplicaSet,
-        core::v1::{ConfigMap, Pod},
-    },
-    apimachinery::pkg::apis::meta::v1::OwnerReference,
-};
+use k8s_openapi::api::core::v1::ConfigMap;
 use kube_informer::{
     Notification, ObjectKey,
     queue::WorkQueue,
-    runner::{Action, OnCancel, OwnerStreamExt, ReconcileError, Runner},
+    runner::{Action, OnCancel, ReconcileError, Runner},
     store::{Indexers, Writer},
 };
 use parking_lot::Mutex;
@@ -368,72 +362,6 @@ async fn e1_runner_ends_when_the_queue_is_shut_down_and_drained() {
     assert!(matches!(outcomes.next().await, Some(Ok((1, Action::Done)))));
     queue.shutdown();
     assert!(outcomes.next().await.is_none());
-}
-
-/// E5: only a controller owner of the asked kind and apiVersion counts.
-#[tokio::test]
-async fn e5_owner_keys_maps_children_to_their_controller_owner() {
-    fn pod(name: &str, owners: Vec<OwnerReference>) -> Arc<Pod> {
-        let mut pod = Pod::default();
-        pod.metadata.namespace = Some("apps".into());
-        pod.metadata.name = Some(name.into());
-        pod.metadata.owner_references = Some(owners);
-        Arc::new(pod)
-    }
-    fn owner(
-        api_version: &str,
-        kind: &str,
-        name: &str,
-        controller: Option<bool>,
-    ) -> OwnerReference {
-        OwnerReference {
-            api_version: api_version.into(),
-            kind: kind.into(),
-            name: name.into(),
-            controller,
-            ..Default::default()
-        }
-    }
-    let added = |object| Notification::Added {
-        object,
-        in_initial_list: false,
-    };
-    let notifications = stream::iter([
-        added(pod(
-            "a",
-            vec![owner("apps/v1", "ReplicaSet", "web", Some(true))],
-        )),
-        // Not the controller, wrong kind, wrong group version: skipped.
-        added(pod(
-            "b",
-            vec![owner("apps/v1", "ReplicaSet", "other", None)],
-        )),
-        added(pod(
-            "c",
-            vec![owner("apps/v1", "StatefulSet", "db", Some(true))],
-        )),
-        added(pod(
-            "d",
-            vec![owner("extensions/v1beta1", "ReplicaSet", "old", Some(true))],
-        )),
-        // The controller among several owners.
-        added(pod(
-            "e",
-            vec![
-                owner("v1", "ConfigMap", "cfg", Some(false)),
-                owner("apps/v1", "ReplicaSet", "api", Some(true)),
-            ],
-        )),
-        Notification::Deleted {
-            object: pod("f", vec![owner("apps/v1", "ReplicaSet", "web", Some(true))]),
-            final_state_unknown: true,
-        },
-    ]);
-    let queue = WorkQueue::new();
-    queue.feed(notifications.owner_keys::<ReplicaSet>()).await;
-    let keys: Vec<String> =
-        std::iter::from_fn(|| queue.try_next().map(|k| k.to_string())).collect();
-    assert_eq!(keys, ["apps/web", "apps/api"]);
 }
 
 /// R9 on the way from notifications to keys: a notification without a key

@@ -9,20 +9,18 @@ use futures::{
 };
 use kube::{Api, Resource};
 
-use super::{
-    SetupError,
-    shim::{Predicate, controller_owner_key_with},
-    shutdown::Shutdown,
-};
+use super::{SetupError, shutdown::Shutdown};
 use crate::{
     Notification,
     dispatch::{SubscribeOptions, Subscription},
+    ext::Predicate,
     ext::{ChangedOnly, NotificationStreamExt},
     factory::InformerFactory,
     informer::{FromApi, Informer, InformerBuilder, SyncError},
     key::ObjectKey,
     metrics::{ControllerMetrics, ControllerRecorder, MetricsReader},
     queue::{RateLimiter, WorkQueue},
+    runner::controller_owner_key_with,
     shard::KeyGate,
     source::Watchable,
     store::Store,

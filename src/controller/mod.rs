@@ -112,7 +112,6 @@ mod error;
 mod observed;
 mod reconcile;
 mod run;
-pub mod shim;
 mod shutdown;
 
 pub use builder::{Controller, DEFAULT_SYNC_TIMEOUT};

@@ -20,6 +20,7 @@ use crate::{
     Notification,
     dispatch::Subscription,
     ext::ChangedOnly,
+    ext::NotificationStreamExt,
     factory::InformerFactory,
     key::ObjectKey,
     runner::{Action, OnCancel, ReconcileError, Runner},
@@ -275,12 +276,7 @@ fn main_feed<K: Watchable>(
     });
     let notifications = match predicate {
         Some(predicate) => notifications
-            .filter(move |n| {
-                ready(match n {
-                    Notification::Updated { old, new, .. } => predicate(old, new),
-                    _ => true,
-                })
-            })
+            .predicate(move |old: &K, new: &K| predicate(old, new))
             .boxed(),
         None => notifications.boxed(),
     };

@@ -25,9 +25,18 @@
 //!   reconcile starts, or `None` when it holds none.
 //! - **E5 Owners.** [`owner_keys`](OwnerStreamExt::owner_keys) turns each
 //!   notification into the key of its (newest) object's controller owner of
-//!   the asked type: the owner reference with `controller: true` and that
-//!   kind and apiVersion, in the object's namespace. Objects without one
-//!   are skipped.
+//!   the asked type: the owner reference with `controller: true`, that kind
+//!   and that API group, in the object's namespace. The group is the part
+//!   of the reference's apiVersion before the `/` (`""` for the core
+//!   group's `v1`); the version is not compared, so a reference written
+//!   under any served version of a custom resource matches. Objects without
+//!   such an owner, and references whose apiVersion is neither `version`
+//!   nor `group/version`, are skipped. [`controller_owner_key`] maps one
+//!   object by the same rule; the `_with` forms
+//!   ([`owner_keys_with`](OwnerStreamExt::owner_keys_with),
+//!   [`controller_owner_key_with`]) take the owner's dynamic type, e.g. an
+//!   [`ApiResource`](kube::core::ApiResource) for a
+//!   [`DynamicObject`](kube::core::DynamicObject).
 //!
 //! # Waiting
 //!
@@ -87,6 +96,6 @@ mod runner;
 
 pub use action::Action;
 pub use error::ReconcileError;
-pub use owners::{OwnerKeys, OwnerStreamExt, controller_owner_key};
+pub use owners::{OwnerKeys, OwnerStreamExt, controller_owner_key, controller_owner_key_with};
 pub use reconciles::{Backoff, ErrorPolicy, Reconciles};
 pub use runner::{OnCancel, Runner};

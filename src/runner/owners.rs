@@ -14,9 +14,15 @@ use pin_project::pin_project;
 use crate::{key::ObjectKey, notification::Notification};
 
 /// The key of `child`'s controller owner of type `O`: the owner reference
-/// with `controller: true` whose kind and apiVersion are `O`'s, in the
+/// with `controller: true` whose kind and API group are `O`'s, in the
 /// child's namespace (owner references never cross namespaces). `None` when
-/// the child has no such owner.
+/// the child has no such owner (E5).
+///
+/// The version in the reference's apiVersion is not compared: a reference
+/// written under another served version of the owner's kind names the same
+/// object. For owner types with a dynamic type, such as
+/// [`DynamicObject`](kube::core::DynamicObject), use
+/// [`controller_owner_key_with`].
 ///
 /// # Examples
 ///
@@ -43,14 +49,72 @@ where
     O: Resource<DynamicType = ()>,
     K: Resource,
 {
+    controller_owner_key_with::<O, K>(child, &())
+}
+
+/// [`controller_owner_key`] for an owner type whose kind and group are
+/// known at run time from `dyntype`, e.g. a
+/// [`DynamicObject`](kube::core::DynamicObject) with its
+/// [`ApiResource`](kube::core::ApiResource).
+///
+/// # Examples
+///
+/// ```
+/// use k8s_openapi::api::core::v1::ConfigMap;
+/// use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+/// use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
+/// use kube_informer::runner::controller_owner_key_with;
+///
+/// let database = ApiResource::from_gvk(&GroupVersionKind::gvk("example.com", "v1", "Database"));
+/// let mut cm = ConfigMap::default();
+/// cm.metadata.namespace = Some("shop".into());
+/// cm.metadata.name = Some("orders-config".into());
+/// cm.metadata.owner_references = Some(vec![OwnerReference {
+///     // Written under an older served version: the same Database.
+///     api_version: "example.com/v1beta1".into(),
+///     kind: "Database".into(),
+///     name: "orders".into(),
+///     controller: Some(true),
+///     ..Default::default()
+/// }]);
+/// let owner = controller_owner_key_with::<DynamicObject, _>(&cm, &database).unwrap();
+/// assert_eq!(owner.as_str(), "shop/orders");
+/// ```
+pub fn controller_owner_key_with<O, K>(child: &K, dyntype: &O::DynamicType) -> Option<ObjectKey>
+where
+    O: Resource,
+    K: Resource,
+{
+    controller_owner_key_of(child, &O::group(dyntype), &O::kind(dyntype))
+}
+
+/// The key of `child`'s controller owner of the given API group and kind
+/// (E5): the one matching rule behind both functions above and the stream.
+fn controller_owner_key_of<K: Resource>(child: &K, group: &str, kind: &str) -> Option<ObjectKey> {
     let meta = child.meta();
-    let kind = O::kind(&());
-    let api_version = O::api_version(&());
     meta.owner_references
         .as_ref()?
         .iter()
-        .find(|r| r.controller == Some(true) && r.kind == kind && r.api_version == api_version)
+        .find(|r| {
+            r.controller == Some(true) && r.kind == kind && group_of(&r.api_version) == Some(group)
+        })
         .and_then(|r| ObjectKey::new(meta.namespace.as_deref(), &r.name).ok())
+}
+
+/// The API group of an apiVersion: the part before the `/` of
+/// `group/version`, `""` for the core group's bare `version` (`"v1"`).
+/// `None` for a string of neither form (empty, an empty part, or more than
+/// one `/`), which no owner matches.
+fn group_of(api_version: &str) -> Option<&str> {
+    match api_version.split_once('/') {
+        None if !api_version.is_empty() => Some(""),
+        Some((group, version))
+            if !group.is_empty() && !version.is_empty() && !version.contains('/') =>
+        {
+            Some(group)
+        }
+        _ => None,
+    }
 }
 
 /// Owner mapping on streams of [`Notification`]s, e.g. a
@@ -58,8 +122,9 @@ where
 /// ReplicaSet keys.
 pub trait OwnerStreamExt<K>: Stream<Item = Notification<K>> {
     /// The key of the controller owner of type `O` of each notification's
-    /// newest object ([`controller_owner_key`]); children without one are
-    /// skipped.
+    /// newest object ([`controller_owner_key`]: matched by API group and
+    /// kind, any version); children without one are skipped (E5). For owner
+    /// types with a dynamic type, use [`owner_keys_with`](Self::owner_keys_with).
     ///
     /// # Examples
     ///
@@ -100,8 +165,60 @@ pub trait OwnerStreamExt<K>: Stream<Item = Notification<K>> {
         K: Resource,
         O: Resource<DynamicType = ()>,
     {
+        self.owner_keys_with::<O>(())
+    }
+
+    /// [`owner_keys`](Self::owner_keys) for an owner type whose kind and
+    /// group are known at run time from `dyntype`, e.g. a
+    /// [`DynamicObject`](kube::core::DynamicObject) with its
+    /// [`ApiResource`](kube::core::ApiResource)
+    /// ([`controller_owner_key_with`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use futures::{StreamExt, stream};
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+    /// use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
+    /// use kube_informer::{Notification, runner::OwnerStreamExt};
+    ///
+    /// fn cm(owner_api_version: &str) -> Arc<ConfigMap> {
+    ///     let mut cm = ConfigMap::default();
+    ///     cm.metadata.namespace = Some("shop".into());
+    ///     cm.metadata.name = Some("orders-config".into());
+    ///     cm.metadata.owner_references = Some(vec![OwnerReference {
+    ///         api_version: owner_api_version.into(),
+    ///         kind: "Database".into(),
+    ///         name: "orders".into(),
+    ///         controller: Some(true),
+    ///         ..Default::default()
+    ///     }]);
+    ///     Arc::new(cm)
+    /// }
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let database = ApiResource::from_gvk(&GroupVersionKind::gvk("example.com", "v1", "Database"));
+    /// let notifications = stream::iter([
+    ///     Notification::Added { object: cm("example.com/v1"), in_initial_list: false },
+    ///     Notification::Added { object: cm("example.com/v1beta1"), in_initial_list: false },
+    ///     Notification::Added { object: cm("other.io/v1"), in_initial_list: false },
+    /// ]);
+    /// let owners: Vec<_> = notifications.owner_keys_with::<DynamicObject>(database).collect().await;
+    /// assert_eq!(owners.len(), 2); // both versions of example.com's Database
+    /// # }
+    /// ```
+    fn owner_keys_with<O>(self, dyntype: O::DynamicType) -> OwnerKeys<Self, O>
+    where
+        Self: Sized,
+        K: Resource,
+        O: Resource,
+    {
         OwnerKeys {
             stream: self,
+            group: O::group(&dyntype).into_owned(),
+            kind: O::kind(&dyntype).into_owned(),
             owner: PhantomData,
         }
     }
@@ -109,12 +226,16 @@ pub trait OwnerStreamExt<K>: Stream<Item = Notification<K>> {
 
 impl<K, S: Stream<Item = Notification<K>> + ?Sized> OwnerStreamExt<K> for S {}
 
-/// Stream for the [`owner_keys`](OwnerStreamExt::owner_keys) method.
+/// Stream for the [`owner_keys`](OwnerStreamExt::owner_keys) and
+/// [`owner_keys_with`](OwnerStreamExt::owner_keys_with) methods.
 #[pin_project]
 #[must_use = "streams do nothing unless polled"]
 pub struct OwnerKeys<S, O> {
     #[pin]
     stream: S,
+    // The owner type's group and kind, read once from its dynamic type.
+    group: String,
+    kind: String,
     owner: PhantomData<fn() -> O>,
 }
 
@@ -122,6 +243,8 @@ impl<S: std::fmt::Debug, O> std::fmt::Debug for OwnerKeys<S, O> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("OwnerKeys")
             .field("stream", &self.stream)
+            .field("group", &self.group)
+            .field("kind", &self.kind)
             .finish()
     }
 }
@@ -130,7 +253,6 @@ impl<K, S, O> Stream for OwnerKeys<S, O>
 where
     K: Resource,
     S: Stream<Item = Notification<K>>,
-    O: Resource<DynamicType = ()>,
 {
     type Item = ObjectKey;
 
@@ -139,7 +261,8 @@ where
         loop {
             match std::task::ready!(this.stream.as_mut().poll_next(cx)) {
                 Some(n) => {
-                    if let Some(key) = controller_owner_key::<O, K>(&**n.object()) {
+                    if let Some(key) = controller_owner_key_of(&**n.object(), this.group, this.kind)
+                    {
                         return Poll::Ready(Some(key));
                     }
                 }
@@ -157,9 +280,24 @@ impl<K, S, O> FusedStream for OwnerKeys<S, O>
 where
     K: Resource,
     S: FusedStream<Item = Notification<K>>,
-    O: Resource<DynamicType = ()>,
 {
     fn is_terminated(&self) -> bool {
         self.stream.is_terminated()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::group_of;
+
+    // E5: the group of an apiVersion, and the strings no owner matches.
+    #[test]
+    fn e5_group_of_reads_group_version_and_the_core_group() {
+        assert_eq!(group_of("apps/v1"), Some("apps"));
+        assert_eq!(group_of("example.com/v1beta1"), Some("example.com"));
+        assert_eq!(group_of("v1"), Some(""));
+        for malformed in ["", "/", "apps/", "/v1", "a/b/c"] {
+            assert_eq!(group_of(malformed), None, "{malformed:?}");
+        }
     }
 }

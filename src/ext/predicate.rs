@@ -1,0 +1,439 @@
+//! Predicates: which updates matter to a subscriber.
+//!
+//! A [`Predicate`] looks at an update's old and new object and says whether
+//! the change matters; [`predicate`](crate::ext::NotificationStreamExt::predicate)
+//! drops the watched updates it turns away. This module holds the trait, its
+//! combinators and the predicates most controllers need: a change of
+//! [`generation`], [`labels`], [`annotations`], [`finalizers`] or
+//! [`resource_version`]. Any closure `Fn(&K, &K) -> bool` is a predicate too.
+//!
+//! # Rules
+//!
+//! - **P1 What passes.** Through
+//!   [`predicate`](crate::ext::NotificationStreamExt::predicate), every
+//!   `Added` and every `Deleted` passes, whatever the predicate says: a
+//!   predicate judges a change between two states, and those carry only
+//!   one. A
+//!   watched `Updated` (`resync: false`) passes exactly when
+//!   [`passes(old, new)`](Predicate::passes) is true.
+//! - **P2 Resyncs pass.** An `Updated` with `resync: true` passes without
+//!   asking the predicate. A subscriber that set a resync period wants each
+//!   round to reach its handler; a predicate judges watched changes only.
+//!   Filters that judge every update event alike (controller-runtime's
+//!   `GenerationChangedPredicate`, for one) drop resyncs instead, since a
+//!   resync changes nothing; to drop them here, add
+//!   [`changed_only`](crate::ext::NotificationStreamExt::changed_only).
+//! - **P3 Combinators.** [`a.or(b)`](Predicate::or) passes when either
+//!   passes, [`a.and(b)`](Predicate::and) when both do; `b` is asked only
+//!   when `a` does not decide alone. Closures `Fn(&K, &K) -> bool` and
+//!   `Box`/`Arc<dyn Predicate<K> + Send + Sync>` are predicates and combine
+//!   the same way.
+//! - **P4 Generation, and its fallback.** [`generation`] passes when
+//!   `metadata.generation` differs. When either side has no generation
+//!   (kinds without a spec/status split, such as ConfigMap or Secret, have
+//!   none) it falls back to the resourceVersion: it passes when that differs,
+//!   so on such kinds it lets every watched update through rather than
+//!   none.
+//! - **P5 Fields.** [`labels`], [`annotations`] and [`finalizers`] pass when
+//!   that field differs; a missing field equals an empty one. Finalizers are
+//!   compared as the list they are, so a reorder is a change.
+//! - **P6 resourceVersion.** [`resource_version`] passes when the
+//!   resourceVersion strings differ; a missing one reads as the empty
+//!   string, as in [`changed_only`](crate::ext::NotificationStreamExt::changed_only).
+//!
+//! # Examples
+//!
+//! ```
+//! use k8s_openapi::api::apps::v1::Deployment;
+//! use kube_informer::ext::{Predicate, predicate};
+//!
+//! // Reconcile on spec changes and on label changes.
+//! let matters = predicate::generation().or(predicate::labels());
+//!
+//! let mut old = Deployment::default();
+//! old.metadata.generation = Some(1);
+//! old.metadata.resource_version = Some("10".into());
+//! let mut status_only = old.clone();
+//! status_only.metadata.resource_version = Some("11".into());
+//! let mut relabelled = status_only.clone();
+//! relabelled.metadata.labels = Some([("tier".to_string(), "web".to_string())].into());
+//!
+//! assert!(!matters.passes(&old, &status_only));
+//! assert!(matters.passes(&status_only, &relabelled));
+//! ```
+
+use std::{collections::BTreeMap, fmt, marker::PhantomData, sync::Arc};
+
+use kube::Resource;
+
+use crate::notification::same_resource_version;
+
+/// Whether the change from `old` to `new` matters.
+///
+/// Implemented by the predicates of this module, by their combinations
+/// ([`or`](Self::or), [`and`](Self::and)) and by every closure
+/// `Fn(&K, &K) -> bool`. The trait is object safe apart from the two
+/// combinators, so predicates chosen at run time can be kept as
+/// `Box<dyn Predicate<K> + Send + Sync>` or `Arc<dyn Predicate<K> + Send + Sync>`,
+/// which are predicates themselves.
+///
+/// # Examples
+///
+/// ```
+/// use std::sync::Arc;
+/// use k8s_openapi::api::core::v1::ConfigMap;
+/// use kube_informer::ext::{Predicate, predicate};
+///
+/// // A closure: does the data differ?
+/// let data_changed = |old: &ConfigMap, new: &ConfigMap| old.data != new.data;
+/// let matters: Arc<dyn Predicate<ConfigMap> + Send + Sync> =
+///     Arc::new(predicate::labels().or(data_changed));
+///
+/// let old = ConfigMap::default();
+/// let mut new = ConfigMap::default();
+/// new.data = Some([("k".to_string(), "v".to_string())].into());
+/// assert!(matters.passes(&old, &new));
+/// assert!(!matters.passes(&old, &old.clone()));
+/// ```
+pub trait Predicate<K> {
+    /// Whether the change from `old` to `new` matters.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube_informer::ext::{Predicate, predicate};
+    ///
+    /// let mut old = ConfigMap::default();
+    /// old.metadata.finalizers = Some(vec![]);
+    /// let mut new = ConfigMap::default();
+    /// new.metadata.finalizers = None;
+    /// // A missing list equals an empty one (P5).
+    /// assert!(!predicate::finalizers().passes(&old, &new));
+    /// ```
+    fn passes(&self, old: &K, new: &K) -> bool;
+
+    /// Passes when `self` or `other` passes; `other` is asked only when
+    /// `self` does not pass (P3).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube_informer::ext::{Predicate, predicate};
+    ///
+    /// let mut old = ConfigMap::default();
+    /// old.metadata.resource_version = Some("1".into());
+    /// let mut new = old.clone();
+    /// new.metadata.resource_version = Some("2".into());
+    /// new.metadata.annotations = Some([("note".to_string(), "x".to_string())].into());
+    ///
+    /// let either = predicate::labels().or(predicate::annotations());
+    /// assert!(either.passes(&old, &new));
+    /// ```
+    fn or<P: Predicate<K>>(self, other: P) -> Or<Self, P>
+    where
+        Self: Sized,
+    {
+        Or {
+            first: self,
+            second: other,
+        }
+    }
+
+    /// Passes when `self` and `other` both pass; `other` is asked only when
+    /// `self` passes (P3).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube_informer::ext::{Predicate, predicate};
+    ///
+    /// let mut old = ConfigMap::default();
+    /// old.metadata.resource_version = Some("1".into());
+    /// let mut new = old.clone();
+    /// new.metadata.resource_version = Some("2".into());
+    /// new.metadata.labels = Some([("tier".to_string(), "web".to_string())].into());
+    ///
+    /// // Labels changed, and the new object is not being deleted.
+    /// let live = |_: &ConfigMap, new: &ConfigMap| new.metadata.deletion_timestamp.is_none();
+    /// assert!(predicate::labels().and(live).passes(&old, &new));
+    /// ```
+    fn and<P: Predicate<K>>(self, other: P) -> And<Self, P>
+    where
+        Self: Sized,
+    {
+        And {
+            first: self,
+            second: other,
+        }
+    }
+}
+
+impl<K, F> Predicate<K> for F
+where
+    F: Fn(&K, &K) -> bool,
+{
+    fn passes(&self, old: &K, new: &K) -> bool {
+        self(old, new)
+    }
+}
+
+impl<K> Predicate<K> for Box<dyn Predicate<K> + Send + Sync> {
+    fn passes(&self, old: &K, new: &K) -> bool {
+        (**self).passes(old, new)
+    }
+}
+
+impl<K> Predicate<K> for Arc<dyn Predicate<K> + Send + Sync> {
+    fn passes(&self, old: &K, new: &K) -> bool {
+        (**self).passes(old, new)
+    }
+}
+
+/// Predicate for the [`or`](Predicate::or) method.
+#[derive(Debug, Clone, Copy)]
+#[must_use = "a predicate does nothing unless asked"]
+pub struct Or<A, B> {
+    first: A,
+    second: B,
+}
+
+impl<K, A: Predicate<K>, B: Predicate<K>> Predicate<K> for Or<A, B> {
+    fn passes(&self, old: &K, new: &K) -> bool {
+        self.first.passes(old, new) || self.second.passes(old, new)
+    }
+}
+
+/// Predicate for the [`and`](Predicate::and) method.
+#[derive(Debug, Clone, Copy)]
+#[must_use = "a predicate does nothing unless asked"]
+pub struct And<A, B> {
+    first: A,
+    second: B,
+}
+
+impl<K, A: Predicate<K>, B: Predicate<K>> Predicate<K> for And<A, B> {
+    fn passes(&self, old: &K, new: &K) -> bool {
+        self.first.passes(old, new) && self.second.passes(old, new)
+    }
+}
+
+/// Passes when `metadata.generation` changed; on kinds without a
+/// generation, when the resourceVersion changed (P4).
+///
+/// The API server bumps the generation when an object's spec changes (on
+/// a custom resource: any change outside metadata, and outside status when
+/// the status subresource is on), so this predicate lets spec changes
+/// through and turns away status-only and metadata-only writes. Where either side has no
+/// generation there is nothing to compare, and it passes when the
+/// resourceVersion differs, which for a watched update is always: it keeps
+/// a change rather than lose one.
+///
+/// # Examples
+///
+/// ```
+/// use k8s_openapi::api::{apps::v1::Deployment, core::v1::ConfigMap};
+/// use kube_informer::ext::{Predicate, predicate};
+///
+/// let mut old = Deployment::default();
+/// old.metadata.generation = Some(3);
+/// old.metadata.resource_version = Some("100".into());
+/// let mut new = old.clone();
+/// new.metadata.resource_version = Some("101".into()); // a status write
+/// assert!(!predicate::generation().passes(&old, &new));
+/// new.metadata.generation = Some(4); // a spec change
+/// assert!(predicate::generation().passes(&old, &new));
+///
+/// // A ConfigMap has no generation: the resourceVersion decides.
+/// let mut old = ConfigMap::default();
+/// old.metadata.resource_version = Some("7".into());
+/// let mut new = old.clone();
+/// new.metadata.resource_version = Some("8".into());
+/// assert!(predicate::generation().passes(&old, &new));
+/// ```
+pub fn generation<K: Resource>() -> GenerationChanged<K> {
+    GenerationChanged::new()
+}
+
+/// Passes when `metadata.labels` changed; missing equals empty (P5).
+///
+/// # Examples
+///
+/// ```
+/// use k8s_openapi::api::core::v1::ConfigMap;
+/// use kube_informer::ext::{Predicate, predicate};
+///
+/// let mut old = ConfigMap::default();
+/// old.metadata.labels = Some(Default::default());
+/// let mut new = ConfigMap::default();
+/// assert!(!predicate::labels().passes(&old, &new)); // empty and missing
+/// new.metadata.labels = Some([("app".to_string(), "web".to_string())].into());
+/// assert!(predicate::labels().passes(&old, &new));
+/// ```
+pub fn labels<K: Resource>() -> LabelsChanged<K> {
+    LabelsChanged::new()
+}
+
+/// Passes when `metadata.annotations` changed; missing equals empty (P5).
+///
+/// # Examples
+///
+/// ```
+/// use k8s_openapi::api::core::v1::ConfigMap;
+/// use kube_informer::ext::{Predicate, predicate};
+///
+/// let old = ConfigMap::default();
+/// let mut new = ConfigMap::default();
+/// new.metadata.annotations = Some([("owner".to_string(), "team-a".to_string())].into());
+/// assert!(predicate::annotations().passes(&old, &new));
+/// assert!(!predicate::annotations().passes(&new, &new.clone()));
+/// ```
+pub fn annotations<K: Resource>() -> AnnotationsChanged<K> {
+    AnnotationsChanged::new()
+}
+
+/// Passes when `metadata.finalizers` changed, compared as a list (a
+/// reorder is a change); missing equals empty (P5).
+///
+/// # Examples
+///
+/// ```
+/// use k8s_openapi::api::core::v1::ConfigMap;
+/// use kube_informer::ext::{Predicate, predicate};
+///
+/// let old = ConfigMap::default();
+/// let mut new = ConfigMap::default();
+/// new.metadata.finalizers = Some(vec!["example.com/cleanup".into()]);
+/// assert!(predicate::finalizers().passes(&old, &new));
+/// ```
+pub fn finalizers<K: Resource>() -> FinalizersChanged<K> {
+    FinalizersChanged::new()
+}
+
+/// Passes when the resourceVersion changed; a missing one reads as the
+/// empty string (P6).
+///
+/// # Examples
+///
+/// ```
+/// use k8s_openapi::api::core::v1::ConfigMap;
+/// use kube_informer::ext::{Predicate, predicate};
+///
+/// let mut old = ConfigMap::default();
+/// old.metadata.resource_version = Some("7".into());
+/// let mut new = old.clone();
+/// assert!(!predicate::resource_version().passes(&old, &new));
+/// new.metadata.resource_version = Some("8".into());
+/// assert!(predicate::resource_version().passes(&old, &new));
+/// ```
+pub fn resource_version<K: Resource>() -> ResourceVersionChanged<K> {
+    ResourceVersionChanged::new()
+}
+
+/// Declares the predicate type a constructor of this module returns: it
+/// names the object type `K` it judges, so `predicate::generation()` and
+/// its combinations take their `K` from where they are used, and it has
+/// no field a caller could set, so the constructor is the one way to it.
+macro_rules! object_predicate {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        #[must_use = "a predicate does nothing unless asked"]
+        pub struct $name<K> {
+            object: PhantomData<fn(&K, &K) -> bool>,
+        }
+
+        impl<K> $name<K> {
+            fn new() -> Self {
+                Self { object: PhantomData }
+            }
+        }
+
+        impl<K> Clone for $name<K> {
+            fn clone(&self) -> Self {
+                *self
+            }
+        }
+
+        impl<K> Copy for $name<K> {}
+
+        impl<K> fmt::Debug for $name<K> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(stringify!($name))
+            }
+        }
+    };
+}
+
+object_predicate!(
+    /// Predicate made by [`generation`].
+    GenerationChanged
+);
+
+impl<K: Resource> Predicate<K> for GenerationChanged<K> {
+    fn passes(&self, old: &K, new: &K) -> bool {
+        match (old.meta().generation, new.meta().generation) {
+            (Some(old), Some(new)) => old != new,
+            _ => !same_resource_version(old, new),
+        }
+    }
+}
+
+object_predicate!(
+    /// Predicate made by [`labels`].
+    LabelsChanged
+);
+
+impl<K: Resource> Predicate<K> for LabelsChanged<K> {
+    fn passes(&self, old: &K, new: &K) -> bool {
+        !same_map(&old.meta().labels, &new.meta().labels)
+    }
+}
+
+object_predicate!(
+    /// Predicate made by [`annotations`].
+    AnnotationsChanged
+);
+
+impl<K: Resource> Predicate<K> for AnnotationsChanged<K> {
+    fn passes(&self, old: &K, new: &K) -> bool {
+        !same_map(&old.meta().annotations, &new.meta().annotations)
+    }
+}
+
+object_predicate!(
+    /// Predicate made by [`finalizers`].
+    FinalizersChanged
+);
+
+impl<K: Resource> Predicate<K> for FinalizersChanged<K> {
+    fn passes(&self, old: &K, new: &K) -> bool {
+        old.meta().finalizers.as_deref().unwrap_or_default()
+            != new.meta().finalizers.as_deref().unwrap_or_default()
+    }
+}
+
+object_predicate!(
+    /// Predicate made by [`resource_version`].
+    ResourceVersionChanged
+);
+
+impl<K: Resource> Predicate<K> for ResourceVersionChanged<K> {
+    fn passes(&self, old: &K, new: &K) -> bool {
+        !same_resource_version(old, new)
+    }
+}
+
+/// Whether two optional maps hold the same entries, a missing map being
+/// empty: the API server drops an empty map, so both mean "none".
+fn same_map(
+    old: &Option<BTreeMap<String, String>>,
+    new: &Option<BTreeMap<String, String>>,
+) -> bool {
+    match (old, new) {
+        (Some(old), Some(new)) => old == new,
+        (Some(only), None) | (None, Some(only)) => only.is_empty(),
+        (None, None) => true,
+    }
+}

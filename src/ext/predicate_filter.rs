@@ -1,0 +1,74 @@
+use std::{
+    pin::Pin,
+    task::{Context, Poll, ready},
+};
+
+use futures::{Stream, stream::FusedStream};
+use pin_project::pin_project;
+
+use super::predicate::Predicate;
+use crate::notification::Notification;
+
+/// Stream for the [`predicate`](super::NotificationStreamExt::predicate)
+/// method.
+#[pin_project]
+#[derive(Debug)]
+#[must_use = "streams do nothing unless polled"]
+pub struct PredicateFilter<S, P> {
+    #[pin]
+    stream: S,
+    predicate: P,
+}
+
+impl<S, P> PredicateFilter<S, P> {
+    pub(super) fn new(stream: S, predicate: P) -> Self {
+        Self { stream, predicate }
+    }
+}
+
+/// P1 and P2: only a watched update is judged; additions, deletions and
+/// resyncs always pass.
+fn passes<K, P: Predicate<K>>(predicate: &P, n: &Notification<K>) -> bool {
+    match n {
+        Notification::Updated {
+            old,
+            new,
+            resync: false,
+        } => predicate.passes(old, new),
+        Notification::Updated { resync: true, .. }
+        | Notification::Added { .. }
+        | Notification::Deleted { .. } => true,
+    }
+}
+
+impl<K, S, P> Stream for PredicateFilter<S, P>
+where
+    S: Stream<Item = Notification<K>>,
+    P: Predicate<K>,
+{
+    type Item = Notification<K>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let mut this = self.project();
+        loop {
+            match ready!(this.stream.as_mut().poll_next(cx)) {
+                Some(n) if !passes(this.predicate, &n) => continue,
+                other => return Poll::Ready(other),
+            }
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (0, self.stream.size_hint().1)
+    }
+}
+
+impl<K, S, P> FusedStream for PredicateFilter<S, P>
+where
+    S: FusedStream<Item = Notification<K>>,
+    P: Predicate<K>,
+{
+    fn is_terminated(&self) -> bool {
+        self.stream.is_terminated()
+    }
+}
