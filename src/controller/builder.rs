@@ -387,7 +387,7 @@ impl<K: Watchable> Controller<K> {
             self.feeds.push(
                 watched
                     .flat_map(move |notification| {
-                        let keys = states(&notification).flat_map(|object| mapper(object));
+                        let keys = states(&notification).flat_map(&mapper);
                         stream::iter(distinct(keys))
                     })
                     .boxed(),
