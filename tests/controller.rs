@@ -414,6 +414,70 @@ async fn c4_run_skips_a_deleted_object() {
     assert!(matches!(&after[0], Err(Error::ObjectNotFound { key: k }) if *k == key("a")));
 }
 
+#[tokio::test(start_paused = true)]
+async fn c4_run_by_key_hands_every_key_with_what_is_known_of_its_object() {
+    let server = FakeApiServer::start().await;
+    server.create(&cm("a", "1")).unwrap();
+    let calls = Calls::default();
+    let (seen, policy_saw) = (calls.clone(), calls.clone());
+    let (poke, pokes) = futures::channel::mpsc::unbounded::<ObjectKey>();
+    let outcomes = Controller::new(Api::<ConfigMap>::all(server.client()))
+        .watches_stream(pokes)
+        .run_by_key(
+            move |key: ObjectKey, observed: Option<Observed<ConfigMap>>, _ctx: Arc<()>| {
+                let state = match &observed {
+                    Some(Observed::Present(cm)) => {
+                        format!("present:{}", cm.data.as_ref().unwrap()["k"])
+                    }
+                    Some(Observed::Deleted(cm)) => {
+                        format!("deleted:{}", cm.data.as_ref().unwrap()["k"])
+                    }
+                    None => "unknown".to_owned(),
+                };
+                seen.record(format!("{}={state}", key.name()));
+                let fail = observed.is_none() && key.name() == "failing";
+                async move {
+                    if fail {
+                        Err(Failure("cannot clean up"))
+                    } else {
+                        Ok(Action::done())
+                    }
+                }
+            },
+            move |key, error: &Failure, _ctx| {
+                policy_saw.record(format!("policy {}: {error}", key.name()));
+                Action::done()
+            },
+            Arc::new(()),
+        );
+    let mut outcomes = std::pin::pin!(outcomes);
+    collect_until(&mut outcomes, |seen| !seen.is_empty()).await;
+    // Deleted while the controller runs: its last state.
+    server.delete::<ConfigMap>(Some("default"), "a").unwrap();
+    collect_until(&mut outcomes, |seen| !seen.is_empty()).await;
+    // Never seen (deleted before the process started): the key alone.
+    poke.unbounded_send(key("never-seen")).unwrap();
+    let unknown = collect_until(&mut outcomes, |seen| !seen.is_empty()).await;
+    assert_eq!(
+        unknown[0].as_ref().unwrap(),
+        &(key("never-seen"), Action::Done)
+    );
+    // A failure of an unknown key goes to the error policy, with the key.
+    poke.unbounded_send(key("failing")).unwrap();
+    let failed = collect_until(&mut outcomes, |seen| !seen.is_empty()).await;
+    assert!(matches!(&failed[0], Err(Error::Reconcile { key: k, .. }) if *k == key("failing")));
+    assert_eq!(
+        calls.get(),
+        [
+            "a=present:1",
+            "a=deleted:1",
+            "never-seen=unknown",
+            "failing=unknown",
+            "policy failing: cannot clean up"
+        ]
+    );
+}
+
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 struct Failure(&'static str);

@@ -34,7 +34,7 @@ use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
 use kube::{Client, ResourceExt};
 use kube_informer::ObjectKey;
-use kube_informer::runner::{OnCancel, Runner};
+use kube_informer::runner::Action;
 use kube_informer::source::BackoffConfig;
 use parking_lot::Mutex;
 use serde_json::json;
@@ -261,58 +261,64 @@ async fn e2e_operator_mirror() -> Result<()> {
             reset_after: Duration::from_secs(120),
         }),
     };
-    let operator = Operator::start(client.clone(), &settings, &stop)?;
-    within(WAIT, "operator sync", async {
-        ensure!(operator.synced().await, "an informer stopped unsynced");
-        Ok(())
+    let operator = within(WAIT, "operator sync", async {
+        Operator::start(client.clone(), &settings)
+            .await
+            .map_err(|e| anyhow!(e))
     })
     .await?;
     let log = Arc::new(Mutex::new(Log::default()));
-    let mirror = operator.mirror.clone();
+    let mirror = Arc::new(operator.mirror);
     let recorder = log.clone();
     let failing_keys = Arc::new(failing.clone());
     let armed = Arc::new(AtomicBool::new(false));
     let arm = armed.clone();
-    let outcomes = Runner::new(operator.queue.clone())
+    let reconciles = operator.controller.metrics_reader();
+    let outcomes = operator
+        .controller
         .concurrency(WORKERS)
-        .cancel_on(stop.clone(), OnCancel::Finish)
-        .run_with_store(operator.sources.clone(), move |key, source| {
-            let (mirror, log) = (mirror.clone(), recorder.clone());
-            let failing = failing_keys.clone();
-            let armed = arm.load(Ordering::SeqCst);
-            async move {
-                let start = Instant::now();
-                let fail = {
+        .graceful_shutdown_on(stop.clone().cancelled_owned())
+        .run_by_key(
+            move |key: ObjectKey, source, _ctx: Arc<()>| {
+                let (mirror, log) = (mirror.clone(), recorder.clone());
+                let failing = failing_keys.clone();
+                let armed = arm.load(Ordering::SeqCst);
+                async move {
+                    let start = Instant::now();
+                    let fail = {
+                        let mut log = log.lock();
+                        if !log.in_flight.insert(key.clone()) {
+                            log.overlaps.push(key.clone());
+                        }
+                        let watched = armed && failing.contains(&key);
+                        let fail = watched && log.attempts.get(&key).map_or(0, Vec::len) < FAILURES;
+                        if watched {
+                            log.attempts
+                                .entry(key.clone())
+                                .or_default()
+                                .push((start, fail));
+                        }
+                        fail
+                    };
+                    let result = if fail {
+                        Err(anyhow!("failing on purpose"))
+                    } else {
+                        // Hold the key a little so an overlap would show.
+                        tokio::time::sleep(Duration::from_millis(2)).await;
+                        mirror
+                            .reconcile(&key, source)
+                            .await
+                            .map_err(anyhow::Error::from)
+                    };
                     let mut log = log.lock();
-                    if !log.in_flight.insert(key.clone()) {
-                        log.overlaps.push(key.clone());
-                    }
-                    let watched = armed && failing.contains(&key);
-                    let fail = watched && log.attempts.get(&key).map_or(0, Vec::len) < FAILURES;
-                    if watched {
-                        log.attempts
-                            .entry(key.clone())
-                            .or_default()
-                            .push((start, fail));
-                    }
-                    fail
-                };
-                let result = if fail {
-                    Err(anyhow!("failing on purpose"))
-                } else {
-                    // Hold the key a little so an overlap would show.
-                    tokio::time::sleep(Duration::from_millis(2)).await;
-                    mirror
-                        .reconcile(&key, source)
-                        .await
-                        .map_err(anyhow::Error::from)
-                };
-                let mut log = log.lock();
-                log.in_flight.remove(&key);
-                log.intervals.push((key, start, Instant::now()));
-                result
-            }
-        });
+                    log.in_flight.remove(&key);
+                    log.intervals.push((key, start, Instant::now()));
+                    result
+                }
+            },
+            |_, _, _| Action::backoff(),
+            Arc::new(()),
+        );
     let runner = tokio::spawn(async move {
         outcomes
             .fold(0usize, |failed, outcome| async move {
@@ -432,8 +438,20 @@ async fn e2e_operator_mirror() -> Result<()> {
 
     stop.cancel();
     let failed = within(WAIT, "runner end", async { Ok(runner.await?) }).await?;
-    let list_watch_errors = operator.informer_errors();
-    within(WAIT, "operator stop", async { Ok(operator.stop().await?) }).await?;
+    let (sources, copied, namespaces) = &operator.informers;
+    let list_watch_errors =
+        sources.metrics().errors + copied.metrics().errors + namespaces.metrics().errors;
+    within(WAIT, "operator stop", async {
+        operator.factory.shutdown().await;
+        Ok(())
+    })
+    .await?;
+    let counted = reconciles.read().map(|m| m.reconciles).unwrap_or_default();
+    ensure!(
+        counted.error == failed as u64,
+        "the controller's metrics count {} failed reconciles, the stream yielded {failed}",
+        counted.error
+    );
 
     // No key was ever held by two reconciles.
     let log = Arc::try_unwrap(log)

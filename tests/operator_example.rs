@@ -12,18 +12,21 @@ mod controller;
 #[path = "../examples/operator/mirror.rs"]
 mod mirror;
 
-use std::time::{Duration, Instant};
+use std::{
+    sync::Arc,
+    time::{Duration, Instant},
+};
 
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use kube::{ResourceExt, api::ObjectMeta};
-use kube_informer::runner::{OnCancel, Runner};
+use kube_informer::runner::Action;
 use kube_informer_testing::{ApiStatus, FakeApiServer, RequestMatch};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use controller::{Operator, Settings};
-use mirror::Labels;
+use mirror::{Labels, Mirror};
 
 fn meta(name: &str, namespace: Option<&str>, label: Option<&str>) -> ObjectMeta {
     ObjectMeta {
@@ -80,25 +83,34 @@ async fn wait_for_copies(server: &FakeApiServer, want: &[&str]) {
     }
 }
 
-/// A running operator; the handle yields the keys whose reconciles failed.
-async fn start(server: &FakeApiServer) -> (Operator, CancellationToken, JoinHandle<Vec<String>>) {
+/// A running operator; the handle yields the keys whose reconciles failed,
+/// once it stopped.
+async fn start(server: &FakeApiServer) -> (CancellationToken, JoinHandle<Vec<String>>) {
     let stop = CancellationToken::new();
-    let operator = Operator::start(server.client(), &Settings::default(), &stop).unwrap();
-    assert!(operator.synced().await);
-    let mirror = operator.mirror.clone();
-    let outcomes = Runner::new(operator.queue.clone())
+    let operator = Operator::start(server.client(), &Settings::default())
+        .await
+        .unwrap();
+    let outcomes = operator
+        .controller
         .concurrency(4)
-        .cancel_on(stop.clone(), OnCancel::Finish)
-        .run_with_store(operator.sources.clone(), move |key, source| {
-            let mirror = mirror.clone();
-            async move { mirror.reconcile(&key, source).await }
-        });
-    let failed = tokio::spawn(
-        outcomes
-            .filter_map(|o| std::future::ready(o.err().map(|e| e.key.to_string())))
-            .collect(),
-    );
-    (operator, stop, failed)
+        .graceful_shutdown_on(stop.clone().cancelled_owned())
+        .run_by_key(
+            |key, source, mirror: Arc<Mirror>| async move { mirror.reconcile(&key, source).await },
+            |_, _, _| Action::backoff(),
+            Arc::new(operator.mirror),
+        );
+    let factory = operator.factory;
+    let failed = tokio::spawn(async move {
+        let failed = outcomes
+            .filter_map(|o| {
+                std::future::ready(o.err().and_then(|e| e.key().map(ToString::to_string)))
+            })
+            .collect()
+            .await;
+        factory.shutdown().await;
+        failed
+    });
+    (stop, failed)
 }
 
 #[tokio::test]
@@ -108,7 +120,7 @@ async fn deletions_made_while_the_operator_was_down_are_swept_when_it_starts() {
     target(&server, "t2");
     source(&server, "a");
     source(&server, "b");
-    let (operator, stop, runner) = start(&server).await;
+    let (stop, runner) = start(&server).await;
     wait_for_copies(
         &server,
         &["t1/apps.a", "t1/apps.b", "t2/apps.a", "t2/apps.b"],
@@ -116,7 +128,6 @@ async fn deletions_made_while_the_operator_was_down_are_swept_when_it_starts() {
     .await;
     stop.cancel();
     runner.await.unwrap();
-    operator.stop().await.unwrap();
 
     // While it is down: a source deleted, a namespace no longer a target.
     server.delete::<ConfigMap>(Some("apps"), "a").unwrap();
@@ -126,11 +137,10 @@ async fn deletions_made_while_the_operator_was_down_are_swept_when_it_starts() {
     server.update(&t2).unwrap();
     assert_eq!(copies(&server).len(), 4, "nothing runs to clean up");
 
-    let (operator, stop, runner) = start(&server).await;
+    let (stop, runner) = start(&server).await;
     wait_for_copies(&server, &["t1/apps.b"]).await;
     stop.cancel();
     runner.await.unwrap();
-    operator.stop().await.unwrap();
 }
 
 #[tokio::test]
@@ -139,11 +149,10 @@ async fn refused_writes_are_retried_until_the_copies_are_made() {
     target(&server, "t1");
     source(&server, "a");
     server.fail_requests(RequestMatch::Write, ApiStatus::internal_error(), 3);
-    let (operator, stop, runner) = start(&server).await;
+    let (stop, runner) = start(&server).await;
     wait_for_copies(&server, &["t1/apps.a"]).await;
     stop.cancel();
     let failed = runner.await.unwrap();
-    operator.stop().await.unwrap();
     assert_eq!(
         failed, ["apps/a"; 3],
         "each refused write is one failed reconcile, retried"

@@ -149,7 +149,7 @@ pub async fn run(
     server: &FakeApiServer,
     client: &Client,
     labels: &Labels,
-) -> Result<(), Box<dyn std::error::Error>> {
+) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let namespaces: Api<Namespace> = Api::all(client.clone());
     let apps: Api<ConfigMap> = Api::namespaced(client.clone(), "apps");
     let post = PostParams::default();

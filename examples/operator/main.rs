@@ -1,4 +1,4 @@
-//! A mirror operator on WorkQueue and Runner: every ConfigMap labelled
+//! A mirror operator on a `Controller`: every ConfigMap labelled
 //! `mirror=true` is copied into every namespace labelled
 //! `mirror-target=true`, and the copies follow their source: updated when it
 //! changes, removed when it is deleted or loses its label, or when a
@@ -13,7 +13,7 @@
 //!
 //! - `mirror.rs`: what a source's copies should be, and the writes that make
 //!   them so (the reconciler);
-//! - `controller.rs`: three informers feeding one queue of source keys, and
+//! - `controller.rs`: three informers and the controller they trigger, and
 //!   why deletions are swept by relisting rather than held by a finalizer;
 //! - `demo.rs`: the `--fake` run: changes made while the operator runs, and
 //!   the copies printed after each one;
@@ -33,21 +33,16 @@ mod metrics_http;
 mod mirror;
 mod sharding;
 
-use std::{
-    net::SocketAddr,
-    sync::{
-        Arc,
-        atomic::{AtomicU64, Ordering},
-    },
-};
+use std::{net::SocketAddr, sync::Arc};
 
 use futures::StreamExt;
+use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Client;
-use kube_informer::runner::{OnCancel, Runner};
+use kube_informer::prelude::*;
 use kube_informer_testing::FakeApiServer;
-use tokio_util::sync::CancellationToken;
 
-use controller::{Operator, Settings};
+use controller::{Informers, Operator, Settings};
+use mirror::{Mirror, MirrorError};
 use sharding::{ReconcileLog, ShardArgs};
 
 /// Reconciles at most this many sources at once.
@@ -93,17 +88,8 @@ fn parse_args() -> Result<Args, String> {
     Ok(args)
 }
 
-/// Counts of reconcile outcomes, for the log.
-#[derive(Debug, Default)]
-pub struct Stats {
-    /// Reconciles that succeeded.
-    pub reconciled: AtomicU64,
-    /// Reconciles that failed (each retried with backoff).
-    pub failed: AtomicU64,
-}
-
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let args = match parse_args() {
         Ok(args) => args,
         Err(message) => {
@@ -145,73 +131,41 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         None => None,
     };
 
+    let operator = Operator::start(client.clone(), &settings).await?;
     let stop = CancellationToken::new();
-    let operator = Operator::start_in(
-        client.clone(),
-        &settings,
-        &stop,
-        shard.as_ref().map(|(shard, _)| shard),
-    )?;
-    let stats = Arc::new(Stats::default());
-
-    // The metrics endpoint, off unless `--metrics-addr` is given: the three
-    // informers' and the work queue's metrics on `GET /metrics`.
+    let gate = shard.as_ref().map(|(shard, _)| shard.gate());
+    let log = args.shard.as_ref().map(|s| ReconcileLog::new(&s.identity));
+    let mut controller = operator
+        .controller
+        .concurrency(CONCURRENCY)
+        .graceful_shutdown_on(stop.clone().cancelled_owned());
+    if let (Some(gate), Some(shard_args)) = (&gate, &args.shard) {
+        // Only keys this replica owns; stdout records the work.
+        controller = controller.shard(gate.clone());
+        sharding::report_owned(
+            shard_args.identity.clone(),
+            gate.clone(),
+            controller.store(),
+        );
+    }
+    // The metrics endpoint, off unless `--metrics-addr` is given.
     let metrics_server = match args.metrics_addr {
         Some(addr) => {
-            let gate = shard.as_ref().map(|(shard, _)| shard.gate());
-            Some(serve_metrics(addr, &operator, gate, &stop).await?)
+            Some(serve_metrics(addr, &operator.informers, &controller, gate, &stop).await?)
         }
         None => None,
     };
-
-    if !operator.synced().await {
-        return Err("an informer stopped before its first list".into());
-    }
-    let mirror = operator.mirror.clone();
-    let mut runner = Runner::new(operator.queue.clone())
-        .concurrency(CONCURRENCY)
-        .cancel_on(stop.clone(), OnCancel::Finish);
-    let mut log = None;
-    if let (Some((shard, _)), Some(shard_args)) = (&shard, &args.shard) {
-        // Only keys this replica owns when their reconcile starts.
-        runner = runner.gate(shard.gate());
-        log = Some(ReconcileLog::new(&shard_args.identity));
-        sharding::report_owned(
-            shard_args.identity.clone(),
-            shard.gate(),
-            operator.sources.clone(),
-        );
-    }
-    let mut outcomes = runner.run_with_store(operator.sources.clone(), move |key, source| {
-        let (mirror, log) = (mirror.clone(), log.clone());
-        async move {
-            match log {
-                None => mirror.reconcile(&key, source).await,
-                Some(log) => {
-                    let version = source
-                        .as_ref()
-                        .and_then(|s| s.metadata.resource_version.clone());
-                    log.record(&key, version.as_deref(), mirror.reconcile(&key, source))
-                        .await
-                }
-            }
+    let reconciles = controller.metrics_reader();
+    let outcomes = controller.run_by_key(
+        reconcile,
+        |_, _, _| Action::backoff(),
+        Arc::new((operator.mirror, log)),
+    );
+    let runner = tokio::spawn(outcomes.for_each(|outcome| async move {
+        if let Err(error) = outcome {
+            eprintln!("{error}; retrying");
         }
-    });
-    let counts = stats.clone();
-    let runner = tokio::spawn(async move {
-        while let Some(outcome) = outcomes.next().await {
-            match outcome {
-                Ok(_) => counts.reconciled.fetch_add(1, Ordering::Relaxed),
-                Err(failure) => {
-                    eprintln!(
-                        "reconcile of {} failed, retrying: {}",
-                        failure.key, failure.error
-                    );
-                    counts.failed.fetch_add(1, Ordering::Relaxed)
-                }
-            };
-        }
-    });
+    }));
 
     let result = match &server {
         Some(server) => {
@@ -242,12 +196,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     if let Some(server) = metrics_server {
         server.await??;
     }
-    let list_watch_errors = operator.informer_errors();
-    operator.stop().await?;
+    let (sources, copies, namespaces) = &operator.informers;
+    let list_watch_errors =
+        sources.metrics().errors + copies.metrics().errors + namespaces.metrics().errors;
+    operator.factory.shutdown().await;
+    let counts = reconciles.read().map(|m| m.reconciles).unwrap_or_default();
     let summary = format!(
         "stopped after {} reconciles ({} failed and retried), {list_watch_errors} list/watch errors",
-        stats.reconciled.load(Ordering::Relaxed),
-        stats.failed.load(Ordering::Relaxed)
+        counts.total() - counts.error,
+        counts.error
     );
     match args.shard {
         None => println!("{summary}"),
@@ -256,12 +213,30 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     result
 }
 
-/// Serves the informers' and the queue's metrics on `addr` until `stop`,
-/// and the shard's (`kube_informer_shard_*`) when sharded.
+/// One reconcile: the mirror's, recorded on stdout when sharded.
+async fn reconcile(
+    key: ObjectKey,
+    source: Option<Observed<ConfigMap>>,
+    ctx: Arc<(Mirror, Option<ReconcileLog>)>,
+) -> Result<Action, MirrorError> {
+    let (mirror, log) = &*ctx;
+    ReconcileLog::around(
+        log.as_ref(),
+        &key,
+        source.as_ref(),
+        mirror.reconcile(&key, source.clone()),
+    )
+    .await
+}
+
+/// Serves the informers', the queue's and the controller's metrics on
+/// `addr` until `stop`, and the shard's (`kube_informer_shard_*`) when
+/// sharded.
 #[cfg(feature = "prometheus")]
 async fn serve_metrics(
     addr: SocketAddr,
-    operator: &Operator,
+    informers: &Informers,
+    controller: &Controller<ConfigMap>,
     gate: Option<kube_informer::shard::KeyGate>,
     stop: &CancellationToken,
 ) -> std::io::Result<tokio::task::JoinHandle<std::io::Result<()>>> {
@@ -269,15 +244,21 @@ async fn serve_metrics(
     use prometheus_client::registry::Registry;
 
     let mut registry = Registry::default();
-    for (name, reader) in operator.metrics_readers() {
-        metrics::register_informer(&mut registry, name, reader);
-    }
-    metrics::register_work_queue(&mut registry, "mirror", operator.queue.metrics_reader());
+    let (sources, copies, namespaces) = informers;
+    metrics::register_informer(&mut registry, "sources", sources.metrics_reader());
+    metrics::register_informer(&mut registry, "copies", copies.metrics_reader());
+    metrics::register_informer(
+        &mut registry,
+        "target_namespaces",
+        namespaces.metrics_reader(),
+    );
+    metrics::register_work_queue(&mut registry, "mirror", controller.queue().metrics_reader());
+    metrics::register_controller(&mut registry, "mirror", controller.metrics_reader());
     if let Some(gate) = gate {
         metrics::register_shard(
             &mut registry,
             "mirror",
-            gate.metrics_reader(operator.sources.clone()),
+            gate.metrics_reader(sources.store()),
         );
     }
     let listener = tokio::net::TcpListener::bind(addr).await?;
@@ -296,7 +277,8 @@ async fn serve_metrics(
 #[cfg(not(feature = "prometheus"))]
 async fn serve_metrics(
     _addr: SocketAddr,
-    _operator: &Operator,
+    _informers: &Informers,
+    _controller: &Controller<ConfigMap>,
     _gate: Option<kube_informer::shard::KeyGate>,
     _stop: &CancellationToken,
 ) -> std::io::Result<tokio::task::JoinHandle<std::io::Result<()>>> {

@@ -9,14 +9,14 @@
 //! and an index of the copies' store on that label finds a source's copies
 //! without a scan.
 
-use std::{collections::BTreeMap, fmt, sync::Arc};
+use std::{collections::BTreeMap, fmt};
 
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use kube::{
     Api, Client, ResourceExt,
     api::{DeleteParams, ObjectMeta, PostParams},
 };
-use kube_informer::{ObjectKey, Store, runner::Action};
+use kube_informer::{ObjectKey, Store, controller::Observed, runner::Action};
 
 /// Name of the copies' store index: copies by the source they mirror.
 pub const BY_SOURCE: &str = "by-source";
@@ -204,13 +204,15 @@ impl Mirror {
     /// Makes the copies of `key` what [`desired`](Self::desired) says:
     /// creates missing ones, replaces stale ones (with the resourceVersion
     /// the store holds, so a concurrent change is a conflict, retried),
-    /// deletes the ones no longer wanted.
+    /// deletes the ones no longer wanted. A source that was deleted, or that
+    /// the operator never saw (`None`), wants no copies.
     pub async fn reconcile(
         &self,
         key: &ObjectKey,
-        source: Option<Arc<ConfigMap>>,
+        source: Option<Observed<ConfigMap>>,
     ) -> Result<Action, MirrorError> {
-        let mut want = self.desired(key, source.as_deref())?;
+        let source = source.filter(|source| !source.is_deleted());
+        let mut want = self.desired(key, source.as_ref().map(|source| &**source.object()))?;
         let have = match copy_label_value(key) {
             Some(value) => self
                 .copies

@@ -7,10 +7,10 @@
 //! ```
 //!
 //! Each replica holds the Lease `<ring>-<identity>` in the Lease namespace.
-//! Its queue is fed only owned source keys (the controller's feeds go
-//! through the shard's filter), the keys it acquires are replayed into the
-//! queue, and its runner is gated ([`Runner::gate`]): a key lost while it
-//! waited is dropped, and a handover waits for the reconcile in flight.
+//! Its controller is sharded ([`Controller::shard`]): its queue is fed only
+//! owned source keys, the keys it acquires are replayed into the queue, a
+//! key lost while it waited is dropped, and a handover waits for the
+//! reconcile in flight.
 //!
 //! The Lease timings come from the environment (defaults in brackets):
 //! `SHARD_LEASE_DURATION_SECS` [15], `SHARD_RENEW_DEADLINE_MS` [10000],
@@ -31,7 +31,7 @@
 //! of owned sources changes (checked on every ownership change and every
 //! second, once the sources are listed).
 //!
-//! [`Runner::gate`]: kube_informer::runner::Runner::gate
+//! [`Controller::shard`]: kube_informer::Controller::shard
 
 use std::{
     future::Future,
@@ -44,6 +44,7 @@ use k8s_openapi::api::{coordination::v1::Lease, core::v1::ConfigMap};
 use kube::{Api, Client};
 use kube_informer::{
     ObjectKey, Store,
+    controller::Observed,
     shard::{self, KeyGate, Shard, ShardConfig},
 };
 use tokio::task::JoinHandle;
@@ -169,19 +170,25 @@ impl ReconcileLog {
         }
     }
 
-    /// Runs `reconcile` of `key`, whose source the store held at
-    /// `version`, between a `BEGIN` and a `RECONCILE` line.
-    pub async fn record<T, E>(
-        &self,
+    /// Runs `reconcile` of `key`, whose source was `source`, between a
+    /// `BEGIN` and a `RECONCILE` line when there is a `log`.
+    pub async fn around<T, E>(
+        log: Option<&Self>,
         key: &ObjectKey,
-        version: Option<&str>,
+        source: Option<&Observed<ConfigMap>>,
         reconcile: impl Future<Output = Result<T, E>>,
     ) -> Result<T, E> {
-        let identity = &self.identity;
+        let Some(ReconcileLog { identity }) = log else {
+            return reconcile.await;
+        };
         let start = now_ms();
         say(format!("BEGIN {identity} {key} {start}"));
         let result = reconcile.await;
         let outcome = if result.is_ok() { "ok" } else { "failed" };
+        let version = match source {
+            Some(Observed::Present(source)) => source.metadata.resource_version.as_deref(),
+            _ => None,
+        };
         say(format!(
             "RECONCILE {identity} {key} {} {start} {} {outcome}",
             version.unwrap_or("deleted"),

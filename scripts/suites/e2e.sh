@@ -35,9 +35,10 @@ echo "e2e: servers ready to run after $((SECONDS - start))s (etcd $ETCD_VERSION,
 # apiserver exclusively while it runs.
 
 # tests/e2e_shard.rs runs replicas of the operator example (sharded mode:
-# --shard) as processes; the example is built here because the test cannot
-# build it while `cargo test` holds the build lock.
-cargo build --workspace --all-features --example operator
+# --shard) as processes, and tests/e2e_configmapgen.rs runs the configmapgen
+# example; they are built here because a test cannot build them while
+# `cargo test` holds the build lock.
+cargo build --workspace --all-features --example operator --example configmapgen
 
 start=$SECONDS
 bash e2e/cluster.sh run -- \

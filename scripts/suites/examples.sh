@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Runs the examples that need no cluster and checks that they tell the story
-# they promise: quickstart names every kind of notification, including a
-# resync; the operator mirrors ConfigMaps and its copies follow every change.
+# Runs the examples and checks that they tell the story they promise:
+# quickstart names every kind of notification, including a resync; the
+# operator mirrors ConfigMaps and its copies follow every change; configmapgen
+# (which needs a cluster) keeps a ConfigMap per generator on the real e2e
+# kube-apiserver, when its binaries are built here.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-cargo build -q --example quickstart --example operator
+cargo build -q --example quickstart --example operator --example configmapgen
 
 passed=0
 failed=0
@@ -41,6 +43,30 @@ expect "$out" "^5 features lost its mirror label: team-a/apps.settings{color=pur
 expect "$out" "^6 team-a lost its target label: team-b/apps.settings{color=purple} team-c/apps.settings{color=purple}\$" "operator removes the copies from a namespace that lost its label"
 expect "$out" "^7 settings deleted: (no copies)\$" "operator removes the copies of a deleted source"
 expect "$out" "^stopped after" "operator stops cleanly"
+
+# configmapgen needs a cluster with its CRD: tests/e2e_configmapgen.rs
+# installs it, runs the built example as a process against the real
+# kube-apiserver of e2e/cluster.sh, and checks the ConfigMaps it writes and
+# that SIGTERM stops it. The servers are built by scripts/suites/e2e.sh (Go
+# needed); without them this step is skipped, and says so.
+# shellcheck source=../../e2e/versions.sh
+source e2e/versions.sh
+if [[ "${KUBE_INFORMER_SKIP_E2E:-0}" == 1 ]]; then
+  echo "examples: configmapgen: SKIPPED: KUBE_INFORMER_SKIP_E2E=1 was set"
+elif [[ ! -x "$ETCD_BIN" || ! -x "$KUBE_APISERVER_BIN" ]]; then
+  echo "examples: configmapgen: SKIPPED: no e2e servers built at $E2E_BIN_DIR" \
+    "(etcd $ETCD_VERSION, kube-apiserver $KUBE_VERSION; bash e2e/build.sh all builds them)"
+else
+  # Built with the features the test is built with, so cargo builds the
+  # crate once; the test finds the example next to its own binary.
+  cargo build -q --all-features --example configmapgen
+  if bash e2e/cluster.sh run -- cargo test -q --all-features --test e2e_configmapgen; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1))
+    echo "examples: configmapgen failed on the e2e kube-apiserver"
+  fi
+fi
 
 echo "examples: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

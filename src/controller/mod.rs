@@ -71,7 +71,11 @@
 //!   [`run_with_deletions`](Controller::run_with_deletions) hands the
 //!   object's last known state as [`Observed::Deleted`], kept from the
 //!   deletion until a reconcile of it succeeds or the key is added again,
-//!   for as long as the process runs.
+//!   for as long as the process runs;
+//!   [`run_by_key`](Controller::run_by_key) hands every key, with
+//!   `Some(Observed)` as `run_with_deletions` does, or `None` when the key
+//!   is in neither (an object deleted before the process started, or never
+//!   there), so a reconciler can clean up by key.
 //! - **C5 What comes next.** A reconcile's [`Action`](crate::runner::Action)
 //!   decides its key's next turn; a failed reconcile's key gets what the
 //!   error policy returns ([`Action::Backoff`](crate::runner::Action::Backoff):

@@ -33,15 +33,18 @@ pub(super) struct Reconcile<K, C, R, P> {
     pub(super) ctx: Arc<C>,
     pub(super) recorder: Arc<ControllerRecorder>,
     pub(super) name: Arc<str>,
+    /// Whether a key in neither the cache nor the record of deletions is
+    /// handed to the reconciler too (a keyed run), rather than skipped.
+    pub(super) unknown_keys: bool,
 }
 
 impl<K, C, R, P, Fut, E> Reconcile<K, C, R, P>
 where
     K: Send + Sync + 'static,
     C: Send + Sync + 'static,
-    R: Fn(Observed<K>, Arc<C>) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<Action, E>> + Send + 'static,
-    P: Fn(Observed<K>, &E, Arc<C>) -> Action + Send + Sync + 'static,
+    R: Fn(ObjectKey, Option<Observed<K>>, Arc<C>) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Option<Result<Action, E>>> + Send + 'static,
+    P: Fn(ObjectKey, Option<Observed<K>>, &E, Arc<C>) -> Action + Send + Sync + 'static,
     E: fmt::Display + Send + 'static,
 {
     /// The reconcile of `key` (C4, C5, C6, C8).
@@ -61,18 +64,15 @@ where
                 .map(Observed::Deleted),
         };
         async move {
-            let Some(observed) = observed else {
+            if observed.is_none() && !this.unknown_keys {
                 tracing::debug!(controller = %this.name, object.ref = %key, "queued key has no object; skipped");
-                return Err(Failed {
-                    error: Error::ObjectNotFound { key },
-                    next: Action::Done,
-                });
-            };
+                return Err(not_found(key));
+            }
             let span = tracing::info_span!(
                 "reconciling object",
                 controller = %this.name,
                 object.ref = %key,
-                object.deleted = observed.is_deleted(),
+                object.deleted = !matches!(observed, Some(Observed::Present(_))),
                 reconcile.id = %format_args!("{:016x}", rand::random::<u64>()),
             );
             let _active = Active::new(&this.recorder);
@@ -80,9 +80,9 @@ where
             // The reconciler is called inside the caught future, so a panic
             // while it builds its future is caught too.
             let run = {
-                let (observed, ctx) = (observed.clone(), this.ctx.clone());
+                let (key, observed, ctx) = (key.clone(), observed.clone(), this.ctx.clone());
                 let this = this.clone();
-                async move { (this.reconcile)(observed, ctx).await }
+                async move { (this.reconcile)(key, observed, ctx).await }
             };
             let result = AssertUnwindSafe(run)
                 .catch_unwind()
@@ -90,19 +90,22 @@ where
                 .await;
             let took = started.elapsed();
             match result {
-                Ok(Ok(action)) => {
+                // Only an entry that skips unknown keys answers `None`, and
+                // those were skipped above.
+                Ok(None) => Err(not_found(key)),
+                Ok(Some(Ok(action))) => {
                     this.recorder.finished(result_of(action), took);
-                    if let (Some(tombstones), Observed::Deleted(last)) =
+                    if let (Some(tombstones), Some(Observed::Deleted(last))) =
                         (&this.tombstones, &observed)
                     {
                         tombstones.reconciled(&key, last);
                     }
                     Ok(action)
                 }
-                Ok(Err(error)) => {
+                Ok(Some(Err(error))) => {
                     this.recorder.finished(ReconcileResult::Error, took);
                     span.in_scope(|| tracing::error!(%error, "reconcile failed"));
-                    let next = (this.error_policy)(observed, &error, this.ctx.clone());
+                    let next = (this.error_policy)(key.clone(), observed, &error, this.ctx.clone());
                     Err(Failed {
                         error: Error::Reconcile { key, error },
                         next,
@@ -120,6 +123,14 @@ where
                 }
             }
         }
+    }
+}
+
+/// A key with no object to hand: nothing reconciled (C4).
+fn not_found<E>(key: ObjectKey) -> Failed<E> {
+    Failed {
+        error: Error::ObjectNotFound { key },
+        next: Action::Done,
     }
 }
 

@@ -4,8 +4,8 @@
 use std::{fmt, future::Future, pin::pin, sync::Arc};
 
 use futures::{
-    Stream, StreamExt,
-    future::{self, ready},
+    FutureExt, Stream, StreamExt,
+    future::{self, OptionFuture, ready},
     stream::{self, BoxStream},
 };
 use tokio::task::JoinHandle;
@@ -62,10 +62,13 @@ impl<K: Watchable> Controller<K> {
         E: fmt::Display + Send + 'static,
     {
         self.start(
-            false,
-            move |observed: Observed<K>, ctx| reconcile(observed.into_object(), ctx),
-            move |observed: Observed<K>, error: &E, ctx| {
-                error_policy(observed.into_object(), error, ctx)
+            Entry::Present,
+            move |_key, observed: Option<Observed<K>>, ctx| {
+                OptionFuture::from(observed.map(|observed| reconcile(observed.into_object(), ctx)))
+            },
+            move |_key, observed: Option<Observed<K>>, error: &E, ctx| match observed {
+                Some(observed) => error_policy(observed.into_object(), error, ctx),
+                None => Action::Backoff,
             },
             ctx,
         )
@@ -126,21 +129,96 @@ impl<K: Watchable> Controller<K> {
         P: Fn(Observed<K>, &E, Arc<C>) -> Action + Send + Sync + 'static,
         E: fmt::Display + Send + 'static,
     {
-        self.start(true, reconcile, error_policy, ctx)
+        self.start(
+            Entry::WithDeletions,
+            move |_key, observed: Option<Observed<K>>, ctx| {
+                OptionFuture::from(observed.map(|observed| reconcile(observed, ctx)))
+            },
+            move |_key, observed: Option<Observed<K>>, error: &E, ctx| match observed {
+                Some(observed) => error_policy(observed, error, ctx),
+                None => Action::Backoff,
+            },
+            ctx,
+        )
     }
 
-    fn start<C, R, Fut, E, P>(
+    /// As [`run_with_deletions`](Self::run_with_deletions), keyed: every
+    /// queued key is reconciled, with what the controller knows of its
+    /// object: [`Observed::Present`], [`Observed::Deleted`], or `None` when
+    /// the key is in neither the cache nor the record of deletions (C4): an
+    /// object deleted before the process started, or never there, named by
+    /// a `watches` mapper or a stream. It suits a reconciler that cleans up
+    /// by key (objects it made that name the key), as a sweep after a
+    /// restart does; the stream never yields [`Error::ObjectNotFound`]. The
+    /// error policy gets the key.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use futures::StreamExt;
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube::Api;
+    /// use kube_informer::{ObjectKey, controller::{Controller, Observed}, runner::Action};
+    /// use kube_informer_testing::FakeApiServer;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let server = FakeApiServer::start().await;
+    /// let (poke, pokes) = futures::channel::mpsc::unbounded::<ObjectKey>();
+    /// let outcomes = Controller::new(Api::<ConfigMap>::all(server.client()))
+    ///     .watches_stream(pokes)
+    ///     .run_by_key(
+    ///         |key: ObjectKey, observed: Option<Observed<ConfigMap>>, _ctx: Arc<()>| async move {
+    ///             if observed.is_none() {
+    ///                 println!("{key} is unknown: clean up what names it");
+    ///             }
+    ///             Ok::<_, kube::Error>(Action::done())
+    ///         },
+    ///         |_key, _error, _ctx| Action::backoff(),
+    ///         Arc::new(()),
+    ///     );
+    /// poke.unbounded_send("default/gone-before-we-started".parse()?)?;
+    /// let mut outcomes = std::pin::pin!(outcomes);
+    /// let (key, _action) = outcomes.next().await.unwrap()?;
+    /// assert_eq!(key.as_str(), "default/gone-before-we-started");
+    /// # Ok(()) }
+    /// ```
+    pub fn run_by_key<C, R, Fut, E, P>(
         self,
-        track_deletions: bool,
         reconcile: R,
         error_policy: P,
         ctx: Arc<C>,
     ) -> impl Stream<Item = Outcome<E>> + Send + 'static
     where
         C: Send + Sync + 'static,
-        R: Fn(Observed<K>, Arc<C>) -> Fut + Send + Sync + 'static,
+        R: Fn(ObjectKey, Option<Observed<K>>, Arc<C>) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Action, E>> + Send + 'static,
-        P: Fn(Observed<K>, &E, Arc<C>) -> Action + Send + Sync + 'static,
+        P: Fn(ObjectKey, &E, Arc<C>) -> Action + Send + Sync + 'static,
+        E: fmt::Display + Send + 'static,
+    {
+        self.start(
+            Entry::ByKey,
+            move |key, observed, ctx| reconcile(key, observed, ctx).map(Some),
+            move |key, _observed, error: &E, ctx| error_policy(key, error, ctx),
+            ctx,
+        )
+    }
+
+    /// Runs the controller with `reconcile` and `error_policy` as `entry`
+    /// adapted them.
+    fn start<C, R, Fut, E, P>(
+        self,
+        entry: Entry,
+        reconcile: R,
+        error_policy: P,
+        ctx: Arc<C>,
+    ) -> impl Stream<Item = Outcome<E>> + Send + 'static
+    where
+        C: Send + Sync + 'static,
+        R: Fn(ObjectKey, Option<Observed<K>>, Arc<C>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Option<Result<Action, E>>> + Send + 'static,
+        P: Fn(ObjectKey, Option<Observed<K>>, &E, Arc<C>) -> Action + Send + Sync + 'static,
         E: fmt::Display + Send + 'static,
     {
         let Controller {
@@ -162,7 +240,7 @@ impl<K: Watchable> Controller<K> {
             name,
         } = self;
         let store = informer.store();
-        let tombstones = track_deletions.then(|| Arc::new(Tombstones::new()));
+        let tombstones = (entry != Entry::Present).then(|| Arc::new(Tombstones::new()));
         if let Some(gate) = &gate {
             feeds = feeds
                 .into_iter()
@@ -189,6 +267,7 @@ impl<K: Watchable> Controller<K> {
             ctx,
             recorder,
             name: name.into(),
+            unknown_keys: entry == Entry::ByKey,
         });
         let own = own_factory.then(|| factory.clone()).flatten();
         async_stream::stream! {
@@ -257,6 +336,19 @@ impl<K: Watchable> Controller<K> {
             close(own.as_ref()).await;
         }
     }
+}
+
+/// What a run's entry hands its reconciler.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Entry {
+    /// Objects in the cache ([`run`](Controller::run)).
+    Present,
+    /// And the last state of deleted ones
+    /// ([`run_with_deletions`](Controller::run_with_deletions)).
+    WithDeletions,
+    /// Every queued key, with what is known of its object
+    /// ([`run_by_key`](Controller::run_by_key)).
+    ByKey,
 }
 
 /// The keys of the controller's own objects: changes that pass the
