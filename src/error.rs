@@ -38,40 +38,40 @@ use crate::{
 pub enum Error {
     /// An informer's error ([`informer::Error`]).
     #[error(transparent)]
-    Informer(#[from] informer::Error),
+    Informer(Box<informer::Error>),
     /// Waiting for an informer's sync failed ([`informer::SyncError`]).
     #[error(transparent)]
-    Sync(#[from] informer::SyncError),
+    Sync(Box<informer::SyncError>),
     /// A list/watch source's error ([`source::Error`]).
     #[error(transparent)]
-    Source(#[from] source::Error),
+    Source(Box<source::Error>),
     /// The factory refused an informer ([`factory::Error`]).
     #[error(transparent)]
-    Factory(#[from] factory::Error),
+    Factory(Box<factory::Error>),
     /// An object had no key ([`KeyError`]).
     #[error(transparent)]
-    Key(#[from] KeyError),
+    Key(Box<KeyError>),
     /// The FIFO refused an operation ([`fifo::Error`]).
     #[error(transparent)]
-    Fifo(#[from] fifo::Error),
+    Fifo(Box<fifo::Error>),
     /// The store could not index an object ([`store::Error`]).
     #[error(transparent)]
-    Store(#[from] store::Error),
+    Store(Box<store::Error>),
     /// A subscription could not be registered ([`dispatch::Error`]).
     #[error(transparent)]
-    Dispatch(#[from] dispatch::Error),
+    Dispatch(Box<dispatch::Error>),
     /// Sharding failed ([`shard::Error`]).
     #[error(transparent)]
-    Shard(#[from] shard::Error),
+    Shard(Box<shard::Error>),
     /// A shard's configuration is unsafe ([`shard::ConfigError`]).
     #[error(transparent)]
-    ShardConfig(#[from] shard::ConfigError),
+    ShardConfig(Box<shard::ConfigError>),
     /// A Lease request failed ([`shard::LeaseError`]).
     #[error(transparent)]
-    Lease(#[from] shard::LeaseError),
+    Lease(Box<shard::LeaseError>),
     /// A controller could not start ([`controller::SetupError`]).
     #[error(transparent)]
-    ControllerSetup(#[from] controller::SetupError),
+    ControllerSetup(Box<controller::SetupError>),
     /// A reconcile did not succeed, or a controller did not start
     /// ([`controller::Error`]); the reconciler's own error is inside.
     #[error(transparent)]
@@ -82,7 +82,35 @@ pub enum Error {
     Finalizer(Box<dyn std::error::Error + Send + Sync>),
     /// A request of the `kube` client failed.
     #[error(transparent)]
-    Kube(#[from] kube::Error),
+    Kube(Box<kube::Error>),
+}
+
+/// `From` for each wrapped module error, boxed so that `Error` stays small
+/// (at most three words: a `Result<_, Error>` stays cheap to return).
+macro_rules! from_boxed {
+    ($($variant:ident: $error:ty),* $(,)?) => {$(
+        impl From<$error> for Error {
+            fn from(error: $error) -> Self {
+                Self::$variant(Box::new(error))
+            }
+        }
+    )*};
+}
+
+from_boxed! {
+    Informer: informer::Error,
+    Sync: informer::SyncError,
+    Source: source::Error,
+    Factory: factory::Error,
+    Key: KeyError,
+    Fifo: fifo::Error,
+    Store: store::Error,
+    Dispatch: dispatch::Error,
+    Shard: shard::Error,
+    ShardConfig: shard::ConfigError,
+    Lease: shard::LeaseError,
+    ControllerSetup: controller::SetupError,
+    Kube: kube::Error,
 }
 
 impl<E> From<controller::Error<E>> for Error
@@ -124,5 +152,11 @@ mod tests {
             "reconcile of default/a failed: disk full"
         );
         assert!(matches!(error, Error::Controller(_)));
+    }
+
+    #[test]
+    fn the_error_is_a_boxed_error_and_a_tag() {
+        // A `Box<dyn Error>` is two words; every other variant is one.
+        assert!(std::mem::size_of::<Error>() <= 3 * std::mem::size_of::<usize>());
     }
 }
