@@ -101,8 +101,10 @@ const RETRY: Duration = Duration::from_millis(200);
 /// A phase is over when the state is the expected one and no reconcile has
 /// run for this long.
 const QUIET: Duration = Duration::from_millis(1500);
-/// The longest a phase may take to settle.
-const SETTLE_LIMIT: Duration = Duration::from_secs(60);
+/// The longest a phase may take to settle. After the restart both clients
+/// wait out their watch backoff (steps of up to 30 s, with jitter) before
+/// they list again: that phase settled after 40–60 s here.
+const SETTLE_LIMIT: Duration = Duration::from_secs(180);
 /// The longest one request of the script may take.
 const STEP: Duration = Duration::from_secs(30);
 
