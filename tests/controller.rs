@@ -77,6 +77,20 @@ impl Calls {
     fn get(&self) -> Vec<String> {
         self.0.lock().unwrap().clone()
     }
+    /// A reconciler that records the name of each object it is handed and
+    /// succeeds.
+    fn reconciler<K: kube::Resource + Send + Sync + 'static>(
+        &self,
+    ) -> impl Fn(Arc<K>, Arc<()>) -> std::future::Ready<Result<Action, std::convert::Infallible>>
+    + Send
+    + Sync
+    + 'static {
+        let calls = self.clone();
+        move |object, _ctx| {
+            calls.record(name_of(&*object));
+            std::future::ready(Ok(Action::done()))
+        }
+    }
 }
 
 fn name_of<K: kube::Resource>(object: &K) -> String {
@@ -144,15 +158,11 @@ async fn c2_an_owned_object_reconciles_its_owner_across_served_versions() {
     server.create(&deployment("web")).unwrap();
     server.create(&cm("unrelated", "x")).unwrap();
     let calls = Calls::default();
-    let seen = calls.clone();
     let client = server.client();
     let outcomes = Controller::new(Api::<Deployment>::all(client.clone()))
         .owns(Api::<ConfigMap>::all(client.clone()))
         .run(
-            move |d: Arc<Deployment>, _ctx: Arc<()>| {
-                seen.record(name_of(&*d));
-                async { Ok::<_, std::convert::Infallible>(Action::done()) }
-            },
+            calls.reconciler::<Deployment>(),
             |_, _, _| Action::backoff(),
             Arc::new(()),
         );
@@ -174,7 +184,6 @@ async fn c2_watches_maps_any_object_and_a_stream_names_keys() {
     server.create(&cm("target", "1")).unwrap();
     server.create(&deployment("trigger")).unwrap();
     let calls = Calls::default();
-    let seen = calls.clone();
     let client = server.client();
     let (poke, pokes) = futures::channel::mpsc::unbounded();
     let outcomes = Controller::new(Api::<ConfigMap>::all(client.clone()))
@@ -184,10 +193,7 @@ async fn c2_watches_maps_any_object_and_a_stream_names_keys() {
         .watches_stream(pokes)
         .concurrency(1)
         .run(
-            move |cm: Arc<ConfigMap>, _ctx: Arc<()>| {
-                seen.record(name_of(&*cm));
-                async { Ok::<_, std::convert::Infallible>(Action::done()) }
-            },
+            calls.reconciler::<ConfigMap>(),
             |_, _, _| Action::backoff(),
             Arc::new(()),
         );
@@ -221,15 +227,11 @@ async fn c2_reconcile_all_on_queues_every_cached_key() {
         server.create(&cm(name, "1")).unwrap();
     }
     let calls = Calls::default();
-    let seen = calls.clone();
     let (tick, ticks) = futures::channel::mpsc::unbounded::<()>();
     let outcomes = Controller::new(Api::<ConfigMap>::all(server.client()))
         .reconcile_all_on(ticks)
         .run(
-            move |cm: Arc<ConfigMap>, _ctx: Arc<()>| {
-                seen.record(name_of(&*cm));
-                async { Ok::<_, std::convert::Infallible>(Action::done()) }
-            },
+            calls.reconciler::<ConfigMap>(),
             |_, _, _| Action::backoff(),
             Arc::new(()),
         );
@@ -247,14 +249,10 @@ async fn c2_a_predicate_drops_changes_it_does_not_pass() {
     let server = FakeApiServer::start().await;
     server.create(&cm("a", "1")).unwrap();
     let calls = Calls::default();
-    let seen = calls.clone();
     let outcomes = Controller::new(Api::<ConfigMap>::all(server.client()))
         .predicate(predicate::labels())
         .run(
-            move |cm: Arc<ConfigMap>, _ctx: Arc<()>| {
-                seen.record(name_of(&*cm));
-                async { Ok::<_, std::convert::Infallible>(Action::done()) }
-            },
+            calls.reconciler::<ConfigMap>(),
             |_, _, _| Action::backoff(),
             Arc::new(()),
         );
@@ -677,14 +675,10 @@ async fn c9_a_sharded_controller_reconciles_only_owned_keys() {
     let members = MemberSet::new([Member::new("a", "1"), Member::new("b", "1")]);
     let gate = KeyGate::new(Ownership::of(MemberId::new("a"), [members]));
     let calls = Calls::default();
-    let seen = calls.clone();
     let outcomes = Controller::new(Api::<ConfigMap>::all(server.client()))
         .shard(gate.clone())
         .run(
-            move |cm: Arc<ConfigMap>, _ctx: Arc<()>| {
-                seen.record(name_of(&*cm));
-                async { Ok::<_, std::convert::Infallible>(Action::done()) }
-            },
+            calls.reconciler::<ConfigMap>(),
             |_, _, _| Action::backoff(),
             Arc::new(()),
         );
@@ -745,15 +739,11 @@ async fn c2_a_relist_of_unchanged_objects_reconciles_nothing() {
         .create(&child("web-config", "web", "apps/v1"))
         .unwrap();
     let calls = Calls::default();
-    let seen = calls.clone();
     let client = server.client();
     let outcomes = Controller::new(Api::<Deployment>::all(client.clone()))
         .owns(Api::<ConfigMap>::all(client.clone()))
         .run(
-            move |d: Arc<Deployment>, _ctx: Arc<()>| {
-                seen.record(name_of(&*d));
-                async { Ok::<_, std::convert::Infallible>(Action::done()) }
-            },
+            calls.reconciler::<Deployment>(),
             |_, _, _| Action::backoff(),
             Arc::new(()),
         );
