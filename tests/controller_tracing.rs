@@ -3,12 +3,11 @@
 //! per-callsite interest is process-wide, and tests running beside it
 //! without a subscriber would race it.
 
-use std::{
-    collections::BTreeMap,
-    io::Write,
-    sync::{Arc, Mutex},
-    time::Duration,
-};
+mod log_common;
+
+use log_common::Buffer;
+
+use std::{collections::BTreeMap, sync::Arc, time::Duration};
 
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -32,27 +31,6 @@ fn cm(name: &str) -> ConfigMap {
     }
 }
 
-/// Log output kept in memory.
-#[derive(Clone, Default)]
-struct Buffer(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Buffer {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Buffer {
-    type Writer = Buffer;
-    fn make_writer(&'a self) -> Buffer {
-        self.clone()
-    }
-}
-
 #[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn c8_one_error_line_per_failed_reconcile_in_its_span() {
     use tracing_subscriber::util::SubscriberInitExt;
@@ -71,7 +49,7 @@ async fn c8_one_error_line_per_failed_reconcile_in_its_span() {
     );
     let mut outcomes = std::pin::pin!(outcomes);
     assert!(outcomes.next().await.unwrap().is_err());
-    let text = String::from_utf8(logs.0.lock().unwrap().clone()).unwrap();
+    let text = logs.text();
     let errors: Vec<&str> = text.lines().filter(|l| l.contains("ERROR")).collect();
     assert_eq!(errors.len(), 1, "{text}");
     assert!(errors[0].contains("reconciling object"), "{}", errors[0]);

@@ -2,11 +2,11 @@
 //! carries the resource's labels as fields, a forced 410 is one WARN line
 //! and a debug `relist` event with its cause, inside that span.
 
-use std::{
-    io::Write,
-    sync::{Arc, Mutex},
-    time::Duration,
-};
+mod log_common;
+
+use log_common::Buffer;
+
+use std::time::Duration;
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::{Api, api::ObjectMeta};
@@ -16,30 +16,7 @@ use kube_informer::{
     source::{self, BackoffConfig},
 };
 use kube_informer_testing::{ApiStatus, FakeApiServer, RequestMatch, WatchFault};
-use tracing_subscriber::{fmt::MakeWriter, util::SubscriberInitExt};
-
-/// Log output kept in memory.
-#[derive(Clone, Default)]
-struct Buffer(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Buffer {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl<'a> MakeWriter<'a> for Buffer {
-    type Writer = Buffer;
-
-    fn make_writer(&'a self) -> Buffer {
-        self.clone()
-    }
-}
+use tracing_subscriber::util::SubscriberInitExt;
 
 #[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn a_forced_410_is_one_warning_and_a_debug_relist_in_the_informer_span() {
@@ -85,7 +62,7 @@ async fn a_forced_410_is_one_warning_and_a_debug_relist_in_the_informer_span() {
     informer.stop();
     run.await.unwrap().unwrap();
 
-    let text = String::from_utf8(logs.0.lock().unwrap().clone()).unwrap();
+    let text = logs.text();
     let lines: Vec<&str> = text.lines().collect();
     let span = r#"informer{resource=configmaps in namespace default group="" version="v1" plural="configmaps" namespace="default"}"#;
     let warnings: Vec<&&str> = lines.iter().filter(|l| l.contains(" WARN ")).collect();
