@@ -27,6 +27,15 @@
 //! compared, so they agree when both requests set them (or both do not);
 //! the first request's functions are the ones that run.
 //!
+//! # A stopped informer
+//!
+//! - **FA1** An informer of the factory that has stopped (its `stop` was
+//!   called, its token cancelled, or its `run` ended) is not handed out
+//!   again: the next request for its key gets a new informer, built from
+//!   that request's options, which the next [`start`](InformerFactory::start)
+//!   runs. After [`shutdown`](InformerFactory::shutdown) every request gets
+//!   a stopped informer, as before.
+//!
 //! # Waiting
 //!
 //! [`InformerFactory::wait_for_cache_sync`] waits for every informer to
@@ -110,6 +119,7 @@ trait ManagedInformer: Send + Sync {
         timeout: Duration,
     ) -> BoxFuture<'static, Result<(), SyncError>>;
     fn stop(&self);
+    fn is_stopped(&self) -> bool;
     fn as_any(&self) -> &dyn Any;
 }
 
@@ -137,6 +147,10 @@ where
 
     fn stop(&self) {
         Informer::stop(self);
+    }
+
+    fn is_stopped(&self) -> bool {
+        Informer::is_stopped(self)
     }
 
     fn as_any(&self) -> &dyn Any {
@@ -332,7 +346,21 @@ impl InformerFactory {
         let options = builder.options();
         let mut state = self.state.inner.lock();
         if let Some(&index) = state.by_key.get(&key) {
-            let entry = &state.entries[index];
+            let shut_down = state.shut_down;
+            let entry = &mut state.entries[index];
+            if entry.informer.is_stopped() && !shut_down {
+                // FA1: a stopped informer lists and watches no more; the
+                // request gets a new one in its place, which `start` runs.
+                tracing::debug!(resource = %key.describe(), "factory: replacing a stopped informer");
+                let informer = builder.build();
+                *entry = Entry {
+                    key,
+                    options,
+                    informer: Box::new(informer.clone()),
+                    task: None,
+                };
+                return Ok(informer);
+            }
             if entry.options != options {
                 return Err(Error::OptionsDiffer {
                     resource: key.describe(),

@@ -200,3 +200,32 @@ async fn factory_builds_metadata_only_informers_apart_from_full_ones() {
     assert_eq!(metadata.store().len(), 1);
     factory.shutdown().await;
 }
+
+#[tokio::test]
+async fn fa1_a_stopped_informer_is_replaced_by_the_next_request() {
+    let server = FakeApiServer::start().await;
+    server.create(&cm("a", "web")).unwrap();
+    let factory = InformerFactory::new(server.client());
+    let api = || Api::<ConfigMap>::namespaced(factory.client(), "default");
+    let first = factory.build(api(), |b| b).unwrap();
+    factory.start();
+    assert!(first.wait_until_synced().await);
+    first.stop();
+    assert!(first.is_stopped());
+
+    let second = factory.build(api(), |b| b).unwrap();
+    assert!(!second.is_stopped(), "not the stopped one");
+    assert_eq!(factory.len(), 1, "in its place, not beside it");
+    assert!(!second.has_synced(), "not started until start()");
+    factory.start();
+    assert!(second.wait_until_synced().await);
+    assert_eq!(second.store().len(), 1);
+    // The same running informer to the next request.
+    let third = factory.build(api(), |b| b).unwrap();
+    assert!(third.has_synced());
+    factory.shutdown().await;
+    assert!(
+        factory.build(api(), |b| b).unwrap().is_stopped(),
+        "after shutdown"
+    );
+}
