@@ -63,7 +63,7 @@ fn the_handle_and_distribute_futures_are_send() {
 /// A reconcile that calls the finalizer helper can run on a spawned task
 /// (a runner's stream driven by `tokio::spawn`), and its types cross threads.
 #[test]
-fn the_finalizer_future_is_send_and_its_types_send_sync() {
+fn z8_the_finalizer_future_is_send_and_its_types_send_sync() {
     use kube_informer::finalizer::{Error, Event, finalizer};
     use kube_informer::runner::Action;
 

@@ -32,7 +32,7 @@ fn run_future_is_send_and_static() {
 
 /// A controller awaits the sync waits inside spawned tasks and streams.
 #[test]
-fn sync_wait_futures_are_send() {
+fn i11_sync_wait_futures_are_send() {
     fn send<T: Send>(_: &T) {}
     let informer = Informer::<ConfigMap>::builder_from_stream(futures::stream::empty::<
         Result<kube_informer::source::Event<ConfigMap>, std::io::Error>,

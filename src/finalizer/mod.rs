@@ -75,6 +75,9 @@
 //!   object's ([`Error::WrongNamespace`]) are errors before any request.
 //! - **Z7 Deadline.** Each patch request has [`PATCH_TIMEOUT`]; one the
 //!   server never answers fails then (see Deadline).
+//! - **Z8 Spawnable.** The future [`finalizer`] returns is `Send` when its
+//!   reconcile's is, and its types are `Send + Sync`, so a reconcile that
+//!   calls it runs on a spawned task.
 //!
 //! # The patches
 //!

@@ -57,6 +57,8 @@
 //!   also before `run`, L7) gives [`SyncError::Stopped`].
 //! - I10: the factory waits for every informer asked for so far with one
 //!   deadline for all; the first error any of them meets is its answer.
+//! - I11: the futures of both waits are `Send`, so a controller awaits
+//!   them in spawned tasks and streams.
 //!
 //! An informer built from a stream has no HTTP answers unless its stream
 //! yields [`source::Error`](crate::source::Error)s: it gets `TimedOut` or

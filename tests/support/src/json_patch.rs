@@ -7,6 +7,15 @@
 //! checks that an object has no finalizers), while a `test` below a parent
 //! that is missing fails. Array indices are `0..len` (`-` and `len` append
 //! for `add`); negative indices are refused.
+//!
+//! Rules (the unit tests below name them):
+//! - **JP1** `add` sets an object's member and inserts into (or, at `-`,
+//!   appends to) an array; its parent must exist and an index be in bounds.
+//! - **JP2** `remove`, `replace`, `move` and `copy` act on a path that
+//!   exists.
+//! - **JP3** `test` compares values; a missing member equals `null`.
+//! - **JP4** A patch applies whole or not at all.
+//! - **JP5** An unknown op or a malformed path is an error (422).
 
 use serde_json::Value;
 
@@ -217,7 +226,7 @@ mod tests {
     }
 
     #[test]
-    fn add_sets_members_and_inserts_or_appends_to_arrays() {
+    fn jp1_add_sets_members_and_inserts_or_appends_to_arrays() {
         let doc = json!({"a": {"l": [1, 3]}});
         let out = patched(
             doc,
@@ -237,7 +246,7 @@ mod tests {
     }
 
     #[test]
-    fn add_needs_an_existing_parent_and_an_index_in_bounds() {
+    fn jp1_add_needs_an_existing_parent_and_an_index_in_bounds() {
         let doc = json!({"l": [1]});
         for op in [
             json!({"op": "add", "path": "/missing/x", "value": 1}),
@@ -250,7 +259,7 @@ mod tests {
     }
 
     #[test]
-    fn remove_replace_move_and_copy() {
+    fn jp2_remove_replace_move_and_copy() {
         let doc = json!({"a": 1, "b": [1, 2, 3], "c": {"d": "e"}});
         let out = patched(
             doc.clone(),
@@ -279,7 +288,7 @@ mod tests {
     }
 
     #[test]
-    fn test_compares_values_and_a_missing_member_equals_null() {
+    fn jp3_test_compares_values_and_a_missing_member_equals_null() {
         let doc = json!({"metadata": {"name": "a", "finalizers": ["x/y"]}});
         for passing in [
             json!({"op": "test", "path": "/metadata/finalizers", "value": ["x/y"]}),
@@ -303,7 +312,7 @@ mod tests {
     }
 
     #[test]
-    fn a_failing_operation_leaves_the_document_as_it_was() {
+    fn jp4_a_failing_operation_leaves_the_document_as_it_was() {
         let mut doc = json!({"metadata": {"finalizers": ["x/y"]}});
         let before = doc.clone();
         let patch = json!([
@@ -315,7 +324,7 @@ mod tests {
     }
 
     #[test]
-    fn unknown_ops_and_bad_paths_are_errors() {
+    fn jp5_unknown_ops_and_bad_paths_are_errors() {
         for op in [
             json!({"op": "frob", "path": "/a"}),
             json!({"op": "add", "path": "a", "value": 1}),
