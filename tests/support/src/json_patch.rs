@@ -16,6 +16,8 @@
 //! - **JP3** `test` compares values; a missing member equals `null`.
 //! - **JP4** A patch applies whole or not at all.
 //! - **JP5** An unknown op or a malformed path is an error (422).
+//! - **JP6** A body that is not a list of operations is answered 400; a
+//!   patch that sets a stale `metadata.resourceVersion` is answered 409.
 
 use serde_json::Value;
 

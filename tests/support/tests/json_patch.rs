@@ -31,7 +31,7 @@ fn status<T: std::fmt::Debug>(result: kube::Result<T>) -> (u16, String, String) 
 }
 
 #[tokio::test]
-async fn test_then_add_appends_to_the_list_it_tested_and_takes_one_resource_version() {
+async fn jp1_jp3_test_then_add_appends_to_the_list_it_tested_and_takes_one_resource_version() {
     let server = FakeApiServer::start().await;
     let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");
     api.create(&PostParams::default(), &cm("app"))
@@ -83,7 +83,7 @@ async fn test_then_add_appends_to_the_list_it_tested_and_takes_one_resource_vers
 }
 
 #[tokio::test]
-async fn a_failed_test_is_422_invalid_and_writes_nothing() {
+async fn jp4_a_failed_test_is_422_invalid_and_writes_nothing() {
     let server = FakeApiServer::start().await;
     let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");
     let mut with = cm("app");
@@ -131,7 +131,7 @@ async fn a_failed_test_is_422_invalid_and_writes_nothing() {
 }
 
 #[tokio::test]
-async fn a_body_that_is_no_list_of_operations_is_400_and_a_stale_resource_version_409() {
+async fn jp6_a_body_that_is_no_list_of_operations_is_400_and_a_stale_resource_version_409() {
     let server = FakeApiServer::start().await;
     let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");
     let created = api
