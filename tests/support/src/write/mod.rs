@@ -1,0 +1,207 @@
+//! Reads and writes of one object over HTTP: `GET`, `POST` (create), `PUT`
+//! (replace), `PATCH` (JSON merge patch, or JSON patch with `test`) and
+//! `DELETE`, plus `DELETE` of a collection. Each change goes through the same versioned store as the
+//! test-side `create`/`update`/`delete`, so it gets the next resourceVersion
+//! and open watches see it as one event.
+//!
+//! The answers follow the API server's: 201 with the stored object for a
+//! creation, 200 for the rest, 404 `NotFound`, 409 `AlreadyExists` or
+//! `Conflict` (a stale `resourceVersion` in a replace, a patch or a delete
+//! precondition), 400 for a body that contradicts the URL, 422 `Invalid` for
+//! a JSON patch operation that does not apply (a failed `test` among them),
+//! 415 for a patch type the server does not implement. A replace or patch
+//! that changes nothing writes nothing: no new resourceVersion, no watch
+//! event.
+
+use axum::{
+    http::{HeaderMap, Method, StatusCode},
+    response::Response,
+};
+use serde_json::{Value, json};
+
+mod create;
+mod delete;
+mod update;
+
+use crate::{
+    Shared,
+    faults::ApiStatus,
+    http::{Query, json_response, status_response},
+    resource::{CollectionPath, ResourceType},
+    store::{ObjKey, State, StoreError},
+};
+use create::create;
+use delete::{delete, delete_collection};
+use update::{patch, replace};
+
+/// One write or single-object read, as parsed from the request.
+pub(crate) struct ObjectRequest<'a> {
+    pub(crate) method: &'a Method,
+    pub(crate) path: &'a CollectionPath,
+    pub(crate) name: Option<&'a str>,
+    pub(crate) headers: &'a HeaderMap,
+    pub(crate) body: &'a [u8],
+    pub(crate) query: &'a Query,
+    pub(crate) dry_run: bool,
+}
+
+pub(super) type Answer = Result<(StatusCode, Value), ApiStatus>;
+
+pub(crate) fn serve(shared: &Shared, request: ObjectRequest<'_>) -> Response {
+    if request.dry_run {
+        return status_response(&ApiStatus::new(
+            400,
+            "BadRequest",
+            "dryRun is not supported by the fake server",
+        ));
+    }
+    let answer = {
+        let mut state = shared.state.lock();
+        let before = state.rv;
+        let answer = answer(&mut state, &request);
+        if state.rv != before {
+            drop(state);
+            shared.changed.notify_waiters();
+        }
+        answer
+    };
+    match answer {
+        Ok((code, body)) => {
+            let mut response = json_response(&body);
+            *response.status_mut() = code;
+            response
+        }
+        Err(status) => status_response(&status),
+    }
+}
+
+fn answer(state: &mut State, request: &ObjectRequest<'_>) -> Answer {
+    let path = request.path;
+    let Some(rt) = state.resource_type(&path.resource) else {
+        return Err(ApiStatus::new(
+            404,
+            "NotFound",
+            &format!(
+                "the server could not find the requested resource ({})",
+                path.resource
+            ),
+        ));
+    };
+    if rt.namespaced == path.namespace.is_none() && request.name.is_some() {
+        // `/api/v1/configmaps/x` or `/api/v1/namespaces/ns/nodes/x`.
+        return Err(not_found_url());
+    }
+    match (request.method, request.name) {
+        (&Method::GET, Some(name)) => {
+            let key = obj_key(path, name);
+            let current = state
+                .current(&path.resource, &key)
+                .ok_or_else(|| not_found(&rt, name))?;
+            Ok((StatusCode::OK, (*current).clone()))
+        }
+        (&Method::POST, None) => create(state, &rt, path, request.body),
+        (&Method::PUT, Some(name)) => replace(state, &rt, path, name, request.body),
+        (&Method::PATCH, Some(name)) => patch(state, &rt, path, name, request),
+        (&Method::DELETE, Some(name)) => delete(state, &rt, path, name, request.body),
+        (&Method::DELETE, None) => delete_collection(state, &rt, path, request.query),
+        _ => Err(ApiStatus::new(
+            405,
+            "MethodNotAllowed",
+            &format!("{} is not supported on {}", request.method, path.resource),
+        )),
+    }
+}
+
+pub(super) fn obj_key(path: &CollectionPath, name: &str) -> ObjKey {
+    (path.namespace.clone().unwrap_or_default(), name.to_owned())
+}
+
+pub(super) fn not_found_url() -> ApiStatus {
+    ApiStatus::new(
+        404,
+        "NotFound",
+        "the server could not find the requested resource",
+    )
+}
+
+pub(super) fn not_found(rt: &ResourceType, name: &str) -> ApiStatus {
+    ApiStatus::new(
+        404,
+        "NotFound",
+        &format!("{} \"{name}\" not found", rt.plural),
+    )
+}
+
+pub(super) fn conflict(rt: &ResourceType, name: &str) -> ApiStatus {
+    ApiStatus::new(
+        409,
+        "Conflict",
+        &format!(
+            "Operation cannot be fulfilled on {} \"{name}\": the object has been modified; \
+             please apply your changes to the latest version and try again",
+            rt.plural
+        ),
+    )
+}
+
+pub(super) fn bad_request(message: &str) -> ApiStatus {
+    ApiStatus::new(400, "BadRequest", message)
+}
+
+pub(super) fn store_error(rt: &ResourceType, error: StoreError) -> ApiStatus {
+    match error {
+        StoreError::AlreadyExists(key) => {
+            let name = key.rsplit('/').next().unwrap_or(&key);
+            ApiStatus::new(
+                409,
+                "AlreadyExists",
+                &format!("{} \"{name}\" already exists", rt.plural),
+            )
+        }
+        StoreError::NotFound(key) => not_found(rt, key.rsplit('/').next().unwrap_or(&key)),
+        StoreError::MissingName => ApiStatus::new(
+            422,
+            "Invalid",
+            &format!("{} is invalid: metadata.name: Required value", rt.kind),
+        ),
+        StoreError::BadNamespace(message) => bad_request(&message),
+    }
+}
+
+/// The request body as a JSON object.
+pub(super) fn body_object(body: &[u8]) -> Result<Value, ApiStatus> {
+    let value: Value = serde_json::from_slice(body)
+        .map_err(|e| bad_request(&format!("the request body is not JSON: {e}")))?;
+    if !value.is_object() {
+        return Err(bad_request("the request body is not a JSON object"));
+    }
+    Ok(value)
+}
+
+pub(super) fn meta_str<'a>(object: &'a Value, field: &str) -> Option<&'a str> {
+    object["metadata"][field].as_str().filter(|s| !s.is_empty())
+}
+
+/// Puts the URL's namespace into `object`, refusing a body that names
+/// another one (the API server's check); cluster-scoped objects lose any
+/// namespace they carry.
+pub(super) fn place(object: &mut Value, path: &CollectionPath) -> Result<(), ApiStatus> {
+    if !object["metadata"].is_object() {
+        object["metadata"] = json!({});
+    }
+    match (&path.namespace, meta_str(object, "namespace")) {
+        (Some(url), Some(body)) if url != body => Err(bad_request(
+            "the namespace of the provided object does not match the namespace sent on the request",
+        )),
+        (Some(url), _) => {
+            object["metadata"]["namespace"] = json!(url);
+            Ok(())
+        }
+        (None, _) => {
+            if let Some(meta) = object["metadata"].as_object_mut() {
+                meta.remove("namespace");
+            }
+            Ok(())
+        }
+    }
+}
