@@ -1,0 +1,214 @@
+//! Compares two normalised recordings leaf by leaf, and excuses the
+//! differences `conformance/writes/DIFFERENCES.md` lists.
+
+use std::path::Path;
+
+use anyhow::{Context, Result, bail, ensure};
+use serde_json::Value;
+
+/// One place where the two servers' normalised recordings disagree.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Difference {
+    /// Where, e.g. `steps[2].body.metadata.generation` or
+    /// `events.configmaps[1].type`.
+    pub path: String,
+    /// The real server's value there (`None`: absent).
+    pub real: Option<Value>,
+    /// The fake server's value there (`None`: absent).
+    pub fake: Option<Value>,
+}
+
+impl Difference {
+    /// The step the difference is in, when it is in a step's answer.
+    pub fn step(&self) -> Option<usize> {
+        let rest = self.path.strip_prefix("steps[")?;
+        rest[..rest.find(']')?].parse().ok()
+    }
+}
+
+/// Every leaf where `real` and `fake` differ. Arrays are compared by
+/// index; an element only one side has is one difference.
+pub fn differences(real: &Value, fake: &Value) -> Vec<Difference> {
+    let mut out = Vec::new();
+    walk(String::new(), Some(real), Some(fake), &mut out);
+    out
+}
+
+fn walk(path: String, real: Option<&Value>, fake: Option<&Value>, out: &mut Vec<Difference>) {
+    match (real, fake) {
+        (Some(Value::Object(r)), Some(Value::Object(f))) => {
+            let keys: std::collections::BTreeSet<&String> = r.keys().chain(f.keys()).collect();
+            for key in keys {
+                let child = if path.is_empty() {
+                    key.clone()
+                } else {
+                    format!("{path}.{key}")
+                };
+                walk(child, r.get(key), f.get(key), out);
+            }
+        }
+        (Some(Value::Array(r)), Some(Value::Array(f))) => {
+            for i in 0..r.len().max(f.len()) {
+                walk(format!("{path}[{i}]"), r.get(i), f.get(i), out);
+            }
+        }
+        (r, f) if r == f => {}
+        (r, f) => out.push(Difference {
+            path,
+            real: r.cloned(),
+            fake: f.cloned(),
+        }),
+    }
+}
+
+/// A deliberate difference: the scripts and places it excuses.
+#[derive(Debug, Clone)]
+pub struct Allowed {
+    /// Its id in DIFFERENCES.md.
+    pub id: String,
+    /// Script name patterns (`*` any run of characters); empty: any.
+    pub scripts: Vec<String>,
+    /// Place patterns: `*` any run without `.`, `**` any run.
+    pub paths: Vec<String>,
+    /// `real` (only the real server has a value there), `fake`, or `any`.
+    pub side: Side,
+}
+
+/// Which side of a difference an entry excuses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    /// The real server has a value there, the fake none.
+    RealOnly,
+    /// The fake server has a value there, the real none.
+    FakeOnly,
+    /// Any difference.
+    Any,
+}
+
+impl Allowed {
+    /// Whether this entry excuses `difference` in script `script`.
+    pub fn excuses(&self, script: &str, difference: &Difference) -> bool {
+        let side_ok = match self.side {
+            Side::Any => true,
+            Side::RealOnly => difference.fake.is_none(),
+            Side::FakeOnly => difference.real.is_none(),
+        };
+        side_ok
+            && (self.scripts.is_empty() || self.scripts.iter().any(|p| glob(p, script, true)))
+            && self.paths.iter().any(|p| glob(p, &difference.path, false))
+    }
+}
+
+/// Reads the ```` ```wc-difference ```` blocks of DIFFERENCES.md: lines of
+/// `id:`, `scripts:` (space-separated patterns), `paths:` (space-separated
+/// patterns) and `side:` (`real`, `fake` or `any`).
+pub fn load_allowed(path: &Path) -> Result<Vec<Allowed>> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let mut entries = Vec::new();
+    let mut block: Option<Vec<&str>> = None;
+    for line in text.lines() {
+        match (&mut block, line.trim()) {
+            (None, "```wc-difference") => block = Some(Vec::new()),
+            (Some(lines), "```") => {
+                entries.push(parse_entry(lines)?);
+                block = None;
+            }
+            (Some(lines), line) => lines.push(line),
+            (None, _) => {}
+        }
+    }
+    ensure!(block.is_none(), "an unclosed wc-difference block in {}", path.display());
+    Ok(entries)
+}
+
+fn parse_entry(lines: &[&str]) -> Result<Allowed> {
+    let mut entry = Allowed {
+        id: String::new(),
+        scripts: Vec::new(),
+        paths: Vec::new(),
+        side: Side::Any,
+    };
+    for line in lines.iter().filter(|l| !l.is_empty()) {
+        let (key, value) = line.split_once(':').context("a `key: value` line")?;
+        let words = || value.split_whitespace().map(str::to_owned).collect();
+        match key.trim() {
+            "id" => entry.id = value.trim().to_owned(),
+            "scripts" => entry.scripts = words(),
+            "paths" => entry.paths = words(),
+            "side" => {
+                entry.side = match value.trim() {
+                    "real" => Side::RealOnly,
+                    "fake" => Side::FakeOnly,
+                    "any" => Side::Any,
+                    other => bail!("side {other:?}: real, fake or any"),
+                }
+            }
+            other => bail!("unknown key {other:?} in a wc-difference block"),
+        }
+    }
+    ensure!(!entry.id.is_empty(), "a wc-difference block without an id");
+    ensure!(!entry.paths.is_empty(), "{}: no paths", entry.id);
+    Ok(entry)
+}
+
+/// Matches `text` against `pattern`. `**` matches anything; `*` matches
+/// any run without `.` (or anything at all when `star_crosses_dots`).
+pub fn glob(pattern: &str, text: &str, star_crosses_dots: bool) -> bool {
+    fn go(p: &[u8], t: &[u8], cross: bool) -> bool {
+        match p {
+            [] => t.is_empty(),
+            [b'*', b'*', rest @ ..] => (0..=t.len()).any(|i| go(rest, &t[i..], cross)),
+            [b'*', rest @ ..] => {
+                for i in 0..=t.len() {
+                    if go(rest, &t[i..], cross) {
+                        return true;
+                    }
+                    if i < t.len() && t[i] == b'.' && !cross {
+                        return false;
+                    }
+                }
+                false
+            }
+            [c, rest @ ..] => t.first() == Some(c) && go(rest, &t[1..], cross),
+        }
+    }
+    go(pattern.as_bytes(), text.as_bytes(), star_crosses_dots)
+}
+
+/// A value in one line, cut short.
+pub fn show(value: &Option<Value>) -> String {
+    match value {
+        None => "(absent)".to_owned(),
+        Some(v) => {
+            let text = v.to_string();
+            if text.chars().count() > 240 {
+                let cut: String = text.chars().take(240).collect();
+                format!("{cut}…")
+            } else {
+                text
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn wc3_differences_are_found_per_leaf() {
+        let real = json!({"a": 1, "b": [1, 2], "c": {"d": "x"}});
+        let fake = json!({"a": 1, "b": [1], "c": {"d": "y", "e": true}});
+        let paths: Vec<String> = differences(&real, &fake).into_iter().map(|d| d.path).collect();
+        assert_eq!(paths, ["b[1]", "c.d", "c.e"]);
+    }
+
+    #[test]
+    fn wc4_patterns_match_places() {
+        assert!(glob("steps[*].body.metadata.managedFields", "steps[3].body.metadata.managedFields", false));
+        assert!(!glob("steps[*].body", "steps[3].body.metadata", false));
+        assert!(glob("events.**", "events.configmaps[2].object.metadata", false));
+        assert!(glob("delete_*", "delete_foreground", true));
+    }
+}
