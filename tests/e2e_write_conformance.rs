@@ -51,7 +51,10 @@ async fn e2e_write_conformance_wc1_wc5_scripts_answer_as_the_real_apiserver() ->
         .buffered(CONCURRENCY)
         .try_collect()
         .await?;
-    let failing: Vec<_> = outcomes.iter().filter(|o| !o.unexcused.is_empty()).collect();
+    let failing: Vec<_> = outcomes
+        .iter()
+        .filter(|o| !o.unexcused.is_empty())
+        .collect();
     for outcome in &failing {
         eprintln!("{}", render(outcome));
     }
@@ -65,7 +68,10 @@ async fn e2e_write_conformance_wc1_wc5_scripts_answer_as_the_real_apiserver() ->
         failing.len(),
     );
     if let Some(path) = write_gaps(&outcomes)? {
-        eprintln!("write conformance: differences grouped in {}", path.display());
+        eprintln!(
+            "write conformance: differences grouped in {}",
+            path.display()
+        );
     }
     ensure!(
         failing.is_empty(),

@@ -33,7 +33,10 @@ fn without_times(recording: &Recording) -> Value {
     fn blank(value: &mut Value) {
         match value {
             Value::Object(map) => map.iter_mut().for_each(|(k, v)| {
-                if matches!(k.as_str(), "creationTimestamp" | "deletionTimestamp" | "time") {
+                if matches!(
+                    k.as_str(),
+                    "creationTimestamp" | "deletionTimestamp" | "time"
+                ) {
                     *v = Value::Null;
                 } else {
                     blank(v);
@@ -82,7 +85,8 @@ async fn wc6_the_fake_server_answers_every_script_the_same_way_twice() -> Result
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn wc7_random_scripts_get_no_5xx_and_no_broken_connection_from_the_fake_server() -> Result<()> {
+async fn wc7_random_scripts_get_no_5xx_and_no_broken_connection_from_the_fake_server() -> Result<()>
+{
     let seed = seed();
     let scripts = generate::scripts(seed, random_count());
     let recordings = run_all(&scripts).await?;

@@ -26,11 +26,96 @@ impl Difference {
     }
 }
 
-/// Every leaf where `real` and `fake` differ. Arrays are compared by
-/// index; an element only one side has is one difference.
+/// Every place where two normalised recordings differ.
+///
+/// A step answered with different status codes is one difference (its
+/// code, and the kind, reason and message of the body), since every field
+/// of two unrelated bodies would differ. Watch events are paired by type
+/// and object name in order (a longest common subsequence), so one extra
+/// event is one difference rather than a shift of all that follow; paired
+/// events, and answers with the same code, are compared leaf by leaf.
 pub fn differences(real: &Value, fake: &Value) -> Vec<Difference> {
     let mut out = Vec::new();
-    walk(String::new(), Some(real), Some(fake), &mut out);
+    let empty = Vec::new();
+    let steps = |v: &Value| v["steps"].as_array().cloned().unwrap_or_default();
+    let (real_steps, fake_steps) = (steps(real), steps(fake));
+    for i in 0..real_steps.len().max(fake_steps.len()) {
+        let (r, f) = (real_steps.get(i), fake_steps.get(i));
+        let path = format!("steps[{i}]");
+        match (r, f) {
+            (Some(r), Some(f)) if r["status"] != f["status"] => out.push(Difference {
+                path,
+                real: Some(summary(r)),
+                fake: Some(summary(f)),
+            }),
+            _ => walk(path, r, f, &mut out),
+        }
+    }
+    let events = |v: &Value| v["events"].as_object().cloned().unwrap_or_default();
+    let (real_events, fake_events) = (events(real), events(fake));
+    let kinds: std::collections::BTreeSet<&String> =
+        real_events.keys().chain(fake_events.keys()).collect();
+    for kind in kinds {
+        let r = real_events
+            .get(kind)
+            .and_then(Value::as_array)
+            .unwrap_or(&empty);
+        let f = fake_events
+            .get(kind)
+            .and_then(Value::as_array)
+            .unwrap_or(&empty);
+        for (ri, fi) in pair_events(r, f) {
+            let path = format!("events.{kind}[{}]", ri.or(fi).unwrap_or(0));
+            walk(path, ri.map(|i| &r[i]), fi.map(|i| &f[i]), &mut out);
+        }
+    }
+    out
+}
+
+/// A step's answer in brief: its code, and what kind of body it has.
+fn summary(step: &Value) -> Value {
+    let body = &step["body"];
+    let mut brief = serde_json::json!({"status": step["status"], "kind": body["kind"]});
+    for key in ["reason", "message", "skipped", "transportError"] {
+        if let Some(v) = body.get(key) {
+            brief[key] = v.clone();
+        }
+    }
+    if let Some(name) = body["metadata"].get("name") {
+        brief["name"] = name.clone();
+    }
+    brief
+}
+
+/// Pairs the events of two lists by (type, object name), keeping order:
+/// the longest common subsequence, the rest unpaired. Each pair or single
+/// is `(index in real, index in fake)`, in order.
+fn pair_events(real: &[Value], fake: &[Value]) -> Vec<(Option<usize>, Option<usize>)> {
+    let key = |e: &Value| (e["type"].clone(), e["object"]["metadata"]["name"].clone());
+    let (n, m) = (real.len(), fake.len());
+    let mut lcs = vec![vec![0usize; m + 1]; n + 1];
+    for i in (0..n).rev() {
+        for j in (0..m).rev() {
+            lcs[i][j] = if key(&real[i]) == key(&fake[j]) {
+                lcs[i + 1][j + 1] + 1
+            } else {
+                lcs[i + 1][j].max(lcs[i][j + 1])
+            };
+        }
+    }
+    let (mut i, mut j, mut out) = (0, 0, Vec::new());
+    while i < n || j < m {
+        if i < n && j < m && key(&real[i]) == key(&fake[j]) {
+            out.push((Some(i), Some(j)));
+            (i, j) = (i + 1, j + 1);
+        } else if j == m || (i < n && lcs[i + 1][j] >= lcs[i][j + 1]) {
+            out.push((Some(i), None));
+            i += 1;
+        } else {
+            out.push((None, Some(j)));
+            j += 1;
+        }
+    }
     out
 }
 
@@ -103,7 +188,8 @@ impl Allowed {
 /// `id:`, `scripts:` (space-separated patterns), `paths:` (space-separated
 /// patterns) and `side:` (`real`, `fake` or `any`).
 pub fn load_allowed(path: &Path) -> Result<Vec<Allowed>> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     let mut entries = Vec::new();
     let mut block: Option<Vec<&str>> = None;
     for line in text.lines() {
@@ -117,7 +203,11 @@ pub fn load_allowed(path: &Path) -> Result<Vec<Allowed>> {
             (None, _) => {}
         }
     }
-    ensure!(block.is_none(), "an unclosed wc-difference block in {}", path.display());
+    ensure!(
+        block.is_none(),
+        "an unclosed wc-difference block in {}",
+        path.display()
+    );
     Ok(entries)
 }
 
@@ -200,15 +290,45 @@ mod tests {
     fn wc3_differences_are_found_per_leaf() {
         let real = json!({"a": 1, "b": [1, 2], "c": {"d": "x"}});
         let fake = json!({"a": 1, "b": [1], "c": {"d": "y", "e": true}});
-        let paths: Vec<String> = differences(&real, &fake).into_iter().map(|d| d.path).collect();
+        let mut out = Vec::new();
+        walk(String::new(), Some(&real), Some(&fake), &mut out);
+        let paths: Vec<String> = out.into_iter().map(|d| d.path).collect();
         assert_eq!(paths, ["b[1]", "c.d", "c.e"]);
     }
 
     #[test]
+    fn wc3_an_extra_event_is_one_difference() {
+        let event = |t: &str, n: &str| json!({"type": t, "object": {"metadata": {"name": n}}});
+        let real = json!({"steps": [], "events": {"configmaps": [event("ADDED", "a"), event("MODIFIED", "a")]}});
+        let fake = json!({"steps": [], "events": {"configmaps": [event("ADDED", "a"), event("ADDED", "b"), event("MODIFIED", "a")]}});
+        let found = differences(&real, &fake);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].path, "events.configmaps[1]");
+        assert!(found[0].real.is_none());
+    }
+
+    #[test]
+    fn wc3_answers_with_different_codes_are_one_difference() {
+        let real = json!({"steps": [{"status": 201, "body": {"kind": "ConfigMap", "metadata": {"name": "a"}}}], "events": {}});
+        let fake = json!({"steps": [{"status": 400, "body": {"kind": "Status", "reason": "BadRequest"}}], "events": {}});
+        let found = differences(&real, &fake);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].path, "steps[0]");
+    }
+
+    #[test]
     fn wc4_patterns_match_places() {
-        assert!(glob("steps[*].body.metadata.managedFields", "steps[3].body.metadata.managedFields", false));
+        assert!(glob(
+            "steps[*].body.metadata.managedFields",
+            "steps[3].body.metadata.managedFields",
+            false
+        ));
         assert!(!glob("steps[*].body", "steps[3].body.metadata", false));
-        assert!(glob("events.**", "events.configmaps[2].object.metadata", false));
+        assert!(glob(
+            "events.**",
+            "events.configmaps[2].object.metadata",
+            false
+        ));
         assert!(glob("delete_*", "delete_foreground", true));
     }
 }

@@ -173,7 +173,9 @@ fn random_step(rng: &mut StdRng, kind: Kind, name: &str) -> Step {
                 0 => json!({"op": "add", "path": "/metadata/labels", "value": {"x": "v1"}}),
                 1 => json!({"op": "replace", "path": "/metadata/labels/x", "value": "v2"}),
                 2 => json!({"op": "remove", "path": "/metadata/labels/y"}),
-                _ => json!({"op": "add", "path": "/metadata/annotations", "value": {"note": value}}),
+                _ => {
+                    json!({"op": "add", "path": "/metadata/annotations", "value": {"note": value}})
+                }
             });
             Step {
                 content_type: Some("application/json-patch+json".into()),
@@ -201,7 +203,9 @@ fn random_step(rng: &mut StdRng, kind: Kind, name: &str) -> Step {
         }
         15 => {
             let status = match kind {
-                Kind::Pods => json!({"status": {"message": format!("m{}", rng.random_range(0..3))}}),
+                Kind::Pods => {
+                    json!({"status": {"message": format!("m{}", rng.random_range(0..3))}})
+                }
                 _ => json!({"status": {"ready": rng.random_bool(0.5)}}),
             };
             Step {

@@ -86,13 +86,19 @@ pub fn corpus() -> Result<Vec<Script>> {
 
 /// The deliberate differences.
 pub fn allowed() -> Result<Vec<Allowed>> {
-    compare::load_allowed(&Path::new(env!("CARGO_MANIFEST_DIR")).join("conformance/writes/DIFFERENCES.md"))
+    compare::load_allowed(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("conformance/writes/DIFFERENCES.md"),
+    )
 }
 
 /// A namespace name unique in this process: `kiwc-<pid>-<n>`.
 pub fn namespace_name() -> String {
     static COUNTER: AtomicU32 = AtomicU32::new(0);
-    format!("kiwc-{}-{}", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed))
+    format!(
+        "kiwc-{}-{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    )
 }
 
 async fn post(client: &Client, path: &str, body: &Value) -> Result<(u16, Value)> {
@@ -106,11 +112,19 @@ async fn post(client: &Client, path: &str, body: &Value) -> Result<(u16, Value)>
     let bytes = http_body_util::BodyExt::collect(response.into_body())
         .await?
         .to_bytes();
-    Ok((status, serde_json::from_slice(&bytes).unwrap_or(Value::Null)))
+    Ok((
+        status,
+        serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+    ))
 }
 
 async fn create_namespace(client: &Client, name: &str) -> Result<()> {
-    let (status, body) = post(client, "/api/v1/namespaces", &json!({"metadata": {"name": name}})).await?;
+    let (status, body) = post(
+        client,
+        "/api/v1/namespaces",
+        &json!({"metadata": {"name": name}}),
+    )
+    .await?;
     if status != 201 {
         bail!("creating namespace {name}: {status} {body}");
     }
@@ -186,7 +200,12 @@ pub struct Outcome {
 }
 
 /// Compares the two recordings of `script`.
-pub fn compare(script: &Script, real: &Recording, fake: &Recording, allowed: &[Allowed]) -> Outcome {
+pub fn compare(
+    script: &Script,
+    real: &Recording,
+    fake: &Recording,
+    allowed: &[Allowed],
+) -> Outcome {
     let real = normalise::normalise(real);
     let fake = normalise::normalise(fake);
     let mut outcome = Outcome {
@@ -195,7 +214,10 @@ pub fn compare(script: &Script, real: &Recording, fake: &Recording, allowed: &[A
         excused: Vec::new(),
     };
     for difference in compare::differences(&real, &fake) {
-        match allowed.iter().find(|a| a.excuses(&script.name, &difference)) {
+        match allowed
+            .iter()
+            .find(|a| a.excuses(&script.name, &difference))
+        {
             Some(entry) => outcome.excused.push((entry.id.clone(), difference)),
             None => outcome.unexcused.push(difference),
         }
@@ -205,10 +227,17 @@ pub fn compare(script: &Script, real: &Recording, fake: &Recording, allowed: &[A
 
 /// The unexcused differences of one script, under the steps they are in.
 pub fn render(outcome: &Outcome) -> String {
-    let mut out = format!("=== script {} ({} differences)\n", outcome.script.name, outcome.unexcused.len());
+    let mut out = format!(
+        "=== script {} ({} differences)\n",
+        outcome.script.name,
+        outcome.unexcused.len()
+    );
     let mut by_step: BTreeMap<Option<usize>, Vec<&Difference>> = BTreeMap::new();
     for difference in &outcome.unexcused {
-        by_step.entry(difference.step()).or_default().push(difference);
+        by_step
+            .entry(difference.step())
+            .or_default()
+            .push(difference);
     }
     for (step, differences) in by_step {
         match step.and_then(|i| outcome.script.steps.get(i).map(|s| (i, s))) {
@@ -218,15 +247,22 @@ pub fn render(outcome: &Outcome) -> String {
             None => out.push_str("  watch events:\n"),
         }
         for d in differences {
-            let _ = writeln!(out, "    {}\n      real: {}\n      fake: {}", d.path, compare::show(&d.real), compare::show(&d.fake));
+            let _ = writeln!(
+                out,
+                "    {}\n      real: {}\n      fake: {}",
+                d.path,
+                compare::show(&d.real),
+                compare::show(&d.fake)
+            );
         }
     }
     out
 }
 
-/// The place of a difference without indexes and step numbers, with the
-/// kind of request it answered: what groups differences by cause.
-pub fn signature(outcome: &Outcome, difference: &Difference) -> String {
+/// The place of a difference without indexes and step numbers (`answer.…`
+/// or `event.<plural>.…`) and which side has a value: what groups
+/// differences by cause.
+pub fn place(difference: &Difference) -> String {
     let mut place = String::new();
     let mut in_index = false;
     for c in difference.path.chars() {
@@ -240,41 +276,61 @@ pub fn signature(outcome: &Outcome, difference: &Difference) -> String {
             c => place.push(c),
         }
     }
-    let request = difference
+    let place = match place.strip_prefix("steps[*]") {
+        Some("") => "answer status code".to_owned(),
+        Some(rest) => format!("answer{}", rest.trim_start_matches(".body")),
+        None => place.replacen("events.", "event.", 1),
+    };
+    let presence = match (&difference.real, &difference.fake) {
+        (Some(_), None) => " (real only)",
+        (None, Some(_)) => " (fake only)",
+        _ => "",
+    };
+    format!("{place}{presence}")
+}
+
+/// The kind of request a difference answered (`PATCH configmaps
+/// merge-patch+json`), or `watch`.
+pub fn request_kind(outcome: &Outcome, difference: &Difference) -> String {
+    difference
         .step()
         .and_then(|i| outcome.script.steps.get(i))
         .map(|s| {
-            let sub = s.subresource.as_deref().map_or(String::new(), |s| format!("/{s}"));
+            let sub = s
+                .subresource
+                .as_deref()
+                .map_or(String::new(), |s| format!("/{s}"));
             let patch = match s.content_type() {
                 ct if s.method == "PATCH" => format!(" {}", ct.trim_start_matches("application/")),
                 _ => String::new(),
             };
             format!("{} {}{sub}{patch}", s.method, s.resource.plural())
         })
-        .unwrap_or_else(|| "watch".to_owned());
-    let presence = match (&difference.real, &difference.fake) {
-        (Some(_), None) => " (real only)",
-        (None, Some(_)) => " (fake only)",
-        _ => "",
-    };
-    format!("{request}: {place}{presence}")
+        .unwrap_or_else(|| "watch".to_owned())
 }
 
-/// The differences of all outcomes grouped by [`signature`], as Markdown:
-/// each group with its count, scripts and one example.
+/// The differences of all outcomes grouped by [`place`], as Markdown: each
+/// group with its count, the requests and scripts it shows in, and one
+/// example.
 pub fn gap_report(outcomes: &[Outcome]) -> String {
-    let mut groups: BTreeMap<String, (usize, Vec<String>, String)> = BTreeMap::new();
+    #[derive(Default)]
+    struct Group {
+        count: usize,
+        requests: std::collections::BTreeSet<String>,
+        scripts: Vec<String>,
+        example: String,
+    }
+    let mut groups: BTreeMap<String, Group> = BTreeMap::new();
     for outcome in outcomes {
         for difference in &outcome.unexcused {
-            let entry = groups
-                .entry(signature(outcome, difference))
-                .or_insert_with(|| (0, Vec::new(), String::new()));
-            entry.0 += 1;
-            if !entry.1.contains(&outcome.script.name) {
-                entry.1.push(outcome.script.name.clone());
+            let group = groups.entry(place(difference)).or_default();
+            group.count += 1;
+            group.requests.insert(request_kind(outcome, difference));
+            if !group.scripts.contains(&outcome.script.name) {
+                group.scripts.push(outcome.script.name.clone());
             }
-            if entry.2.is_empty() {
-                entry.2 = format!(
+            if group.example.is_empty() {
+                group.example = format!(
                     "{} {}: real {} / fake {}",
                     outcome.script.name,
                     difference.path,
@@ -285,15 +341,23 @@ pub fn gap_report(outcomes: &[Outcome]) -> String {
         }
     }
     let mut out = String::new();
-    for (signature, (count, scripts, example)) in groups {
-        let shown: Vec<&str> = scripts.iter().take(6).map(String::as_str).collect();
-        let more = scripts.len().saturating_sub(shown.len());
+    for (place, group) in groups {
+        let shown: Vec<&str> = group.scripts.iter().take(5).map(String::as_str).collect();
+        let more = group.scripts.len().saturating_sub(shown.len());
+        let requests: Vec<&str> = group.requests.iter().map(String::as_str).collect();
         let _ = writeln!(
             out,
-            "- `{signature}`: {count} in {} scripts ({}{})\n  e.g. {example}",
-            scripts.len(),
+            "- `{place}`: {} times in {} scripts ({}{}); requests: {}\n  e.g. {}",
+            group.count,
+            group.scripts.len(),
             shown.join(", "),
-            if more > 0 { format!(", +{more}") } else { String::new() }
+            if more > 0 {
+                format!(", +{more}")
+            } else {
+                String::new()
+            },
+            requests.join("; "),
+            group.example,
         );
     }
     out

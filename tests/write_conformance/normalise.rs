@@ -150,14 +150,25 @@ impl Names {
     }
 }
 
-/// Replaces each run of digits that is a known resourceVersion.
+/// Replaces each run of digits that is a known resourceVersion and that
+/// a message quotes as one (the text just before it names a
+/// resourceVersion): other numbers, such as a column in a parse error,
+/// stay.
 fn replace_numbers(s: &str, rvs: &BTreeMap<String, String>) -> String {
     let mut out = String::with_capacity(s.len());
     let mut digits = String::new();
     let flush = |digits: &mut String, out: &mut String| {
+        let tail: String = out
+            .chars()
+            .rev()
+            .take(40)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
         match rvs.get(digits.as_str()) {
-            Some(rv) => out.push_str(rv),
-            None => out.push_str(digits),
+            Some(rv) if tail.to_ascii_lowercase().contains("resourceversion") => out.push_str(rv),
+            _ => out.push_str(digits),
         }
         digits.clear();
     };
@@ -215,8 +226,12 @@ mod tests {
     fn wc2_numbers_in_messages_that_are_resource_versions_are_replaced() {
         let rvs = BTreeMap::from([("17".to_owned(), "<rv-1>".to_owned())]);
         assert_eq!(
-            replace_numbers("rv 17, not 170 or 7", &rvs),
-            "rv <rv-1>, not 170 or 7"
+            replace_numbers("ResourceVersion in precondition: 17, not 170", &rvs),
+            "ResourceVersion in precondition: <rv-1>, not 170"
+        );
+        assert_eq!(
+            replace_numbers("line 1 column 17", &rvs),
+            "line 1 column 17"
         );
     }
 }

@@ -31,7 +31,12 @@ pub enum Kind {
 
 impl Kind {
     /// Every kind, in a fixed order.
-    pub const ALL: [Kind; 4] = [Kind::ConfigMaps, Kind::Pods, Kind::Deployments, Kind::Widgets];
+    pub const ALL: [Kind; 4] = [
+        Kind::ConfigMaps,
+        Kind::Pods,
+        Kind::Deployments,
+        Kind::Widgets,
+    ];
 
     /// The plural as in URLs.
     pub fn plural(self) -> &'static str {

@@ -212,7 +212,9 @@ pub async fn run_script(client: &Client, ns: &str, script: &Script) -> Result<Re
         };
         for (var, pointer) in &step.save {
             if let Some(value) = record.body.pointer(pointer) {
-                let text = value.as_str().map_or_else(|| value.to_string(), str::to_owned);
+                let text = value
+                    .as_str()
+                    .map_or_else(|| value.to_string(), str::to_owned);
                 vars.insert(var.clone(), text);
             }
         }
@@ -231,7 +233,11 @@ pub async fn run_script(client: &Client, ns: &str, script: &Script) -> Result<Re
         let body = serde_json::to_vec(&kind.object(SENTINEL))?;
         let created = send(client, "POST", &path, "application/json", body).await?;
         if created.status != 201 {
-            bail!("the sentinel {kind:?} was refused ({}): {}", created.status, created.body);
+            bail!(
+                "the sentinel {kind:?} was refused ({}): {}",
+                created.status,
+                created.body
+            );
         }
         let seen = tokio::time::timeout(DEADLINE, async {
             loop {

@@ -147,7 +147,9 @@ pub fn load_corpus(dir: &Path) -> Result<Vec<Script>> {
             .and_then(|s| s.to_str())
             .context("a script file has a UTF-8 name")?;
         script.name = stem.to_owned();
-        script.check().with_context(|| format!("{}", path.display()))?;
+        script
+            .check()
+            .with_context(|| format!("{}", path.display()))?;
         scripts.push(script);
     }
     ensure!(!scripts.is_empty(), "no scripts in {}", dir.display());
@@ -168,7 +170,10 @@ impl Script {
                 bail!("step {i}: give body or bodyText, not both");
             }
             if let Some(sub) = &step.subresource {
-                ensure!(sub == "status", "step {i}: only the status subresource is scripted");
+                ensure!(
+                    sub == "status",
+                    "step {i}: only the status subresource is scripted"
+                );
                 ensure!(step.name.is_some(), "step {i}: a subresource needs a name");
             }
         }
@@ -178,7 +183,8 @@ impl Script {
     /// Whether the script touches the custom resource (registered from its
     /// CRD on the real server, by hand on the fake one).
     pub fn uses_crd(&self) -> bool {
-        self.watch.contains(&Kind::Widgets) || self.steps.iter().any(|s| s.resource == Kind::Widgets)
+        self.watch.contains(&Kind::Widgets)
+            || self.steps.iter().any(|s| s.resource == Kind::Widgets)
     }
 }
 
@@ -209,7 +215,9 @@ pub fn substitute_str(s: &str, vars: &BTreeMap<String, String>) -> Result<String
     while let Some(start) = rest.find("${") {
         out.push_str(&rest[..start]);
         let after = &rest[start + 2..];
-        let end = after.find('}').context("an unclosed ${ in a script string")?;
+        let end = after
+            .find('}')
+            .context("an unclosed ${ in a script string")?;
         let name = &after[..end];
         let value = vars
             .get(name)
