@@ -188,13 +188,20 @@ impl Allowed {
 /// `id:`, `scripts:` (space-separated patterns), `paths:` (space-separated
 /// patterns) and `side:` (`real`, `fake` or `any`).
 pub fn load_allowed(path: &Path) -> Result<Vec<Allowed>> {
+    load_blocks(path, "```wc-difference")
+}
+
+/// Reads the blocks opened by `opening` (```` ```wc-difference ```` or
+/// KNOWN_GAPS.md's ```` ```wc-gap ````, whose `owner` and `cause` lines
+/// are notes for people).
+pub fn load_blocks(path: &Path, opening: &str) -> Result<Vec<Allowed>> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     let mut entries = Vec::new();
     let mut block: Option<Vec<&str>> = None;
     for line in text.lines() {
         match (&mut block, line.trim()) {
-            (None, "```wc-difference") => block = Some(Vec::new()),
+            (None, open) if open == opening => block = Some(Vec::new()),
             (Some(lines), "```") => {
                 entries.push(parse_entry(lines)?);
                 block = None;
@@ -225,6 +232,7 @@ fn parse_entry(lines: &[&str]) -> Result<Allowed> {
             "id" => entry.id = value.trim().to_owned(),
             "scripts" => entry.scripts = words(),
             "paths" => entry.paths = words(),
+            "owner" | "cause" => {}
             "side" => {
                 entry.side = match value.trim() {
                     "real" => Side::RealOnly,
