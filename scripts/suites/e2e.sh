@@ -40,6 +40,13 @@ echo "e2e: servers ready to run after $((SECONDS - start))s (etcd $ETCD_VERSION,
 # `cargo test` holds the build lock.
 cargo build --workspace --all-features --example operator --example configmapgen
 
+# The write conformance test compares the fake server's writes with this
+# apiserver's. The gaps still open are listed, with their causes, in
+# conformance/writes/KNOWN_GAPS.md; they are excused here (and counted in the
+# test's output) so the suite fails on any difference not listed there.
+export WRITE_CONFORMANCE_EXCUSE_KNOWN_GAPS="${WRITE_CONFORMANCE_EXCUSE_KNOWN_GAPS:-1}"
+echo "e2e: write conformance excuses the open gaps of conformance/writes/KNOWN_GAPS.md"
+
 start=$SECONDS
 bash e2e/cluster.sh run -- \
   cargo test --workspace --all-features --test 'e2e*' -- --test-threads=4
