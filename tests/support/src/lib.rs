@@ -124,6 +124,8 @@ mod selector;
 mod store;
 mod watch;
 mod write;
+mod simulation;
+mod transport;
 
 use std::{
     net::SocketAddr,
@@ -148,6 +150,10 @@ pub use faults::{ApiStatus, RequestMatch, WatchFault};
 pub use record::RecordedRequest;
 pub use resource::{ResourceType, ScopeName};
 pub use store::StoreError;
+pub use faults::WriteTarget;
+pub use simulation::{
+    FaultMix, SEED_VAR, ScenarioOutcome, SeedRuns, SimContext, Simulation, SimulationFailure, Trace,
+};
 
 use faults::{Answer, Faults, PendingWatchFault, RequestFault};
 use store::State;
