@@ -153,7 +153,11 @@ impl ApiStatus {
     /// 503 Service Unavailable, as an API server answers while it cannot
     /// reach etcd or is shutting down.
     pub fn service_unavailable() -> Self {
-        Self::new(503, "ServiceUnavailable", "the server is currently unable to handle the request")
+        Self::new(
+            503,
+            "ServiceUnavailable",
+            "the server is currently unable to handle the request",
+        )
     }
 
     /// 500 Internal Server Error.

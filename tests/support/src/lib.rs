@@ -121,11 +121,11 @@ mod list;
 mod record;
 mod resource;
 mod selector;
+mod simulation;
 mod store;
+mod transport;
 mod watch;
 mod write;
-mod simulation;
-mod transport;
 
 use std::{
     net::SocketAddr,
@@ -146,14 +146,14 @@ use serde::{Serialize, de::DeserializeOwned};
 use serde_json::Value;
 use tokio::{sync::Notify, task::JoinHandle};
 
+pub use faults::WriteTarget;
 pub use faults::{ApiStatus, RequestMatch, WatchFault};
 pub use record::RecordedRequest;
 pub use resource::{ResourceType, ScopeName};
-pub use store::StoreError;
-pub use faults::WriteTarget;
 pub use simulation::{
     FaultMix, SEED_VAR, ScenarioOutcome, SeedRuns, SimContext, Simulation, SimulationFailure, Trace,
 };
+pub use store::StoreError;
 
 use faults::{Answer, Faults, PendingWatchFault, RequestFault};
 use store::State;

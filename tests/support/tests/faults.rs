@@ -58,8 +58,16 @@ async fn flt1_lagged_watch_delivers_each_event_lag_late_in_order() {
     server.create(&cm("before", "0")).unwrap();
     let from = server.resource_version().to_string();
     server.lag_watches(RequestMatch::Watch, Duration::from_secs(5), 1);
-    let mut lagged = api.watch(&WatchParams::default(), &from).await.unwrap().boxed();
-    let mut prompt = api.watch(&WatchParams::default(), &from).await.unwrap().boxed();
+    let mut lagged = api
+        .watch(&WatchParams::default(), &from)
+        .await
+        .unwrap()
+        .boxed();
+    let mut prompt = api
+        .watch(&WatchParams::default(), &from)
+        .await
+        .unwrap()
+        .boxed();
 
     let start = Instant::now();
     let a = server.create(&cm("a", "1")).unwrap();
@@ -89,12 +97,19 @@ async fn flt1_lagged_watch_delivers_each_event_lag_late_in_order() {
     for _ in 0..3 {
         arrivals.push(next_event(&mut lagged, start).await);
     }
-    let names_rvs: Vec<_> = arrivals.iter().map(|(n, rv, _)| (n.clone(), rv.clone())).collect();
+    let names_rvs: Vec<_> = arrivals
+        .iter()
+        .map(|(n, rv, _)| (n.clone(), rv.clone()))
+        .collect();
     assert_eq!(names_rvs, expected);
     let times: Vec<_> = arrivals.iter().map(|(_, _, t)| *t).collect();
     assert_eq!(
         times,
-        [Duration::from_secs(5), Duration::from_millis(6000), Duration::from_millis(6500)]
+        [
+            Duration::from_secs(5),
+            Duration::from_millis(6000),
+            Duration::from_millis(6500)
+        ]
     );
 }
 
@@ -109,7 +124,10 @@ async fn flt1_lag_is_used_by_the_next_watches_only_and_delays_the_end() {
     let mut later = api.watch(&params, "0").await.unwrap().boxed();
     server.create(&cm("a", "1")).unwrap();
     assert_eq!(next_event(&mut later, start).await.2, Duration::ZERO);
-    assert_eq!(next_event(&mut lagged, start).await.2, Duration::from_secs(2));
+    assert_eq!(
+        next_event(&mut lagged, start).await.2,
+        Duration::from_secs(2)
+    );
     // Ends at its 10 s timeout, seen 2 s late.
     assert!(lagged.next().await.is_none());
     assert_eq!(start.elapsed(), Duration::from_secs(12));
@@ -155,19 +173,28 @@ async fn flt2_conflict_by_matcher_names_the_group_and_spares_creates() {
 
     // A create names no object in its URL: it is not counted.
     let configmaps: Api<ConfigMap> = Api::default_namespaced(client.clone());
-    configmaps.create(&PostParams::default(), &cm("c", "0")).await.unwrap();
+    configmaps
+        .create(&PostParams::default(), &cm("c", "0"))
+        .await
+        .unwrap();
 
     let deployments: Api<Deployment> = Api::default_namespaced(client);
     let patch = Patch::Merge(json!({"metadata": {"labels": {"x": "y"}}}));
-    let (code, _, message) =
-        api_error(deployments.patch("web", &PatchParams::default(), &patch).await);
+    let (code, _, message) = api_error(
+        deployments
+            .patch("web", &PatchParams::default(), &patch)
+            .await,
+    );
     assert_eq!(code, 409);
     assert!(
         message.starts_with("Operation cannot be fulfilled on deployments.apps \"web\""),
         "{message}"
     );
     // Used once.
-    deployments.patch("web", &PatchParams::default(), &patch).await.unwrap();
+    deployments
+        .patch("web", &PatchParams::default(), &patch)
+        .await
+        .unwrap();
 }
 
 #[tokio::test(start_paused = true)]
@@ -183,7 +210,9 @@ async fn flt3_latency_delays_every_matching_request_on_virtual_time_only() {
     }
     // Other requests are not delayed.
     let start = Instant::now();
-    api.create(&PostParams::default(), &cm("a", "0")).await.unwrap();
+    api.create(&PostParams::default(), &cm("a", "0"))
+        .await
+        .unwrap();
     assert_eq!(start.elapsed(), Duration::ZERO);
     // A failed answer is delayed too.
     server.fail_requests(RequestMatch::List, ApiStatus::internal_error(), 1);
@@ -210,7 +239,11 @@ async fn flt4_clear_faults_drops_every_pending_fault() {
     api.patch("a", &pp, &Patch::Merge(json!({"data": {"value": "1"}})))
         .await
         .unwrap();
-    let mut watch = api.watch(&WatchParams::default(), "0").await.unwrap().boxed();
+    let mut watch = api
+        .watch(&WatchParams::default(), "0")
+        .await
+        .unwrap()
+        .boxed();
     assert_eq!(next_event(&mut watch, start).await.2, Duration::ZERO);
     assert_eq!(start.elapsed(), Duration::ZERO);
 }

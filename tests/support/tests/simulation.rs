@@ -34,7 +34,11 @@ async fn writers_and_a_watcher(sim: SimContext) {
             };
             while let Ok(Some(event)) = stream.try_next().await {
                 if let WatchEvent::Added(o) | WatchEvent::Modified(o) = event {
-                    sim.record(format!("saw {}@{}", o.name_any(), o.resource_version().unwrap()));
+                    sim.record(format!(
+                        "saw {}@{}",
+                        o.name_any(),
+                        o.resource_version().unwrap()
+                    ));
                 }
             }
         })
@@ -44,7 +48,11 @@ async fn writers_and_a_watcher(sim: SimContext) {
         let (api, sim) = (api.clone(), sim.clone());
         tasks.push(tokio::spawn(async move {
             let name = format!("cm-{w}");
-            while api.create(&PostParams::default(), &cm(&name)).await.is_err() {
+            while api
+                .create(&PostParams::default(), &cm(&name))
+                .await
+                .is_err()
+            {
                 if api.get(&name).await.is_ok() {
                     break;
                 }
@@ -54,12 +62,18 @@ async fn writers_and_a_watcher(sim: SimContext) {
                 let pause = sim.random_below(200);
                 tokio::time::sleep(Duration::from_millis(pause)).await;
                 loop {
-                    let Ok(current) = api.get(&name).await else { continue };
+                    let Ok(current) = api.get(&name).await else {
+                        continue;
+                    };
                     let patch = Patch::Merge(json!({
                         "metadata": {"resourceVersion": current.resource_version()},
                         "data": {"round": round.to_string()},
                     }));
-                    if api.patch(&name, &PatchParams::default(), &patch).await.is_ok() {
+                    if api
+                        .patch(&name, &PatchParams::default(), &patch)
+                        .await
+                        .is_ok()
+                    {
                         break;
                     }
                 }
@@ -72,7 +86,11 @@ async fn writers_and_a_watcher(sim: SimContext) {
     sim.stop_faults();
     let objects = sim.server().objects::<ConfigMap>();
     assert_eq!(objects.len(), 3);
-    assert!(objects.iter().all(|o| o.data.as_ref().unwrap()["round"] == "3"));
+    assert!(
+        objects
+            .iter()
+            .all(|o| o.data.as_ref().unwrap()["round"] == "3")
+    );
     watcher.abort();
 }
 
@@ -93,7 +111,12 @@ fn sim4_the_same_seed_gives_the_same_trace_byte_for_byte() {
     assert_eq!(first.fingerprint(), second.fingerprint());
     // The trace holds faults, requests, the scenario's lines and events.
     let text = first.to_string();
-    for part in ["fault ", " PATCH /api/v1/namespaces/default/configmaps/cm-0?", "note saw cm-", " Modified v1/configmaps default/cm-"] {
+    for part in [
+        "fault ",
+        " PATCH /api/v1/namespaces/default/configmaps/cm-0?",
+        "note saw cm-",
+        " Modified v1/configmaps default/cm-",
+    ] {
         assert!(text.contains(part), "no {part:?} in\n{text}");
     }
 }
@@ -101,7 +124,12 @@ fn sim4_the_same_seed_gives_the_same_trace_byte_for_byte() {
 #[test]
 fn sim4_other_seeds_give_other_traces() {
     let fingerprints: std::collections::BTreeSet<u64> = (0..5)
-        .map(|seed| Simulation::new(seed).faults(mix()).run(writers_and_a_watcher).fingerprint())
+        .map(|seed| {
+            Simulation::new(seed)
+                .faults(mix())
+                .run(writers_and_a_watcher)
+                .fingerprint()
+        })
         .collect();
     assert_eq!(fingerprints.len(), 5);
 }
@@ -123,8 +151,13 @@ fn sim1_the_scenario_runs_on_a_paused_current_thread_runtime() {
 
 #[test]
 fn sim3_no_faults_are_drawn_from_an_empty_mix() {
-    let trace = Simulation::new(3).faults(FaultMix::none()).run(writers_and_a_watcher);
-    assert!(!trace.lines().iter().any(|l| l.contains(" fault ")), "{trace}");
+    let trace = Simulation::new(3)
+        .faults(FaultMix::none())
+        .run(writers_and_a_watcher);
+    assert!(
+        !trace.lines().iter().any(|l| l.contains(" fault ")),
+        "{trace}"
+    );
 }
 
 #[test]
@@ -137,9 +170,12 @@ fn sim3_only_writes_with_a_precondition_get_drawn_conflicts() {
         api.patch("a", &pp, &Patch::Merge(json!({"data": {"k": "v"}})))
             .await
             .unwrap();
-        let guarded = Patch::Merge(json!({"metadata": {"resourceVersion": created.resource_version()}}));
+        let guarded =
+            Patch::Merge(json!({"metadata": {"resourceVersion": created.resource_version()}}));
         match api.patch("a", &pp, &guarded).await {
-            Err(kube::Error::Api(status)) => assert_eq!((status.code, status.reason.as_str()), (409, "Conflict")),
+            Err(kube::Error::Api(status)) => {
+                assert_eq!((status.code, status.reason.as_str()), (409, "Conflict"))
+            }
             other => panic!("expected a conflict, got {other:?}"),
         }
     });
@@ -151,7 +187,11 @@ fn sim5_a_failing_run_names_its_seed_and_how_to_run_it_alone() {
         .try_run(|_sim| async { panic!("the store diverged") as () })
         .unwrap_err();
     assert_eq!(failure.seed(), 11);
-    assert!(failure.message().contains("the store diverged"), "{}", failure.message());
+    assert!(
+        failure.message().contains("the store diverged"),
+        "{}",
+        failure.message()
+    );
     assert!(failure.to_string().contains("SIM_SEED=11"), "{failure}");
     assert!(failure.trace().is_some());
 
@@ -164,7 +204,11 @@ fn sim5_a_failing_run_names_its_seed_and_how_to_run_it_alone() {
         .time_limit(Duration::from_secs(60))
         .try_run(|_sim| async { tokio::time::sleep(Duration::from_secs(61)).await })
         .unwrap_err();
-    assert!(failure.message().contains("did not finish within 60s"), "{}", failure.message());
+    assert!(
+        failure.message().contains("did not finish within 60s"),
+        "{}",
+        failure.message()
+    );
 }
 
 #[test]
@@ -173,8 +217,13 @@ fn sim5_run_panics_with_the_seed() {
         Simulation::new(21).run(|_sim| async { panic!("boom") as () });
     })
     .unwrap_err();
-    let message = panic.downcast_ref::<String>().expect("a formatted panic message");
-    assert!(message.contains("seed 21") && message.contains("SIM_SEED=21"), "{message}");
+    let message = panic
+        .downcast_ref::<String>()
+        .expect("a formatted panic message");
+    assert!(
+        message.contains("seed 21") && message.contains("SIM_SEED=21"),
+        "{message}"
+    );
 }
 
 #[test]
@@ -182,22 +231,33 @@ fn sim6_seeds_runs_the_range_or_the_seed_in_sim_seed() {
     match std::env::var("SIM_SEED") {
         // Run by the branch below in a child process.
         Ok(seed) => {
-            let traces = Simulation::seeds(0..50).faults(FaultMix::none()).run(|_sim| async {});
+            let traces = Simulation::seeds(0..50)
+                .faults(FaultMix::none())
+                .run(|_sim| async {});
             let seeds: Vec<u64> = traces.iter().map(|t| t.seed()).collect();
             assert_eq!(seeds, [seed.parse::<u64>().unwrap()]);
             println!("SIM6-CHILD-OK");
         }
         Err(_) => {
-            let traces = Simulation::seeds(5..9).faults(FaultMix::none()).run(|_sim| async {});
+            let traces = Simulation::seeds(5..9)
+                .faults(FaultMix::none())
+                .run(|_sim| async {});
             let seeds: Vec<u64> = traces.iter().map(|t| t.seed()).collect();
             assert_eq!(seeds, [5, 6, 7, 8]);
             let child = std::process::Command::new(std::env::current_exe().unwrap())
-                .args(["--exact", "sim6_seeds_runs_the_range_or_the_seed_in_sim_seed", "--nocapture"])
+                .args([
+                    "--exact",
+                    "sim6_seeds_runs_the_range_or_the_seed_in_sim_seed",
+                    "--nocapture",
+                ])
                 .env("SIM_SEED", "17")
                 .output()
                 .unwrap();
             let out = String::from_utf8_lossy(&child.stdout);
-            assert!(child.status.success() && out.contains("SIM6-CHILD-OK"), "{out}");
+            assert!(
+                child.status.success() && out.contains("SIM6-CHILD-OK"),
+                "{out}"
+            );
         }
     }
 }

@@ -103,8 +103,11 @@ impl FaultPlan for SeededPlan {
             }
         }
         if !notes.is_empty() {
-            self.recorder
-                .line(format_args!("fault watch {}: {}", request.path, notes.join(", ")));
+            self.recorder.line(format_args!(
+                "fault watch {}: {}",
+                request.path,
+                notes.join(", ")
+            ));
         }
         setup
     }
@@ -133,14 +136,23 @@ mod tests {
 
     #[test]
     fn sim3_only_writes_with_a_resource_version_precondition_may_conflict() {
-        assert!(has_precondition("PUT", br#"{"metadata":{"resourceVersion":"4"}}"#));
+        assert!(has_precondition(
+            "PUT",
+            br#"{"metadata":{"resourceVersion":"4"}}"#
+        ));
         assert!(!has_precondition("PUT", br#"{"metadata":{"name":"a"}}"#));
         assert!(has_precondition(
             "PATCH",
             br#"[{"op":"test","path":"/metadata/resourceVersion","value":"4"}]"#
         ));
-        assert!(!has_precondition("PATCH", br#"[{"op":"add","path":"/data","value":{}}]"#));
-        assert!(has_precondition("DELETE", br#"{"preconditions":{"resourceVersion":"4"}}"#));
+        assert!(!has_precondition(
+            "PATCH",
+            br#"[{"op":"add","path":"/data","value":{}}]"#
+        ));
+        assert!(has_precondition(
+            "DELETE",
+            br#"{"preconditions":{"resourceVersion":"4"}}"#
+        ));
         assert!(!has_precondition("DELETE", b""));
         assert!(!has_precondition("PATCH", b"not json"));
     }

@@ -40,7 +40,11 @@ impl Recorder {
         lines.extend(self.lines.lock().iter().cloned());
         lines.push(format!("requests {}", requests.len()));
         for request in requests {
-            let query: Vec<String> = request.query.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            let query: Vec<String> = request
+                .query
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
             lines.push(format!(
                 "{} {} {}?{}",
                 stamp(request.received_at.saturating_duration_since(self.start)),
@@ -49,7 +53,11 @@ impl Recorder {
                 query.join("&")
             ));
         }
-        lines.push(format!("events {} (newest resourceVersion {})", state.log.len(), state.rv));
+        lines.push(format!(
+            "events {} (newest resourceVersion {})",
+            state.log.len(),
+            state.rv
+        ));
         for event in &state.log {
             let meta = &event.new["metadata"];
             lines.push(format!(
