@@ -1,11 +1,35 @@
 //! Misbehaviour on request: error answers, delays, and things that go wrong
 //! in the middle of a watch.
+//!
+//! Rules (the tests in `tests/faults.rs` name them):
+//! - FLT1: a lagged watch delivers every line `lag` after the server produced
+//!   it, in the order produced, the end of the stream included; other
+//!   watches are not delayed.
+//! - FLT2: an injected write conflict lets `after_writes` matching writes
+//!   through, then answers the next one 409 `Conflict` with the API
+//!   server's message (`Operation cannot be fulfilled on <resource> "<name>":
+//!   the object has been modified; …`) without applying it; it counts only
+//!   writes to one object (`PUT`, `PATCH`, `DELETE` of a named object).
+//! - FLT3: latency delays the answer to every matching request, failed ones
+//!   included, until the faults are cleared; on a paused clock it advances
+//!   virtual time only.
+//! - FLT4: [`FakeApiServer::clear_faults`](crate::FakeApiServer::clear_faults)
+//!   drops every pending fault, latency, lag and schedule; watches already
+//!   open keep the faults they were given.
+//! - FLT5: a fault schedule (what a `Simulation` installs) is asked once per
+//!   request and once per watch, in the order they arrive, after the faults
+//!   set by hand.
+
+mod inject;
+mod lag;
 
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::record::RecordedRequest;
+use crate::{record::RecordedRequest, resource::CollectionPath};
+
+pub(crate) use lag::lagged;
 
 /// Which requests a fault applies to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,6 +76,9 @@ pub(crate) enum Answer {
     /// Hold the request this long (on tokio's clock), neither applied nor
     /// answered, then serve it to the end even if the client has gone.
     Hold(Duration),
+    /// Deliver every line of a watch this much later than it was produced;
+    /// taken only by watches (FLT1).
+    Lag(Duration),
 }
 
 /// A Kubernetes `Status` failure: HTTP code, reason and message.
@@ -99,6 +126,38 @@ impl ApiStatus {
     /// 429 Too Many Requests.
     pub fn too_many_requests() -> Self {
         Self::new(429, "TooManyRequests", "too many requests, try again later")
+    }
+
+    /// 409 Conflict as the API server answers a write based on an outdated
+    /// object: `resource` is the plural, qualified by its group when it has
+    /// one (`configmaps`, `deployments.apps`).
+    ///
+    /// ```
+    /// use kube_informer_testing::ApiStatus;
+    ///
+    /// let status = ApiStatus::conflict("configmaps", "settings");
+    /// assert_eq!(status.code, 409);
+    /// assert!(status.message.starts_with("Operation cannot be fulfilled on configmaps \"settings\""));
+    /// ```
+    pub fn conflict(resource: &str, name: &str) -> Self {
+        Self::new(
+            409,
+            "Conflict",
+            &format!(
+                "Operation cannot be fulfilled on {resource} \"{name}\": the object has been \
+                 modified; please apply your changes to the latest version and try again"
+            ),
+        )
+    }
+
+    /// 503 Service Unavailable, as an API server answers while it cannot
+    /// reach etcd or is shutting down.
+    pub fn service_unavailable() -> Self {
+        Self::new(
+            503,
+            "ServiceUnavailable",
+            "the server is currently unable to handle the request",
+        )
     }
 
     /// 500 Internal Server Error.
@@ -197,34 +256,199 @@ pub(crate) struct PendingWatchFault {
     pub(crate) fault: WatchFault,
 }
 
+/// Which writes an injected conflict counts (FLT2).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WriteTarget {
+    /// Writes to any one object that `RequestMatch` matches
+    /// (e.g. [`RequestMatch::Update`]: `PUT` and `PATCH`).
+    Matching(RequestMatch),
+    /// Writes (`PUT`, `PATCH`, `DELETE`) to one object.
+    Object {
+        /// The object's API group (`""` for the core group).
+        group: String,
+        /// Its resource's plural, e.g. `configmaps`.
+        plural: String,
+        /// Its namespace (`None` for a cluster-scoped object).
+        namespace: Option<String>,
+        /// Its name.
+        name: String,
+    },
+}
+
+impl WriteTarget {
+    /// Writes to the typed object `namespace/name`.
+    ///
+    /// ```
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube_informer_testing::WriteTarget;
+    ///
+    /// let target = WriteTarget::object::<ConfigMap>(Some("default"), "settings");
+    /// assert!(matches!(target, WriteTarget::Object { ref plural, .. } if plural == "configmaps"));
+    /// ```
+    pub fn object<K: crate::StaticResource>(namespace: Option<&str>, name: &str) -> Self {
+        Self::object_of(&crate::ResourceType::of::<K>(), namespace, name)
+    }
+
+    /// Writes to the object `namespace/name` of any resource.
+    pub fn object_of(resource: &crate::ResourceType, namespace: Option<&str>, name: &str) -> Self {
+        Self::Object {
+            group: resource.group.clone(),
+            plural: resource.plural.clone(),
+            namespace: namespace.map(str::to_owned),
+            name: name.to_owned(),
+        }
+    }
+
+    fn matches(&self, request: &RecordedRequest, path: &CollectionPath, name: &str) -> bool {
+        match self {
+            Self::Matching(matcher) => matcher.matches(request),
+            Self::Object {
+                group,
+                plural,
+                namespace,
+                name: target,
+            } => {
+                path.resource.group == *group
+                    && path.resource.plural == *plural
+                    && path.namespace == *namespace
+                    && name == target
+            }
+        }
+    }
+}
+
+impl From<RequestMatch> for WriteTarget {
+    fn from(matcher: RequestMatch) -> Self {
+        Self::Matching(matcher)
+    }
+}
+
+/// The object a write names, when it is a `PUT`, `PATCH` or `DELETE` of one
+/// object: the only writes the API server answers with a conflict.
+pub(crate) fn written_object(request: &RecordedRequest) -> Option<(CollectionPath, String)> {
+    if !matches!(request.method.as_str(), "PUT" | "PATCH" | "DELETE") {
+        return None;
+    }
+    match CollectionPath::parse_with_name(&request.path)? {
+        (path, Some(name)) => Some((path, name)),
+        _ => None,
+    }
+}
+
+/// The 409 the API server gives a write to this object.
+pub(crate) fn conflict_for(path: &CollectionPath, name: &str) -> ApiStatus {
+    let resource = &path.resource;
+    let qualified = if resource.group.is_empty() {
+        resource.plural.clone()
+    } else {
+        format!("{}.{}", resource.plural, resource.group)
+    };
+    ApiStatus::conflict(&qualified, name)
+}
+
+/// An injected conflict waiting for its write.
+#[derive(Debug, Clone)]
+pub(crate) struct ConflictFault {
+    pub(crate) target: WriteTarget,
+    /// Matching writes still to let through.
+    pub(crate) skip: usize,
+}
+
+/// What a new watch is given: faults in the order they fall due, and lag.
+#[derive(Debug, Default)]
+pub(crate) struct WatchSetup {
+    pub(crate) faults: Vec<(usize, WatchFault)>,
+    pub(crate) lag: Option<Duration>,
+}
+
+/// Faults decided per request by a schedule rather than set up front
+/// (FLT5): a `Simulation` draws them from its seed.
+pub(crate) trait FaultPlan: std::fmt::Debug + Send {
+    /// The answers for one request (a `Status`, a `Delay`), given its body.
+    fn request(&mut self, request: &RecordedRequest, body: &[u8]) -> Vec<Answer>;
+    /// The faults and lag of one new watch.
+    fn watch(&mut self, request: &RecordedRequest) -> WatchSetup;
+}
+
 /// All faults not yet used up.
 #[derive(Debug, Default)]
 pub(crate) struct Faults {
     pub(crate) requests: Vec<RequestFault>,
     pub(crate) watches: Vec<PendingWatchFault>,
+    pub(crate) conflicts: Vec<ConflictFault>,
+    pub(crate) plan: Option<Box<dyn FaultPlan>>,
 }
 
 impl Faults {
     /// The answers for one request, in order (delays first); each use
     /// counts against its fault.
-    pub(crate) fn take_answers(&mut self, request: &RecordedRequest) -> Vec<Answer> {
+    pub(crate) fn take_answers(&mut self, request: &RecordedRequest, body: &[u8]) -> Vec<Answer> {
         let mut answers = Vec::new();
         for fault in &mut self.requests {
-            if fault.remaining > 0 && fault.matches(request) {
+            let lag = matches!(fault.answer, Answer::Lag(_));
+            if fault.remaining > 0 && !lag && fault.matches(request) {
                 fault.remaining -= 1;
                 answers.push(fault.answer.clone());
             }
         }
         self.requests.retain(|f| f.remaining > 0);
+        if let Some((path, name)) = written_object(request) {
+            let mut due = false;
+            self.conflicts.retain_mut(|c| {
+                if !c.target.matches(request, &path, &name) {
+                    return true;
+                }
+                match c.skip.checked_sub(1) {
+                    Some(left) => {
+                        c.skip = left;
+                        true
+                    }
+                    // Used by this write; another one due now is used too.
+                    None => {
+                        due = true;
+                        false
+                    }
+                }
+            });
+            if due {
+                answers.push(Answer::Status(conflict_for(&path, &name)));
+            }
+        }
+        if let Some(plan) = &mut self.plan {
+            answers.extend(plan.request(request, body));
+        }
         answers.sort_by_key(|a| matches!(a, Answer::Status(_)));
         answers
     }
 
+    /// The faults and lag of a new watch, each watch fault used once, each
+    /// lag counted against its fault.
+    pub(crate) fn take_watch_setup(&mut self, request: &RecordedRequest) -> WatchSetup {
+        let mut setup = WatchSetup {
+            faults: self.take_watch_faults(request),
+            lag: None,
+        };
+        for fault in &mut self.requests {
+            if let Answer::Lag(lag) = fault.answer
+                && fault.remaining > 0
+                && fault.matches(request)
+            {
+                fault.remaining -= 1;
+                setup.lag = setup.lag.max(Some(lag));
+            }
+        }
+        self.requests.retain(|f| f.remaining > 0);
+        if let Some(plan) = &mut self.plan {
+            let planned = plan.watch(request);
+            setup.faults.extend(planned.faults);
+            setup.lag = setup.lag.max(planned.lag);
+        }
+        setup.faults.sort_by_key(|(n, _)| *n);
+        setup
+    }
+
     /// The watch faults for a new watch, each used once.
-    pub(crate) fn take_watch_faults(
-        &mut self,
-        request: &RecordedRequest,
-    ) -> Vec<(usize, WatchFault)> {
+    fn take_watch_faults(&mut self, request: &RecordedRequest) -> Vec<(usize, WatchFault)> {
         let mut taken = Vec::new();
         self.watches.retain(|f| {
             if f.matcher.matches(request) {

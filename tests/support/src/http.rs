@@ -61,10 +61,12 @@ async fn serve(
     shared.requests.lock().push(request.clone());
     shared.requests_changed.notify_waiters();
 
-    let answers = shared.faults.lock().take_answers(&request);
+    let answers = shared.faults.lock().take_answers(&request, &body);
     for answer in answers {
         match answer {
             Answer::Delay(d) => tokio::time::sleep(d).await,
+            // Taken by the watch itself; never among a request's answers.
+            Answer::Lag(_) => {}
             Answer::Status(status) => return status_response(&status),
             Answer::Hold(hold) => {
                 // On a task of its own, so the write lands after the hold

@@ -121,7 +121,9 @@ mod list;
 mod record;
 mod resource;
 mod selector;
+mod simulation;
 mod store;
+mod transport;
 mod watch;
 mod write;
 
@@ -144,9 +146,13 @@ use serde::{Serialize, de::DeserializeOwned};
 use serde_json::Value;
 use tokio::{sync::Notify, task::JoinHandle};
 
+pub use faults::WriteTarget;
 pub use faults::{ApiStatus, RequestMatch, WatchFault};
 pub use record::RecordedRequest;
 pub use resource::{ResourceType, ScopeName};
+pub use simulation::{
+    FaultMix, SEED_VAR, ScenarioOutcome, SeedRuns, SimContext, Simulation, SimulationFailure, Trace,
+};
 pub use store::StoreError;
 
 use faults::{Answer, Faults, PendingWatchFault, RequestFault};

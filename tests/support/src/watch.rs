@@ -162,11 +162,11 @@ pub(crate) fn watch(
             (c.kind.clone(), c.api_version.clone())
         }
     };
-    let faults = shared.faults.lock().take_watch_faults(request);
+    let setup = shared.faults.lock().take_watch_setup(request);
     let timeout = query.timeout.unwrap_or(settings.default_watch_timeout);
     let mut outbox = Outbox {
         sent: 0,
-        faults: faults.into(),
+        faults: setup.faults.into(),
         kind: kind.clone(),
         api_version: api_version.clone(),
     };
@@ -257,9 +257,13 @@ pub(crate) fn watch(
             }
         }
     };
+    let body = match setup.lag {
+        Some(lag) => Body::from_stream(crate::faults::lagged(body, lag)),
+        None => Body::from_stream(body),
+    };
     Response::builder()
         .header(header::CONTENT_TYPE, "application/json")
-        .body(Body::from_stream(body))
+        .body(body)
         .expect("static response parts are valid")
 }
 
