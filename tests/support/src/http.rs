@@ -92,7 +92,7 @@ fn serve_request(
     headers: &HeaderMap,
     body: &Bytes,
 ) -> Response {
-    let Some((path, name)) = CollectionPath::parse_with_name(&request.path) else {
+    let Some((path, name, subresource)) = CollectionPath::parse_object(&request.path) else {
         return status_response(&ApiStatus::new(
             404,
             "NotFound",
@@ -110,10 +110,11 @@ fn serve_request(
                 method,
                 path: &path,
                 name: name.as_deref(),
+                subresource: subresource.as_deref(),
                 headers,
                 body,
                 query: &query,
-                dry_run: request.param("dryRun").is_some(),
+                params: &request.query,
             },
         );
     }

@@ -114,13 +114,18 @@
 )]
 #![forbid(unsafe_code)]
 
+mod builtin;
 mod faults;
+mod field_set;
 mod http;
 mod json_patch;
 mod list;
+mod managed_fields;
+mod merge_keys;
 mod record;
 mod resource;
 mod selector;
+mod server_fields;
 mod simulation;
 mod store;
 mod transport;

@@ -35,6 +35,12 @@ pub struct ResourceType {
     pub kind: String,
     /// Whether objects live in namespaces.
     pub namespaced: bool,
+    /// Whether the kind has a `/status` subresource: then a write of the
+    /// object leaves `status` alone and only `…/NAME/status` changes it.
+    /// [`ResourceType::new`] sets it for the built-in kinds that have one
+    /// (Pods, Deployments, Nodes, …; not ConfigMaps or Secrets); set it
+    /// for a custom resource with [`with_status_subresource`](Self::with_status_subresource).
+    pub status_subresource: bool,
 }
 
 impl ResourceType {
@@ -46,7 +52,26 @@ impl ResourceType {
             plural: plural.to_owned(),
             kind: kind.to_owned(),
             namespaced,
+            status_subresource: crate::builtin::has_status_subresource(group, plural),
         }
+    }
+
+    /// The same type with a `/status` subresource, as a custom resource
+    /// whose CRD version declares `subresources: {status: {}}` has.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use kube_informer_testing::ResourceType;
+    ///
+    /// let widgets = ResourceType::new("example.com", "v1", "widgets", "Widget", true);
+    /// assert!(!widgets.status_subresource);
+    /// assert!(widgets.with_status_subresource().status_subresource);
+    /// ```
+    #[must_use]
+    pub fn with_status_subresource(mut self) -> Self {
+        self.status_subresource = true;
+        self
     }
 
     /// The resource type of a static Kubernetes type such as `ConfigMap`.
@@ -140,6 +165,16 @@ impl CollectionPath {
     /// object `NS` (two segments after the version), while a namespaced
     /// collection has three (`namespaces/NS/PLURAL`).
     pub(crate) fn parse_with_name(path: &str) -> Option<(Self, Option<String>)> {
+        match Self::parse_object(path)? {
+            (collection, name, None) => Some((collection, name)),
+            (_, _, Some(_)) => None,
+        }
+    }
+
+    /// Parses what [`parse_with_name`](Self::parse_with_name) does, or the
+    /// URL of a subresource of one object (`…/PLURAL/NAME/SUBRESOURCE`),
+    /// returning the subresource's name too.
+    pub(crate) fn parse_object(path: &str) -> Option<(Self, Option<String>, Option<String>)> {
         let parts: Vec<&str> = path.trim_matches('/').split('/').collect();
         let (group, version, rest) = match parts.as_slice() {
             ["api", version, rest @ ..] => ("", *version, rest),
@@ -147,11 +182,15 @@ impl CollectionPath {
             _ => return None,
         };
         let (namespace, plural, name) = match rest {
+            // A Namespace's own subresources, not collections inside it.
+            ["namespaces", _, "status" | "finalize"] => {
+                return Self::parse_subresource(group, version, rest);
+            }
             [plural] => (None, *plural, None),
             [plural, name] => (None, *plural, Some(*name)),
             ["namespaces", ns, plural] => (Some((*ns).to_owned()), *plural, None),
             ["namespaces", ns, plural, name] => (Some((*ns).to_owned()), *plural, Some(*name)),
-            _ => return None,
+            _ => return Self::parse_subresource(group, version, rest),
         };
         if plural.is_empty() || name.is_some_and(str::is_empty) {
             return None;
@@ -164,7 +203,36 @@ impl CollectionPath {
             },
             namespace,
         };
-        Some((collection, name.map(str::to_owned)))
+        Some((collection, name.map(str::to_owned), None))
+    }
+
+    /// `[namespaces/NS/]PLURAL/NAME/SUBRESOURCE` after the version.
+    fn parse_subresource(
+        group: &str,
+        version: &str,
+        rest: &[&str],
+    ) -> Option<(Self, Option<String>, Option<String>)> {
+        let (namespace, plural, name, subresource) = match rest {
+            [plural, name, sub] => (None, *plural, *name, *sub),
+            ["namespaces", ns, plural, name, sub] => (Some((*ns).to_owned()), *plural, *name, *sub),
+            _ => return None,
+        };
+        if [plural, name, subresource].iter().any(|s| s.is_empty()) {
+            return None;
+        }
+        let collection = Self {
+            resource: ResourceId {
+                group: group.to_owned(),
+                version: version.to_owned(),
+                plural: plural.to_owned(),
+            },
+            namespace,
+        };
+        Some((
+            collection,
+            Some(name.to_owned()),
+            Some(subresource.to_owned()),
+        ))
     }
 }
 
@@ -202,5 +270,32 @@ mod tests {
         assert_eq!(name.as_deref(), Some("web"));
         assert!(CollectionPath::parse_with_name("/api/v1/namespaces/ns/pods/p/status").is_none());
         assert!(CollectionPath::parse_with_name("/api/v1/configmaps/").is_some());
+    }
+
+    #[test]
+    fn parses_subresource_paths() {
+        let (p, name, sub) =
+            CollectionPath::parse_object("/api/v1/namespaces/ns/pods/p/status").unwrap();
+        assert_eq!(
+            (p.namespace.as_deref(), name.as_deref(), sub.as_deref()),
+            (Some("ns"), Some("p"), Some("status"))
+        );
+        let (p, name, sub) = CollectionPath::parse_object("/api/v1/nodes/n1/status").unwrap();
+        assert_eq!(
+            (p.namespace, name.as_deref(), sub.as_deref()),
+            (None, Some("n1"), Some("status"))
+        );
+        // `namespaces/NS/PLURAL` is a collection, not the subresource PLURAL of namespace NS.
+        let (p, name, sub) = CollectionPath::parse_object("/api/v1/namespaces/ns/pods").unwrap();
+        assert_eq!(
+            (p.resource.plural.as_str(), name, sub),
+            ("pods", None, None)
+        );
+        assert!(CollectionPath::parse_object("/api/v1/nodes/n1/status/x").is_none());
+        let (p, name, sub) = CollectionPath::parse_object("/api/v1/namespaces/ns/status").unwrap();
+        assert_eq!(
+            (p.resource.plural.as_str(), name.as_deref(), sub.as_deref()),
+            ("namespaces", Some("ns"), Some("status"))
+        );
     }
 }

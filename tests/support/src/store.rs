@@ -9,7 +9,10 @@ use std::{
 
 use serde_json::{Value, json};
 
-use crate::resource::{ResourceId, ResourceType};
+use crate::{
+    resource::{ResourceId, ResourceType},
+    server_fields::{self, ServerClock},
+};
 
 /// Why a change to the store was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -65,11 +68,13 @@ pub(crate) struct LogEvent {
     pub(crate) new: Arc<Value>,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(crate) struct Collection {
     pub(crate) kind: String,
     pub(crate) api_version: String,
     pub(crate) namespaced: bool,
+    /// Once registered with a `/status` subresource, a collection keeps it.
+    pub(crate) status_subresource: bool,
     /// Every key's versions, oldest first; `None` marks a deletion.
     history: BTreeMap<ObjKey, Vec<Version>>,
 }
@@ -100,13 +105,16 @@ impl Collection {
 }
 
 /// All collections, the event log and the resourceVersion counter.
-#[derive(Debug, Default)]
+///
+/// `Clone` serves dry-run writes: they run on a copy that is thrown away.
+#[derive(Debug, Default, Clone)]
 pub(crate) struct State {
     pub(crate) rv: u64,
     /// resourceVersions at or below this were compacted away.
     pub(crate) compacted: u64,
     pub(crate) collections: HashMap<ResourceId, Collection>,
     pub(crate) log: Vec<LogEvent>,
+    pub(crate) clock: ServerClock,
 }
 
 fn key_of(rt: &ResourceType, object: &Value) -> Result<ObjKey, StoreError> {
@@ -142,6 +150,7 @@ impl State {
         c.kind = rt.kind.clone();
         c.api_version = rt.api_version();
         c.namespaced = rt.namespaced;
+        c.status_subresource |= rt.status_subresource;
         c
     }
 
@@ -165,11 +174,15 @@ impl State {
         object["kind"] = json!(rt.kind);
         object["apiVersion"] = json!(rt.api_version());
         object["metadata"]["resourceVersion"] = json!(rv.to_string());
-        if old.is_none() {
-            object["metadata"]["uid"] = json!(format!("uid-{rv}"));
-        } else if let Some(uid) = old.as_ref().and_then(|o| o["metadata"].get("uid")) {
-            object["metadata"]["uid"] = uid.clone();
-        }
+        let status_subresource = self.register(rt).status_subresource;
+        server_fields::stamp(
+            rt,
+            status_subresource,
+            old.as_deref(),
+            &mut object,
+            rv,
+            &self.clock,
+        );
         let new = Arc::new(object);
         let change = if old.is_some() {
             ChangeType::Modified
@@ -248,13 +261,9 @@ impl State {
     /// The resource type of a known collection (what a URL names).
     pub(crate) fn resource_type(&self, id: &ResourceId) -> Option<ResourceType> {
         let c = self.collections.get(id)?;
-        Some(ResourceType::new(
-            &id.group,
-            &id.version,
-            &id.plural,
-            &c.kind,
-            c.namespaced,
-        ))
+        let mut rt = ResourceType::new(&id.group, &id.version, &id.plural, &c.kind, c.namespaced);
+        rt.status_subresource |= c.status_subresource;
+        Some(rt)
     }
 
     /// The current state of one object.

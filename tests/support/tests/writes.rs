@@ -238,12 +238,6 @@ async fn refusals_match_the_api_server() {
         code(api.delete("app", &precondition).await),
         (409, "Conflict".into())
     );
-    // Server-side apply is not implemented: a clear 415, not a silent success.
-    let apply = Patch::Apply(json!({"apiVersion": "v1", "kind": "ConfigMap", "data": null}));
-    assert_eq!(
-        code(api.patch("app", &PatchParams::apply("test"), &apply).await).0,
-        415
-    );
     assert_eq!(api.get("app").await.unwrap().data.unwrap()["value"], "2");
 }
 
@@ -387,4 +381,51 @@ async fn delete_collection_deletes_what_the_selector_selects() {
         .collect();
     left.sort();
     assert_eq!(left, ["b", "d"]);
+}
+
+#[tokio::test]
+async fn smp2_smp3_strategic_merge_patch_merges_containers_by_name() {
+    use k8s_openapi::api::apps::v1::Deployment;
+    let server = FakeApiServer::start().await;
+    let api: Api<Deployment> = Api::namespaced(server.client(), "default");
+    let deployment: Deployment = serde_json::from_value(json!({
+        "metadata": {"name": "web"},
+        "spec": {"selector": {"matchLabels": {"app": "web"}}, "template": {
+            "metadata": {"labels": {"app": "web"}},
+            "spec": {"containers": [{"name": "app", "image": "nginx"}, {"name": "side", "image": "busybox"}]}}}
+    }))
+    .unwrap();
+    api.create(&PostParams::default(), &deployment)
+        .await
+        .unwrap();
+    let patch = Patch::Strategic(json!({"spec": {"template": {"spec": {"containers": [
+        {"name": "app", "image": "httpd"},
+        {"name": "side", "$patch": "delete"}
+    ]}}}}));
+    let patched = api
+        .patch("web", &PatchParams::default(), &patch)
+        .await
+        .unwrap();
+    let containers = patched.spec.unwrap().template.spec.unwrap().containers;
+    assert_eq!(containers.len(), 1);
+    assert_eq!(containers[0].image.as_deref(), Some("httpd"));
+    assert_eq!(patched.metadata.generation, Some(2));
+}
+
+#[tokio::test]
+async fn dry_run_with_an_unknown_value_is_422() {
+    let server = FakeApiServer::start().await;
+    let request = axum::http::Request::post("/api/v1/namespaces/default/configmaps?dryRun=Bogus")
+        .header("content-type", "application/json")
+        .body(serde_json::to_vec(&json!({"metadata": {"name": "x"}})).unwrap())
+        .unwrap();
+    let err = server
+        .client()
+        .request::<ConfigMap>(request)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, kube::Error::Api(ref s) if s.code == 422),
+        "{err}"
+    );
 }

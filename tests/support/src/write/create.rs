@@ -1,21 +1,39 @@
 //! `POST` of a collection: a new object, named by the body or by its
-//! `generateName` prefix.
+//! `generateName` prefix, owned (in `managedFields`) by the request's
+//! field manager.
 
 use axum::http::StatusCode;
-use serde_json::json;
+use serde_json::{Value, json};
 
-use super::{Answer, body_object, meta_str, place, store_error};
+use super::{
+    Answer, ObjectRequest, Owner, body_object, manager, meta_str, place, store_error,
+    target::Target,
+};
 use crate::{
     faults::ApiStatus,
+    field_set::{Fields, changes},
+    managed_fields::ManagedFields,
+    merge_keys::Schema,
     resource::{CollectionPath, ResourceType},
     store::State,
 };
+
+/// The metadata a client cannot choose when it creates an object.
+const SERVER_SET: &[&str] = &[
+    "uid",
+    "creationTimestamp",
+    "generation",
+    "managedFields",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "selfLink",
+];
 
 pub(super) fn create(
     state: &mut State,
     rt: &ResourceType,
     path: &CollectionPath,
-    body: &[u8],
+    request: &ObjectRequest<'_>,
 ) -> Answer {
     if rt.namespaced && path.namespace.is_none() {
         return Err(ApiStatus::new(
@@ -24,7 +42,7 @@ pub(super) fn create(
             &format!("create {} needs a namespace in the URL", rt.plural),
         ));
     }
-    let mut object = body_object(body)?;
+    let mut object = body_object(request.body)?;
     place(&mut object, path)?;
     if meta_str(&object, "resourceVersion").is_some() {
         // What the API server's storage says, as an internal error.
@@ -40,8 +58,53 @@ pub(super) fn create(
         // Unique because the suffix is the resourceVersion this write takes.
         object["metadata"]["name"] = json!(format!("{prefix}{:05x}", state.rv + 1));
     }
+    let object = prepare_new(state, rt, object, Owner::Update(&manager(request)));
     let stored = state
         .put(rt, object, Some(false))
         .map_err(|e| store_error(rt, e))?;
     Ok((StatusCode::CREATED, stored))
+}
+
+/// `object` as it is about to be created: server-set metadata dropped,
+/// `status` dropped when a subresource owns it (ST1), and managedFields
+/// recording its owner.
+pub(super) fn prepare_new(
+    state: &State,
+    rt: &ResourceType,
+    object: Value,
+    owner: Owner<'_>,
+) -> Value {
+    let mut object = Target::Main.confine(rt, None, object);
+    if let Some(meta) = object["metadata"].as_object_mut() {
+        for field in SERVER_SET {
+            meta.remove(*field);
+        }
+    }
+    let managed = match owner {
+        Owner::Applied(managed) => managed,
+        Owner::Update(manager) => {
+            let schema = Schema::of(rt);
+            let scope = Target::Main.scope(rt);
+            let empty = json!({});
+            let (changed, removed) = changes(
+                &empty,
+                &object,
+                &Fields::of(&schema, &empty, scope),
+                &Fields::of(&schema, &object, scope),
+                true,
+            );
+            let mut managed = ManagedFields::default();
+            managed.record_update(
+                manager,
+                &rt.api_version(),
+                "",
+                &changed,
+                &removed,
+                &state.clock.now(),
+            );
+            managed
+        }
+    };
+    managed.write(&mut object);
+    object
 }

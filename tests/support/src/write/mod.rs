@@ -19,8 +19,12 @@ use axum::{
 };
 use serde_json::{Value, json};
 
+mod apply;
 mod create;
 mod delete;
+mod dry_run;
+mod strategic;
+mod target;
 mod update;
 
 use crate::{
@@ -32,6 +36,7 @@ use crate::{
 };
 use create::create;
 use delete::{delete, delete_collection};
+use target::Target;
 use update::{patch, replace};
 
 /// One write or single-object read, as parsed from the request.
@@ -39,26 +44,64 @@ pub(crate) struct ObjectRequest<'a> {
     pub(crate) method: &'a Method,
     pub(crate) path: &'a CollectionPath,
     pub(crate) name: Option<&'a str>,
+    /// `status` in `…/NAME/status`.
+    pub(crate) subresource: Option<&'a str>,
     pub(crate) headers: &'a HeaderMap,
     pub(crate) body: &'a [u8],
     pub(crate) query: &'a Query,
-    pub(crate) dry_run: bool,
+    /// The query parameters as sent (`fieldManager`, `force`, `dryRun`).
+    pub(crate) params: &'a [(String, String)],
+}
+
+impl ObjectRequest<'_> {
+    pub(super) fn param(&self, name: &str) -> Option<&str> {
+        self.params
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
 }
 
 pub(super) type Answer = Result<(StatusCode, Value), ApiStatus>;
 
-pub(crate) fn serve(shared: &Shared, request: ObjectRequest<'_>) -> Response {
-    if request.dry_run {
-        return status_response(&ApiStatus::new(
-            400,
-            "BadRequest",
-            "dryRun is not supported by the fake server",
-        ));
+/// Who a write records in `managedFields`.
+pub(super) enum Owner<'a> {
+    /// A create, replace or non-apply patch by this manager.
+    Update(&'a str),
+    /// A server-side apply, whose entries are already worked out.
+    Applied(crate::managed_fields::ManagedFields),
+}
+
+/// The field manager of a write: its `fieldManager` parameter, else the
+/// client's User-Agent up to the first `/` (as the API server names
+/// managers that do not say), at most 128 characters.
+pub(super) fn manager(request: &ObjectRequest<'_>) -> String {
+    if let Some(manager) = request.param("fieldManager") {
+        return manager.to_owned();
     }
+    let agent = request
+        .headers
+        .get(axum::http::header::USER_AGENT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    agent
+        .split('/')
+        .next()
+        .unwrap_or("")
+        .chars()
+        .take(128)
+        .collect()
+}
+
+pub(crate) fn serve(shared: &Shared, request: ObjectRequest<'_>) -> Response {
     let answer = {
         let mut state = shared.state.lock();
         let before = state.rv;
-        let answer = answer(&mut state, &request);
+        let answer = match dry_run::requested(&request) {
+            Ok(false) => answer(&mut state, &request),
+            Ok(true) => dry_run::answer(&state, &request, answer),
+            Err(status) => Err(status),
+        };
         if state.rv != before {
             drop(state);
             shared.changed.notify_waiters();
@@ -91,6 +134,9 @@ fn answer(state: &mut State, request: &ObjectRequest<'_>) -> Answer {
         // `/api/v1/configmaps/x` or `/api/v1/namespaces/ns/nodes/x`.
         return Err(not_found_url());
     }
+    if let Some(subresource) = request.subresource {
+        return answer_subresource(state, &rt, request, subresource);
+    }
     match (request.method, request.name) {
         (&Method::GET, Some(name)) => {
             let key = obj_key(path, name);
@@ -99,15 +145,46 @@ fn answer(state: &mut State, request: &ObjectRequest<'_>) -> Answer {
                 .ok_or_else(|| not_found(&rt, name))?;
             Ok((StatusCode::OK, (*current).clone()))
         }
-        (&Method::POST, None) => create(state, &rt, path, request.body),
-        (&Method::PUT, Some(name)) => replace(state, &rt, path, name, request.body),
-        (&Method::PATCH, Some(name)) => patch(state, &rt, path, name, request),
+        (&Method::POST, None) => create(state, &rt, path, request),
+        (&Method::PUT, Some(name)) => replace(state, &rt, path, name, request, Target::Main),
+        (&Method::PATCH, Some(name)) => patch(state, &rt, path, name, request, Target::Main),
         (&Method::DELETE, Some(name)) => delete(state, &rt, path, name, request.body),
         (&Method::DELETE, None) => delete_collection(state, &rt, path, request.query),
         _ => Err(ApiStatus::new(
             405,
             "MethodNotAllowed",
             &format!("{} is not supported on {}", request.method, path.resource),
+        )),
+    }
+}
+
+/// `GET`, `PUT` and `PATCH` of `…/NAME/status`: the whole object is read
+/// and answered, only its `status` is written. Kinds without a `/status`
+/// subresource, and other subresources, are not found.
+fn answer_subresource(
+    state: &mut State,
+    rt: &ResourceType,
+    request: &ObjectRequest<'_>,
+    subresource: &str,
+) -> Answer {
+    let (path, name) = (request.path, request.name.unwrap_or_default());
+    if subresource != "status" || !rt.status_subresource {
+        return Err(not_found_url());
+    }
+    match *request.method {
+        Method::GET => state
+            .current(&path.resource, &obj_key(path, name))
+            .map(|current| (StatusCode::OK, (*current).clone()))
+            .ok_or_else(|| not_found(rt, name)),
+        Method::PUT => replace(state, rt, path, name, request, Target::Status),
+        Method::PATCH => patch(state, rt, path, name, request, Target::Status),
+        _ => Err(ApiStatus::new(
+            405,
+            "MethodNotAllowed",
+            &format!(
+                "{} is not supported on {}/status",
+                request.method, path.resource
+            ),
         )),
     }
 }

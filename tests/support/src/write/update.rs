@@ -1,16 +1,21 @@
-//! `PUT` (replace) and `PATCH` (JSON merge patch, JSON patch) of one object,
-//! with the resourceVersion precondition either may carry.
+//! `PUT` (replace) and `PATCH` (JSON merge patch, JSON patch, strategic
+//! merge patch; server-side apply is handed to `apply.rs`) of one object or
+//! its `/status`, with the resourceVersion precondition either may carry.
+//! Each records its field manager's changes in `managedFields`.
 
 use axum::http::{StatusCode, header};
 use serde_json::{Map, Value, json};
 
 use super::{
-    Answer, ObjectRequest, bad_request, body_object, conflict, meta_str, not_found, obj_key, place,
-    store_error,
+    Answer, ObjectRequest, Owner, apply, bad_request, body_object, conflict, manager, meta_str,
+    not_found, obj_key, place, store_error, strategic, target::Target,
 };
 use crate::{
     faults::ApiStatus,
+    field_set::{Fields, changes},
     json_patch,
+    managed_fields::ManagedFields,
+    merge_keys::Schema,
     resource::{CollectionPath, ResourceType},
     store::State,
 };
@@ -39,29 +44,70 @@ fn check_identity(
     Ok(())
 }
 
-/// Stores `object` as the new state of `name` unless it equals the current
-/// one (then nothing is written, as the API server skips no-op updates).
-fn store_update(
+/// The metadata only the server changes once an object exists.
+const SERVER_KEPT: &[&str] = &[
+    "name",
+    "resourceVersion",
+    "uid",
+    "creationTimestamp",
+    "generation",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+];
+
+/// Stores `object` as the new state of `name`, cut down to what `target`
+/// may change, with its managedFields brought up to date for `owner`;
+/// unless it equals the current one (then nothing is written, as the API
+/// server skips no-op updates).
+pub(super) fn store_update(
     state: &mut State,
     rt: &ResourceType,
     current: &Value,
-    mut object: Value,
-    name: &str,
+    object: Value,
+    target: Target,
+    owner: Owner<'_>,
 ) -> Answer {
-    object["metadata"]["name"] = json!(name);
-    // The server owns these: keep the stored ones.
-    for field in ["resourceVersion", "uid", "creationTimestamp"] {
-        match current["metadata"].get(field) {
-            Some(v) => object["metadata"][field] = v.clone(),
+    let mut object = target.confine(rt, Some(current), object);
+    if !object["metadata"].is_object() {
+        object["metadata"] = json!({});
+    }
+    for field in SERVER_KEPT {
+        match current["metadata"].get(*field) {
+            Some(v) => object["metadata"][*field] = v.clone(),
             None => {
                 if let Some(meta) = object["metadata"].as_object_mut() {
-                    meta.remove(field);
+                    meta.remove(*field);
                 }
             }
         }
     }
     object["kind"] = current["kind"].clone();
     object["apiVersion"] = current["apiVersion"].clone();
+    let managed = match owner {
+        Owner::Applied(managed) => managed,
+        Owner::Update(manager) => {
+            let schema = Schema::of(rt);
+            let scope = target.scope(rt);
+            let (changed, removed) = changes(
+                current,
+                &object,
+                &Fields::of(&schema, current, scope),
+                &Fields::of(&schema, &object, scope),
+                false,
+            );
+            let mut managed = ManagedFields::read(current);
+            managed.record_update(
+                manager,
+                &rt.api_version(),
+                target.subresource(),
+                &changed,
+                &removed,
+                &state.clock.now(),
+            );
+            managed
+        }
+    };
+    managed.write(&mut object);
     if &object == current {
         return Ok((StatusCode::OK, object));
     }
@@ -76,15 +122,23 @@ pub(super) fn replace(
     rt: &ResourceType,
     path: &CollectionPath,
     name: &str,
-    body: &[u8],
+    request: &ObjectRequest<'_>,
+    target: Target,
 ) -> Answer {
-    let mut object = body_object(body)?;
+    let mut object = body_object(request.body)?;
     place(&mut object, path)?;
     let current = state
         .current(&path.resource, &obj_key(path, name))
         .ok_or_else(|| not_found(rt, name))?;
     check_identity(rt, &object, &current, name)?;
-    store_update(state, rt, &current, object, name)
+    store_update(
+        state,
+        rt,
+        &current,
+        object,
+        target,
+        Owner::Update(&manager(request)),
+    )
 }
 
 pub(super) fn patch(
@@ -93,45 +147,80 @@ pub(super) fn patch(
     path: &CollectionPath,
     name: &str,
     request: &ObjectRequest<'_>,
+    target: Target,
 ) -> Answer {
     let content_type = request
         .headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
-    let json_patch = content_type.starts_with("application/json-patch+json");
-    // A strategic merge patch of maps (labels, annotations, data) is a merge
-    // patch; lists are replaced whole rather than merged by key.
-    if !json_patch
-        && !content_type.starts_with("application/merge-patch+json")
-        && !content_type.starts_with("application/strategic-merge-patch+json")
-    {
-        return Err(ApiStatus::new(
-            415,
-            "UnsupportedMediaType",
-            &format!(
-                "the fake server applies merge and JSON patches only, not {content_type:?}; \
-                 send application/merge-patch+json or application/json-patch+json"
-            ),
-        ));
-    }
+    let media_type = content_type.split(';').next().unwrap_or("").trim();
+    let kind = match media_type {
+        "application/json-patch+json" => PatchKind::Json,
+        "application/merge-patch+json" => PatchKind::Merge,
+        "application/strategic-merge-patch+json" if Schema::of(rt).is_builtin() => {
+            PatchKind::Strategic
+        }
+        "application/apply-patch+yaml" => {
+            return apply::apply(state, rt, path, name, request, target);
+        }
+        _ => {
+            // The API server's answer; strategic merge patches of custom
+            // resources get it too.
+            return Err(ApiStatus::new(
+                415,
+                "UnsupportedMediaType",
+                &format!(
+                    "the body of the request was in an unknown format - accepted media types \
+                     include: application/json-patch+json, application/merge-patch+json, \
+                     application/apply-patch+yaml{}",
+                    if Schema::of(rt).is_builtin() {
+                        ", application/strategic-merge-patch+json"
+                    } else {
+                        ""
+                    }
+                ),
+            ));
+        }
+    };
     let current = state
         .current(&path.resource, &obj_key(path, name))
         .ok_or_else(|| not_found(rt, name))?;
     let mut object = (*current).clone();
-    if json_patch {
-        apply_json_patch(&mut object, request.body)?;
-        // The patched object is checked as a replacement would be: a
-        // resourceVersion the patch set is a precondition.
-        check_identity(rt, &object, &current, name)?;
-    } else {
-        let patch = body_object(request.body)?;
-        // A resourceVersion in the patch is a precondition.
-        check_identity(rt, &patch, &current, name)?;
-        merge_patch(&mut object, &patch);
+    match kind {
+        PatchKind::Json => {
+            apply_json_patch(&mut object, request.body)?;
+            // The patched object is checked as a replacement would be: a
+            // resourceVersion the patch set is a precondition.
+            check_identity(rt, &object, &current, name)?;
+        }
+        PatchKind::Merge | PatchKind::Strategic => {
+            let patch = body_object(request.body)?;
+            // A resourceVersion in the patch is a precondition.
+            check_identity(rt, &patch, &current, name)?;
+            if kind == PatchKind::Merge {
+                merge_patch(&mut object, &patch);
+            } else {
+                strategic::patch(&Schema::of(rt), &mut object, &patch)?;
+            }
+        }
     }
     place(&mut object, path)?;
-    store_update(state, rt, &current, object, name)
+    store_update(
+        state,
+        rt,
+        &current,
+        object,
+        target,
+        Owner::Update(&manager(request)),
+    )
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PatchKind {
+    Json,
+    Merge,
+    Strategic,
 }
 
 /// Applies a JSON patch (RFC 6902) body to `object`, answering as the API

@@ -1,0 +1,67 @@
+//! `dryRun=All`: the write runs in full (checks, defaults, managedFields,
+//! conflicts) on a copy of the store that is then thrown away, so nothing
+//! is stored, no resourceVersion is taken and no watch sees an event.
+//!
+//! The answer is the would-be object as the API server gives it: a created
+//! object has no resourceVersion yet, a changed one still has its current
+//! resourceVersion.
+
+use axum::http::Method;
+
+use super::{Answer, ObjectRequest, obj_key};
+use crate::{faults::ApiStatus, store::State};
+
+/// Whether the request asks for a dry run; any value other than `All` is
+/// refused with the API server's 422.
+pub(super) fn requested(request: &ObjectRequest<'_>) -> Result<bool, ApiStatus> {
+    let options = match *request.method {
+        Method::POST => "CreateOptions",
+        Method::PUT => "UpdateOptions",
+        Method::PATCH => "PatchOptions",
+        Method::DELETE => "DeleteOptions",
+        _ => return Ok(false),
+    };
+    match request.param("dryRun") {
+        None => Ok(false),
+        Some("All") => Ok(true),
+        Some(other) => Err(ApiStatus {
+            causes: vec!["FieldValueNotSupported".to_owned()],
+            ..ApiStatus::new(
+                422,
+                "Invalid",
+                &format!(
+                    "{options}.meta.k8s.io \"\" is invalid: dryRun: Unsupported value: \
+                     [{other:?}]: supported values: \"All\""
+                ),
+            )
+        }),
+    }
+}
+
+/// Runs `write` on a copy of `state` and answers what it answered.
+pub(super) fn answer(
+    state: &State,
+    request: &ObjectRequest<'_>,
+    write: impl FnOnce(&mut State, &ObjectRequest<'_>) -> Answer,
+) -> Answer {
+    let mut copy = state.clone();
+    let (code, mut body) = write(&mut copy, request)?;
+    if !code.is_success() {
+        return Ok((code, body));
+    }
+    let name = body["metadata"]["name"].as_str().map(str::to_owned);
+    if let (Some(name), Some(meta)) = (name, body["metadata"].as_object_mut()) {
+        match state.current(&request.path.resource, &obj_key(request.path, &name)) {
+            Some(current) => {
+                meta.insert(
+                    "resourceVersion".to_owned(),
+                    current["metadata"]["resourceVersion"].clone(),
+                );
+            }
+            None => {
+                meta.remove("resourceVersion");
+            }
+        }
+    }
+    Ok((code, body))
+}
