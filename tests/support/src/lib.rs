@@ -114,6 +114,8 @@
 )]
 #![forbid(unsafe_code)]
 
+mod crd;
+mod discovery;
 mod faults;
 mod http;
 mod json_patch;
@@ -240,6 +242,7 @@ impl FakeApiServer {
                 ResourceType::of::<Namespace>(),
                 ResourceType::of::<Node>(),
                 ResourceType::of::<Deployment>(),
+                crd::crd_resource_type(),
             ] {
                 state.register(&rt);
             }

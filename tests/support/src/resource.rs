@@ -35,6 +35,11 @@ pub struct ResourceType {
     pub kind: String,
     /// Whether objects live in namespaces.
     pub namespaced: bool,
+    // ---- status subresource (issue 23; helper C's stand-in for helper A's flag) ----
+    /// Whether the type has a `/status` subresource (a CRD version with
+    /// `subresources.status`): writes to the main resource then leave
+    /// `status` alone, and discovery lists `PLURAL/status`.
+    pub status_subresource: bool,
 }
 
 impl ResourceType {
@@ -46,7 +51,23 @@ impl ResourceType {
             plural: plural.to_owned(),
             kind: kind.to_owned(),
             namespaced,
+            status_subresource: false,
         }
+    }
+
+    // ---- status subresource (issue 23; helper C's stand-in for helper A's flag) ----
+    /// The same type with or without a `/status` subresource.
+    ///
+    /// ```
+    /// use kube_informer_testing::ResourceType;
+    ///
+    /// let widgets = ResourceType::new("example.com", "v1", "widgets", "Widget", true)
+    ///     .with_status_subresource(true);
+    /// assert!(widgets.status_subresource);
+    /// ```
+    pub fn with_status_subresource(mut self, yes: bool) -> Self {
+        self.status_subresource = yes;
+        self
     }
 
     /// The resource type of a static Kubernetes type such as `ConfigMap`.

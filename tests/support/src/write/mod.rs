@@ -58,7 +58,8 @@ pub(crate) fn serve(shared: &Shared, request: ObjectRequest<'_>) -> Response {
     let answer = {
         let mut state = shared.state.lock();
         let before = state.rv;
-        let answer = answer(&mut state, &request);
+        // CustomResourceDefinitions: checked, established, cleaned up on deletion.
+        let answer = crate::crd::around_write(&mut state, &request, answer);
         if state.rv != before {
             drop(state);
             shared.changed.notify_waiters();
