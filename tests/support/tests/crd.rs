@@ -39,10 +39,10 @@ pub struct FooStatus {
     ready: bool,
 }
 
-fn foo(name: &str, replicas: i32) -> Foo {
-    let mut foo = Foo::new(name, FooSpec { replicas });
-    foo.metadata.namespace = Some("default".into());
-    foo
+fn new_foo(name: &str, replicas: i32) -> Foo {
+    let mut object = Foo::new(name, FooSpec { replicas });
+    object.metadata.namespace = Some("default".into());
+    object
 }
 
 /// `Foo::crd()` with a second served version, `v1beta1`, that is not stored.
@@ -108,7 +108,7 @@ async fn crd1_a_registered_crd_serves_create_list_and_watch() {
         .unwrap()
         .boxed();
     let created = api
-        .create(&PostParams::default(), &foo("a", 2))
+        .create(&PostParams::default(), &new_foo("a", 2))
         .await
         .unwrap();
     assert_eq!(created.spec.replicas, 2);
@@ -126,11 +126,11 @@ async fn crd1_a_registered_crd_serves_create_list_and_watch() {
         ["a"]
     );
     match events.try_next().await.unwrap() {
-        Some(WatchEvent::Added(foo)) => assert_eq!(foo.name_any(), "a"),
+        Some(WatchEvent::Added(added)) => assert_eq!(added.name_any(), "a"),
         other => panic!("expected ADDED, got {other:?}"),
     }
     // The typed test-side methods work on the derived type too.
-    server.create(&foo("b", 1)).unwrap();
+    server.create(&new_foo("b", 1)).unwrap();
     assert_eq!(server.objects::<Foo>().len(), 2);
 }
 
@@ -274,7 +274,7 @@ async fn crd3_a_crd_created_over_http_is_defaulted_then_established() {
 
     // The type is served at once.
     let api: Api<Foo> = Api::namespaced(server.client(), "default");
-    api.create(&PostParams::default(), &foo("a", 1))
+    api.create(&PostParams::default(), &new_foo("a", 1))
         .await
         .unwrap();
     assert_eq!(
@@ -300,7 +300,7 @@ async fn crd4_reads_through_another_served_version_carry_its_api_version() {
         .unwrap()
         .boxed();
 
-    v1.create(&PostParams::default(), &foo("a", 3))
+    v1.create(&PostParams::default(), &new_foo("a", 3))
         .await
         .unwrap();
     let read = beta.get("a").await.unwrap();
@@ -403,8 +403,8 @@ async fn crd5_a_body_must_name_the_urls_kind_and_api_version() {
 async fn crd6_deleting_the_crd_deletes_its_objects_and_ends_their_watches() {
     let server = FakeApiServer::start().await;
     let types = server.register_crd(&two_version_crd()).unwrap();
-    server.create(&foo("a", 1)).unwrap();
-    server.create(&foo("b", 1)).unwrap();
+    server.create(&new_foo("a", 1)).unwrap();
+    server.create(&new_foo("b", 1)).unwrap();
     let v1: Api<Foo> = Api::all(server.client());
     let beta: Api<DynamicObject> = Api::all_with(server.client(), &beta_resource());
     let crds: Api<CustomResourceDefinition> = Api::all(server.client());
@@ -518,7 +518,7 @@ async fn crd7_the_status_subresource_comes_from_the_crd_version() {
 async fn d1_d2_d3_kube_discovery_finds_the_custom_resource() {
     let server = FakeApiServer::start().await;
     server.register_crd(&two_version_crd()).unwrap();
-    server.create(&foo("a", 1)).unwrap();
+    server.create(&new_foo("a", 1)).unwrap();
 
     let discovery = Discovery::new(server.client()).run().await.unwrap();
     let group = discovery

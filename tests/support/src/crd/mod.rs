@@ -174,3 +174,13 @@ impl FakeApiServer {
         result
     }
 }
+
+// ---- `ApiStatus` as an error (so `?` takes the refusals of `register_crd` into `Box<dyn Error>`) ----
+
+impl std::fmt::Display for ApiStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}: {}", self.code, self.reason, self.message)
+    }
+}
+
+impl std::error::Error for ApiStatus {}

@@ -45,10 +45,10 @@ pub(crate) fn reroute(
     };
     let served_api_version = format!("{}/{}", definition.group, served.name);
     let mut body = body.clone();
-    if matches!(*method, Method::POST | Method::PUT) {
-        if let Err(status) = check_body(&definition, &served_api_version, &body) {
-            return Some(status_response(&status));
-        }
+    if matches!(*method, Method::POST | Method::PUT)
+        && let Err(status) = check_body(&definition, &served_api_version, &body)
+    {
+        return Some(status_response(&status));
     }
     let storage = definition.storage();
     if storage.name == served.name {
