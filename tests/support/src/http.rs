@@ -85,19 +85,29 @@ async fn serve(
 }
 
 /// Serves a request the faults let through.
-fn serve_request(
+pub(crate) fn serve_request(
     shared: &Arc<Shared>,
     method: &Method,
     request: &RecordedRequest,
     headers: &HeaderMap,
     body: &Bytes,
 ) -> Response {
+    // Custom resources: body checks and served versions other than the storage version.
+    if let Some(response) = crate::crd::versions::reroute(shared, method, request, headers, body) {
+        return response;
+    }
     let Some((path, name, subresource)) = CollectionPath::parse_object(&request.path) else {
-        return status_response(&ApiStatus::new(
-            404,
-            "NotFound",
-            "the server could not find the requested resource",
-        ));
+        // Discovery: /api, /api/v1, /apis, /apis/GROUP, /apis/GROUP/VERSION.
+        let state = shared.state.lock();
+        return crate::discovery::serve(&state, method, &request.path, headers).unwrap_or_else(
+            || {
+                status_response(&ApiStatus::new(
+                    404,
+                    "NotFound",
+                    "the server could not find the requested resource",
+                ))
+            },
+        );
     };
     let query = match Query::parse(request) {
         Ok(q) => q,

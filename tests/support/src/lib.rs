@@ -115,6 +115,8 @@
 #![forbid(unsafe_code)]
 
 mod builtin;
+mod crd;
+mod discovery;
 mod faults;
 mod field_set;
 mod http;
@@ -251,6 +253,7 @@ impl FakeApiServer {
                 ResourceType::of::<Namespace>(),
                 ResourceType::of::<Node>(),
                 ResourceType::of::<Deployment>(),
+                crd::crd_resource_type(),
             ] {
                 state.register(&rt);
             }

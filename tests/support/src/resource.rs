@@ -56,8 +56,9 @@ impl ResourceType {
         }
     }
 
-    /// The same type with a `/status` subresource, as a custom resource
-    /// whose CRD version declares `subresources: {status: {}}` has.
+    /// The same type with (`true`) or without a `/status` subresource, as a
+    /// custom resource whose CRD version declares `subresources: {status: {}}`
+    /// has one.
     ///
     /// # Examples
     ///
@@ -66,11 +67,11 @@ impl ResourceType {
     ///
     /// let widgets = ResourceType::new("example.com", "v1", "widgets", "Widget", true);
     /// assert!(!widgets.status_subresource);
-    /// assert!(widgets.with_status_subresource().status_subresource);
+    /// assert!(widgets.with_status_subresource(true).status_subresource);
     /// ```
     #[must_use]
-    pub fn with_status_subresource(mut self) -> Self {
-        self.status_subresource = true;
+    pub fn with_status_subresource(mut self, yes: bool) -> Self {
+        self.status_subresource = yes;
         self
     }
 

@@ -236,6 +236,10 @@ pub(crate) fn watch(
                         }
                     }
                     pos = Some(state.rv);
+                    // Its CRD was deleted: the watch ends after the last events (CRD6).
+                    if !state.collections.contains_key(&path.resource) {
+                        pos = None;
+                    }
                 }
                 let epoch = shared.bookmark_epoch.load(Ordering::SeqCst);
                 if epoch != bookmark_epoch && query.bookmarks && pos.is_some() {

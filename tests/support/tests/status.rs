@@ -132,8 +132,8 @@ async fn st3_status_of_kinds_without_it_and_of_missing_objects_is_404() {
 #[tokio::test]
 async fn st1_custom_resources_have_status_when_registered_with_it() {
     let server = FakeApiServer::start().await;
-    let widgets =
-        ResourceType::new("example.com", "v1", "widgets", "Widget", true).with_status_subresource();
+    let widgets = ResourceType::new("example.com", "v1", "widgets", "Widget", true)
+        .with_status_subresource(true);
     server.register(&widgets);
     let api: Api<kube::api::DynamicObject> = Api::namespaced_with(
         server.client(),

@@ -97,9 +97,14 @@ pub(crate) fn serve(shared: &Shared, request: ObjectRequest<'_>) -> Response {
     let answer = {
         let mut state = shared.state.lock();
         let before = state.rv;
+        // CustomResourceDefinitions: checked, established, cleaned up on
+        // deletion (a dry run goes through the same checks on a copy).
+        let write = |state: &mut State, request: &ObjectRequest<'_>| {
+            crate::crd::around_write(state, request, answer)
+        };
         let answer = match dry_run::requested(&request) {
-            Ok(false) => answer(&mut state, &request),
-            Ok(true) => dry_run::answer(&state, &request, answer),
+            Ok(false) => write(&mut state, &request),
+            Ok(true) => dry_run::answer(&state, &request, write),
             Err(status) => Err(status),
         };
         if state.rv != before {
