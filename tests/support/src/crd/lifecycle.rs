@@ -37,14 +37,6 @@ pub(crate) fn find_definition(state: &State, group: &str, plural: &str) -> Optio
         .find(|d| d.group == group && d.plural == plural)
 }
 
-/// An RFC 3339 timestamp with second precision, as the API server writes
-/// `lastTransitionTime` and `deletionTimestamp`.
-fn now() -> String {
-    k8s_openapi::jiff::Timestamp::now()
-        .strftime("%Y-%m-%dT%H:%M:%SZ")
-        .to_string()
-}
-
 fn condition(kind: &str, status: &str, reason: &str, message: &str, time: &str) -> Value {
     json!({
         "type": kind, "status": status, "lastTransitionTime": time,
@@ -78,12 +70,30 @@ fn with_defaults(mut crd: Value, definition: &Definition) -> Value {
     if crd["spec"]["conversion"].is_null() {
         crd["spec"]["conversion"] = json!({"strategy": "None"});
     }
-    crd["status"] = json!({
+    crd["status"] = initial_status(definition);
+    crd
+}
+
+/// The status a CRD is created with, whatever the request's body said: the
+/// names are not accepted yet and only the storage version is stored.
+fn initial_status(definition: &Definition) -> Value {
+    json!({
         "conditions": null,
         "acceptedNames": {"plural": "", "kind": ""},
         "storedVersions": [definition.storage().name],
-    });
-    crd
+    })
+}
+
+/// Sets the status of a CRD about to be created over HTTP: the create path
+/// drops a body's status for kinds with a status subresource (ST1), and a
+/// CRD's creation sets its own (CRD3).
+pub(crate) fn status_on_create(rt: &ResourceType, object: &mut Value) {
+    if rt.group != CRD_GROUP || rt.plural != CRD_PLURAL {
+        return;
+    }
+    if let Ok(definition) = Definition::parse(object) {
+        object["status"] = initial_status(&definition);
+    }
 }
 
 /// Accepts the names of a new CRD and establishes it: two status updates,
@@ -95,7 +105,8 @@ fn establish(state: &mut State, name: &str, definition: &Definition) -> Result<(
         .current(&rt.id(), &key)
         .ok_or_else(|| crd_not_found(name))?)
     .clone();
-    let time = now();
+    // The server's clock (GEN2): the same on every run of a paused-clock test.
+    let time = state.clock.now();
     let accepted = condition(
         "NamesAccepted",
         "True",
@@ -185,7 +196,8 @@ pub(super) fn delete(state: &mut State, name: &str) -> Result<(Value, Value), Ap
         .current(&rt.id(), &key)
         .ok_or_else(|| crd_not_found(name))?)
     .clone();
-    let time = now();
+    // The server's clock (GEN2): the same on every run of a paused-clock test.
+    let time = state.clock.now();
     crd["metadata"]["deletionTimestamp"] = json!(time);
     let finalizers = crd["metadata"]["finalizers"]
         .as_array()

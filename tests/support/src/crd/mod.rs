@@ -55,7 +55,7 @@ use serde_json::Value;
 use crate::{FakeApiServer, faults::ApiStatus, resource::ResourceType};
 
 pub(crate) use definition::{Definition, crd_resource_type};
-pub(crate) use lifecycle::{around_write, definitions, find_definition};
+pub(crate) use lifecycle::{around_write, definitions, find_definition, status_on_create};
 
 impl FakeApiServer {
     /// Registers a `CustomResourceDefinition` (as kube's

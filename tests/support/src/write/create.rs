@@ -75,6 +75,7 @@ pub(super) fn prepare_new(
     owner: Owner<'_>,
 ) -> Value {
     let mut object = Target::Main.confine(rt, None, object);
+    crate::crd::status_on_create(rt, &mut object);
     if let Some(meta) = object["metadata"].as_object_mut() {
         for field in SERVER_SET {
             meta.remove(*field);
