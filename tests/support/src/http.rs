@@ -111,6 +111,7 @@ fn serve_request(
                 headers,
                 body,
                 query: &query,
+                params: &request.query,
                 dry_run: request.param("dryRun").is_some(),
             },
         );

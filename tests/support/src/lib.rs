@@ -114,7 +114,9 @@
 )]
 #![forbid(unsafe_code)]
 
+mod deletion;
 mod faults;
+mod gc;
 mod http;
 mod json_patch;
 mod list;
@@ -293,7 +295,11 @@ impl FakeApiServer {
         &self,
         change: impl FnOnce(&mut State) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
-        let result = change(&mut self.shared.state.lock());
+        let mut state = self.shared.state.lock();
+        let before = state.rv;
+        let result = change(&mut state);
+        gc::settle(&mut state, before); // the controllers finish deletions (GC8)
+        drop(state);
         self.shared.changed.notify_waiters();
         result
     }
@@ -314,7 +320,7 @@ impl FakeApiServer {
         resource: &ResourceType,
         object: Value,
     ) -> Result<Value, StoreError> {
-        self.write(|s| s.put(resource, object, Some(true)))
+        self.write(|s| deletion::update_stored(s, resource, object))
     }
 
     /// Creates or replaces an object of any resource.
@@ -329,7 +335,7 @@ impl FakeApiServer {
         namespace: Option<&str>,
         name: &str,
     ) -> Result<Value, StoreError> {
-        self.write(|s| s.delete(resource, namespace, name))
+        self.write(|s| deletion::delete_stored(s, resource, namespace, name))
     }
 
     /// The current objects of a resource, in key order.

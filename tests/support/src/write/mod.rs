@@ -21,6 +21,7 @@ use serde_json::{Value, json};
 
 mod create;
 mod delete;
+mod finalize;
 mod update;
 
 use crate::{
@@ -31,7 +32,7 @@ use crate::{
     store::{ObjKey, State, StoreError},
 };
 use create::create;
-use delete::{delete, delete_collection};
+use delete::{DeleteOptions, delete, delete_collection};
 use update::{patch, replace};
 
 /// One write or single-object read, as parsed from the request.
@@ -42,13 +43,16 @@ pub(crate) struct ObjectRequest<'a> {
     pub(crate) headers: &'a HeaderMap,
     pub(crate) body: &'a [u8],
     pub(crate) query: &'a Query,
+    /// The raw query parameters (DeleteOptions may come from them).
+    pub(crate) params: &'a [(String, String)],
     pub(crate) dry_run: bool,
 }
 
 pub(super) type Answer = Result<(StatusCode, Value), ApiStatus>;
 
 pub(crate) fn serve(shared: &Shared, request: ObjectRequest<'_>) -> Response {
-    if request.dry_run {
+    // Deletions answer dryRun themselves (DEL9).
+    if request.dry_run && request.method != Method::DELETE {
         return status_response(&ApiStatus::new(
             400,
             "BadRequest",
@@ -59,6 +63,7 @@ pub(crate) fn serve(shared: &Shared, request: ObjectRequest<'_>) -> Response {
         let mut state = shared.state.lock();
         let before = state.rv;
         let answer = answer(&mut state, &request);
+        crate::gc::settle(&mut state, before); // the controllers finish deletions (GC8)
         if state.rv != before {
             drop(state);
             shared.changed.notify_waiters();
@@ -102,8 +107,14 @@ fn answer(state: &mut State, request: &ObjectRequest<'_>) -> Answer {
         (&Method::POST, None) => create(state, &rt, path, request.body),
         (&Method::PUT, Some(name)) => replace(state, &rt, path, name, request.body),
         (&Method::PATCH, Some(name)) => patch(state, &rt, path, name, request),
-        (&Method::DELETE, Some(name)) => delete(state, &rt, path, name, request.body),
-        (&Method::DELETE, None) => delete_collection(state, &rt, path, request.query),
+        (&Method::DELETE, Some(name)) => {
+            let options = DeleteOptions::parse(request.params, request.body)?;
+            delete(state, &rt, path, name, &options)
+        }
+        (&Method::DELETE, None) => {
+            let options = DeleteOptions::parse(request.params, request.body)?;
+            delete_collection(state, &rt, path, request.query, &options)
+        }
         _ => Err(ApiStatus::new(
             405,
             "MethodNotAllowed",
