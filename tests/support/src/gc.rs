@@ -230,8 +230,7 @@ fn resolve(state: &State, dependent: &Value, reference: &OwnerRef) -> Resolved {
     let key = (namespace, reference.name.clone());
     match state.current(&rt.id(), &key) {
         Some(owner) if uid(&owner) == reference.uid => {
-            let waiting =
-                is_deleting(&owner) && finalizers(&owner).iter().any(|f| f == FOREGROUND);
+            let waiting = is_deleting(&owner) && finalizers(&owner).iter().any(|f| f == FOREGROUND);
             let standing = if waiting {
                 OwnerState::Waiting
             } else {
@@ -295,11 +294,15 @@ fn release_foreground(state: &mut State, rt: &ResourceType, key: &ObjKey) {
         return;
     }
     let owner_uid = uid(&owner).to_owned();
-    let blocked = dependents(state, rt, &owner).iter().any(|(dep_rt, dep_key)| {
-        state
-            .current(&dep_rt.id(), dep_key)
-            .is_some_and(|dep| owner_refs(&dep).iter().any(|r| r.uid == owner_uid && r.blocks))
-    });
+    let blocked = dependents(state, rt, &owner)
+        .iter()
+        .any(|(dep_rt, dep_key)| {
+            state.current(&dep_rt.id(), dep_key).is_some_and(|dep| {
+                owner_refs(&dep)
+                    .iter()
+                    .any(|r| r.uid == owner_uid && r.blocks)
+            })
+        });
     if !blocked {
         drop_finalizer(state, rt, &owner, FOREGROUND);
     }
@@ -352,7 +355,8 @@ fn terminate_namespace(state: &mut State, name: &str) {
         let marked = state
             .current(&rt.id(), key)
             .is_none_or(|object| is_deleting(&object));
-        if !marked && let Err(error) = deletion::delete(state, rt, key, Some(Propagation::Background))
+        if !marked
+            && let Err(error) = deletion::delete(state, rt, key, Some(Propagation::Background))
         {
             tracing::debug!(%error, "namespace controller found its object gone");
         }

@@ -224,7 +224,11 @@ pub(crate) fn carry_out(
         Plan::Remove(current) => {
             let (namespace, name) = key_of(&current);
             state
-                .delete(rt, Some(namespace.as_str()).filter(|n| !n.is_empty()), &name)
+                .delete(
+                    rt,
+                    Some(namespace.as_str()).filter(|n| !n.is_empty()),
+                    &name,
+                )
                 .map(Outcome::Gone)
         }
     }
@@ -271,7 +275,11 @@ pub(crate) fn finish_update(
         && !(is_namespace(rt) && !namespace_finalizers(object).is_empty());
     if released {
         let (namespace, name) = key_of(current);
-        state.delete(rt, Some(namespace.as_str()).filter(|n| !n.is_empty()), &name)?;
+        state.delete(
+            rt,
+            Some(namespace.as_str()).filter(|n| !n.is_empty()),
+            &name,
+        )?;
     }
     Ok(released)
 }

@@ -63,9 +63,7 @@ impl DeleteOptions {
 
     fn read_body(&mut self, body: &[u8]) -> Result<(), ApiStatus> {
         let value: Value = serde_json::from_slice(body).map_err(|e| {
-            decode_error(&format!(
-                "couldn't get version/kind; json parse error: {e}"
-            ))
+            decode_error(&format!("couldn't get version/kind; json parse error: {e}"))
         })?;
         let Value::Object(fields) = &value else {
             return Err(decode_error(&format!(
@@ -78,7 +76,10 @@ impl DeleteOptions {
         if let Some(kind) = fields.get("kind").and_then(Value::as_str)
             && kind != "DeleteOptions"
         {
-            let version = fields.get("apiVersion").and_then(Value::as_str).unwrap_or("");
+            let version = fields
+                .get("apiVersion")
+                .and_then(Value::as_str)
+                .unwrap_or("");
             return Err(decode_error(&format!(
                 "no kind {kind:?} is registered for version {version:?} in scheme \
                  \"pkg/runtime/scheme.go:110\""
@@ -301,10 +302,7 @@ pub(super) fn delete(
     name: &str,
     options: &DeleteOptions,
 ) -> Answer {
-    let current = state
-        .current(&path.resource, &obj_key(path, name))
-        .ok_or_else(|| not_found(rt, name))?;
-    options.check(rt, name, &current)?;
+    // Admission comes before the object is read.
     if deletion::is_namespace(rt) && PROTECTED_NAMESPACES.contains(&name) {
         return Err(ApiStatus::new(
             403,
@@ -312,6 +310,10 @@ pub(super) fn delete(
             &format!("namespaces {name:?} is forbidden: this namespace may not be deleted"),
         ));
     }
+    let current = state
+        .current(&path.resource, &obj_key(path, name))
+        .ok_or_else(|| not_found(rt, name))?;
+    options.check(rt, name, &current)?;
     match delete_one(state, rt, current, options)? {
         Outcome::Stays(object) => {
             // Asking for cascading deletion with the older field gets 202.

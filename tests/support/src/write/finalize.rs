@@ -36,7 +36,10 @@ pub(super) fn before_update(
         let mut status = ApiStatus::new(
             422,
             "Invalid",
-            &format!("{} {name:?} is invalid: metadata.finalizers: {why}", rt.kind),
+            &format!(
+                "{} {name:?} is invalid: metadata.finalizers: {why}",
+                rt.kind
+            ),
         );
         status.causes.push("FieldValueForbidden".to_owned());
         return Err(status);
