@@ -369,7 +369,7 @@ fn terminate_namespace(state: &mut State, name: &str) {
         .into_iter()
         .filter(|f| f != NAMESPACE_FINALIZER)
         .collect();
-    object["spec"]["finalizers"] = json!(rest);
+    *deletion::field_mut(&mut object, &["spec", "finalizers"]) = json!(rest);
     if rest.is_empty() && finalizers(&object).is_empty() {
         if let Err(error) = state.delete(&namespaces, None, name) {
             tracing::debug!(%error, "namespace controller found its namespace gone");

@@ -25,8 +25,13 @@
 //!   `preconditions`), and `DELETE` of a collection. They share the store with the methods below: each change
 //!   takes the next resourceVersion and reaches open watches as one event; a
 //!   stale `resourceVersion` gets 409 `Conflict`, a write that changes
-//!   nothing takes no resourceVersion. Deleting a namespace deletes what it
-//!   holds first (one event each), as the namespace controller would.
+//!   nothing takes no resourceVersion.
+//! - deletion as the API server and its controllers do it: an object with
+//!   finalizers is marked with a `deletionTimestamp` and goes when an update
+//!   empties them; `propagationPolicy` Background, Foreground and Orphan
+//!   are carried out through `ownerReferences` by a garbage collector that
+//!   runs inside the write; a deleted namespace terminates, its contents go,
+//!   then it does.
 //!   Objects may be created in a namespace that has no Namespace object.
 //!
 //! What it can be told to do ([`FakeApiServer::fail_requests`],
@@ -314,7 +319,9 @@ impl FakeApiServer {
         self.write(|s| s.put(resource, object, Some(false)))
     }
 
-    /// Replaces an existing object of any resource.
+    /// Replaces an existing object of any resource. An object being deleted
+    /// keeps its `deletionTimestamp`, and goes when the update empties its
+    /// finalizers.
     pub fn update_value(
         &self,
         resource: &ResourceType,
@@ -328,7 +335,11 @@ impl FakeApiServer {
         self.write(|s| s.put(resource, object, None))
     }
 
-    /// Deletes an object of any resource; returns its last state.
+    /// Deletes an object of any resource as a `DELETE` without options does:
+    /// an object with finalizers is marked with a `deletionTimestamp` and
+    /// returned as it now is; one without goes, and its last state is
+    /// returned. Its dependents are garbage-collected and a namespace's
+    /// contents deleted before this returns.
     pub fn delete_value(
         &self,
         resource: &ResourceType,
@@ -349,7 +360,7 @@ impl FakeApiServer {
             .map(from_value)
     }
 
-    /// Replaces a typed object.
+    /// Replaces a typed object (see [`update_value`](Self::update_value)).
     pub fn update<K: StaticResource>(&self, object: &K) -> Result<K, StoreError> {
         self.update_value(&ResourceType::of::<K>(), to_value(object))
             .map(from_value)
@@ -361,7 +372,7 @@ impl FakeApiServer {
             .map(from_value)
     }
 
-    /// Deletes a typed object; returns its last state.
+    /// Deletes a typed object (see [`delete_value`](Self::delete_value)).
     pub fn delete<K: StaticResource>(
         &self,
         namespace: Option<&str>,

@@ -134,6 +134,19 @@ pub(crate) fn set_finalizers(object: &mut Value, finalizers: &[String]) {
     }
 }
 
+/// The field at `path` in `object`, each level along the way made an
+/// object if it is not one (so odd input cannot make indexing panic).
+pub(crate) fn field_mut<'a>(object: &'a mut Value, path: &[&str]) -> &'a mut Value {
+    let mut at = object;
+    for name in path {
+        if !at.is_object() {
+            *at = json!({});
+        }
+        at = &mut at[*name];
+    }
+    at
+}
+
 pub(crate) fn is_namespace(rt: &ResourceType) -> bool {
     rt.group.is_empty() && rt.plural == "namespaces"
 }
@@ -200,7 +213,7 @@ pub(crate) fn plan(rt: &ResourceType, current: Arc<Value>, policy: Option<Propag
     set_finalizers(&mut object, &next);
     object["metadata"]["deletionTimestamp"] = json!(timestamp::now());
     if namespace {
-        object["status"]["phase"] = json!("Terminating");
+        *field_mut(&mut object, &["status", "phase"]) = json!("Terminating");
     } else {
         object["metadata"]["deletionGracePeriodSeconds"] = json!(0);
         if let Some(generation) = object["metadata"]["generation"].as_i64()
@@ -371,6 +384,13 @@ mod tests {
             gc_finalizers(&orphaning, Some(Propagation::Background)),
             Some(Vec::new())
         );
+    }
+
+    #[test]
+    fn field_mut_makes_odd_levels_objects() {
+        let mut odd = json!({"spec": "not an object"});
+        *field_mut(&mut odd, &["spec", "finalizers"]) = json!(["kubernetes"]);
+        assert_eq!(odd, json!({"spec": {"finalizers": ["kubernetes"]}}));
     }
 
     #[test]

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use super::store_error;
 use crate::{
-    deletion::{self, is_deleting, is_namespace},
+    deletion::{self, field_mut, is_deleting, is_namespace},
     faults::ApiStatus,
     resource::ResourceType,
     store::State,
@@ -59,9 +59,10 @@ pub(super) fn before_create(
 ) -> Result<(), ApiStatus> {
     if is_namespace(rt) {
         let name = object["metadata"]["name"].clone();
-        object["spec"]["finalizers"] = json!([deletion::NAMESPACE_FINALIZER]);
-        object["status"]["phase"] = json!("Active");
-        object["metadata"]["labels"]["kubernetes.io/metadata.name"] = name;
+        let label = ["metadata", "labels", "kubernetes.io/metadata.name"];
+        *field_mut(object, &label) = name;
+        *field_mut(object, &["spec", "finalizers"]) = json!([deletion::NAMESPACE_FINALIZER]);
+        *field_mut(object, &["status", "phase"]) = json!("Active");
         return Ok(());
     }
     let Some(namespace) = object["metadata"]["namespace"].as_str() else {

@@ -11,7 +11,9 @@
 //! a JSON patch operation that does not apply (a failed `test` among them),
 //! 415 for a patch type the server does not implement. A replace or patch
 //! that changes nothing writes nothing: no new resourceVersion, no watch
-//! event.
+//! event. Deletions follow the rules of `deletion` (finalizers,
+//! DeleteOptions, terminating namespaces); after each write the garbage
+//! collector and the namespace controller of `gc` finish what it started.
 
 use axum::{
     http::{HeaderMap, Method, StatusCode},
