@@ -57,8 +57,8 @@ use serde_json::{Value, json};
 
 use crate::{
     deletion::{
-        self, FOREGROUND, NAMESPACE_FINALIZER, ORPHAN, Propagation, finalizers, is_deleting,
-        is_namespace, namespace_finalizers, set_finalizers,
+        self, FOREGROUND, NAMESPACE_FINALIZER, ORPHAN, Propagation, finalizers, held_by_spec,
+        is_deleting, is_namespace, namespace_finalizers, set_finalizers,
     },
     resource::ResourceType,
     store::{ChangeType, LogEvent, ObjKey, State},
@@ -402,8 +402,7 @@ fn drop_finalizer(state: &mut State, rt: &ResourceType, current: &Arc<Value>, fi
         .collect();
     let mut object = (**current).clone();
     set_finalizers(&mut object, &rest);
-    let held_by_spec = is_namespace(rt) && !namespace_finalizers(&object).is_empty();
-    if rest.is_empty() && !held_by_spec {
+    if rest.is_empty() && !held_by_spec(rt, &object) {
         let (namespace, name) = deletion::key_of(current);
         let namespace = Some(namespace.as_str()).filter(|n| !n.is_empty());
         if let Err(error) = state.delete(rt, namespace, &name) {

@@ -161,6 +161,11 @@ pub(crate) fn namespace_finalizers(namespace: &Value) -> Vec<String> {
     }
 }
 
+/// Whether `object` is a Namespace its `spec.finalizers` still hold.
+pub(crate) fn held_by_spec(rt: &ResourceType, object: &Value) -> bool {
+    is_namespace(rt) && !namespace_finalizers(object).is_empty()
+}
+
 /// The finalizers after a deletion asking for `policy` (DEL7): the garbage
 /// collector's two are dropped and put back as the policy (or, without one,
 /// the finalizer already there) says; `None` when that changes nothing.
@@ -193,7 +198,7 @@ pub(crate) fn plan(rt: &ResourceType, current: Arc<Value>, policy: Option<Propag
     let existing = finalizers(&current);
     let changed = gc_finalizers(&existing, policy);
     let namespace = is_namespace(rt);
-    let held_by_spec = namespace && !namespace_finalizers(&current).is_empty();
+    let held_by_spec = held_by_spec(rt, &current);
     if is_deleting(&current) {
         return match changed {
             None if !existing.is_empty() || held_by_spec => Plan::Unchanged(current),
@@ -283,9 +288,8 @@ pub(crate) fn finish_update(
             }
         }
     }
-    let released = is_deleting(current)
-        && finalizers(object).is_empty()
-        && !(is_namespace(rt) && !namespace_finalizers(object).is_empty());
+    let released =
+        is_deleting(current) && finalizers(object).is_empty() && !held_by_spec(rt, object);
     if released {
         let (namespace, name) = key_of(current);
         state.delete(
