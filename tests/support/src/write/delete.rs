@@ -352,11 +352,23 @@ pub(super) fn delete_collection(
         }
         delete_one(state, rt, current, options)?;
     }
+    // The items of the answer carry no kind or apiVersion, as in the API
+    // server's lists.
+    let items: Vec<Value> = listed
+        .into_iter()
+        .map(|mut item| {
+            if let Some(fields) = item.as_object_mut() {
+                fields.remove("kind");
+                fields.remove("apiVersion");
+            }
+            item
+        })
+        .collect();
     let body = json!({
         "kind": format!("{}List", rt.kind),
         "apiVersion": rt.api_version(),
         "metadata": {"resourceVersion": listed_at.to_string()},
-        "items": listed,
+        "items": items,
     });
     Ok((StatusCode::OK, body))
 }
