@@ -391,3 +391,36 @@ async fn gc5_a_cascade_repeats_exactly() {
         "dependents in name order"
     );
 }
+
+#[tokio::test]
+async fn gc3_a_cycle_of_blocking_owners_stays_marked_and_the_write_returns() {
+    let server = FakeApiServer::start().await;
+    let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");
+    let a = create(&api, cm("a", vec![], &[])).await;
+    let b = create(&api, cm("b", vec![owned_by(&a, true)], &[])).await;
+    let mut a_owned = api.get("a").await.unwrap();
+    a_owned.metadata.owner_references = Some(vec![owned_by(&b, true)]);
+    api.replace("a", &PostParams::default(), &a_owned)
+        .await
+        .unwrap();
+
+    api.delete("a", &DeleteParams::foreground()).await.unwrap();
+    // Each waits for the other, as with the real collector: both stay
+    // marked, and nothing loops.
+    let left = api.list(&ListParams::default()).await.unwrap().items;
+    assert_eq!(names(&left), ["a", "b"]);
+    assert!(
+        left.iter()
+            .all(|o| o.finalizers() == ["foregroundDeletion"])
+    );
+    // A background delete drops the finalizer of one (DEL3) and breaks the
+    // cycle.
+    api.delete("b", &DeleteParams::background()).await.unwrap();
+    assert!(
+        api.list(&ListParams::default())
+            .await
+            .unwrap()
+            .items
+            .is_empty()
+    );
+}
