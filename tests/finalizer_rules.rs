@@ -1,7 +1,8 @@
 //! The finalizer helper (Z1–Z7) against the fake API server, which applies
-//! JSON patches with `test` as kube-apiserver does. It has no deletion
-//! semantics: an object "being deleted" is one created or updated with a
-//! `deletionTimestamp`, and it stays after its last finalizer goes. The
+//! JSON patches with `test` and deletes as kube-apiserver does: a deleted
+//! object with finalizers is marked with a `deletionTimestamp` and goes
+//! with its last finalizer. Tests also create objects already "being
+//! deleted" from the test side (a `deletionTimestamp` in the object). The
 //! same rules run against the real kube-apiserver in tests/e2e_finalizer.rs.
 
 use std::{sync::Arc, time::Duration};
@@ -158,7 +159,8 @@ async fn z3_a_failed_cleanup_keeps_the_finalizer() {
 
     let (outcome, events) = run(&api, deleting, Ok(Action::Done)).await;
     assert_eq!((outcome.unwrap(), events), (Action::Done, vec!["cleanup"]));
-    assert!(api.get("app").await.unwrap().finalizers().is_empty());
+    // Its last finalizer gone, the object being deleted is gone too.
+    assert!(api.get_opt("app").await.unwrap().is_none());
 }
 
 /// Z4: an object being deleted without our finalizer is left alone.
@@ -236,7 +238,8 @@ async fn z5_a_recreated_object_is_not_patched() {
     let server = FakeApiServer::start().await;
     let api = api(&server);
     let old = server.create(&cm("app", &[OURS], true)).unwrap();
-    server.delete::<ConfigMap>(Some("default"), "app").unwrap();
+    // Another writer removes the finalizer: the object goes.
+    server.update(&cm("app", &[], true)).unwrap();
     let new = server.create(&cm("app", &[OURS], false)).unwrap();
     assert_ne!(old.uid(), new.uid());
 
@@ -314,8 +317,8 @@ async fn z7_a_patch_without_an_answer_fails_at_its_deadline() {
 
 /// Z1, Z2, Z3 through an informer and a runner: the first reconcile only
 /// adds the finalizer, the write brings the object back and the next one
-/// applies; a deletion (here, a `deletionTimestamp` written by the test)
-/// brings a cleanup and the finalizer's removal.
+/// applies; a deletion brings a cleanup and the finalizer's removal, and
+/// the object goes.
 #[tokio::test]
 async fn z1_z2_z3_the_informer_brings_the_object_back_after_each_write() {
     let server = FakeApiServer::start().await;
@@ -376,11 +379,9 @@ async fn z1_z2_z3_the_informer_brings_the_object_back_after_each_write() {
     assert_eq!(*runs.lock(), 2);
     assert_eq!(api.get("app").await.unwrap().finalizers(), [OURS]);
 
-    let mut deleting = api.get("app").await.unwrap();
-    deleting.metadata.deletion_timestamp = Some(Time(Timestamp::now()));
-    server.update(&deleting).unwrap();
+    server.delete::<ConfigMap>(Some("default"), "app").unwrap();
     wait_for(vec!["apply", "cleanup"]).await;
-    while !api.get("app").await.unwrap().finalizers().is_empty() {
+    while api.get_opt("app").await.unwrap().is_some() {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     queue.shutdown();

@@ -25,8 +25,13 @@
 //!   `preconditions`), and `DELETE` of a collection. They share the store with the methods below: each change
 //!   takes the next resourceVersion and reaches open watches as one event; a
 //!   stale `resourceVersion` gets 409 `Conflict`, a write that changes
-//!   nothing takes no resourceVersion. Deleting a namespace deletes what it
-//!   holds first (one event each), as the namespace controller would.
+//!   nothing takes no resourceVersion.
+//! - deletion as the API server and its controllers do it: an object with
+//!   finalizers is marked with a `deletionTimestamp` and goes when an update
+//!   empties them; `propagationPolicy` Background, Foreground and Orphan
+//!   are carried out through `ownerReferences` by a garbage collector that
+//!   runs inside the write; a deleted namespace terminates, its contents go,
+//!   then it does.
 //!   Objects may be created in a namespace that has no Namespace object.
 //!
 //! What it can be told to do ([`FakeApiServer::fail_requests`],
@@ -116,9 +121,11 @@
 
 mod builtin;
 mod crd;
+mod deletion;
 mod discovery;
 mod faults;
 mod field_set;
+mod gc;
 mod http;
 mod json_patch;
 mod list;
@@ -307,7 +314,11 @@ impl FakeApiServer {
         &self,
         change: impl FnOnce(&mut State) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
-        let result = change(&mut self.shared.state.lock());
+        let mut state = self.shared.state.lock();
+        let before = state.rv;
+        let result = change(&mut state);
+        gc::settle(&mut state, before); // the controllers finish deletions (GC8)
+        drop(state);
         self.shared.changed.notify_waiters();
         result
     }
@@ -322,13 +333,15 @@ impl FakeApiServer {
         self.write(|s| s.put(resource, object, Some(false)))
     }
 
-    /// Replaces an existing object of any resource.
+    /// Replaces an existing object of any resource. An object being deleted
+    /// keeps its `deletionTimestamp`, and goes when the update empties its
+    /// finalizers.
     pub fn update_value(
         &self,
         resource: &ResourceType,
         object: Value,
     ) -> Result<Value, StoreError> {
-        self.write(|s| s.put(resource, object, Some(true)))
+        self.write(|s| deletion::update_stored(s, resource, object))
     }
 
     /// Creates or replaces an object of any resource.
@@ -336,14 +349,18 @@ impl FakeApiServer {
         self.write(|s| s.put(resource, object, None))
     }
 
-    /// Deletes an object of any resource; returns its last state.
+    /// Deletes an object of any resource as a `DELETE` without options does:
+    /// an object with finalizers is marked with a `deletionTimestamp` and
+    /// returned as it now is; one without goes, and its last state is
+    /// returned. Its dependents are garbage-collected and a namespace's
+    /// contents deleted before this returns.
     pub fn delete_value(
         &self,
         resource: &ResourceType,
         namespace: Option<&str>,
         name: &str,
     ) -> Result<Value, StoreError> {
-        self.write(|s| s.delete(resource, namespace, name))
+        self.write(|s| deletion::delete_stored(s, resource, namespace, name))
     }
 
     /// The current objects of a resource, in key order.
@@ -357,7 +374,7 @@ impl FakeApiServer {
             .map(from_value)
     }
 
-    /// Replaces a typed object.
+    /// Replaces a typed object (see [`update_value`](Self::update_value)).
     pub fn update<K: StaticResource>(&self, object: &K) -> Result<K, StoreError> {
         self.update_value(&ResourceType::of::<K>(), to_value(object))
             .map(from_value)
@@ -369,7 +386,7 @@ impl FakeApiServer {
             .map(from_value)
     }
 
-    /// Deletes a typed object; returns its last state.
+    /// Deletes a typed object (see [`delete_value`](Self::delete_value)).
     pub fn delete<K: StaticResource>(
         &self,
         namespace: Option<&str>,

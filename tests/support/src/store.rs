@@ -271,31 +271,6 @@ impl State {
         self.collections.get(id)?.current(key).cloned()
     }
 
-    /// Deletes every object in `namespace`, collection by collection (each
-    /// deletion its own resourceVersion and watch event), as the namespace
-    /// controller empties a namespace being deleted.
-    pub(crate) fn delete_namespace_contents(&mut self, namespace: &str) {
-        let mut doomed: Vec<(ResourceType, String)> = Vec::new();
-        let mut ids: Vec<&ResourceId> = self.collections.keys().collect();
-        ids.sort();
-        for id in ids {
-            let c = &self.collections[id];
-            if !c.namespaced {
-                continue;
-            }
-            let rt = ResourceType::new(&id.group, &id.version, &id.plural, &c.kind, true);
-            for (key, _) in c.snapshot_at(self.rv, None) {
-                if key.0 == namespace {
-                    doomed.push((rt.clone(), key.1.clone()));
-                }
-            }
-        }
-        for (rt, name) in doomed {
-            self.delete(&rt, Some(namespace), &name)
-                .expect("the object was listed under the same lock");
-        }
-    }
-
     pub(crate) fn current_objects(&self, rt: &ResourceType) -> Vec<Value> {
         self.collections
             .get(&rt.id())

@@ -96,8 +96,12 @@ async fn each_write_takes_the_next_resource_version_and_reaches_watches_once() {
     assert_eq!(patched.labels()["mirror"], "true");
     assert_eq!(patched.data.as_ref().unwrap()["value"], "2");
     assert_eq!(patched.uid(), created.uid());
+    // A ConfigMap without finalizers goes at once; the API server answers
+    // with a `Status` naming it (DEL1).
     let deleted = api.delete("app", &DeleteParams::default()).await.unwrap();
-    let deleted_rv = deleted.left().unwrap().resource_version().unwrap();
+    let status = deleted.right().expect("a Status for a ConfigMap");
+    assert_eq!(status.details.unwrap().uid, created.uid().unwrap());
+    let deleted_rv = server.resource_version().to_string();
 
     let rvs: Vec<String> = [&created, &replaced, &patched]
         .iter()
@@ -308,13 +312,16 @@ async fn namespaces_are_written_like_any_resource_and_their_deletion_empties_the
         .unwrap();
 
     let cm_events = next_events(&mut cm_watch, 2).await;
-    let ns_events = next_events(&mut ns_watch, 1).await;
+    let ns_events = next_events(&mut ns_watch, 2).await;
     assert!(cm_events.iter().all(|(kind, _)| *kind == "DELETED"));
-    assert_eq!(ns_events[0].0, "DELETED");
-    // The contents go first, each with its own resourceVersion.
+    // The namespace is marked Terminating first (DEL11), its contents go,
+    // each with its own resourceVersion, then the namespace (GC7).
+    assert_eq!(ns_events[0].0, "MODIFIED");
+    assert_eq!(ns_events[1].0, "DELETED");
     let rv = |s: &str| s.parse::<u64>().unwrap();
+    assert!(rv(&ns_events[0].1) < rv(&cm_events[0].1));
     assert!(rv(&cm_events[0].1) < rv(&cm_events[1].1));
-    assert!(rv(&cm_events[1].1) < rv(&ns_events[0].1));
+    assert!(rv(&cm_events[1].1) < rv(&ns_events[1].1));
     let left: Vec<String> = server
         .objects::<ConfigMap>()
         .iter()

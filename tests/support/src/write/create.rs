@@ -58,7 +58,8 @@ pub(super) fn create(
         // Unique because the suffix is the resourceVersion this write takes.
         object["metadata"]["name"] = json!(format!("{prefix}{:05x}", state.rv + 1));
     }
-    let object = prepare_new(state, rt, object, Owner::Update(&manager(request)));
+    let mut object = prepare_new(state, rt, object, Owner::Update(&manager(request)));
+    super::finalize::before_create(state, rt, &mut object)?; // DEL12, DEL13 (deletion rules)
     let stored = state
         .put(rt, object, Some(false))
         .map_err(|e| store_error(rt, e))?;

@@ -11,7 +11,9 @@
 //! a JSON patch operation that does not apply (a failed `test` among them),
 //! 415 for a patch type the server does not implement. A replace or patch
 //! that changes nothing writes nothing: no new resourceVersion, no watch
-//! event.
+//! event. Deletions follow the rules of `deletion` (finalizers,
+//! DeleteOptions, terminating namespaces); after each write the garbage
+//! collector and the namespace controller of `gc` finish what it started.
 
 use axum::{
     http::{HeaderMap, Method, StatusCode},
@@ -23,6 +25,7 @@ mod apply;
 mod create;
 mod delete;
 mod dry_run;
+mod finalize;
 mod strategic;
 mod target;
 mod update;
@@ -35,7 +38,7 @@ use crate::{
     store::{ObjKey, State, StoreError},
 };
 use create::create;
-use delete::{delete, delete_collection};
+use delete::{DeleteOptions, delete, delete_collection};
 use target::Target;
 use update::{patch, replace};
 
@@ -107,6 +110,7 @@ pub(crate) fn serve(shared: &Shared, request: ObjectRequest<'_>) -> Response {
             Ok(true) => dry_run::answer(&state, &request, write),
             Err(status) => Err(status),
         };
+        crate::gc::settle(&mut state, before); // the controllers finish deletions (GC8)
         if state.rv != before {
             drop(state);
             shared.changed.notify_waiters();
@@ -153,8 +157,14 @@ fn answer(state: &mut State, request: &ObjectRequest<'_>) -> Answer {
         (&Method::POST, None) => create(state, &rt, path, request),
         (&Method::PUT, Some(name)) => replace(state, &rt, path, name, request, Target::Main),
         (&Method::PATCH, Some(name)) => patch(state, &rt, path, name, request, Target::Main),
-        (&Method::DELETE, Some(name)) => delete(state, &rt, path, name, request.body),
-        (&Method::DELETE, None) => delete_collection(state, &rt, path, request.query),
+        (&Method::DELETE, Some(name)) => {
+            let options = DeleteOptions::parse(request.params, request.body)?;
+            delete(state, &rt, path, name, &options)
+        }
+        (&Method::DELETE, None) => {
+            let options = DeleteOptions::parse(request.params, request.body)?;
+            delete_collection(state, &rt, path, request.query, &options)
+        }
         _ => Err(ApiStatus::new(
             405,
             "MethodNotAllowed",

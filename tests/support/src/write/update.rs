@@ -83,6 +83,10 @@ pub(super) fn store_update(
     }
     object["kind"] = current["kind"].clone();
     object["apiVersion"] = current["apiVersion"].clone();
+    // Deletion rules DEL4–DEL6 (write/finalize.rs).
+    if let Some(answer) = super::finalize::before_update(state, rt, current, &mut object)? {
+        return Ok((StatusCode::OK, answer));
+    }
     let managed = match owner {
         Owner::Applied(managed) => managed,
         Owner::Update(manager) => {
