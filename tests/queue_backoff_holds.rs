@@ -2,10 +2,7 @@
 //! client-go's rule (W5) that the default queue keeps. Time runs on tokio's
 //! paused clock.
 
-use std::{
-    sync::Arc,
-    time::Duration,
-};
+use std::{sync::Arc, time::Duration};
 
 use futures::StreamExt;
 use kube_informer::{
@@ -35,7 +32,11 @@ async fn w13_is_off_by_default_and_an_add_cuts_a_backoff_short_as_in_client_go()
     let item = queue.try_next().unwrap();
     drop(item);
     queue.add_rate_limited("a");
-    assert_eq!(queue.requeues(&"a"), 2, "a second failure within one deadline");
+    assert_eq!(
+        queue.requeues(&"a"),
+        2,
+        "a second failure within one deadline"
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -114,7 +115,11 @@ async fn w13_a_backoff_replaces_the_deadline_the_item_had() {
     queue.add_after("a", ms(2));
     queue.add_rate_limited("a");
     let item = queue.next().await.unwrap();
-    assert_eq!(start.elapsed(), ms(10), "the earlier plain deadline is gone");
+    assert_eq!(
+        start.elapsed(),
+        ms(10),
+        "the earlier plain deadline is gone"
+    );
     drop(item);
     // Without holds the earlier deadline wins (W5).
     let queue = self::queue(false);

@@ -120,8 +120,7 @@ impl<T: Hash + Eq + Clone> State<T> {
     /// for it right now; otherwise the item is marked as asked for until
     /// [`hold`](Self::hold) or [`unask`](Self::unask).
     pub(super) fn ask_backoff(&mut self, item: &T) -> bool {
-        if self.shutting_down || self.delayed.is_held(item) || self.backoff_asked.contains(item)
-        {
+        if self.shutting_down || self.delayed.is_held(item) || self.backoff_asked.contains(item) {
             return false;
         }
         self.backoff_asked.insert(item.clone());
