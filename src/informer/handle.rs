@@ -585,6 +585,43 @@ where
     }
 }
 
+/// A handle on an informer that holds no share of its lifetime (L8): the
+/// factory's memory of an informer it released.
+pub(crate) struct WeakInformer<K> {
+    share: Weak<Share<K>>,
+}
+
+impl<K> WeakInformer<K> {
+    /// The informer, while something still holds a share of it.
+    pub(crate) fn upgrade(&self) -> Option<Informer<K>> {
+        self.share.upgrade().map(|share| Informer { share })
+    }
+
+    /// Whether something still holds a share of the informer.
+    pub(crate) fn is_alive(&self) -> bool {
+        self.share.strong_count() > 0
+    }
+}
+
+impl<K> Informer<K> {
+    /// A handle that does not keep the informer alive.
+    pub(crate) fn downgrade(&self) -> WeakInformer<K> {
+        WeakInformer {
+            share: Arc::downgrade(&self.share),
+        }
+    }
+
+    /// What the informer lists and watches.
+    pub(crate) fn watched_resource(&self) -> &WatchedResource {
+        &self.share.core.resource
+    }
+
+    /// Whether both handles are on one informer.
+    pub(crate) fn same_as(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.share, &other.share)
+    }
+}
+
 impl<K> Clone for Informer<K> {
     fn clone(&self) -> Self {
         Self {

@@ -123,5 +123,6 @@ pub(crate) use builder::Options;
 pub use builder::{DEFAULT_RESYNC_CHECK_PERIOD, FromApi, FromStream, InformerBuilder, Origin};
 pub use error::{Callback, Error, Result, SharedError};
 pub use handle::Informer;
+pub(crate) use handle::WeakInformer;
 pub use report::ErrorStream;
 pub use sync_error::SyncError;
