@@ -409,10 +409,11 @@ where
     /// once it was stopped before its first list was applied, whether or
     /// not `run` was ever polled (L7).
     ///
-    /// It waits as long as that takes, through any number of source
-    /// errors. To give up after a while, or at once when the API server
-    /// refuses the resource (403) or does not serve it (404), use
-    /// [`wait_for_sync`](Self::wait_for_sync).
+    /// It has no deadline: it waits as long as the informer runs without
+    /// syncing, through any number of source errors, and returns when the
+    /// informer stops (I12). To give up after a while, or at once when the
+    /// API server refuses the resource (403) or does not serve it (404),
+    /// use [`wait_for_sync`](Self::wait_for_sync).
     ///
     /// Cancel-safe.
     pub async fn wait_until_synced(&self) -> bool {
