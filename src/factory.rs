@@ -697,7 +697,7 @@ impl InformerFactory {
             // Forget released informers that stopped since, so the
             // factory's memory stays with the informers that may run.
             state.prune();
-            let let_go = state.by_key.get(&key).copied().and_then(|index| {
+            state.by_key.get(&key).copied().and_then(|index| {
                 let entry = &mut state.entries[index];
                 let Hold::Held(held) = &entry.hold else {
                     return None;
@@ -713,8 +713,7 @@ impl InformerFactory {
                         Hold::Released(Box::new(informer.downgrade())),
                     )
                 })
-            });
-            let_go
+            })
         };
         // Outside the lock: the last handle's drop stops the informer.
         drop(let_go);

@@ -149,7 +149,7 @@ fn run_backoff_holds(
             .ok_or_else(|| format!("{}: no written expectation", file.path.display()))?;
         let rust_out = workqueue_runner::run(&trace);
         if let Some(d) = compare(&expected, &rust_out) {
-            problems.push(format!("{}", d.labelled("expected", "kube-informer")));
+            problems.push(d.labelled("expected", "kube-informer"));
         }
         if compare(&go_out, &rust_out).is_none() {
             problems.push("client-go gives the same output: the trace shows no difference".into());
