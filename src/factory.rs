@@ -36,6 +36,27 @@
 //!   runs. After [`shutdown`](InformerFactory::shutdown) every request gets
 //!   a stopped informer, as before.
 //!
+//! # Lifetimes
+//!
+//! The factory holds a handle on each of its informers, so an informer it
+//! built runs until [`shutdown`](InformerFactory::shutdown), its own stop,
+//! or one of these:
+//!
+//! - **FA2** [`release`](InformerFactory::release) lets go of one informer:
+//!   the factory's handle and the caller's are dropped, and the informer
+//!   stops when nothing else holds it (L8: no other `Informer` clone,
+//!   `Store`, subscription or error stream), at once if nothing does. Until
+//!   it stops the factory remembers it without keeping it alive: a request
+//!   for its key gets it back, and `shutdown` stops it; `len` and the sync
+//!   waits leave it out. Once stopped, the next request gets a new one
+//!   (FA1).
+//! - **FA3** Dropping the last factory handle drops the factory's handles
+//!   and nothing else: an informer a user still holds keeps running (its
+//!   spawned `run` goes on), one nothing holds stops (L8).
+//! - **FA4** [`shutdown`](InformerFactory::shutdown) stops every informer
+//!   the factory started or handed out that still runs, released ones
+//!   included, and waits for the `run` of those it started.
+//!
 //! # Waiting
 //!
 //! [`InformerFactory::wait_for_cache_sync`] waits for every informer to
@@ -53,13 +74,17 @@ use std::{
     time::Duration,
 };
 
-use futures::future::{BoxFuture, FutureExt, join_all, try_join_all};
+use futures::{
+    StreamExt,
+    future::{BoxFuture, FutureExt, join_all, try_join_all},
+    stream::FuturesUnordered,
+};
 use kube::{Api, Client, Resource, core::PartialObjectMeta};
 use parking_lot::Mutex;
 use tokio::{task::JoinHandle, time::Instant};
 
 use crate::{
-    informer::{self, FromApi, Informer, InformerBuilder, Options, SyncError},
+    informer::{self, FromApi, Informer, InformerBuilder, Options, SyncError, WeakInformer},
     resource::WatchedResource,
     source,
 };
@@ -158,12 +183,60 @@ where
     }
 }
 
+/// The factory's memory of an informer it released (FA2): no share of its
+/// lifetime.
+trait ReleasedInformer: Send + Sync {
+    /// The informer, held again, while something else still holds it.
+    fn upgrade(&self) -> Option<Box<dyn ManagedInformer>>;
+    fn is_alive(&self) -> bool;
+}
+
+impl<K> ReleasedInformer for WeakInformer<K>
+where
+    K: Resource + Send + Sync + 'static,
+{
+    fn upgrade(&self) -> Option<Box<dyn ManagedInformer>> {
+        WeakInformer::upgrade(self).map(|informer| Box::new(informer) as Box<dyn ManagedInformer>)
+    }
+
+    fn is_alive(&self) -> bool {
+        WeakInformer::is_alive(self)
+    }
+}
+
+/// How the factory holds one of its informers.
+enum Hold {
+    /// With a handle: the informer lives at least as long as the factory.
+    Held(Box<dyn ManagedInformer>),
+    /// Released (FA2): it lives while its users hold it, no longer.
+    Released(Box<dyn ReleasedInformer>),
+}
+
 struct Entry {
     key: InformerKey,
     /// What the informer was built with, for comparing later requests.
     options: Options,
-    informer: Box<dyn ManagedInformer>,
+    hold: Hold,
     task: Option<JoinHandle<informer::Result<()>>>,
+}
+
+impl Entry {
+    /// The informer if the factory holds it.
+    fn held(&self) -> Option<&dyn ManagedInformer> {
+        match &self.hold {
+            Hold::Held(informer) => Some(&**informer),
+            Hold::Released(_) => None,
+        }
+    }
+
+    /// Whether the informer may still run: held, or released and held by
+    /// someone else.
+    fn is_alive(&self) -> bool {
+        match &self.hold {
+            Hold::Held(_) => true,
+            Hold::Released(released) => released.is_alive(),
+        }
+    }
 }
 
 #[derive(Default)]
@@ -171,6 +244,22 @@ struct State {
     entries: Vec<Entry>,
     by_key: HashMap<InformerKey, usize>,
     shut_down: bool,
+}
+
+impl State {
+    /// Drops the entries of released informers that stopped.
+    fn prune(&mut self) {
+        if self.entries.iter().all(Entry::is_alive) {
+            return;
+        }
+        self.entries.retain(Entry::is_alive);
+        self.by_key = self
+            .entries
+            .iter()
+            .enumerate()
+            .map(|(index, entry)| (entry.key.clone(), index))
+            .collect();
+    }
 }
 
 /// Shares one [`Informer`] per (resource type, namespace, selectors) across
@@ -182,9 +271,11 @@ struct State {
 /// (metadata only); then [`start`](Self::start)
 /// them on tokio and [`wait_for_cache_sync`](Self::wait_for_cache_sync).
 /// Informers asked for after `start` are started by the next `start`.
-/// Cloning the factory is cheap and shares its informers. Informers live as
-/// long as the factory or until [`shutdown`](Self::shutdown); dropping the
-/// last factory handle stops them.
+/// Cloning the factory is cheap and shares its informers. The factory holds
+/// each of its informers until [`shutdown`](Self::shutdown) or
+/// [`release`](Self::release); dropping the last factory handle lets go of
+/// them all, stopping those that nothing else holds, while those a user
+/// still holds keep running (FA3, L8).
 ///
 /// # Examples
 ///
@@ -230,14 +321,6 @@ pub struct InformerFactory {
 
 struct FactoryState {
     inner: Mutex<State>,
-}
-
-impl Drop for FactoryState {
-    fn drop(&mut self) {
-        for entry in &self.inner.get_mut().entries {
-            entry.informer.stop();
-        }
-    }
 }
 
 impl InformerFactory {
@@ -348,7 +431,30 @@ impl InformerFactory {
         if let Some(&index) = state.by_key.get(&key) {
             let shut_down = state.shut_down;
             let entry = &mut state.entries[index];
-            if entry.informer.is_stopped() && !shut_down {
+            if let Hold::Released(released) = &entry.hold {
+                // FA2: a released informer its users still hold is handed
+                // out (and held) again rather than watched twice.
+                match released.upgrade() {
+                    Some(informer) => entry.hold = Hold::Held(informer),
+                    None => {
+                        let informer = builder.build();
+                        if shut_down {
+                            informer.stop();
+                        }
+                        *entry = Entry {
+                            key,
+                            options,
+                            hold: Hold::Held(Box::new(informer.clone())),
+                            task: None,
+                        };
+                        return Ok(informer);
+                    }
+                }
+            }
+            let Hold::Held(held) = &entry.hold else {
+                unreachable!("held again above");
+            };
+            if held.is_stopped() && !shut_down {
                 // FA1: a stopped informer lists and watches no more; the
                 // request gets a new one in its place, which `start` runs.
                 tracing::debug!(resource = %key.describe(), "factory: replacing a stopped informer");
@@ -356,7 +462,7 @@ impl InformerFactory {
                 *entry = Entry {
                     key,
                     options,
-                    informer: Box::new(informer.clone()),
+                    hold: Hold::Held(Box::new(informer.clone())),
                     task: None,
                 };
                 return Ok(informer);
@@ -368,8 +474,7 @@ impl InformerFactory {
                     requested: format!("{options:?}"),
                 });
             }
-            return Ok(entry
-                .informer
+            return Ok(held
                 .as_any()
                 .downcast_ref::<Informer<K>>()
                 .expect("the key holds the type id of K")
@@ -387,7 +492,7 @@ impl InformerFactory {
         state.entries.push(Entry {
             key,
             options,
-            informer: Box::new(informer.clone()),
+            hold: Hold::Held(Box::new(informer.clone())),
             task: None,
         });
         Ok(informer)
@@ -405,32 +510,54 @@ impl InformerFactory {
             return;
         }
         for entry in &mut state.entries {
-            if entry.task.is_none() {
+            if entry.task.is_some() {
+                continue;
+            }
+            // A released informer not started yet still runs if its users
+            // hold it (FA2).
+            let run = match &entry.hold {
+                Hold::Held(informer) => Some(informer.run()),
+                Hold::Released(released) => released.upgrade().map(|informer| informer.run()),
+            };
+            if let Some(run) = run {
                 tracing::debug!(resource = %entry.key.resource.path(), "factory: starting informer");
-                entry.task = Some(tokio::spawn(entry.informer.run()));
+                entry.task = Some(tokio::spawn(run));
             }
         }
     }
 
-    /// Waits until every informer asked for so far has synced; `false` if
-    /// one stopped before syncing.
+    /// Waits until every informer the factory holds has synced; `false` as
+    /// soon as one stopped before syncing (I12; also one that never ran,
+    /// L7), without waiting for the others. Released informers (FA2) are
+    /// left out.
     ///
-    /// It waits as long as that takes, through any number of source
-    /// errors; [`wait_for_sync`](Self::wait_for_sync) gives up after a
-    /// timeout, or at once when a resource is refused or not served.
+    /// It has no deadline: it waits as long as the informers run without
+    /// syncing, through any number of source errors, and for ever for an
+    /// informer asked for but never [started](Self::start).
+    /// [`wait_for_sync`](Self::wait_for_sync) takes a timeout, and gives up
+    /// at once when a resource is refused or not served.
     pub async fn wait_for_cache_sync(&self) -> bool {
         let waits: Vec<_> = {
             let state = self.state.inner.lock();
             state
                 .entries
                 .iter()
-                .map(|entry| entry.informer.wait_until_synced())
+                .filter_map(Entry::held)
+                .map(|informer| informer.wait_until_synced())
                 .collect()
         };
-        join_all(waits).await.into_iter().all(|synced| synced)
+        // Fails fast: `false` as soon as one informer stopped unsynced,
+        // without waiting for the others (I12).
+        let mut waits: FuturesUnordered<_> = waits.into_iter().collect();
+        while let Some(synced) = waits.next().await {
+            if !synced {
+                return false;
+            }
+        }
+        true
     }
 
-    /// Waits until every informer asked for so far has synced, failing
+    /// Waits until every informer the factory holds has synced, failing
     /// fast as [`Informer::wait_for_sync`] does, with one deadline for all
     /// of them: `timeout` from now on tokio's clock (I10).
     ///
@@ -484,7 +611,8 @@ impl InformerFactory {
             state
                 .entries
                 .iter()
-                .map(|entry| entry.informer.wait_for_sync(deadline, timeout))
+                .filter_map(Entry::held)
+                .map(|informer| informer.wait_for_sync(deadline, timeout))
                 .collect()
         };
         try_join_all(waits).await.map(drop)
@@ -500,7 +628,15 @@ impl InformerFactory {
                 .entries
                 .iter_mut()
                 .filter_map(|entry| {
-                    entry.informer.stop();
+                    match &entry.hold {
+                        Hold::Held(informer) => informer.stop(),
+                        // FA4: released ones that still run stop too.
+                        Hold::Released(released) => {
+                            if let Some(informer) = released.upgrade() {
+                                informer.stop();
+                            }
+                        }
+                    }
                     entry.task.take()
                 })
                 .collect()
@@ -512,9 +648,89 @@ impl InformerFactory {
         }
     }
 
-    /// How many distinct informers the factory holds.
+    /// Lets go of `informer` (FA2): the factory drops its own handle on it
+    /// and the caller's, so it stops as soon as nothing else holds it (no
+    /// other [`Informer`] clone, [`Store`](crate::Store), subscription or
+    /// error stream, L8); at once if nothing does. Returns whether it
+    /// stopped: `false` while something else still holds it.
+    ///
+    /// Until it stops, a request for its key gets it back (and the factory
+    /// holds it again) and [`shutdown`](Self::shutdown) still stops it;
+    /// [`len`](Self::len) and the sync waits leave it out. Once it stopped,
+    /// the next request for its key gets a new informer (FA1). An informer
+    /// the factory does not hold (another factory's, or one released
+    /// already) is only dropped.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube::Api;
+    /// use kube_informer::InformerFactory;
+    /// use kube_informer_testing::FakeApiServer;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let server = FakeApiServer::start().await;
+    /// let factory = InformerFactory::new(server.client());
+    /// let configmaps = factory.build(Api::<ConfigMap>::all(server.client()), |b| b)?;
+    /// factory.start();
+    /// assert!(factory.wait_for_cache_sync().await);
+    /// let store = configmaps.store();
+    /// assert!(!factory.release(configmaps), "the store still holds it");
+    /// assert_eq!(factory.len(), 0);
+    /// drop(store); // the informer stops now
+    /// # factory.shutdown().await;
+    /// # Ok(()) }
+    /// ```
+    pub fn release<K>(&self, informer: Informer<K>) -> bool
+    where
+        K: Resource + Send + Sync + 'static,
+    {
+        let weak = informer.downgrade();
+        let key = InformerKey {
+            type_id: TypeId::of::<K>(),
+            resource: informer.watched_resource().clone(),
+        };
+        let let_go = {
+            let mut state = self.state.inner.lock();
+            // Forget released informers that stopped since, so the
+            // factory's memory stays with the informers that may run.
+            state.prune();
+            state.by_key.get(&key).copied().and_then(|index| {
+                let entry = &mut state.entries[index];
+                let Hold::Held(held) = &entry.hold else {
+                    return None;
+                };
+                let same = held
+                    .as_any()
+                    .downcast_ref::<Informer<K>>()
+                    .is_some_and(|held| held.same_as(&informer));
+                same.then(|| {
+                    tracing::debug!(resource = %key.describe(), "factory: releasing informer");
+                    std::mem::replace(
+                        &mut entry.hold,
+                        Hold::Released(Box::new(informer.downgrade())),
+                    )
+                })
+            })
+        };
+        // Outside the lock: the last handle's drop stops the informer.
+        drop(let_go);
+        drop(informer);
+        !weak.is_alive()
+    }
+
+    /// How many distinct informers the factory holds (released ones do
+    /// not count, FA2).
     pub fn len(&self) -> usize {
-        self.state.inner.lock().entries.len()
+        self.state
+            .inner
+            .lock()
+            .entries
+            .iter()
+            .filter(|entry| entry.held().is_some())
+            .count()
     }
 
     /// Whether the factory holds no informer yet.
@@ -532,6 +748,7 @@ impl fmt::Debug for InformerFactory {
                 &state
                     .entries
                     .iter()
+                    .filter(|e| e.held().is_some())
                     .map(|e| e.key.resource.path())
                     .collect::<Vec<_>>(),
             )

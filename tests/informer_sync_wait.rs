@@ -551,3 +551,67 @@ async fn i10_the_factory_waits_once_for_all_under_one_deadline() {
         .unwrap();
     factory.shutdown().await;
 }
+
+// I12: every wait without a deadline returns `false` when its informer
+// stops before syncing: the informer's, its store's, a subscription's and
+// its `SyncStatus`'s, at the instant of the stop on the paused clock.
+#[tokio::test(start_paused = true)]
+async fn i12_every_wait_without_a_deadline_returns_when_the_informer_stops() {
+    let server = FakeApiServer::start().await;
+    server.fail_requests(RequestMatch::List, ApiStatus::internal_error(), usize::MAX);
+    let informer = web_configmaps(&server);
+    let store = informer.store();
+    let subscription = informer
+        .subscribe(kube_informer::dispatch::SubscribeOptions::default())
+        .unwrap();
+    let status = subscription.sync_status();
+    let waits = tokio::spawn({
+        let informer = informer.clone();
+        async move {
+            let (a, b, c, d) = tokio::join!(
+                informer.wait_until_synced(),
+                store.wait_until_synced(),
+                subscription.wait_until_synced(),
+                status.wait_until_synced(),
+            );
+            (a, b, c, d, Instant::now())
+        }
+    });
+    // Past the first list retries: nothing gives up on its own.
+    tokio::time::sleep(Duration::from_secs(60)).await;
+    assert!(!waits.is_finished(), "no deadline of their own");
+    let stopped = Instant::now();
+    informer.stop();
+    let (a, b, c, d, at) = waits.await.unwrap();
+    assert_eq!((a, b, c, d), (false, false, false, false));
+    assert_eq!(at, stopped);
+}
+
+// I12: the factory's wait without a deadline returns `false` when one of
+// its informers stops before syncing.
+#[tokio::test(start_paused = true)]
+async fn i12_the_factory_wait_for_cache_sync_returns_when_an_informer_stops() {
+    let server = FakeApiServer::start().await;
+    let factory = InformerFactory::new(server.client());
+    let configmaps = factory
+        .build(Api::<ConfigMap>::all(server.client()), |b| b)
+        .unwrap();
+    server.fail_requests(RequestMatch::List, ApiStatus::internal_error(), usize::MAX);
+    let secrets = factory
+        .build(Api::<Secret>::all(server.client()), |b| b)
+        .unwrap();
+    factory.start();
+    let waiting = tokio::spawn({
+        let factory = factory.clone();
+        async move { (factory.wait_for_cache_sync().await, Instant::now()) }
+    });
+    tokio::time::sleep(Duration::from_secs(60)).await;
+    assert!(!waiting.is_finished());
+    let stopped = Instant::now();
+    secrets.stop();
+    let (synced, at) = waiting.await.unwrap();
+    assert!(!synced);
+    assert_eq!(at, stopped);
+    drop(configmaps);
+    factory.shutdown().await;
+}

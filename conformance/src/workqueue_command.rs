@@ -102,8 +102,74 @@ pub(crate) fn run_workqueue(args: Args) -> Result<bool, Box<dyn std::error::Erro
             }
         }
     }
+    if args.trace.is_none() && !args.no_corpus {
+        let (ok, bad) = run_backoff_holds(&mut go, &dir.join("backoff-holds"), &args)?;
+        passed += ok;
+        failed += bad;
+    }
     println!("workqueue conformance: {passed} passed, {failed} failed");
     Ok(failed == 0)
+}
+
+/// The traces of W13 (`backoff_holds`), which differ from client-go on
+/// purpose: our output must equal the written expectation in `expected/`,
+/// client-go's must equal its recording in `client-go/expected/` (recorded
+/// with `--record`), and the two must differ, or the trace shows nothing.
+fn run_backoff_holds(
+    go: &mut GoHarness,
+    dir: &Path,
+    args: &Args,
+) -> Result<(u64, u64), Box<dyn std::error::Error>> {
+    let (mut passed, mut failed) = (0u64, 0u64);
+    let client_go_dir = dir.join("client-go");
+    for file in corpus::load_texts(dir)? {
+        if args.only.as_ref().is_some_and(|o| *o != file.name) {
+            continue;
+        }
+        let trace =
+            WqTrace::parse(&file.text).map_err(|e| format!("{}: {e}", file.path.display()))?;
+        let go_out = go.run_text(&trace.to_jsonl())?;
+        let mut problems = Vec::new();
+        if args.record {
+            corpus::save_recording(&client_go_dir, &file.name, &go_out)?;
+        } else {
+            match corpus::load_recording(&client_go_dir, &file.name)? {
+                Some(recorded) => {
+                    if let Some(d) = compare(&recorded, &go_out) {
+                        problems.push(format!(
+                            "the recorded client-go output is stale (rerun with --record)\n{}",
+                            d.labelled("recorded", "live")
+                        ));
+                    }
+                }
+                None => problems.push("no client-go recording (rerun with --record)".into()),
+            }
+        }
+        let expected = corpus::load_recording(dir, &file.name)?
+            .ok_or_else(|| format!("{}: no written expectation", file.path.display()))?;
+        let rust_out = workqueue_runner::run(&trace);
+        if let Some(d) = compare(&expected, &rust_out) {
+            problems.push(d.labelled("expected", "kube-informer"));
+        }
+        if compare(&go_out, &rust_out).is_none() {
+            problems.push("client-go gives the same output: the trace shows no difference".into());
+        }
+        if problems.is_empty() {
+            passed += 1;
+            if args.only.is_some() {
+                println!("ok {} (W13, differs from client-go as written)", file.name);
+                print_lines("client-go output", &go_out);
+                print_lines("kube-informer output", &rust_out);
+            }
+        } else {
+            failed += 1;
+            println!("FAIL {} (W13)", file.name);
+            for problem in problems {
+                println!("  {problem}");
+            }
+        }
+    }
+    Ok((passed, failed))
 }
 
 fn rerun_random(seed: u64, index: u64) -> String {

@@ -139,6 +139,7 @@ pub fn trace(seed: u64, index: u64) -> WqTrace {
         header: WqHeader {
             workqueue: format!("random seed={seed} trace={index}"),
             about: None,
+            backoff_holds: false,
         },
         ops: m.ops,
     }

@@ -49,7 +49,8 @@ async fn run_async(trace: &WqTrace) -> Vec<Value> {
         inner: default_rate_limiter(),
         last: Mutex::new(Duration::ZERO),
     });
-    let queue = WorkQueue::with_rate_limiter(Shared(recording.clone()));
+    let queue = WorkQueue::with_rate_limiter(Shared(recording.clone()))
+        .backoff_holds(trace.header.backoff_holds);
     let mut held: Vec<WorkItem<String>> = Vec::new();
     let mut out = Vec::with_capacity(trace.ops.len());
     for (i, op) in trace.ops.iter().enumerate() {
@@ -68,6 +69,9 @@ async fn run_async(trace: &WqTrace) -> Vec<Value> {
             }
             WqOp::AddRateLimited { item } => {
                 line.insert("item".into(), json!(item));
+                // A rate-limited add the queue absorbs (W13) asks the
+                // limiter nothing: it shows a zero delay.
+                *recording.last.lock() = Duration::ZERO;
                 queue.add_rate_limited(item.clone());
                 let delay = *recording.last.lock();
                 line.insert("delayMs".into(), json!(delay.as_millis() as u64));

@@ -16,6 +16,11 @@ pub struct WqHeader {
     /// What the trace shows, for readers of the corpus; ignored by runners.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub about: Option<String>,
+    /// Runs our queue with `backoff_holds(true)` (W13), which differs from
+    /// client-go on purpose; the Go harness ignores it. Such traces live in
+    /// `workqueue-traces/backoff-holds/`, with a written expectation.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub backoff_holds: bool,
 }
 
 fn is_zero(n: &u64) -> bool {

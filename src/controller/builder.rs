@@ -108,6 +108,8 @@ pub struct Controller<K: Resource> {
     pub(super) feeds: Vec<BoxStream<'static, ObjectKey>>,
     pub(super) predicate: Option<SharedPredicate<K>>,
     pub(super) queue: WorkQueue,
+    /// W13 on the queue, kept for a queue that `rate_limiter` replaces.
+    pub(super) backoff_holds: bool,
     pub(super) concurrency: usize,
     pub(super) gate: Option<KeyGate>,
     pub(super) shutdown: Shutdown,
@@ -245,6 +247,7 @@ impl<K: Watchable> Controller<K> {
             feeds: Vec::new(),
             predicate: None,
             queue: WorkQueue::new(),
+            backoff_holds: false,
             concurrency: 1,
             gate: None,
             shutdown: Shutdown::default(),
@@ -533,7 +536,37 @@ impl<K: Watchable> Controller<K> {
     /// # }
     /// ```
     pub fn rate_limiter<R: RateLimiter<ObjectKey> + 'static>(mut self, limiter: R) -> Self {
-        self.queue = WorkQueue::with_rate_limiter(limiter);
+        self.queue = WorkQueue::with_rate_limiter(limiter).backoff_holds(self.backoff_holds);
+        self
+    }
+
+    /// Whether a failed key waits out its whole backoff (W13): with `true`,
+    /// a change of its object, an owned object's change or a tick of
+    /// [`reconcile_all_on`](Self::reconcile_all_on) that comes while the key
+    /// backs off joins the backoff instead of reconciling the key early,
+    /// and the key's failures count once per backoff. Off by default: then
+    /// any trigger reconciles a backing-off key at once and a failure of
+    /// that reconcile counts as one more step, as in client-go and
+    /// controller-runtime (see [`WorkQueue::backoff_holds`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube::Api;
+    /// use kube_informer::controller::Controller;
+    /// use kube_informer_testing::FakeApiServer;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let server = FakeApiServer::start().await;
+    /// let controller = Controller::new(Api::<ConfigMap>::all(server.client())).backoff_holds(true);
+    /// # drop(controller);
+    /// # }
+    /// ```
+    pub fn backoff_holds(mut self, holds: bool) -> Self {
+        self.backoff_holds = holds;
+        self.queue = self.queue.backoff_holds(holds);
         self
     }
 

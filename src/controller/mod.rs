@@ -79,8 +79,10 @@
 //! - **C5 What comes next.** A reconcile's [`Action`](crate::runner::Action)
 //!   decides its key's next turn; a failed reconcile's key gets what the
 //!   error policy returns ([`Action::Backoff`](crate::runner::Action::Backoff):
-//!   the queue's per-key exponential backoff). The stream yields one item per
-//!   reconcile.
+//!   the queue's per-key exponential backoff). A trigger of a key that
+//!   backs off reconciles it at once (client-go's W5) unless
+//!   [`backoff_holds`](Controller::backoff_holds) is on, when it joins the
+//!   backoff (W13). The stream yields one item per reconcile.
 //! - **C6 Panics and concurrency.** At most `concurrency` reconciles run at
 //!   once, never two of one key (W3). A panicking reconcile is caught,
 //!   yielded as [`Error::Panicked`] with its key, counted, and its key

@@ -231,6 +231,7 @@ impl<K: Watchable> Controller<K> {
             mut feeds,
             predicate,
             queue,
+            backoff_holds: _,
             concurrency,
             gate,
             shutdown,

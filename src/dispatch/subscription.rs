@@ -103,7 +103,12 @@ impl<K> Subscription<K> {
 
     /// Waits until [`has_synced`](Subscription::has_synced); `false` if the
     /// subscription ended (refused, or the informer stopped) before it could
-    /// sync. Cancel-safe.
+    /// sync (I12). Cancel-safe.
+    ///
+    /// It has no deadline: it returns when the subscriber synced or its
+    /// informer stopped. For a deadline, wait for the informer with
+    /// [`Informer::wait_for_sync`](crate::Informer::wait_for_sync) first, or
+    /// wrap this in [`tokio::time::timeout`].
     ///
     /// Items count as delivered when this stream yields them, so awaiting
     /// this on the task that should be polling the stream waits forever

@@ -53,7 +53,10 @@ impl<K> SyncStatus<K> {
         sync_state(&self.channel) == SyncState::Synced
     }
 
-    /// Same as [`Subscription::wait_until_synced`](super::Subscription::wait_until_synced).
+    /// Same as [`Subscription::wait_until_synced`](super::Subscription::wait_until_synced):
+    /// no deadline, returns `false` once the informer stopped before this
+    /// subscriber synced (I12); for a deadline see
+    /// [`Informer::wait_for_sync`](crate::Informer::wait_for_sync).
     pub async fn wait_until_synced(&self) -> bool {
         wait_until_synced(&self.channel).await
     }

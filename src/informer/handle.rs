@@ -409,10 +409,11 @@ where
     /// once it was stopped before its first list was applied, whether or
     /// not `run` was ever polled (L7).
     ///
-    /// It waits as long as that takes, through any number of source
-    /// errors. To give up after a while, or at once when the API server
-    /// refuses the resource (403) or does not serve it (404), use
-    /// [`wait_for_sync`](Self::wait_for_sync).
+    /// It has no deadline: it waits as long as the informer runs without
+    /// syncing, through any number of source errors, and returns when the
+    /// informer stops (I12). To give up after a while, or at once when the
+    /// API server refuses the resource (403) or does not serve it (404),
+    /// use [`wait_for_sync`](Self::wait_for_sync).
     ///
     /// Cancel-safe.
     pub async fn wait_until_synced(&self) -> bool {
@@ -582,6 +583,43 @@ where
         let core = self.core();
         core.reporter
             .listen(self.liveness(), Arc::clone(&core.life))
+    }
+}
+
+/// A handle on an informer that holds no share of its lifetime (L8): the
+/// factory's memory of an informer it released.
+pub(crate) struct WeakInformer<K> {
+    share: Weak<Share<K>>,
+}
+
+impl<K> WeakInformer<K> {
+    /// The informer, while something still holds a share of it.
+    pub(crate) fn upgrade(&self) -> Option<Informer<K>> {
+        self.share.upgrade().map(|share| Informer { share })
+    }
+
+    /// Whether something still holds a share of the informer.
+    pub(crate) fn is_alive(&self) -> bool {
+        self.share.strong_count() > 0
+    }
+}
+
+impl<K> Informer<K> {
+    /// A handle that does not keep the informer alive.
+    pub(crate) fn downgrade(&self) -> WeakInformer<K> {
+        WeakInformer {
+            share: Arc::downgrade(&self.share),
+        }
+    }
+
+    /// What the informer lists and watches.
+    pub(crate) fn watched_resource(&self) -> &WatchedResource {
+        &self.share.core.resource
+    }
+
+    /// Whether both handles are on one informer.
+    pub(crate) fn same_as(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.share, &other.share)
     }
 }
 

@@ -35,7 +35,7 @@
 //! # Waiting for the first sync
 //!
 //! [`Informer::wait_until_synced`] waits for the first sync as long as it
-//! takes. [`Informer::wait_for_sync`] and
+//! takes, or until the informer stops. [`Informer::wait_for_sync`] and
 //! [`InformerFactory::wait_for_sync`](crate::InformerFactory::wait_for_sync)
 //! take a timeout and fail fast with a [`SyncError`] that names the
 //! resource, so a program whose RBAC rules or CustomResourceDefinition are
@@ -59,6 +59,19 @@
 //!   deadline for all; the first error any of them meets is its answer.
 //! - I11: the futures of both waits are `Send`, so a controller awaits
 //!   them in spawned tasks and streams.
+//! - I12: every wait for the first sync either takes a deadline or returns
+//!   when its informer stops. With a deadline:
+//!   [`Informer::wait_for_sync`] and
+//!   [`InformerFactory::wait_for_sync`](crate::InformerFactory::wait_for_sync).
+//!   Without one, returning `false` once the informer stopped before
+//!   syncing: [`Informer::wait_until_synced`],
+//!   [`Store::wait_until_synced`](crate::Store::wait_until_synced),
+//!   [`Subscription::wait_until_synced`](crate::Subscription::wait_until_synced),
+//!   [`SyncStatus::wait_until_synced`](crate::dispatch::SyncStatus::wait_until_synced)
+//!   and [`InformerFactory::wait_for_cache_sync`](crate::InformerFactory::wait_for_cache_sync)
+//!   (which waits for ever only for an informer never started). A
+//!   [`Store`](crate::Store) made from a [`Writer`](crate::store::Writer)
+//!   has no informer: it waits for its writer.
 //!
 //! An informer built from a stream has no HTTP answers unless its stream
 //! yields [`source::Error`](crate::source::Error)s: it gets `TimedOut` or
@@ -123,5 +136,6 @@ pub(crate) use builder::Options;
 pub use builder::{DEFAULT_RESYNC_CHECK_PERIOD, FromApi, FromStream, InformerBuilder, Origin};
 pub use error::{Callback, Error, Result, SharedError};
 pub use handle::Informer;
+pub(crate) use handle::WeakInformer;
 pub use report::ErrorStream;
 pub use sync_error::SyncError;

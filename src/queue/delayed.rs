@@ -1,8 +1,9 @@
-//! Items waiting for a deadline before they join the queue (W5, W6).
+//! Items waiting for a deadline before they join the queue (W5, W6), and
+//! which of those wait out an error backoff that holds (W13).
 
 use std::{
     cmp::Ordering,
-    collections::{BinaryHeap, HashMap},
+    collections::{BinaryHeap, HashMap, HashSet},
     hash::Hash,
 };
 
@@ -20,6 +21,9 @@ pub(super) struct Delayed<T> {
     /// The live deadline of each waiting item, with the sequence number of its
     /// heap entry.
     deadlines: HashMap<T, (Instant, u64)>,
+    /// Items whose live deadline is a backoff that holds (W13): plain
+    /// delayed adds of them are absorbed, not scheduled.
+    holds: HashSet<T>,
     next_seq: u64,
 }
 
@@ -54,6 +58,7 @@ impl<T> Default for Delayed<T> {
         Self {
             heap: BinaryHeap::new(),
             deadlines: HashMap::new(),
+            holds: HashSet::new(),
             next_seq: 0,
         }
     }
@@ -63,7 +68,11 @@ impl<T: Hash + Eq + Clone> Delayed<T> {
     /// Schedules `item` for `at`, unless it already waits for an earlier or
     /// equal deadline. Returns true when this became the earliest deadline of
     /// all, so sleepers must re-arm their timers.
+    /// An item waiting out a backoff that holds keeps that deadline (W13).
     pub(super) fn insert(&mut self, item: T, at: Instant) -> bool {
+        if self.holds.contains(&item) {
+            return false;
+        }
         let seq = self.next_seq;
         match self.deadlines.get_mut(&item) {
             Some((current, _)) if *current <= at => return false,
@@ -72,6 +81,25 @@ impl<T: Hash + Eq + Clone> Delayed<T> {
                 self.deadlines.insert(item.clone(), (at, seq));
             }
         }
+        self.push(item, at, seq)
+    }
+
+    /// Schedules `item` for `at` as a backoff that holds (W13): `at`
+    /// becomes its only deadline, earlier or later than the one it had.
+    /// Returns true when this became the earliest deadline of all.
+    pub(super) fn hold(&mut self, item: T, at: Instant) -> bool {
+        let seq = self.next_seq;
+        self.deadlines.insert(item.clone(), (at, seq));
+        self.holds.insert(item.clone());
+        self.push(item, at, seq)
+    }
+
+    /// Whether `item` waits out a backoff that holds (W13).
+    pub(super) fn is_held(&self, item: &T) -> bool {
+        self.holds.contains(item)
+    }
+
+    fn push(&mut self, item: T, at: Instant, seq: u64) -> bool {
         self.next_seq += 1;
         let earliest = self.next_deadline().is_none_or(|first| at < first);
         self.heap.push(Entry { at, seq, item });
@@ -90,6 +118,7 @@ impl<T: Hash + Eq + Clone> Delayed<T> {
             let entry = self.heap.pop()?;
             if self.is_live(&entry) {
                 self.deadlines.remove(&entry.item);
+                self.holds.remove(&entry.item);
                 return Some(entry.item);
             }
         }
@@ -116,6 +145,7 @@ impl<T: Hash + Eq + Clone> Delayed<T> {
     pub(super) fn clear(&mut self) {
         self.heap = BinaryHeap::new();
         self.deadlines = HashMap::new();
+        self.holds = HashSet::new();
     }
 
     fn is_live(&self, entry: &Entry<T>) -> bool {
@@ -150,6 +180,24 @@ mod tests {
         );
         assert_eq!(delayed.pop_due(now + Duration::from_millis(1)), Some("a"));
         assert_eq!(delayed.pop_due(now + Duration::from_secs(60)), None);
+        assert_eq!(delayed.len(), 0);
+    }
+
+    #[test]
+    fn w13_a_hold_replaces_the_deadline_and_absorbs_plain_ones_until_due() {
+        let now = Instant::now();
+        let mut delayed = Delayed::default();
+        delayed.insert("a", now + Duration::from_millis(1));
+        delayed.hold("a", now + Duration::from_millis(10));
+        assert!(delayed.is_held(&"a"));
+        assert!(!delayed.insert("a", now + Duration::from_millis(2)));
+        assert_eq!(
+            delayed.next_deadline(),
+            Some(now + Duration::from_millis(10))
+        );
+        assert_eq!(delayed.pop_due(now + Duration::from_millis(9)), None);
+        assert_eq!(delayed.pop_due(now + Duration::from_millis(10)), Some("a"));
+        assert!(!delayed.is_held(&"a"));
         assert_eq!(delayed.len(), 0);
     }
 

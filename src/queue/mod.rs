@@ -1,4 +1,5 @@
-//! A work queue for controllers, with client-go's `workqueue` rules (W1–W12).
+//! A work queue for controllers, with client-go's `workqueue` rules (W1–W12),
+//! and an option for error backoffs that hold (W13).
 //!
 //! An informer says *what changed*; a controller must *act* on each changed
 //! key, once at a time, retrying failures with backoff. [`WorkQueue`] is the
@@ -55,6 +56,22 @@
 //!   in each of its sets (queued, dirty, processing, delayed), whatever the
 //!   rate of adds; the per-item limiter holds one counter per item until it is
 //!   forgotten.
+//!
+//! One rule differs from client-go, and only when asked for:
+//!
+//! - **W13 backoff that holds** (off by default, so the default queue is
+//!   client-go's; [`WorkQueue::backoff_holds`]). While an item waits out
+//!   the deadline of an [`add_rate_limited`](WorkQueue::add_rate_limited),
+//!   it is not handed out before that deadline: adds and delayed adds of
+//!   it join the deadline, and a rate-limited add of it asks the limiter
+//!   nothing, so its failures count once per deadline. The backoff becomes
+//!   the item's only deadline (earlier or later than one it had); an item
+//!   queued, or processing and added again, when the backoff starts waits
+//!   for it too. Once due, the item joins the queue as any delayed item
+//!   (W6). Why it is off by default: it changes what a trace of the queue
+//!   does (`conformance/DIFFERENCES.md`), and a program that relies on an
+//!   add to cut a backoff short (a user's edit retried at once) would wait
+//!   out the backoff instead.
 //!
 //! # Waiting
 //!

@@ -2,7 +2,7 @@
 //! processing sets, plus the delayed items.
 
 use std::{
-    collections::{HashMap, VecDeque, hash_map::Entry},
+    collections::{HashMap, HashSet, VecDeque, hash_map::Entry},
     hash::Hash,
     time::Duration,
 };
@@ -58,6 +58,12 @@ pub(super) struct State<T> {
     pub(super) shutting_down: bool,
     /// `shutdown_with_drain` is waiting for nothing to be processing.
     pub(super) draining: bool,
+    /// W13: error backoffs hold, instead of client-go's W5.
+    pub(super) backoff_holds: bool,
+    /// W13: items whose backoff the rate limiter is being asked for (outside
+    /// the lock), so a concurrent rate-limited add does not count a second
+    /// failure for the same deadline.
+    backoff_asked: HashSet<T, foldhash::fast::RandomState>,
     pub(super) metrics: WorkQueueRecorder,
 }
 
@@ -70,6 +76,8 @@ impl<T> Default for State<T> {
             delayed: Delayed::default(),
             shutting_down: false,
             draining: false,
+            backoff_holds: false,
+            backoff_asked: HashSet::default(),
             metrics: WorkQueueRecorder::default(),
         }
     }
@@ -79,7 +87,8 @@ impl<T: Hash + Eq + Clone> State<T> {
     /// W1–W3: returns true when the item joined the queue (a waiter should
     /// wake). `now` is the clock reading of this locked operation.
     pub(super) fn add(&mut self, item: T, now: &mut LazyNow) -> bool {
-        if self.shutting_down {
+        if self.shutting_down || self.delayed.is_held(&item) {
+            // A held item joins its backoff deadline instead (W13).
             return false;
         }
         match self.marks.entry(item) {
@@ -103,6 +112,50 @@ impl<T: Hash + Eq + Clone> State<T> {
                 true
             }
         }
+    }
+
+    /// W13: whether a rate-limited add of `item` should ask the limiter
+    /// for a new backoff. Not when the item already waits out one (its
+    /// failure is counted once per deadline) or another caller is asking
+    /// for it right now; otherwise the item is marked as asked for until
+    /// [`hold`](Self::hold) or [`unask`](Self::unask).
+    pub(super) fn ask_backoff(&mut self, item: &T) -> bool {
+        if self.shutting_down || self.delayed.is_held(item) || self.backoff_asked.contains(item) {
+            return false;
+        }
+        self.backoff_asked.insert(item.clone());
+        true
+    }
+
+    /// W13: the limiter answered zero: no backoff to hold.
+    pub(super) fn unask(&mut self, item: &T) {
+        self.backoff_asked.remove(item);
+    }
+
+    /// W13: `item` waits out its backoff until `at`, whatever it was doing:
+    /// a deadline it had is replaced, a queued item leaves the queue, and
+    /// an item processing and added again is not queued when its guard
+    /// drops. Returns true when `at` became the earliest deadline of all.
+    pub(super) fn hold(&mut self, item: T, at: Instant) -> bool {
+        self.backoff_asked.remove(&item);
+        if self.shutting_down {
+            return false;
+        }
+        if let Entry::Occupied(mut entry) = self.marks.entry(item.clone())
+            && entry.get().dirty_since.is_some()
+        {
+            if entry.get().processing_since.is_some() {
+                entry.get_mut().dirty_since = None;
+            } else {
+                // Queued: rare (a rate-limited add of an item that was
+                // neither held nor processing), so a linear search is fine.
+                entry.remove();
+                if let Some(at) = self.queue.iter().position(|queued| *queued == item) {
+                    self.queue.remove(at);
+                }
+            }
+        }
+        self.delayed.hold(item, at)
     }
 
     /// Moves every delayed item due at `now` into the queue, earliest first
@@ -174,5 +227,6 @@ impl<T: Hash + Eq + Clone> State<T> {
     pub(super) fn shut_down(&mut self) {
         self.shutting_down = true;
         self.delayed.clear();
+        self.backoff_asked.clear();
     }
 }

@@ -86,6 +86,7 @@ impl<T: Hash + Eq + Clone> fmt::Debug for WorkQueue<T> {
             .field("processing", &state.processing())
             .field("delayed", &state.delayed.len())
             .field("shutting_down", &state.shutting_down)
+            .field("backoff_holds", &state.backoff_holds)
             .finish()
     }
 }
@@ -118,7 +119,8 @@ impl<T: Hash + Eq + Clone + Send + 'static> WorkQueue<T> {
     /// Marks `item` as needing processing (W1–W3): it joins the tail of the
     /// queue unless it is already waiting there; an item being processed is
     /// queued again when its guard drops. Ignored once the queue is shutting
-    /// down (W9).
+    /// down (W9), and, with [`backoff_holds`](Self::backoff_holds) on, while
+    /// the item waits out an error backoff, which it then joins (W13).
     pub fn add(&self, item: T) {
         let joined = {
             let (mut state, promoted, mut now) = self.shared.lock_promoted();
@@ -131,7 +133,9 @@ impl<T: Hash + Eq + Clone + Send + 'static> WorkQueue<T> {
     /// delay adds at once. If the item is already waiting for a deadline the
     /// earlier deadline wins. A delayed item is independent of the queue: if
     /// it is added meanwhile it is handed out, and the delayed add still
-    /// happens when due (as in client-go). Ignored once shutting down.
+    /// happens when due (as in client-go). Ignored once shutting down, and,
+    /// with [`backoff_holds`](Self::backoff_holds) on, while the item waits
+    /// out an error backoff (W13).
     ///
     /// # Examples
     ///
@@ -175,6 +179,11 @@ impl<T: Hash + Eq + Clone + Send + 'static> WorkQueue<T> {
     /// default 5 ms doubling per failure up to 1,000 s, and at most 10 per
     /// second overall after a burst of 100.
     ///
+    /// With [`backoff_holds`](Self::backoff_holds) on (W13), the item then
+    /// waits out this backoff whatever comes: adds and delayed adds of it
+    /// join the deadline, and a rate-limited add while it waits asks the
+    /// limiter nothing (the failure was counted for this deadline).
+    ///
     /// # Examples
     ///
     /// ```
@@ -193,9 +202,80 @@ impl<T: Hash + Eq + Clone + Send + 'static> WorkQueue<T> {
     /// # }
     /// ```
     pub fn add_rate_limited(&self, item: T) {
+        if !self.shared.state.lock().backoff_holds {
+            let delay = self.shared.limiter.when(&item);
+            self.shared.state.lock().metrics.retried();
+            return self.add_after(item, delay);
+        }
+        if !self.shared.state.lock().ask_backoff(&item) {
+            return;
+        }
+        // The limiter is user code: asked without the lock.
         let delay = self.shared.limiter.when(&item);
-        self.shared.state.lock().metrics.retried();
-        self.add_after(item, delay);
+        let now = Instant::now();
+        let (joined, earliest) = {
+            let mut state = self.shared.state.lock();
+            state.metrics.retried();
+            let joined = state.promote(&mut LazyNow::at(now));
+            if delay.is_zero() {
+                // Nothing to wait out: an add like any other.
+                state.unask(&item);
+                let added = state.add(item, &mut LazyNow::at(now));
+                (joined + usize::from(added), false)
+            } else {
+                (joined, state.hold(item, now + delay))
+            }
+        };
+        self.shared.wake(joined);
+        if earliest {
+            self.shared.items.notify_waiters();
+        }
+    }
+
+    /// Turns W13 on (`true`) or off (`false`, the default): whether an
+    /// error backoff holds.
+    ///
+    /// Off, the queue keeps client-go's rule (W5): a deadline from
+    /// [`add_rate_limited`](Self::add_rate_limited) is independent of the
+    /// queue, so an add that comes meanwhile (a resync, an unrelated watch
+    /// event) hands the item out at once, and if that reconcile fails too
+    /// the limiter counts one more failure: the reconcile runs before its
+    /// backoff and the backoff grows faster than one step per deadline.
+    ///
+    /// On, an item waiting out a backoff is handed out only when it comes
+    /// due: [`add`](Self::add) and [`add_after`](Self::add_after) of it
+    /// join that deadline (they do nothing), a rate-limited add of it asks
+    /// the limiter nothing, and the backoff replaces any deadline the item
+    /// had. An item queued or added while processing when its rate-limited
+    /// add comes leaves the queue and waits too. [`forget`](Self::forget)
+    /// does not end a backoff under way. Delays that are not backoffs
+    /// ([`add_after`](Self::add_after) of an item not held) keep W5.
+    ///
+    /// Set it when making the queue; it applies to every clone.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use kube_informer::queue::WorkQueue;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let queue = WorkQueue::new().backoff_holds(true);
+    /// let start = tokio::time::Instant::now();
+    /// queue.add_rate_limited("a"); // failed: back off 5 ms
+    /// queue.add("a"); // a resync: joins the backoff
+    /// queue.add_rate_limited("a"); // counted once per deadline
+    /// assert_eq!((queue.len(), queue.requeues(&"a")), (0, 1));
+    /// let item = queue.next().await.unwrap();
+    /// assert_eq!(start.elapsed(), Duration::from_millis(5));
+    /// # drop(item);
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn backoff_holds(self, holds: bool) -> Self {
+        self.shared.state.lock().backoff_holds = holds;
+        self
     }
 
     /// Makes the rate limiter forget `item`'s failures (W7). Does not remove

@@ -45,7 +45,10 @@ pub enum OnCancel {
 /// - `Ok(Action::Done)`: the key's failures are forgotten;
 /// - `Ok(Action::RequeueAfter(d))`: forgotten, and the key is added after `d`;
 /// - `Ok(Action::Backoff)`: the key is added again through the queue's rate
-///   limiter ([`add_rate_limited`](WorkQueue::add_rate_limited));
+///   limiter ([`add_rate_limited`](WorkQueue::add_rate_limited)); whether
+///   an add that comes during the backoff cuts it short is the queue's
+///   choice ([`WorkQueue::backoff_holds`], W13; by default it does, as in
+///   client-go);
 /// - `Err(e)`: the stream yields a [`ReconcileError`](super::ReconcileError)
 ///   with the key, and the key gets what the error policy returns, as for
 ///   an `Ok` above: by default [`Action::Backoff`]; see

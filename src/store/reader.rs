@@ -264,12 +264,14 @@ impl<K> Store<K> {
     }
 
     /// Waits until [`has_synced`](Store::has_synced) is true, and returns
-    /// whether it is. For a store an informer handed out, it returns
-    /// `false` once that informer stopped without syncing, whether or not
-    /// its `run` was ever polled (L7), as
+    /// whether it is. It has no deadline. For a store an informer handed
+    /// out, it returns `false` once that informer stopped without syncing
+    /// (I12), whether or not its `run` was ever polled (L7), as
     /// [`Informer::wait_until_synced`](crate::Informer::wait_until_synced)
     /// does. A store built from a [`Writer`](super::Writer) has nothing that
-    /// could stop: it waits until the writer marks it synced.
+    /// could stop: it waits until the writer marks it synced. For a
+    /// deadline, use the informer's
+    /// [`wait_for_sync`](crate::Informer::wait_for_sync).
     ///
     /// Cancel-safe.
     ///
