@@ -26,7 +26,12 @@
 //!
 //! The operator is set up to draw nothing at random and to use no other
 //! thread: no backoff jitter, a fixed watch timeout, decoding on the
-//! runtime's thread, so a seed repeats its run.
+//! runtime's thread. A seed still does not repeat its run exactly: the
+//! informers' stores are hash maps with a random hasher, so the order of
+//! the keys a namespace change or a resync reconciles (`list_keys`), and of
+//! the copies `by_index` returns, varies between runs. The faults drawn
+//! per request then fall on other requests. RS1 holds on every seed
+//! whatever the order; RS2's counts vary a little between runs.
 
 #[allow(dead_code)] // the example's helpers this test does not call
 #[path = "../examples/operator/controller.rs"]
@@ -84,8 +89,13 @@ const RESYNC: Duration = Duration::from_secs(60);
 /// The data a user writes into the copy they take over.
 const TAKEN: &str = "taken over by the user";
 
-/// RS2's bound: the planted bug fails a run on or before this seed.
+/// RS2's bound: the planted bug fails a run on or before this seed (it
+/// was seed 6 in each of 8 measured runs of the 100 seeds).
 const PLANTED_FIRST_SEED_BOUND: u64 = 20;
+/// RS2's floor: the planted bug fails at least this many of the first
+/// [`PLANTED_SEEDS`] (12 to 20 in 8 measured runs: see the module docs on
+/// what makes a seed's run vary).
+const PLANTED_MIN_FAILURES: usize = 5;
 /// RS2 counts the failing seeds among this many.
 const PLANTED_SEEDS: u64 = 100;
 
@@ -354,6 +364,17 @@ fn held(sim: &SimContext, taken: Option<&(String, String)>) -> BTreeMap<String, 
         .collect()
 }
 
+/// The user's take-over, overwritten: the update a write without its
+/// precondition loses. It never comes back (the user writes it once).
+fn lost_update(sim: &SimContext, taken: Option<&(String, String)>) -> Option<String> {
+    let (ns, name) = taken?;
+    let key = format!("{ns}/{name}");
+    let have = held(sim, taken).remove(&key);
+    let want = (None, data(TAKEN));
+    (have.as_ref() != Some(&want))
+        .then(|| format!("lost update: the user took {key} over, now it is {have:?}"))
+}
+
 /// What a run varies.
 #[derive(Debug, Clone, Copy)]
 struct Run {
@@ -445,6 +466,9 @@ async fn operator_converges(sim: SimContext, run: Run) -> Result<(), String> {
 
     let deadline = tokio::time::Instant::now() + CONVERGE_WITHIN;
     loop {
+        if let Some(lost) = lost_update(&sim, taken.as_ref()) {
+            return Err(lost);
+        }
         let (want, have) = (wanted(&sim, taken.as_ref()), held(&sim, taken.as_ref()));
         if want == have {
             break;
@@ -462,6 +486,9 @@ async fn operator_converges(sim: SimContext, run: Run) -> Result<(), String> {
     // Its stores catch up with its own last writes (a reconcile from a
     // store that had not seen them yet is refused, and retried).
     tokio::time::sleep(SETTLE).await;
+    if let Some(lost) = lost_update(&sim, taken.as_ref()) {
+        return Err(lost);
+    }
     // Quiet: nothing changes, and the only writes are the refused creates
     // of the name the user took.
     let (rv, requests) = (server.resource_version(), server.requests().len());
@@ -481,6 +508,9 @@ async fn operator_converges(sim: SimContext, run: Run) -> Result<(), String> {
              (resourceVersion {rv} -> {})",
             server.resource_version()
         ));
+    }
+    if let Some(lost) = lost_update(&sim, taken.as_ref()) {
+        return Err(lost);
     }
     if wanted(&sim, taken.as_ref()) != held(&sim, taken.as_ref()) {
         return Err("the copies moved after they converged".into());
@@ -538,7 +568,7 @@ fn rs2_dropped_replace_precondition_is_found() {
                 Err(failure) => {
                     // The bug shows as the user's copy overwritten.
                     assert!(
-                        failure.message().contains(TAKEN),
+                        failure.message().contains("lost update"),
                         "seed {seed} failed otherwise: {failure}"
                     );
                     true
@@ -550,6 +580,10 @@ fn rs2_dropped_replace_precondition_is_found() {
         "RS2: the planted bug failed {} of the first {PLANTED_SEEDS} seeds ({failing:?}) in {:?}",
         failing.len(),
         started.elapsed()
+    );
+    assert!(
+        failing.len() >= PLANTED_MIN_FAILURES,
+        "the planted bug failed only {failing:?}"
     );
     let first = *failing.first().expect("the planted bug was never found");
     assert!(
@@ -570,14 +604,4 @@ fn rs3_a_taken_copy_name_does_not_block_the_other_namespaces() {
             },
         )
     });
-}
-
-#[test]
-#[ignore]
-fn debug_trace() {
-    let seed = std::env::var("DEBUG_SEED").unwrap().parse().unwrap();
-    if let Err(f) = Simulation::new(seed).try_run(|sim| operator_converges(sim, AS_IS)) {
-        println!("{f}");
-        println!("{}", f.trace().unwrap());
-    }
 }
