@@ -48,7 +48,7 @@ pub enum ReconcileError {
 }
 
 /// Makes the generator's ConfigMap what its spec says; again in 5 minutes.
-async fn reconcile(
+pub async fn reconcile(
     generator: Arc<ConfigMapGenerator>,
     client: Arc<Client>,
 ) -> Result<Action, ReconcileError> {
@@ -80,7 +80,7 @@ async fn reconcile(
 
 /// A refused apply is retried with the queue's per-key backoff; a generator
 /// that cannot have a ConfigMap waits for its next change.
-fn error_policy(_: Arc<ConfigMapGenerator>, error: &ReconcileError, _: Arc<Client>) -> Action {
+pub fn error_policy(_: Arc<ConfigMapGenerator>, error: &ReconcileError, _: Arc<Client>) -> Action {
     match error {
         ReconcileError::Apply(_) => Action::backoff(),
         ReconcileError::Incomplete(_) => Action::done(),

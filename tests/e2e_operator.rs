@@ -260,6 +260,7 @@ async fn e2e_operator_mirror() -> Result<()> {
             jitter: 0.5,
             reset_after: Duration::from_secs(120),
         }),
+        ..Settings::default()
     };
     let operator = within(WAIT, "operator sync", async {
         Operator::start(client.clone(), &settings)

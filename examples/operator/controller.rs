@@ -30,6 +30,14 @@ pub struct Settings {
     pub resync: Duration,
     /// List/watch retry settings of the three informers.
     pub backoff: Option<source::BackoffConfig>,
+    /// How long each watch asks to last (the informers' default range when
+    /// `None`); a seeded simulation fixes it, so that no watch timeout is
+    /// drawn at random.
+    pub watch_timeout: Option<(Duration, Duration)>,
+    /// How many threads decode the informers' lists and watch events (the
+    /// informers' default when `None`); a seeded simulation sets 1, so that
+    /// decoding stays on the runtime's thread.
+    pub decode_threads: Option<usize>,
 }
 
 impl Default for Settings {
@@ -39,6 +47,8 @@ impl Default for Settings {
             labels,
             resync,
             backoff: None,
+            watch_timeout: None,
+            decode_threads: None,
         }
     }
 }
@@ -126,5 +136,12 @@ fn setup<K: Watchable>(
     if let Some(backoff) = settings.backoff {
         config = config.backoff(backoff);
     }
+    if let Some((min, max)) = settings.watch_timeout {
+        config = config.watch_timeout(min, max);
+    }
+    let builder = match settings.decode_threads {
+        Some(threads) => builder.decode_threads(threads),
+        None => builder,
+    };
     builder.source_config(config).strip_managed_fields()
 }

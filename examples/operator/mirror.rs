@@ -124,6 +124,8 @@ pub struct Mirror {
     labels: Labels,
     copies: Store<ConfigMap>,
     namespaces: Store<Namespace>,
+    /// Whether a replace carries the resourceVersion it was computed from.
+    preconditions: bool,
 }
 
 impl fmt::Debug for Mirror {
@@ -148,7 +150,20 @@ impl Mirror {
             labels,
             copies,
             namespaces,
+            preconditions: true,
         }
+    }
+
+    /// The same reconciler with a planted bug: its replaces carry no
+    /// resourceVersion, so a change made since the copies' store saw the
+    /// copy is overwritten instead of refused. The operator never calls
+    /// this; `tests/simulation_mirror.rs` does, to check that seeded
+    /// simulations find the lost update.
+    #[allow(dead_code)] // only the simulation test calls it
+    #[must_use]
+    pub fn without_replace_preconditions(mut self) -> Self {
+        self.preconditions = false;
+        self
     }
 
     /// The namespaces that should hold copies now: labelled targets that
@@ -269,8 +284,11 @@ impl Mirror {
         }
     }
 
-    async fn replace(&self, ns: &str, wanted: ConfigMap) -> Result<(), MirrorError> {
+    async fn replace(&self, ns: &str, mut wanted: ConfigMap) -> Result<(), MirrorError> {
         let name = wanted.name_any();
+        if !self.preconditions {
+            wanted.metadata.resource_version = None;
+        }
         self.api(ns)
             .replace(&name, &PostParams::default(), &wanted)
             .await
