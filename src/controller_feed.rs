@@ -21,7 +21,6 @@
 //! cache.
 
 use std::{
-    collections::HashMap,
     fmt,
     future::Future,
     hash::Hash,
@@ -30,6 +29,7 @@ use std::{
     task::{Context, Poll},
 };
 
+use crate::hash::KeyMap;
 use futures::{FutureExt, Stream, StreamExt, stream::FusedStream};
 use kube::Resource;
 use kube_runtime::{
@@ -108,7 +108,7 @@ pub struct ControllerFeed<K: FeedObject> {
     /// Until the subscription syncs: the objects seen so far by reference,
     /// applied to the store as one initial list when it syncs. `None` once
     /// the store is ready.
-    initial: Option<HashMap<ObjectRef<K>, Arc<K>>>,
+    initial: Option<KeyMap<ObjectRef<K>, Arc<K>>>,
     /// Resolves when the subscription syncs, for an initial list that
     /// yields nothing to wake the feed (an empty one).
     synced: Option<Pin<Box<dyn Future<Output = bool> + Send>>>,
@@ -158,7 +158,7 @@ impl<K: FeedObject> ControllerFeed<K> {
             subscription,
             writer,
             dyntype,
-            initial: Some(HashMap::new()),
+            initial: Some(KeyMap::default()),
             synced: Some(async move { status.wait_until_synced().await }.boxed()),
         };
         (store, feed)

@@ -76,6 +76,16 @@
 //! [`ControllerFeed`](crate::controller_feed::ControllerFeed), which drives
 //! kube-runtime's `Controller` from a subscription.
 //!
+//! The `deterministic` feature, for `[dev-dependencies]`, fixes the hash
+//! seed of the maps kept by key, so lists, resync rounds, late-join replays
+//! and relist deletions come in an order that depends only on the changes
+//! made. With it, and with no backoff jitter, a fixed watch timeout and
+//! `decode_threads(1)`, an informer or controller on a paused
+//! `current_thread` runtime repeats a seeded simulation exactly
+//! (kube-informer-testing's `Simulation`): the crate's own `select!`s are
+//! `biased`, so when several branches are ready the first listed wins rather
+//! than a random one.
+//!
 //! Informers built from an `Api` decode a few watch events where they
 //! arrive, on the async runtime's thread that reads them. List pages and
 //! bursts big enough to split go to a pool of threads the crate starts on
@@ -148,7 +158,8 @@
 //! on its own. `tests/architecture.rs` reads this list and fails on an
 //! import that breaks it (links in docs may point anywhere).
 //!
-//! 1. `key` — object keys, which every stage names objects by.
+//! 1. `key`, `hash` — object keys, which every stage names objects by, and
+//!    the hasher of every map and set kept by key.
 //! 2. `delta`, `notification`, `resource`, `panic`, `deadline` — plain
 //!    data passed between the stages (the resource an informer watches
 //!    among it), and two crate-private primitives they share: the one way
@@ -189,6 +200,7 @@ pub mod ext;
 pub mod factory;
 pub mod fifo;
 pub mod finalizer;
+mod hash;
 pub mod informer;
 pub mod key;
 pub mod metrics;

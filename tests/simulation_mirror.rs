@@ -26,12 +26,10 @@
 //!
 //! The operator is set up to draw nothing at random and to use no other
 //! thread: no backoff jitter, a fixed watch timeout, decoding on the
-//! runtime's thread. A seed still does not repeat its run exactly: the
-//! informers' stores are hash maps with a random hasher, so the order of
-//! the keys a namespace change or a resync reconciles (`list_keys`), and of
-//! the copies `by_index` returns, varies between runs. The faults drawn
-//! per request then fall on other requests. RS1 holds on every seed
-//! whatever the order; RS2's counts vary a little between runs.
+//! runtime's thread; the workspace's tests build kube-informer with its
+//! `deterministic` feature, so the order of the keys a namespace change or
+//! a resync reconciles (`list_keys`), and of the copies `by_index` returns,
+//! depends only on the changes made.
 
 #[allow(dead_code)] // the example's helpers this test does not call
 #[path = "../examples/operator/controller.rs"]

@@ -1,11 +1,11 @@
 //! What a deletion-aware reconcile is handed, and the record of deleted
 //! objects it is read from.
 
-use std::{collections::HashMap, sync::Arc};
+use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use crate::key::ObjectKey;
+use crate::{hash::KeyMap, key::ObjectKey};
 
 /// The object a reconcile of
 /// [`run_with_deletions`](super::Controller::run_with_deletions) is about.
@@ -65,13 +65,13 @@ impl<K> Clone for Observed<K> {
 /// reconciled yet. An entry goes when a reconcile of its deletion succeeds
 /// or the key is added again; it lives only as long as the process (C4).
 pub(super) struct Tombstones<K> {
-    deleted: Mutex<HashMap<ObjectKey, Arc<K>>>,
+    deleted: Mutex<KeyMap<ObjectKey, Arc<K>>>,
 }
 
 impl<K> Tombstones<K> {
     pub(super) fn new() -> Self {
         Self {
-            deleted: Mutex::new(HashMap::new()),
+            deleted: Mutex::new(KeyMap::default()),
         }
     }
 

@@ -25,6 +25,7 @@ impl Shutdown {
             let (graceful, done) = (graceful.clone(), done.clone());
             tokio::spawn(async move {
                 tokio::select! {
+                    biased;
                     () = trigger => graceful.cancel(),
                     () = done.cancelled() => {}
                 }
@@ -34,6 +35,7 @@ impl Shutdown {
             let (graceful, forced, done) = (graceful.clone(), forced.clone(), done.clone());
             tokio::spawn(async move {
                 tokio::select! {
+                    biased;
                     () = signalled() => {}
                     () = done.cancelled() => return,
                 }
@@ -42,6 +44,7 @@ impl Shutdown {
                 );
                 graceful.cancel();
                 tokio::select! {
+                    biased;
                     () = signalled() => {}
                     () = done.cancelled() => return,
                 }
@@ -62,6 +65,7 @@ async fn signalled() {
         match signal(SignalKind::terminate()) {
             Ok(mut terminate) => {
                 tokio::select! {
+                    biased;
                     result = tokio::signal::ctrl_c() => if let Err(error) = result {
                         tracing::warn!(%error, "cannot listen for SIGINT");
                         terminate.recv().await;

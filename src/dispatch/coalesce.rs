@@ -1,12 +1,12 @@
 //! The queue of a [`Lag::Coalesce`](super::Lag::Coalesce) subscriber: the
 //! newest state per key, in the order keys first became pending.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use smallvec::SmallVec;
 
 use super::queue::is_initial_added as is_initial;
-use crate::{key::ObjectKey, notification::Notification};
+use crate::{hash::KeyMap, key::ObjectKey, notification::Notification};
 
 /// At most two notifications per key: `[X]` or `[Deleted, X]` where `X` is
 /// not a `Deleted`.
@@ -21,7 +21,7 @@ pub(crate) struct CoalesceQueue<K> {
     /// pending: oldest first, and removable from the middle.
     order: BTreeMap<u64, ObjectKey>,
     /// Per key: its sequence number in `order` and what is pending.
-    pending: HashMap<ObjectKey, (u64, Pending<K>)>,
+    pending: KeyMap<ObjectKey, (u64, Pending<K>)>,
     next_seq: u64,
     len: usize,
 }
@@ -94,7 +94,7 @@ impl<K> CoalesceQueue<K> {
     pub(crate) fn new() -> Self {
         Self {
             order: BTreeMap::new(),
-            pending: HashMap::new(),
+            pending: KeyMap::default(),
             next_seq: 0,
             len: 0,
         }

@@ -134,6 +134,7 @@ pub(super) async fn wait_until_synced<K>(channel: &Channel<K>) -> bool {
             }
         };
         let ended = tokio::select! {
+            biased;
             _ = changed => None,
             _ = upstream_synced => None,
             reason = ended => Some(reason),

@@ -1,6 +1,5 @@
 //! The producer half of [`DeltaFifo`]: every way a change enters the queue.
 
-use std::collections::HashSet;
 use std::sync::Arc;
 
 use kube::Resource;
@@ -9,6 +8,7 @@ use super::consume::DeltaFifo;
 use super::error::{Error, Result, UserCode};
 use super::state::FifoState;
 use crate::delta::{Delta, DeltaObject, DeltaType, Deltas};
+use crate::hash::KeySet;
 use crate::key::ObjectKey;
 
 impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
@@ -173,7 +173,7 @@ impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
                 }
             }
         }
-        let mut listed = HashSet::with_capacity(prepared.len());
+        let mut listed = KeySet::with_capacity_and_hasher(prepared.len(), Default::default());
         let mut state = self.lock();
         let before = state.len();
         state.take_listing();

@@ -1,7 +1,7 @@
 //! The queue itself: plain, synchronous data that the [`DeltaFifo`](super::DeltaFifo)
 //! handle keeps behind one lock. Nothing here knows about waking or async.
 
-use std::collections::{HashMap, HashSet, VecDeque, hash_map::Entry};
+use std::collections::{VecDeque, hash_map::Entry};
 use std::sync::{
     Arc,
     atomic::{AtomicUsize, Ordering},
@@ -12,20 +12,21 @@ use super::known::Guarded;
 use super::merge;
 use super::options::Coalesce;
 use crate::delta::{Delta, DeltaType, Deltas};
+use crate::hash::{KeyMap, KeySet};
 use crate::key::ObjectKey;
 
 /// A streamed relist between `list_start` and `list_done` (F13): only the
 /// listed keys are held, never the objects a second time.
 #[derive(Debug, Default)]
 pub(crate) struct Listing {
-    pub(crate) keys: HashSet<ObjectKey>,
+    pub(crate) keys: KeySet<ObjectKey>,
 }
 
 /// Pending deltas per key plus the order keys were enqueued in, and the
 /// bookkeeping behind `has_synced` (F7).
 #[derive(Debug)]
 pub(crate) struct FifoState<K> {
-    items: HashMap<ObjectKey, Deltas<K>>,
+    items: KeyMap<ObjectKey, Deltas<K>>,
     /// Every key in `items` exactly once, oldest first (F3).
     queue: VecDeque<ObjectKey>,
     /// The deltas held across all keys. Shared so readers that must not
@@ -47,7 +48,7 @@ pub(crate) struct FifoState<K> {
 impl<K> FifoState<K> {
     pub(crate) fn new(coalesce: Coalesce) -> Self {
         Self {
-            items: HashMap::new(),
+            items: KeyMap::default(),
             queue: VecDeque::new(),
             deltas: Arc::new(AtomicUsize::new(0)),
             coalesce,
@@ -208,7 +209,7 @@ impl<K> FifoState<K> {
     /// known-objects view that panics leaves the queue as it was (L9).
     pub(crate) fn tombstone_unlisted(
         &mut self,
-        listed: &HashSet<ObjectKey>,
+        listed: &KeySet<ObjectKey>,
         known: Option<Guarded<'_, K>>,
     ) -> Result<usize, Error> {
         let mut vanished: Vec<(ObjectKey, Arc<K>)> = self

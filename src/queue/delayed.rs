@@ -1,13 +1,11 @@
 //! Items waiting for a deadline before they join the queue (W5, W6), and
 //! which of those wait out an error backoff that holds (W13).
 
-use std::{
-    cmp::Ordering,
-    collections::{BinaryHeap, HashMap, HashSet},
-    hash::Hash,
-};
+use std::{cmp::Ordering, collections::BinaryHeap, hash::Hash};
 
 use tokio::time::Instant;
+
+use crate::hash::{KeyMap, KeySet};
 
 /// A min-heap of deadlines with one live deadline per item.
 ///
@@ -20,10 +18,10 @@ pub(super) struct Delayed<T> {
     heap: BinaryHeap<Entry<T>>,
     /// The live deadline of each waiting item, with the sequence number of its
     /// heap entry.
-    deadlines: HashMap<T, (Instant, u64)>,
+    deadlines: KeyMap<T, (Instant, u64)>,
     /// Items whose live deadline is a backoff that holds (W13): plain
     /// delayed adds of them are absorbed, not scheduled.
-    holds: HashSet<T>,
+    holds: KeySet<T>,
     next_seq: u64,
 }
 
@@ -57,8 +55,8 @@ impl<T> Default for Delayed<T> {
     fn default() -> Self {
         Self {
             heap: BinaryHeap::new(),
-            deadlines: HashMap::new(),
-            holds: HashSet::new(),
+            deadlines: KeyMap::default(),
+            holds: KeySet::default(),
             next_seq: 0,
         }
     }
@@ -144,8 +142,8 @@ impl<T: Hash + Eq + Clone> Delayed<T> {
     /// Forgets every waiting item.
     pub(super) fn clear(&mut self) {
         self.heap = BinaryHeap::new();
-        self.deadlines = HashMap::new();
-        self.holds = HashSet::new();
+        self.deadlines = KeyMap::default();
+        self.holds = KeySet::default();
     }
 
     fn is_live(&self, entry: &Entry<T>) -> bool {

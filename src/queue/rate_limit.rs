@@ -1,10 +1,12 @@
 //! Rate limiters for [`WorkQueue::add_rate_limited`](super::WorkQueue::add_rate_limited)
 //! (W7, W8).
 
-use std::{collections::HashMap, fmt, hash::Hash, time::Duration};
+use std::{fmt, hash::Hash, time::Duration};
 
 use parking_lot::Mutex;
 use tokio::time::Instant;
+
+use crate::hash::KeyMap;
 
 /// Decides how long an item waits before it is queued again after a failure.
 ///
@@ -76,7 +78,7 @@ impl<T, R: RateLimiter<T> + ?Sized> RateLimiter<T> for Box<R> {
 pub struct ItemExponential<T> {
     base: Duration,
     max: Duration,
-    failures: Mutex<HashMap<T, u32>>,
+    failures: Mutex<KeyMap<T, u32>>,
 }
 
 impl<T> ItemExponential<T> {
@@ -85,7 +87,7 @@ impl<T> ItemExponential<T> {
         Self {
             base,
             max,
-            failures: Mutex::new(HashMap::new()),
+            failures: Mutex::new(KeyMap::default()),
         }
     }
 }

@@ -2,7 +2,7 @@
 //! processing sets, plus the delayed items.
 
 use std::{
-    collections::{HashMap, HashSet, VecDeque, hash_map::Entry},
+    collections::{VecDeque, hash_map::Entry},
     hash::Hash,
     time::Duration,
 };
@@ -10,7 +10,10 @@ use std::{
 use tokio::time::Instant;
 
 use super::delayed::Delayed;
-use crate::metrics::WorkQueueRecorder;
+use crate::{
+    hash::{KeyMap, KeySet},
+    metrics::WorkQueueRecorder,
+};
 
 /// The clock reading of one locked operation, taken the first time it is
 /// needed: an add of an item already waiting needs none.
@@ -47,11 +50,10 @@ pub(super) struct State<T> {
     /// Items ready to hand out, oldest first. Every item here is dirty and
     /// not processing.
     queue: VecDeque<T>,
-    /// Items dirty, processing or both; no entry is neither. Hashed with
-    /// foldhash: SipHash was a third of an add-take-release round, and
-    /// foldhash's per-process random seed still keeps crafted object names
-    /// from choosing collisions, as Go's seeded map hash does for client-go.
-    marks: HashMap<T, Mark, foldhash::fast::RandomState>,
+    /// Items dirty, processing or both; no entry is neither. Hashed as
+    /// every map kept by key is (crate::hash: foldhash, seeded per process
+    /// as Go's map hash is for client-go).
+    marks: KeyMap<T, Mark>,
     /// How many items are processing.
     processing: usize,
     pub(super) delayed: Delayed<T>,
@@ -63,7 +65,7 @@ pub(super) struct State<T> {
     /// W13: items whose backoff the rate limiter is being asked for (outside
     /// the lock), so a concurrent rate-limited add does not count a second
     /// failure for the same deadline.
-    backoff_asked: HashSet<T, foldhash::fast::RandomState>,
+    backoff_asked: KeySet<T>,
     pub(super) metrics: WorkQueueRecorder,
 }
 
@@ -71,13 +73,13 @@ impl<T> Default for State<T> {
     fn default() -> Self {
         Self {
             queue: VecDeque::new(),
-            marks: HashMap::default(),
+            marks: KeyMap::default(),
             processing: 0,
             delayed: Delayed::default(),
             shutting_down: false,
             draining: false,
             backoff_holds: false,
-            backoff_asked: HashSet::default(),
+            backoff_asked: KeySet::default(),
             metrics: WorkQueueRecorder::default(),
         }
     }

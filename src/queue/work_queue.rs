@@ -532,6 +532,7 @@ impl<T: Hash + Eq + Clone> Shared<T> {
             match deadline {
                 Some(deadline) => {
                     tokio::select! {
+                        biased;
                         _ = &mut notified => {}
                         _ = tokio::time::sleep_until(deadline) => {}
                     }

@@ -8,7 +8,7 @@
 //! stuck in a request, and [`KeyGate::expire_at_deadlines`] (polled beside
 //! the membership task) announces the loss to watchers when it passes.
 
-use std::{collections::HashMap, fmt, sync::Arc};
+use std::{fmt, sync::Arc};
 
 use parking_lot::Mutex;
 use tokio::{
@@ -18,6 +18,7 @@ use tokio::{
 
 use super::ownership::Ownership;
 use crate::{
+    hash::KeyMap,
     key::ObjectKey,
     metrics::{MetricsReader, ShardMetrics},
     store::Store,
@@ -76,7 +77,7 @@ struct State {
     ownership: Ownership,
     /// From this instant on nothing is owned, whatever `ownership` says.
     until: Option<Instant>,
-    in_flight: HashMap<ObjectKey, usize>,
+    in_flight: KeyMap<ObjectKey, usize>,
     /// How many times the ownership changed.
     changes: u64,
 }
@@ -105,7 +106,7 @@ impl KeyGate {
                 state: Mutex::new(State {
                     ownership,
                     until: None,
-                    in_flight: HashMap::new(),
+                    in_flight: KeyMap::default(),
                     changes: 0,
                 }),
                 ownership: sender,
@@ -197,6 +198,7 @@ impl KeyGate {
             let until = *deadline.borrow_and_update();
             if let Some(until) = until {
                 tokio::select! {
+                    biased;
                     () = sleep_until(until) => {
                         self.expire(until);
                         if deadline.changed().await.is_err() {
@@ -372,6 +374,7 @@ impl WorkGuard {
                 return;
             }
             tokio::select! {
+                biased;
                 // An error means the gate is gone: nothing is owned any more.
                 _ = ownership.wait_for(|o| !o.owns(key)) => return,
                 () = sleep_until_some(until) => {}
@@ -478,6 +481,7 @@ mod tests {
         let lost = guard.lost();
         tokio::pin!(lost);
         tokio::select! {
+            biased;
             () = &mut lost => panic!("lost before the new deadline"),
             () = tokio::time::sleep_until(start + Duration::from_millis(2_999)) => {}
         }

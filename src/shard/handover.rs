@@ -7,9 +7,11 @@
 //! the membership task and under the tests that replay generated
 //! interleavings. The rules are numbered S1… in the [module docs](super).
 
-use std::{collections::HashMap, sync::Arc, time::Duration};
+use std::{sync::Arc, time::Duration};
 
 use tokio::time::Instant;
+
+use crate::hash::KeyMap;
 
 use super::{
     assign::{Fingerprint, Member, MemberId, MemberSet},
@@ -114,7 +116,7 @@ pub struct Handover {
     holding: Vec<MemberSet>,
     /// Fence requests sent: the version and when, so a failed one is
     /// retried after a retry period and not on every call.
-    fenced: HashMap<MemberId, (String, Instant)>,
+    fenced: KeyMap<MemberId, (String, Instant)>,
 }
 
 impl Handover {
@@ -131,7 +133,7 @@ impl Handover {
             active_until: None,
             target: None,
             holding: Vec::new(),
-            fenced: HashMap::new(),
+            fenced: KeyMap::default(),
         }
     }
 

@@ -149,6 +149,7 @@ impl Leadership {
         let mut is_leader = self.is_leader.clone();
         is_leader.wait_for(|leader| *leader).await.ok()?;
         tokio::select! {
+            biased;
             output = work => Some(output),
             _ = is_leader.wait_for(|leader| !*leader) => None,
         }

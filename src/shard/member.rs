@@ -445,6 +445,7 @@ async fn leave<A: LeaseApi>(
             break;
         }
         tokio::select! {
+            biased;
             () = &mut released => {}
             () = sleep_until(give_up) => {}
         }

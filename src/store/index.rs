@@ -1,8 +1,9 @@
 //! One index: from an index value to the keys of the objects filed under it.
 
-use std::collections::{HashMap, HashSet};
-
-use crate::key::ObjectKey;
+use crate::{
+    hash::{KeyMap, KeySet},
+    key::ObjectKey,
+};
 
 /// The keys filed under each value of one index.
 ///
@@ -11,7 +12,7 @@ use crate::key::ObjectKey;
 /// some object has.
 #[derive(Debug, Default)]
 pub(crate) struct Index {
-    by_value: HashMap<Box<str>, HashSet<ObjectKey>>,
+    by_value: KeyMap<Box<str>, KeySet<ObjectKey>>,
 }
 
 impl Index {
@@ -22,7 +23,7 @@ impl Index {
             }
             None => {
                 self.by_value
-                    .insert(value.into(), HashSet::from([key.clone()]));
+                    .insert(value.into(), KeySet::from_iter([key.clone()]));
             }
         }
     }

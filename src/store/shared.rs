@@ -1,7 +1,9 @@
 //! What a [`Writer`](super::Writer) and its [`Store`](super::Store) readers
 //! share: objects and indexes under one lock, the indexers, the synced flag.
 
-use std::{collections::HashMap, sync::Arc};
+use std::sync::Arc;
+
+use crate::hash::KeyMap;
 
 use parking_lot::RwLock;
 use tokio::sync::watch;
@@ -18,7 +20,7 @@ pub(super) struct Shared<K> {
 /// Objects and indexes under one lock, so no reader sees one without the
 /// other.
 pub(super) struct State<K> {
-    pub(super) objects: HashMap<ObjectKey, Entry<K>>,
+    pub(super) objects: KeyMap<ObjectKey, Entry<K>>,
     /// One per indexer, in the order of `Indexers::entries`.
     pub(super) indexes: Vec<Index>,
 }
@@ -41,7 +43,7 @@ impl<K> Shared<K> {
         let indexes = indexers.entries.iter().map(|_| Index::default()).collect();
         Self {
             state: RwLock::new(State {
-                objects: HashMap::new(),
+                objects: KeyMap::default(),
                 indexes,
             }),
             indexers,

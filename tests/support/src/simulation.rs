@@ -46,6 +46,8 @@
 //!   turn them off or seed them from [`SimContext::random_below`]);
 //! - iterates a `HashMap`/`HashSet` with a random hasher where the order
 //!   decides what it sends or when;
+//!   (kube-informer's stores, FIFO and queue do unless its `deterministic`
+//!   feature is on: enable it in your `[dev-dependencies]`);
 //! - has `tokio::select!` (without `biased;`) choose between branches that
 //!   are ready at once: tokio picks one at random, from a seed only
 //!   `tokio_unstable` builds can fix.
