@@ -164,11 +164,11 @@ fn answer(state: &mut State, request: &ObjectRequest<'_>) -> Answer {
         (&Method::PUT, Some(name)) => replace(state, &rt, path, name, request, Target::Main),
         (&Method::PATCH, Some(name)) => patch(state, &rt, path, name, request, Target::Main),
         (&Method::DELETE, Some(name)) => {
-            let options = DeleteOptions::parse(request.params, request.body)?;
+            let options = DeleteOptions::parse(request.params, request.body, true)?;
             delete(state, &rt, path, name, &options)
         }
         (&Method::DELETE, None) => {
-            let options = DeleteOptions::parse(request.params, request.body)?;
+            let options = DeleteOptions::parse(request.params, request.body, false)?;
             delete_collection(state, &rt, path, request.query, &options)
         }
         _ => Err(ApiStatus::new(
