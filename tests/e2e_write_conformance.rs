@@ -18,8 +18,8 @@ use anyhow::{Result, ensure};
 use e2e_support::Cluster;
 use futures::{StreamExt, TryStreamExt, stream};
 use write_conformance::{
-    allowed, compare, corpus, generate, random_count, register_crd_on_real, render, run_on_fake,
-    run_on_real, seed, write_gaps,
+    allowed, compare, corpus, count_by_gap, generate, known_gaps, random_count,
+    register_crd_on_real, render, run_on_fake, run_on_real, seed, write_gaps,
 };
 
 /// Scripts in flight at once (each runs on both servers).
@@ -67,6 +67,9 @@ async fn e2e_write_conformance_wc1_wc5_scripts_answer_as_the_real_apiserver() ->
         started.elapsed(),
         failing.len(),
     );
+    for (cause, count) in count_by_gap(&outcomes, &known_gaps()?) {
+        eprintln!("write conformance: {count} differences of cause {cause} (KNOWN_GAPS.md)");
+    }
     if let Some(path) = write_gaps(&outcomes)? {
         eprintln!(
             "write conformance: differences grouped in {}",

@@ -16,7 +16,7 @@ use write_conformance::{corpus, generate, random_count, register_crd_on_fake, se
 /// every time, so two runs can be compared as they are.
 async fn run_fresh(script: &Script) -> Result<Recording> {
     let server = kube_informer_testing::FakeApiServer::start().await;
-    register_crd_on_fake(&server);
+    register_crd_on_fake(&server)?;
     let client = server.client();
     let ns = "write-conformance";
     let namespace = serde_json::json!({"metadata": {"name": ns}});

@@ -99,12 +99,38 @@ pub fn allowed() -> Result<Vec<Allowed>> {
         eprintln!(
             "write conformance: {KNOWN_GAPS_VAR}=1: the gaps of KNOWN_GAPS.md are excused too"
         );
-        allowed.extend(compare::load_blocks(
-            &dir.join("KNOWN_GAPS.md"),
-            "```wc-gap",
-        )?);
+        allowed.extend(known_gaps()?);
     }
     Ok(allowed)
+}
+
+/// The open gaps of KNOWN_GAPS.md.
+pub fn known_gaps() -> Result<Vec<Allowed>> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("conformance/writes");
+    compare::load_blocks(&dir.join("KNOWN_GAPS.md"), "```wc-gap")
+}
+
+/// Every difference DIFFERENCES.md does not excuse, counted by the first
+/// KNOWN_GAPS.md cause that matches it (`(no listed cause)` for the rest):
+/// the per-cause count of a run, whether or not the gaps are excused.
+pub fn count_by_gap(outcomes: &[Outcome], gaps: &[Allowed]) -> BTreeMap<String, usize> {
+    let mut counts = BTreeMap::new();
+    for outcome in outcomes {
+        let unexcused = outcome.unexcused.iter();
+        let by_gap = outcome
+            .excused
+            .iter()
+            .filter(|(id, _)| gaps.iter().any(|g| &g.id == id))
+            .map(|(_, d)| d);
+        for difference in unexcused.chain(by_gap) {
+            let cause = gaps
+                .iter()
+                .find(|g| g.excuses(&outcome.script.name, difference))
+                .map_or_else(|| "(no listed cause)".to_owned(), |g| g.id.clone());
+            *counts.entry(cause).or_default() += 1;
+        }
+    }
+    counts
 }
 
 /// A namespace name unique in this process: `kiwc-<pid>-<n>`.
@@ -173,14 +199,17 @@ pub async fn register_crd_on_real(client: &Client) -> Result<()> {
     }
 }
 
-/// Makes Widgets known to a fake server.
-///
-/// By hand, as a `ResourceType`, until the fake server registers CRDs
-/// (`register_crd`); then this becomes that call with
-/// [`resources::widget_crd`], and the scripts that touch Widgets
-/// ([`Script::uses_crd`]) get its status subresource and schema.
-pub fn register_crd_on_fake(server: &FakeApiServer) {
-    server.register(&Kind::Widgets.resource_type());
+/// Registers the Widget CRD on a fake server as a user would: the same
+/// definition ([`resources::widget_crd`]) the real server is given, through
+/// `FakeApiServer::register_crd_value`, so Widgets get its status
+/// subresource and the CRD is stored and established.
+pub fn register_crd_on_fake(server: &FakeApiServer) -> Result<()> {
+    server
+        .register_crd_value(resources::widget_crd())
+        .map_err(|status| {
+            anyhow::anyhow!("registering the Widget CRD on the fake server: {status:?}")
+        })?;
+    Ok(())
 }
 
 /// Runs `script` on the real server in a new namespace.
@@ -195,7 +224,7 @@ pub async fn run_on_real(client: &Client, script: &Script) -> Result<Recording> 
 /// Runs `script` on a fresh fake server in a new namespace.
 pub async fn run_on_fake(script: &Script) -> Result<Recording> {
     let server = FakeApiServer::start().await;
-    register_crd_on_fake(&server);
+    register_crd_on_fake(&server)?;
     let client = server.client();
     let ns = namespace_name();
     create_namespace(&client, &ns).await?;

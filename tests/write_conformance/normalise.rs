@@ -10,7 +10,13 @@
 //! - an RFC 3339 time (`creationTimestamp`, `deletionTimestamp`,
 //!   `managedFields[].time`) → `<time>`;
 //! - the namespace's name → `<ns>`;
-//! - a name made from `generateName: p` → `p<gen-N>`, N by first appearance.
+//! - a name made from `generateName: p` → `p<gen-N>`, N by first appearance;
+//! - a uid quoted inside a key (a `managedFields` entry's
+//!   `k:{"uid":"…"}` for an owner reference) → the same `<uid-N>`;
+//! - `managedFields` entries are sorted by operation, manager, apiVersion
+//!   and subresource: both servers order them by the second each was
+//!   written in, which the `<time>` placeholders no longer show and which
+//!   two runs need not share.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -34,7 +40,27 @@ pub fn normalise(recording: &Recording) -> Value {
     seen.collect(&doc);
     let names = Names::from(&seen, &recording.namespace);
     names.rewrite(&mut doc, None);
+    sort_managed_fields(&mut doc);
     doc
+}
+
+/// Sorts every `managedFields` list by operation, manager, apiVersion and
+/// subresource.
+fn sort_managed_fields(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            if let Some(Value::Array(entries)) = map.get_mut("managedFields") {
+                let key = |e: &Value| {
+                    ["operation", "manager", "apiVersion", "subresource"]
+                        .map(|k| e[k].as_str().unwrap_or("").to_owned())
+                };
+                entries.sort_by_key(key);
+            }
+            map.values_mut().for_each(sort_managed_fields);
+        }
+        Value::Array(items) => items.iter_mut().for_each(sort_managed_fields),
+        _ => {}
+    }
 }
 
 #[derive(Default)]
@@ -117,6 +143,25 @@ impl Names {
             Value::Object(map) => {
                 for (k, v) in map.iter_mut() {
                     self.rewrite(v, Some(k));
+                }
+                let quoting: Vec<String> = map
+                    .keys()
+                    .filter(|k| k.starts_with("k:{"))
+                    .filter(|k| {
+                        self.substrings
+                            .iter()
+                            .any(|(from, _)| k.contains(from.as_str()))
+                    })
+                    .cloned()
+                    .collect();
+                for old in quoting {
+                    if let Some(v) = map.remove(&old) {
+                        let mut new = old.clone();
+                        for (from, to) in &self.substrings {
+                            new = new.replace(from.as_str(), to);
+                        }
+                        map.insert(new, v);
+                    }
                 }
             }
             Value::Array(items) => items.iter_mut().for_each(|v| self.rewrite(v, key)),
@@ -220,6 +265,36 @@ mod tests {
         assert!(is_time("2025-01-02T03:04:05.123456Z"));
         assert!(!is_time("2025-01-02"));
         assert!(!is_time("uid-3"));
+    }
+
+    #[test]
+    fn wc2_managed_fields_are_sorted_and_uids_in_keys_replaced() {
+        let uid = "9de567c2-3af6-4c63-bae3-b602781a705e";
+        let owner_key = format!("k:{{\"uid\":\"{uid}\"}}");
+        let recording_doc = json!({
+            "metadata": {"uid": uid, "managedFields": [
+                {"manager": "unknown", "operation": "Update", "time": "2025-01-02T03:04:06Z"},
+                {"manager": "creator", "operation": "Update", "time": "2025-01-02T03:04:05Z",
+                 "fieldsV1": {"f:metadata": {"f:ownerReferences": {owner_key: {}}}}},
+                {"manager": "m1", "operation": "Apply", "time": "2025-01-02T03:04:07Z"},
+            ]}
+        });
+        let mut seen = Seen::default();
+        seen.collect(&recording_doc);
+        let names = Names::from(&seen, "ns");
+        let mut doc = recording_doc.clone();
+        names.rewrite(&mut doc, None);
+        sort_managed_fields(&mut doc);
+        let managers: Vec<_> = doc["metadata"]["managedFields"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["manager"].as_str().unwrap())
+            .collect();
+        assert_eq!(managers, ["m1", "creator", "unknown"]);
+        let owners =
+            &doc["metadata"]["managedFields"][1]["fieldsV1"]["f:metadata"]["f:ownerReferences"];
+        assert!(owners.get("k:{\"uid\":\"<uid-1>\"}").is_some(), "{owners}");
     }
 
     #[test]

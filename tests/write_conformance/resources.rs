@@ -2,7 +2,6 @@
 //! Deployments (built-in, with a status subresource), and `Widget`, a
 //! custom resource registered from its CRD.
 
-use kube_informer_testing::ResourceType;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -56,16 +55,6 @@ impl Kind {
             Kind::Widgets => format!("/apis/{CRD_GROUP}/v1"),
         };
         format!("{prefix}/namespaces/{ns}/{}", self.plural())
-    }
-
-    /// The resource type the fake server is told about.
-    pub fn resource_type(self) -> ResourceType {
-        match self {
-            Kind::ConfigMaps => ResourceType::new("", "v1", "configmaps", "ConfigMap", true),
-            Kind::Pods => ResourceType::new("", "v1", "pods", "Pod", true),
-            Kind::Deployments => ResourceType::new("apps", "v1", "deployments", "Deployment", true),
-            Kind::Widgets => ResourceType::new(CRD_GROUP, "v1", "widgets", "Widget", true),
-        }
     }
 
     /// A valid object of this kind named `name`, without namespace: the

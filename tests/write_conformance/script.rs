@@ -181,7 +181,7 @@ impl Script {
     }
 
     /// Whether the script touches the custom resource (registered from its
-    /// CRD on the real server, by hand on the fake one).
+    /// CRD on both servers).
     pub fn uses_crd(&self) -> bool {
         self.watch.contains(&Kind::Widgets)
             || self.steps.iter().any(|s| s.resource == Kind::Widgets)

@@ -19,6 +19,8 @@
 //! - FLT5: a fault schedule (what a `Simulation` installs) is asked once per
 //!   request and once per watch, in the order they arrive, after the faults
 //!   set by hand.
+//! - FLT6: an error answer's `Status` carries `details.causes` only when it
+//!   has causes; without any it has no `details`, as kube-apiserver's.
 
 mod inject;
 mod lag;
@@ -169,14 +171,15 @@ impl ApiStatus {
         )
     }
 
-    /// The JSON `Status` object.
+    /// The JSON `Status` object. It has `details` only when it has causes
+    /// (FLT6): kube-apiserver leaves an empty `details` out.
     pub fn to_json(&self) -> Value {
         let causes: Vec<Value> = self
             .causes
             .iter()
             .map(|c| json!({"reason": c, "message": self.message}))
             .collect();
-        json!({
+        let mut status = json!({
             "kind": "Status",
             "apiVersion": "v1",
             "metadata": {},
@@ -184,8 +187,11 @@ impl ApiStatus {
             "message": self.message,
             "reason": self.reason,
             "code": self.code,
-            "details": {"causes": causes},
-        })
+        });
+        if !causes.is_empty() {
+            status["details"] = json!({"causes": causes});
+        }
+        status
     }
 }
 

@@ -7,6 +7,11 @@
 //! left with no fields disappear. Entries are kept in the API server's
 //! order: `Apply` before `Update`, then by time, manager, apiVersion and
 //! subresource.
+//!
+//! Rules (tests name them):
+//! - MF1: an update that names no `fieldManager` is recorded under the
+//!   prefix of its User-Agent (up to the first `/`), and under `unknown`
+//!   when it sends none, as kube-apiserver records it.
 
 use serde_json::{Value, json};
 

@@ -302,3 +302,28 @@ async fn dry_run_answers_as_if_done_and_stores_nothing() {
     assert_eq!(server.resource_version(), rv);
     assert!(api.get_opt("cm").await.unwrap().is_none());
 }
+
+#[tokio::test]
+async fn mf1_an_update_without_field_manager_or_user_agent_is_recorded_as_unknown() {
+    let server = FakeApiServer::start().await;
+    let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");
+    let cm: ConfigMap = serde_json::from_value(json!({
+        "metadata": {"name": "cm"}, "data": {"k": "v"},
+    }))
+    .unwrap();
+    let created = api.create(&PostParams::default(), &cm).await.unwrap();
+    let managers: Vec<_> = managed(&created).into_iter().map(|(m, _, _)| m).collect();
+    assert_eq!(managers, ["unknown"]);
+    // A named manager is recorded as named.
+    let pp = PatchParams {
+        field_manager: Some("editor".into()),
+        ..PatchParams::default()
+    };
+    let patched = api
+        .patch("cm", &pp, &Patch::Merge(json!({"data": {"k2": "v"}})))
+        .await
+        .unwrap();
+    let mut managers: Vec<_> = managed(&patched).into_iter().map(|(m, _, _)| m).collect();
+    managers.sort();
+    assert_eq!(managers, ["editor", "unknown"]);
+}

@@ -634,3 +634,21 @@ async fn del14_the_test_side_deletes_by_the_same_rules() {
     assert!(server.objects::<Namespace>().is_empty());
     assert!(server.objects::<ConfigMap>().is_empty());
 }
+
+#[tokio::test]
+async fn del8_a_body_makes_the_query_options_of_a_delete_count_for_nothing() {
+    let server = FakeApiServer::start().await;
+    let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");
+    api.create(&PostParams::default(), &cm("x", &[]))
+        .await
+        .unwrap();
+    // `?dryRun=All` with no body: a dry run, the object stays.
+    let (code, _) = raw_delete(&server, "x", "?dryRun=All", "").await;
+    assert_eq!(code, 200);
+    assert!(api.get_opt("x").await.unwrap().is_some());
+    // The same query with a DeleteOptions body: the body's options only,
+    // so the delete is done (as kube-apiserver 1.34 does it).
+    let (code, _) = raw_delete(&server, "x", "?dryRun=All", r#"{"preconditions": {}}"#).await;
+    assert_eq!(code, 200);
+    assert!(api.get_opt("x").await.unwrap().is_none());
+}

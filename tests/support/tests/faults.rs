@@ -247,3 +247,34 @@ async fn flt4_clear_faults_drops_every_pending_fault() {
     assert_eq!(next_event(&mut watch, start).await.2, Duration::ZERO);
     assert_eq!(start.elapsed(), Duration::ZERO);
 }
+
+#[tokio::test]
+async fn flt6_a_status_without_causes_has_no_details() {
+    let server = FakeApiServer::start().await;
+    let client = server.client();
+    // A body that is not JSON: a 400 with no causes.
+    let request = axum::http::Request::post("/api/v1/namespaces/default/configmaps")
+        .header("content-type", "application/json")
+        .body(b"{not json".to_vec())
+        .unwrap();
+    let answer = client.request_text(request).await;
+    let status = match answer {
+        Err(kube::Error::Api(status)) => status,
+        other => panic!("expected a 400 Status, got {other:?}"),
+    };
+    assert_eq!(status.code, 400);
+    assert!(status.details.is_none(), "{status:?}");
+    // With causes, they are there.
+    let mut invalid = ApiStatus::new(422, "Invalid", "bad");
+    invalid.causes.push("FieldValueInvalid".to_owned());
+    assert_eq!(
+        invalid.to_json()["details"]["causes"][0]["reason"],
+        "FieldValueInvalid"
+    );
+    assert!(
+        ApiStatus::internal_error()
+            .to_json()
+            .get("details")
+            .is_none()
+    );
+}

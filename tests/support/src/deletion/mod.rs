@@ -32,8 +32,10 @@
 //!   finalizer, `Orphan` (or the older `orphanDependents: true`) the `orphan`
 //!   finalizer, `Background` (the default) neither; an explicit policy
 //!   replaces the other one's finalizer.
-//! - DEL8 DeleteOptions come from the query and the body (the body's
-//!   fields win). Preconditions (`uid`, `resourceVersion`) that do not hold:
+//! - DEL8 A single object's DeleteOptions come from the body, or from the
+//!   query when the body is empty: a body makes the query's options
+//!   (`dryRun` among them) count for nothing. A collection's come from the
+//!   query and the body (the body's fields win). Preconditions (`uid`, `resourceVersion`) that do not hold:
 //!   409 `Conflict`; an unknown `propagationPolicy`, both `orphanDependents`
 //!   and `propagationPolicy`, or a `dryRun` other than `All`: 422 `Invalid`;
 //!   a body that is not DeleteOptions JSON: 500, a query parameter that is

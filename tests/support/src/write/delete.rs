@@ -30,9 +30,23 @@ pub(super) struct DeleteOptions {
 }
 
 impl DeleteOptions {
-    /// Reads the query parameters, then the body over them (DEL8).
-    pub(super) fn parse(params: &[(String, String)], body: &[u8]) -> Result<Self, ApiStatus> {
+    /// Reads the DeleteOptions of a request (DEL8). For one object the API
+    /// server reads the body, or the query parameters when there is no
+    /// body, so a body makes the query's options (`dryRun` among them)
+    /// count for nothing (`body_replaces_query`); for a collection the
+    /// query's options are read, then the body's over them.
+    pub(super) fn parse(
+        params: &[(String, String)],
+        body: &[u8],
+        body_replaces_query: bool,
+    ) -> Result<Self, ApiStatus> {
         let mut options = Self::default();
+        let has_body = !body.iter().all(u8::is_ascii_whitespace);
+        let params = if has_body && body_replaces_query {
+            &[]
+        } else {
+            params
+        };
         for (name, value) in params {
             match name.as_str() {
                 "propagationPolicy" => options.propagation = Some(value.clone()),
@@ -54,7 +68,7 @@ impl DeleteOptions {
                 _ => {}
             }
         }
-        if !body.iter().all(u8::is_ascii_whitespace) {
+        if has_body {
             options.read_body(body)?;
         }
         options.validate()?;

@@ -21,6 +21,12 @@ pub(super) fn requested(request: &ObjectRequest<'_>) -> Result<bool, ApiStatus> 
         Method::DELETE => "DeleteOptions",
         _ => return Ok(false),
     };
+    // A single object's delete with a body reads its options from the body
+    // only (DEL8); `delete.rs` handles the body's `dryRun`.
+    let has_body = !request.body.iter().all(u8::is_ascii_whitespace);
+    if *request.method == Method::DELETE && request.name.is_some() && has_body {
+        return Ok(false);
+    }
     match request.param("dryRun") {
         None => Ok(false),
         Some("All") => Ok(true),

@@ -77,7 +77,8 @@ pub(super) enum Owner<'a> {
 
 /// The field manager of a write: its `fieldManager` parameter, else the
 /// client's User-Agent up to the first `/` (as the API server names
-/// managers that do not say), at most 128 characters.
+/// managers that do not say), at most 128 characters, else `unknown`
+/// (MF1).
 pub(super) fn manager(request: &ObjectRequest<'_>) -> String {
     if let Some(manager) = request.param("fieldManager") {
         return manager.to_owned();
@@ -87,13 +88,18 @@ pub(super) fn manager(request: &ObjectRequest<'_>) -> String {
         .get(axum::http::header::USER_AGENT)
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
-    agent
+    let prefix: String = agent
         .split('/')
         .next()
         .unwrap_or("")
         .chars()
         .take(128)
-        .collect()
+        .collect();
+    if prefix.is_empty() {
+        "unknown".to_owned()
+    } else {
+        prefix
+    }
 }
 
 pub(crate) fn serve(shared: &Shared, request: ObjectRequest<'_>) -> Response {
@@ -158,11 +164,11 @@ fn answer(state: &mut State, request: &ObjectRequest<'_>) -> Answer {
         (&Method::PUT, Some(name)) => replace(state, &rt, path, name, request, Target::Main),
         (&Method::PATCH, Some(name)) => patch(state, &rt, path, name, request, Target::Main),
         (&Method::DELETE, Some(name)) => {
-            let options = DeleteOptions::parse(request.params, request.body)?;
+            let options = DeleteOptions::parse(request.params, request.body, true)?;
             delete(state, &rt, path, name, &options)
         }
         (&Method::DELETE, None) => {
-            let options = DeleteOptions::parse(request.params, request.body)?;
+            let options = DeleteOptions::parse(request.params, request.body, false)?;
             delete_collection(state, &rt, path, request.query, &options)
         }
         _ => Err(ApiStatus::new(
