@@ -573,10 +573,19 @@ fn rs1_mirror_operator_converges_on_1000_seeds() {
         .iter()
         .filter(|t| t.lines().iter().any(|l| l.contains("user takes over")))
         .count();
+    let count = |prefix: &str| -> usize {
+        traces
+            .iter()
+            .filter_map(|t| t.lines().iter().find(|l| l.starts_with(prefix)))
+            .filter_map(|l| l.split_whitespace().nth(1)?.parse::<usize>().ok())
+            .sum()
+    };
     eprintln!(
-        "RS1: {} seeds converged in {:?} ({taken} with a take-over)",
+        "RS1: {} seeds converged in {:?} ({taken} with a take-over; {} requests, {} events)",
         traces.len(),
-        started.elapsed()
+        started.elapsed(),
+        count("requests "),
+        count("events "),
     );
     if traces.len() < 50 {
         return; // one seed alone (SIM_SEED)

@@ -439,9 +439,13 @@ async fn gc9_a_dependent_written_after_its_owner_went_is_collected() {
     let mut watch = watch_all(&server).await;
     create(&api, cm("dep-created", vec![owned_by(&owner, false)], &[])).await;
     let patch = json!({"metadata": {"ownerReferences": [owned_by(&owner, false)]}});
-    api.patch("dep-updated", &PatchParams::default(), &Patch::Merge(&patch))
-        .await
-        .unwrap();
+    api.patch(
+        "dep-updated",
+        &PatchParams::default(),
+        &Patch::Merge(&patch),
+    )
+    .await
+    .unwrap();
     // One with another owner still there only loses the gone reference.
     create(
         &api,
