@@ -15,8 +15,16 @@
 //!   entry outlives its ConfigMap, and no ConfigMap stays stuck deleting.
 //! - RS6: the planted bug, a cleanup that removes the finalizer before it
 //!   removes the entry, is found: a refused entry delete after the
-//!   ConfigMap went leaves an entry with no ConfigMap, and the run fails
-//!   within the first [`PLANTED_SEEDS`] seeds.
+//!   ConfigMap went leaves an entry with no ConfigMap (nothing reconciles
+//!   a ConfigMap that is gone), and the first failing seed is at most
+//!   [`PLANTED_FIRST_SEED_BOUND`].
+//!
+//! A seed does not repeat its run exactly here: kube-runtime's stores and
+//! scheduler are hash maps with a random hasher, and its watchers' backoff
+//! draws a random jitter, so which requests the seed's faults fall on
+//! varies a little between runs (RS6 found seeds 117, 140 and 189 in each
+//! of 6 measured runs, 27, 72 and 167 in some). RS5 holds on every seed
+//! whatever the order.
 
 use std::{collections::BTreeMap, sync::Arc, time::Duration};
 
@@ -42,6 +50,10 @@ const STEPS: u64 = 10;
 const CONVERGE_WITHIN: Duration = Duration::from_secs(300);
 /// RS6 looks for the planted bug among this many seeds.
 const PLANTED_SEEDS: u64 = 200;
+/// RS6's bound: the planted bug fails a run on or before this seed (the
+/// first was seed 117 in 4 of 6 measured runs of the 200 seeds, 27 and 72
+/// in the others; 117 failed in all 6).
+const PLANTED_FIRST_SEED_BOUND: u64 = 120;
 
 /// The reconciler's context.
 struct Ledger {
@@ -268,7 +280,6 @@ async fn ledger_converges(sim: SimContext, finalizer_first: bool) -> Result<(), 
 }
 
 #[test]
-#[ignore = "needs server-side apply and finalizers in the fake server (issue 23, items 1-2)"]
 fn rs5_kube_runtime_finalizer_reconciler_converges_on_200_seeds() {
     Simulation::seeds(0..200)
         .faults(FaultMix::default())
@@ -276,8 +287,11 @@ fn rs5_kube_runtime_finalizer_reconciler_converges_on_200_seeds() {
 }
 
 #[test]
-#[ignore = "needs server-side apply and finalizers in the fake server (issue 23, items 1-2)"]
 fn rs6_finalizer_removed_before_cleanup_is_found() {
+    if std::env::var_os(kube_informer_testing::SEED_VAR).is_some() {
+        // One seed at a time is RS5's business.
+        return;
+    }
     let failing: Vec<u64> = (0..PLANTED_SEEDS)
         .filter(
             |&seed| match Simulation::new(seed).try_run(|sim| ledger_converges(sim, true)) {
@@ -296,5 +310,9 @@ fn rs6_finalizer_removed_before_cleanup_is_found() {
         "RS6: the planted bug failed {} of the first {PLANTED_SEEDS} seeds: {failing:?}",
         failing.len()
     );
-    assert!(!failing.is_empty(), "the planted bug was never found");
+    let first = *failing.first().expect("the planted bug was never found");
+    assert!(
+        first <= PLANTED_FIRST_SEED_BOUND,
+        "the planted bug was first found on seed {first}, after {PLANTED_FIRST_SEED_BOUND}"
+    );
 }

@@ -39,9 +39,9 @@
 //!   resource, namespace, name), so a run repeats exactly.
 //! - GC6 A dependent whose owner never existed in this server is left
 //!   alone: only an owner's deletion (or its `foregroundDeletion`/`orphan`
-//!   mark) starts collection. (The real collector also deletes objects
-//!   created with references to owners that do not exist; tests create such
-//!   objects on purpose.)
+//!   mark), or GC9, starts collection. (The real collector also deletes
+//!   objects created with references to owners that never existed; tests
+//!   create such objects on purpose.)
 //! - GC7 A terminating namespace (deletion requested, `kubernetes` in
 //!   `spec.finalizers`) has every object in it deleted with background
 //!   propagation; objects with finalizers stay marked until cleared; once
@@ -50,6 +50,13 @@
 //!   it.
 //! - GC8 Writes the controllers make take the next resourceVersions after
 //!   the write that triggered them, before its answer is sent.
+//! - GC9 A dependent written (created or updated) with a reference to an
+//!   owner this server held and that is gone now (no object of that name,
+//!   or one with another uid) is collected as in GC2, as the real
+//!   collector does once it finds the owner absent: a controller that
+//!   writes a dependent from a cache that has not seen its owner's deletion
+//!   yet leaves no orphan behind. (The owner is known by its history here,
+//!   so not once [`compact`](crate::FakeApiServer::compact) dropped it.)
 
 use std::sync::Arc;
 
@@ -98,6 +105,9 @@ fn react(state: &mut State, event: &LogEvent) {
             }
         }
         ChangeType::Added | ChangeType::Modified => {
+            if !is_deleting(object) && owner_went_before(state, object) {
+                collect(state, &rt, &deletion::key_of(object));
+            }
             if is_deleting(object) {
                 let key = deletion::key_of(object);
                 let held = finalizers(object);
@@ -204,8 +214,9 @@ enum OwnerState {
 
 enum Resolved {
     Found(ResourceType, ObjKey, OwnerState),
-    /// No object of that kind, name and uid where the owner must be.
-    Gone,
+    /// No object of that kind, name and uid where the owner must be (the
+    /// type and key it was looked for at).
+    Gone(ResourceType, ObjKey),
     /// The reference cannot be checked (GC1): counts as a solid owner.
     Unresolvable,
 }
@@ -238,8 +249,19 @@ fn resolve(state: &State, dependent: &Value, reference: &OwnerRef) -> Resolved {
             };
             Resolved::Found(rt, key, standing)
         }
-        _ => Resolved::Gone,
+        _ => Resolved::Gone(rt, key),
     }
+}
+
+/// GC9: whether `dependent` refers to an owner that this server held and
+/// that is gone.
+fn owner_went_before(state: &State, dependent: &Value) -> bool {
+    owner_refs(dependent).iter().any(|reference| {
+        let Resolved::Gone(rt, key) = resolve(state, dependent, reference) else {
+            return false;
+        };
+        state.held_uid(&rt.id(), &key, &reference.uid)
+    })
 }
 
 /// The collector's verdict on one dependent (GC2, GC3): deleted when no

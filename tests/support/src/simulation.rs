@@ -20,6 +20,14 @@
 //!   the `SIM_SEED` environment variable when it is set.
 //! - SIM7: [`SimContext::stop_faults`] removes the schedule: later requests
 //!   and watches are served without drawn faults.
+//! - SIM8: every request takes [`Simulation::request_time`] (1 ms unless
+//!   set) of simulated time before its drawn latency, with faults or
+//!   without. So code that loops on requests moves the paused clock: its
+//!   lagging watches catch up, its timers fire, and a loop that never ends
+//!   meets the time limit. (With requests that take no time, such a loop
+//!   keeps every task busy, the clock never moves, and the run never ends.)
+//!   [`FakeApiServer::clear_faults`] removes the request time with the
+//!   schedule.
 //!
 //! # What is deterministic
 //!
@@ -74,7 +82,7 @@ pub use mix::FaultMix;
 pub use trace::Trace;
 
 use crate::FakeApiServer;
-use plan::SeededPlan;
+use plan::{QuietPlan, SeededPlan};
 use rng::SimRng;
 use trace::Recorder;
 
@@ -83,6 +91,9 @@ pub const SEED_VAR: &str = "SIM_SEED";
 
 /// The stream the scenario draws from (the schedule's is 1).
 const SCENARIO_STREAM: u64 = 2;
+
+/// What a request takes unless [`Simulation::request_time`] says otherwise.
+const REQUEST_TIME: Duration = Duration::from_millis(1);
 
 /// One seeded run of a scenario against a fresh [`FakeApiServer`].
 ///
@@ -114,16 +125,18 @@ pub struct Simulation {
     seed: u64,
     mix: FaultMix,
     time_limit: Duration,
+    request_time: Duration,
 }
 
 impl Simulation {
-    /// A run with this seed, [`FaultMix::default`] and a time limit of one
-    /// simulated hour.
+    /// A run with this seed, [`FaultMix::default`], a time limit of one
+    /// simulated hour and requests that take 1 ms.
     pub fn new(seed: u64) -> Self {
         Self {
             seed,
             mix: FaultMix::default(),
             time_limit: Duration::from_secs(3600),
+            request_time: REQUEST_TIME,
         }
     }
 
@@ -142,6 +155,7 @@ impl Simulation {
             seeds,
             mix: FaultMix::default(),
             time_limit: Duration::from_secs(3600),
+            request_time: REQUEST_TIME,
         }
     }
 
@@ -156,6 +170,35 @@ impl Simulation {
     #[must_use]
     pub fn time_limit(mut self, limit: Duration) -> Self {
         self.time_limit = limit;
+        self
+    }
+
+    /// How much simulated time every request takes before the latency the
+    /// faults draw (SIM8); 1 ms unless set. Zero lets a loop of requests
+    /// hold the clock still.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube::api::Api;
+    /// use kube_informer_testing::{FaultMix, Simulation};
+    ///
+    /// Simulation::new(1)
+    ///     .faults(FaultMix::none())
+    ///     .request_time(Duration::from_millis(5))
+    ///     .run(|sim| async move {
+    ///         let api: Api<ConfigMap> = Api::default_namespaced(sim.client());
+    ///         let start = tokio::time::Instant::now();
+    ///         for _ in 0..10 {
+    ///             api.get_opt("settings").await.unwrap();
+    ///         }
+    ///         assert_eq!(start.elapsed(), Duration::from_millis(50));
+    ///     });
+    /// ```
+    #[must_use]
+    pub fn request_time(mut self, took: Duration) -> Self {
+        self.request_time = took;
         self
     }
 
@@ -236,10 +279,12 @@ impl Simulation {
             self.seed,
             self.mix.clone(),
             Arc::clone(&recorder),
+            self.request_time,
         )));
         let context = SimContext {
             server: Arc::clone(&server),
             seed: self.seed,
+            request_time: self.request_time,
             rng: Arc::new(Mutex::new(SimRng::new(self.seed, SCENARIO_STREAM))),
             recorder: Arc::clone(&recorder),
         };
@@ -307,6 +352,7 @@ impl<E: fmt::Debug> ScenarioOutcome for Result<(), E> {
 pub struct SimContext {
     server: Arc<FakeApiServer>,
     seed: u64,
+    request_time: Duration,
     rng: Arc<Mutex<SimRng>>,
     recorder: Arc<Recorder>,
 }
@@ -372,9 +418,12 @@ impl SimContext {
 
     /// Removes the seed's fault schedule (SIM7): from now on requests and
     /// new watches are served without drawn faults (faults added by hand
-    /// stay), e.g. before checking that the code under test converged.
+    /// stay; requests still take their request time, SIM8), e.g. before
+    /// checking that the code under test converged.
     pub fn stop_faults(&self) {
-        self.server.shared.faults.lock().plan = None;
+        self.server.shared.faults.lock().plan = Some(Box::new(QuietPlan {
+            request_time: self.request_time,
+        }));
         self.recorder.line(format_args!("faults stopped"));
     }
 }
@@ -397,6 +446,7 @@ pub struct SeedRuns {
     seeds: Range<u64>,
     mix: FaultMix,
     time_limit: Duration,
+    request_time: Duration,
 }
 
 impl SeedRuns {
@@ -411,6 +461,14 @@ impl SeedRuns {
     #[must_use]
     pub fn time_limit(mut self, limit: Duration) -> Self {
         self.time_limit = limit;
+        self
+    }
+
+    /// How much simulated time every request takes (SIM8): see
+    /// [`Simulation::request_time`].
+    #[must_use]
+    pub fn request_time(mut self, took: Duration) -> Self {
+        self.request_time = took;
         self
     }
 
@@ -447,6 +505,7 @@ impl SeedRuns {
                     seed,
                     mix: self.mix.clone(),
                     time_limit: self.time_limit,
+                    request_time: self.request_time,
                 }
                 .run(&scenario)
             })

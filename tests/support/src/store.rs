@@ -271,6 +271,21 @@ impl State {
         self.collections.get(id)?.current(key).cloned()
     }
 
+    /// Whether a version of `key` kept since the last compaction had this
+    /// uid: the object existed here, though it may be gone now.
+    pub(crate) fn held_uid(&self, id: &ResourceId, key: &ObjKey, uid: &str) -> bool {
+        self.collections
+            .get(id)
+            .and_then(|c| c.history.get(key))
+            .is_some_and(|versions| {
+                versions.iter().any(|(_, object)| {
+                    object
+                        .as_ref()
+                        .is_some_and(|o| o["metadata"]["uid"].as_str() == Some(uid))
+                })
+            })
+    }
+
     pub(crate) fn current_objects(&self, rt: &ResourceType) -> Vec<Value> {
         self.collections
             .get(&rt.id())

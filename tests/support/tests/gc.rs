@@ -1,5 +1,5 @@
 //! Garbage collection through `ownerReferences` with a real `kube::Client`
-//! (rules GC1–GC8 in the crate's `gc` module): background, foreground and
+//! (rules GC1–GC9 in the crate's `gc` module): background, foreground and
 //! orphan propagation, run inside the write that starts them, one event per
 //! step in a fixed order.
 
@@ -423,4 +423,57 @@ async fn gc3_a_cycle_of_blocking_owners_stays_marked_and_the_write_returns() {
             .items
             .is_empty()
     );
+}
+
+#[tokio::test]
+async fn gc9_a_dependent_written_after_its_owner_went_is_collected() {
+    let server = FakeApiServer::start().await;
+    let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");
+    let owner = create(&api, cm("owner", vec![], &[])).await;
+    let other = create(&api, cm("other-owner", vec![], &[])).await;
+    create(&api, cm("dep-updated", vec![], &[])).await;
+    api.delete("owner", &DeleteParams::background())
+        .await
+        .unwrap();
+    // A controller whose cache still holds the owner writes dependents.
+    let mut watch = watch_all(&server).await;
+    create(&api, cm("dep-created", vec![owned_by(&owner, false)], &[])).await;
+    let patch = json!({"metadata": {"ownerReferences": [owned_by(&owner, false)]}});
+    api.patch(
+        "dep-updated",
+        &PatchParams::default(),
+        &Patch::Merge(&patch),
+    )
+    .await
+    .unwrap();
+    // One with another owner still there only loses the gone reference.
+    create(
+        &api,
+        cm(
+            "dep-shared",
+            vec![owned_by(&owner, false), owned_by(&other, false)],
+            &[],
+        ),
+    )
+    .await;
+    assert_eq!(
+        next_events(&mut watch, 6).await,
+        [
+            ("ADDED", "dep-created".into()),
+            ("DELETED", "dep-created".into()),
+            ("MODIFIED", "dep-updated".into()),
+            ("DELETED", "dep-updated".into()),
+            ("ADDED", "dep-shared".into()),
+            ("MODIFIED", "dep-shared".into()),
+        ]
+    );
+    let left = api.list(&ListParams::default()).await.unwrap().items;
+    assert_eq!(names(&left), ["dep-shared", "other-owner"]);
+    assert_eq!(left[0].owner_references(), [owned_by(&other, false)]);
+
+    // An owner of the same name but another uid is not the one referred to.
+    let again = create(&api, cm("owner", vec![], &[])).await;
+    assert_ne!(again.uid(), owner.uid());
+    create(&api, cm("dep-late", vec![owned_by(&owner, false)], &[])).await;
+    assert!(api.get_opt("dep-late").await.unwrap().is_none());
 }

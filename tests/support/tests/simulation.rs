@@ -1,4 +1,4 @@
-//! Seeded simulation runs (SIM1–SIM7): a scenario of writers and a raw
+//! Seeded simulation runs (SIM1–SIM8): a scenario of writers and a raw
 //! watch under drawn faults repeats exactly from its seed.
 
 use std::time::Duration;
@@ -272,4 +272,48 @@ fn sim7_stop_faults_ends_the_drawn_faults() {
             sim.stop_faults();
             assert!(api.get_opt("a").await.unwrap().is_none());
         });
+}
+
+/// A watch that lags 2 s, and a loop that polls with requests until the
+/// watch shows a change: it ends only when requests move the clock.
+async fn poll_until_a_lagging_watch_sees(sim: SimContext) {
+    let api: Api<ConfigMap> = Api::default_namespaced(sim.client());
+    let mut stream = api
+        .watch(&WatchParams::default().timeout(60), "0")
+        .await
+        .unwrap()
+        .boxed();
+    let start = tokio::time::Instant::now();
+    api.create(&PostParams::default(), &cm("a")).await.unwrap();
+    sim.stop_faults();
+    let seen = tokio::spawn(async move { stream.try_next().await });
+    let mut requests = 0;
+    while !seen.is_finished() {
+        api.get_opt("a").await.unwrap();
+        requests += 1;
+        assert!(requests < 5_000, "the watch never caught up");
+    }
+    assert!(matches!(
+        seen.await.unwrap(),
+        Ok(Some(WatchEvent::Added(_)))
+    ));
+    assert!(start.elapsed() >= Duration::from_millis(requests));
+}
+
+#[test]
+fn sim8_every_request_moves_the_clock_so_a_request_loop_meets_a_lagging_watch() {
+    let lagging = FaultMix::none().watch_lag(1.0, Duration::from_secs(2));
+    Simulation::new(9)
+        .faults(lagging.clone())
+        .run(poll_until_a_lagging_watch_sees);
+    // Requests that take no time hold the clock still: the lag never ends.
+    let failure = Simulation::new(9)
+        .faults(lagging)
+        .request_time(Duration::ZERO)
+        .try_run(poll_until_a_lagging_watch_sees)
+        .unwrap_err();
+    assert!(
+        failure.message().contains("the watch never caught up"),
+        "{failure}"
+    );
 }

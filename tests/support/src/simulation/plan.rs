@@ -20,14 +20,22 @@ pub(crate) struct SeededPlan {
     rng: SimRng,
     mix: FaultMix,
     recorder: Arc<Recorder>,
+    /// What every request takes before its drawn latency (SIM8).
+    request_time: Duration,
 }
 
 impl SeededPlan {
-    pub(crate) fn new(seed: u64, mix: FaultMix, recorder: Arc<Recorder>) -> Self {
+    pub(crate) fn new(
+        seed: u64,
+        mix: FaultMix,
+        recorder: Arc<Recorder>,
+        request_time: Duration,
+    ) -> Self {
         Self {
             rng: SimRng::new(seed, FAULT_STREAM),
             mix,
             recorder,
+            request_time,
         }
     }
 
@@ -57,7 +65,10 @@ impl FaultPlan for SeededPlan {
         let latency = self.rng.up_to(self.mix.max_latency);
         if !latency.is_zero() {
             notes.push(format!("latency {}ms", latency.as_millis()));
-            answers.push(Answer::Delay(latency));
+        }
+        let took = self.request_time + latency;
+        if !took.is_zero() {
+            answers.push(Answer::Delay(took));
         }
         let status = if self.rng.chance(self.mix.request_errors) {
             Some(self.error_status(request))
@@ -110,6 +121,27 @@ impl FaultPlan for SeededPlan {
             ));
         }
         setup
+    }
+}
+
+/// The schedule once faults stop (SIM7): no faults, only the request
+/// time every request takes (SIM8).
+#[derive(Debug)]
+pub(crate) struct QuietPlan {
+    pub(crate) request_time: Duration,
+}
+
+impl FaultPlan for QuietPlan {
+    fn request(&mut self, _: &RecordedRequest, _: &[u8]) -> Vec<Answer> {
+        if self.request_time.is_zero() {
+            Vec::new()
+        } else {
+            vec![Answer::Delay(self.request_time)]
+        }
+    }
+
+    fn watch(&mut self, _: &RecordedRequest) -> WatchSetup {
+        WatchSetup::default()
     }
 }
 
