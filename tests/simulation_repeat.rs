@@ -3,7 +3,7 @@
 //! though the controller reconciles every key on a tick (`list_keys`, the
 //! store's iteration order) and its reconciles write back under faults.
 //!
-//! - RS7: two runs of a seed give byte-identical traces (requests, events,
+//! - RS8: two runs of a seed give byte-identical traces (requests, events,
 //!   faults and the order the reconciler saw keys in); other seeds give
 //!   other traces.
 
@@ -110,7 +110,7 @@ fn run(seed: u64) -> Trace {
 }
 
 #[test]
-fn rs7_a_seed_repeats_a_controllers_run_byte_for_byte() {
+fn rs8_a_seed_repeats_a_controllers_run_byte_for_byte() {
     let mut fingerprints = Vec::new();
     for seed in 0..8 {
         let first = run(seed);
