@@ -586,3 +586,40 @@ async fn d3_a_group_or_version_nobody_serves_is_404() {
     let core: Value = client.request(get("/api")).await.unwrap();
     assert_eq!(core["versions"], json!(["v1"]));
 }
+
+#[tokio::test]
+async fn wr1_a_custom_resource_is_replaced_only_with_a_resource_version() {
+    let server = FakeApiServer::start().await;
+    server.register_crd(&Foo::crd()).unwrap();
+    let api: Api<Foo> = Api::namespaced(server.client(), "default");
+    let created = api
+        .create(&PostParams::default(), &new_foo("a", 1))
+        .await
+        .unwrap();
+
+    let mut unconditional = new_foo("a", 2);
+    unconditional.metadata.resource_version = None;
+    let (code, reason, message) = api_error(
+        api.replace("a", &PostParams::default(), &unconditional)
+            .await,
+    );
+    assert_eq!((code, reason.as_str()), (422, "Invalid"));
+    assert_eq!(
+        message,
+        "Foo.example.com \"a\" is invalid: metadata.resourceVersion: Invalid value: 0: \
+         must be specified for an update"
+    );
+    assert_eq!(
+        api.get("a").await.unwrap().spec.replicas,
+        1,
+        "nothing written"
+    );
+
+    let mut conditional = new_foo("a", 2);
+    conditional.metadata.resource_version = created.resource_version();
+    let replaced = api
+        .replace("a", &PostParams::default(), &conditional)
+        .await
+        .unwrap();
+    assert_eq!(replaced.spec.replicas, 2);
+}

@@ -2,6 +2,10 @@
 //! merge patch; server-side apply is handed to `apply.rs`) of one object or
 //! its `/status`, with the resourceVersion precondition either may carry.
 //! Each records its field manager's changes in `managedFields`.
+//!
+//! - **WR1** A `PUT` of a custom resource must carry the resourceVersion it
+//!   replaces (422 `Invalid` without one); built-in kinds may be replaced
+//!   unconditionally.
 
 use axum::http::{StatusCode, header};
 use serde_json::{Map, Value, json};
@@ -135,6 +139,20 @@ pub(super) fn replace(
         .current(&path.resource, &obj_key(path, name))
         .ok_or_else(|| not_found(rt, name))?;
     check_identity(rt, &object, &current, name)?;
+    if meta_str(&object, "resourceVersion").is_none()
+        && crate::crd::find_definition(state, &rt.group, &rt.plural).is_some()
+    {
+        // WR1: custom resources allow no unconditional update.
+        return Err(ApiStatus::new(
+            422,
+            "Invalid",
+            &format!(
+                "{}.{} \"{name}\" is invalid: metadata.resourceVersion: Invalid value: 0: \
+                 must be specified for an update",
+                rt.kind, rt.group
+            ),
+        ));
+    }
     store_update(
         state,
         rt,
