@@ -32,7 +32,7 @@ mod tests {
     use super::KeyMap;
 
     #[test]
-    fn a_fixed_seed_yields_keys_in_the_same_order_in_every_map() {
+    fn rs8_a_fixed_seed_yields_keys_in_the_same_order_in_every_map() {
         let fill = || {
             let mut map = KeyMap::default();
             for i in 0..1000 {

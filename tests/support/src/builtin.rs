@@ -94,14 +94,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn tables_are_sorted_so_entries_are_easy_to_find() {
+    fn gn3_tables_are_sorted_so_entries_are_easy_to_find() {
         for table in [WITH_STATUS, WITH_GENERATION] {
             assert!(table.windows(2).all(|w| w[0] < w[1]));
         }
     }
 
     #[test]
-    fn custom_groups_count_generations() {
+    fn gn3_custom_groups_count_generations() {
         assert!(counts_generation("example.com", "widgets"));
         assert!(counts_generation("cluster.x-k8s.io", "machines"));
         assert!(!counts_generation("", "configmaps"));

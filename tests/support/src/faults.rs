@@ -2,24 +2,24 @@
 //! in the middle of a watch.
 //!
 //! Rules (the tests in `tests/faults.rs` name them):
-//! - FLT1: a lagged watch delivers every line `lag` after the server produced
+//! - FT1: a lagged watch delivers every line `lag` after the server produced
 //!   it, in the order produced, the end of the stream included; other
 //!   watches are not delayed.
-//! - FLT2: an injected write conflict lets `after_writes` matching writes
+//! - FT2: an injected write conflict lets `after_writes` matching writes
 //!   through, then answers the next one 409 `Conflict` with the API
 //!   server's message (`Operation cannot be fulfilled on <resource> "<name>":
 //!   the object has been modified; …`) without applying it; it counts only
 //!   writes to one object (`PUT`, `PATCH`, `DELETE` of a named object).
-//! - FLT3: latency delays the answer to every matching request, failed ones
+//! - FT3: latency delays the answer to every matching request, failed ones
 //!   included, until the faults are cleared; on a paused clock it advances
 //!   virtual time only.
-//! - FLT4: [`FakeApiServer::clear_faults`](crate::FakeApiServer::clear_faults)
+//! - FT4: [`FakeApiServer::clear_faults`](crate::FakeApiServer::clear_faults)
 //!   drops every pending fault, latency, lag and schedule; watches already
 //!   open keep the faults they were given.
-//! - FLT5: a fault schedule (what a `Simulation` installs) is asked once per
+//! - FT5: a fault schedule (what a `Simulation` installs) is asked once per
 //!   request and once per watch, in the order they arrive, after the faults
 //!   set by hand.
-//! - FLT6: an error answer's `Status` carries `details.causes` only when it
+//! - FT6: an error answer's `Status` carries `details.causes` only when it
 //!   has causes; without any it has no `details`, as kube-apiserver's.
 
 mod inject;
@@ -79,7 +79,7 @@ pub(crate) enum Answer {
     /// answered, then serve it to the end even if the client has gone.
     Hold(Duration),
     /// Deliver every line of a watch this much later than it was produced;
-    /// taken only by watches (FLT1).
+    /// taken only by watches (FT1).
     Lag(Duration),
 }
 
@@ -172,7 +172,7 @@ impl ApiStatus {
     }
 
     /// The JSON `Status` object. It has `details` only when it has causes
-    /// (FLT6): kube-apiserver leaves an empty `details` out.
+    /// (FT6): kube-apiserver leaves an empty `details` out.
     pub fn to_json(&self) -> Value {
         let causes: Vec<Value> = self
             .causes
@@ -262,7 +262,7 @@ pub(crate) struct PendingWatchFault {
     pub(crate) fault: WatchFault,
 }
 
-/// Which writes an injected conflict counts (FLT2).
+/// Which writes an injected conflict counts (FT2).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WriteTarget {
     /// Writes to any one object that `RequestMatch` matches
@@ -368,7 +368,7 @@ pub(crate) struct WatchSetup {
 }
 
 /// Faults decided per request by a schedule rather than set up front
-/// (FLT5): a `Simulation` draws them from its seed.
+/// (FT5): a `Simulation` draws them from its seed.
 pub(crate) trait FaultPlan: std::fmt::Debug + Send {
     /// The answers for one request (a `Status`, a `Delay`), given its body.
     fn request(&mut self, request: &RecordedRequest, body: &[u8]) -> Vec<Answer>;

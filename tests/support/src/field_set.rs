@@ -403,7 +403,7 @@ mod tests {
     }
 
     #[test]
-    fn fields_v1_round_trips_and_marks_members_with_children() {
+    fn mf2_fields_v1_round_trips_and_marks_members_with_children() {
         let object = json!({"spec": {"replicas": 1, "template": {"spec": {"containers": [
             {"name": "c", "image": "nginx", "env": [{"name": "A", "value": "1"}]}
         ]}}}});
@@ -426,7 +426,7 @@ mod tests {
     }
 
     #[test]
-    fn paths_display_and_resolve_like_the_api_server_names_them() {
+    fn mf2_paths_display_and_resolve_like_the_api_server_names_them() {
         let path: Path = ["f:spec", "f:containers", "k:{\"name\":\"c\"}", "f:image"]
             .map(String::from)
             .to_vec();

@@ -416,7 +416,7 @@ fn contents(state: &State, namespace: &str) -> Vec<(ResourceType, ObjKey)> {
 }
 
 /// Removes one of the collector's finalizers; an object being deleted that
-/// no finalizer holds any more goes in the same write (DEL4).
+/// no finalizer holds any more goes in the same write (DL4).
 fn drop_finalizer(state: &mut State, rt: &ResourceType, current: &Arc<Value>, finalizer: &str) {
     let rest: Vec<String> = finalizers(current)
         .into_iter()

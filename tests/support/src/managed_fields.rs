@@ -12,6 +12,11 @@
 //! - MF1: an update that names no `fieldManager` is recorded under the
 //!   prefix of its User-Agent (up to the first `/`), and under `unknown`
 //!   when it sends none, as kube-apiserver records it.
+//! - MF2: fields are written in `fieldsV1` form (`f:` members, `k:` keyed
+//!   list items, `v:` set items, `"."` for a member that is itself owned),
+//!   and read back to the same set.
+//! - MF3: an update takes from other managers the fields it changed; an
+//!   entry left with no fields goes.
 
 use serde_json::{Value, json};
 
@@ -262,7 +267,7 @@ mod tests {
     }
 
     #[test]
-    fn an_update_takes_what_it_changed_from_other_managers() {
+    fn mf3_an_update_takes_what_it_changed_from_other_managers() {
         let mut managed = ManagedFields::default();
         let a = set(&[&["f:data", "f:a"], &["f:data", "f:b"]]);
         managed.record_apply("m1", "v1", "", a, "t0");

@@ -133,7 +133,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn containers_merge_by_name_everywhere_in_built_in_types() {
+    fn sa5_containers_merge_by_name_everywhere_in_built_in_types() {
         let apps = Schema::of(&ResourceType::new(
             "apps",
             "v1",

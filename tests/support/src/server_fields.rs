@@ -4,19 +4,19 @@
 //!
 //! # Rules
 //!
-//! - GEN1: a created object gets a UUID-shaped `uid` derived from the
+//! - GN1: a created object gets a UUID-shaped `uid` derived from the
 //!   resourceVersion of its creation (unique on this server, the same on
 //!   every run), unless a test-side write gave it one.
-//! - GEN2: `creationTimestamp` (and `managedFields` times) come from
+//! - GN2: `creationTimestamp` (and `managedFields` times) come from
 //!   [`ServerClock`]: a fixed epoch (2026-01-01T00:00:00Z) plus the whole
 //!   seconds tokio's clock has moved since the server started. Under a
 //!   paused clock that is the same on every run, which a wall-clock time
 //!   would not be.
-//! - GEN3: kinds that count generations (custom resources, and the built-in
+//! - GN3: kinds that count generations (custom resources, and the built-in
 //!   kinds whose registry does: Pods, Deployments, ReplicaSets,
 //!   StatefulSets, DaemonSets, Jobs, CronJobs, Ingresses, …; not ConfigMaps,
 //!   Secrets, Namespaces, Nodes or Services) get `generation: 1` on create.
-//! - GEN4: their generation goes up by one when a write changes anything
+//! - GN4: their generation goes up by one when a write changes anything
 //!   outside `metadata` (and outside `status` when the kind has a `/status`
 //!   subresource); other writes keep it.
 
@@ -27,7 +27,7 @@ use crate::{builtin, resource::ResourceType};
 /// 2026-01-01T00:00:00Z, the time of a server that just started.
 const EPOCH_SECONDS: i64 = 1_767_225_600;
 
-/// Time as the server reports it: see GEN2.
+/// Time as the server reports it: see GN2.
 #[derive(Debug, Clone)]
 pub(crate) struct ServerClock {
     started: tokio::time::Instant,
@@ -51,7 +51,7 @@ impl ServerClock {
     }
 }
 
-/// The uid of the object created at resourceVersion `rv` (GEN1).
+/// The uid of the object created at resourceVersion `rv` (GN1).
 fn uid(rv: u64) -> String {
     format!("00000000-0000-4000-8000-{:012x}", rv & 0xffff_ffff_ffff)
 }
@@ -94,7 +94,7 @@ pub(crate) fn stamp(
 }
 
 /// Whether anything outside `metadata` (and `status`, when a subresource
-/// owns it) differs (GEN4).
+/// owns it) differs (GN4).
 fn desired_state_changed(status_subresource: bool, old: &Value, new: &Value) -> bool {
     let counted = |key: &str| key != "metadata" && !(status_subresource && key == "status");
     let keys = |v: &Value| -> Vec<String> {
@@ -112,7 +112,7 @@ mod tests {
     use super::*;
 
     #[tokio::test(start_paused = true)]
-    async fn gen2_times_count_from_a_fixed_epoch_on_tokios_clock() {
+    async fn gn2_times_count_from_a_fixed_epoch_on_tokios_clock() {
         let clock = ServerClock::default();
         assert_eq!(clock.now(), "2026-01-01T00:00:00Z");
         tokio::time::sleep(std::time::Duration::from_secs(61)).await;
@@ -120,7 +120,7 @@ mod tests {
     }
 
     #[test]
-    fn gen4_only_changes_outside_metadata_and_status_count() {
+    fn gn4_only_changes_outside_metadata_and_status_count() {
         let old = json!({"metadata": {"labels": {}}, "spec": {"a": 1}, "status": {"x": 1}});
         let relabelled =
             json!({"metadata": {"labels": {"l": "1"}}, "spec": {"a": 1}, "status": {"x": 2}});

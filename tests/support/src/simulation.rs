@@ -2,25 +2,25 @@
 //! drawn from a seed, repeatable from that seed.
 //!
 //! Rules (the tests in `tests/simulation.rs` name them):
-//! - SIM1: [`Simulation::run`] runs the scenario on a fresh `current_thread`
+//! - SI1: [`Simulation::run`] runs the scenario on a fresh `current_thread`
 //!   runtime whose clock starts paused, against a fresh server with the
 //!   seed's fault schedule installed, and returns its [`Trace`].
-//! - SIM2: the schedule and the scenario draw from two ChaCha8 streams of
+//! - SI2: the schedule and the scenario draw from two ChaCha8 streams of
 //!   the seed: the same seed gives the same draws everywhere.
-//! - SIM3: the schedule decides, per request, a latency, an error status,
+//! - SI3: the schedule decides, per request, a latency, an error status,
 //!   and for a write with a resourceVersion precondition a 409 conflict;
 //!   per watch, an early break and a lag ([`FaultMix`]).
-//! - SIM4: the trace holds the schedule's decisions, the scenario's own
+//! - SI4: the trace holds the schedule's decisions, the scenario's own
 //!   lines, every request with its simulated time, and every change in the
 //!   event log.
-//! - SIM5: a scenario that panics, returns an error or outlives its
+//! - SI5: a scenario that panics, returns an error or outlives its
 //!   simulated time limit fails the run; the failure names the seed and how
 //!   to run that seed alone (`SIM_SEED=<seed>`).
-//! - SIM6: [`Simulation::seeds`] runs a range of seeds, or only the seed in
+//! - SI6: [`Simulation::seeds`] runs a range of seeds, or only the seed in
 //!   the `SIM_SEED` environment variable when it is set.
-//! - SIM7: [`SimContext::stop_faults`] removes the schedule: later requests
+//! - SI7: [`SimContext::stop_faults`] removes the schedule: later requests
 //!   and watches are served without drawn faults.
-//! - SIM8: every request takes [`Simulation::request_time`] (1 ms unless
+//! - SI8: every request takes [`Simulation::request_time`] (1 ms unless
 //!   set) of simulated time before its drawn latency, with faults or
 //!   without. So code that loops on requests moves the paused clock: its
 //!   lagging watches catch up, its timers fire, and a loop that never ends
@@ -41,7 +41,7 @@
 //!   socket or OS scheduler decides which request arrives first;
 //! - the server iterates no hash map in an order that reaches an answer or
 //!   an event, and stamps no wall-clock time the trace keeps;
-//! - faults come from the seed (SIM2) in the order requests arrive.
+//! - faults come from the seed (SI2) in the order requests arrive.
 //!
 //! It is not deterministic, and the trace may differ between two runs of
 //! one seed, when the code under test:
@@ -174,7 +174,7 @@ impl Simulation {
     }
 
     /// How much simulated time every request takes before the latency the
-    /// faults draw (SIM8); 1 ms unless set. Zero lets a loop of requests
+    /// faults draw (SI8); 1 ms unless set. Zero lets a loop of requests
     /// hold the clock still.
     ///
     /// ```
@@ -203,7 +203,7 @@ impl Simulation {
     }
 
     /// Runs `scenario` and returns the trace; panics on a failure, after
-    /// printing the seed and how to run it again (SIM5).
+    /// printing the seed and how to run it again (SI5).
     ///
     /// # Panics
     ///
@@ -222,9 +222,9 @@ impl Simulation {
         }
     }
 
-    /// Runs `scenario` (SIM1) and returns the trace, or the failure when
+    /// Runs `scenario` (SI1) and returns the trace, or the failure when
     /// the scenario panicked, returned an error or did not finish within
-    /// the time limit (SIM5).
+    /// the time limit (SI5).
     ///
     /// ```
     /// use kube_informer_testing::Simulation;
@@ -416,9 +416,9 @@ impl SimContext {
         self.recorder.line(format_args!("note {line}"));
     }
 
-    /// Removes the seed's fault schedule (SIM7): from now on requests and
+    /// Removes the seed's fault schedule (SI7): from now on requests and
     /// new watches are served without drawn faults (faults added by hand
-    /// stay; requests still take their request time, SIM8), e.g. before
+    /// stay; requests still take their request time, SI8), e.g. before
     /// checking that the code under test converged.
     pub fn stop_faults(&self) {
         self.server.shared.faults.lock().plan = Some(Box::new(QuietPlan {
@@ -428,7 +428,7 @@ impl SimContext {
     }
 }
 
-/// Many seeded runs of one scenario, for CI loops (SIM6).
+/// Many seeded runs of one scenario, for CI loops (SI6).
 ///
 /// When the environment variable `SIM_SEED` is set, only that seed runs,
 /// whatever the range: the way to repeat a failure.
@@ -464,7 +464,7 @@ impl SeedRuns {
         self
     }
 
-    /// How much simulated time every request takes (SIM8): see
+    /// How much simulated time every request takes (SI8): see
     /// [`Simulation::request_time`].
     #[must_use]
     pub fn request_time(mut self, took: Duration) -> Self {

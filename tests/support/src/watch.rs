@@ -236,7 +236,7 @@ pub(crate) fn watch(
                         }
                     }
                     pos = Some(state.rv);
-                    // Its CRD was deleted: the watch ends after the last events (CRD6).
+                    // Its CRD was deleted: the watch ends after the last events (CR6).
                     if !state.collections.contains_key(&path.resource) {
                         pos = None;
                     }

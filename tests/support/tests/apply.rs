@@ -37,11 +37,11 @@ fn managed(object: &ConfigMap) -> Vec<(String, String, Value)> {
 }
 
 #[tokio::test]
-async fn ssa2_ssa3_ssa4_ssa6_two_managers_conflict_force_and_removal() {
+async fn sa2_sa3_sa4_sa6_two_managers_conflict_force_and_removal() {
     let server = FakeApiServer::start().await;
     let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");
 
-    // SSA2: apply creates, the manager owns what it applied.
+    // SA2: apply creates, the manager owns what it applied.
     let created = api
         .patch(
             "cm",
@@ -62,7 +62,7 @@ async fn ssa2_ssa3_ssa4_ssa6_two_managers_conflict_force_and_removal() {
     let uid = created.metadata.uid.clone().unwrap();
     assert_eq!(uid.len(), 36, "UUID-shaped: {uid}");
 
-    // SSA3: another manager changing m1's field is refused, with the API
+    // SA3: another manager changing m1's field is refused, with the API
     // server's message and causes; nothing is written.
     let rv = server.resource_version();
     let err = api
@@ -84,7 +84,7 @@ async fn ssa2_ssa3_ssa4_ssa6_two_managers_conflict_force_and_removal() {
     );
     assert_eq!(server.resource_version(), rv);
 
-    // SSA4: forced, the field moves to m2.
+    // SA4: forced, the field moves to m2.
     let forced = api
         .patch(
             "cm",
@@ -102,7 +102,7 @@ async fn ssa2_ssa3_ssa4_ssa6_two_managers_conflict_force_and_removal() {
         ]
     );
 
-    // SSA6: m1 applies nothing more: its field b goes, m2's a stays.
+    // SA6: m1 applies nothing more: its field b goes, m2's a stays.
     let after = api
         .patch(
             "cm",
@@ -118,7 +118,7 @@ async fn ssa2_ssa3_ssa4_ssa6_two_managers_conflict_force_and_removal() {
         [("a".to_owned(), "9".to_owned())].into()
     );
 
-    // SSA7: the same apply again writes nothing.
+    // SA7: the same apply again writes nothing.
     let rv = server.resource_version();
     api.patch(
         "cm",
@@ -131,7 +131,7 @@ async fn ssa2_ssa3_ssa4_ssa6_two_managers_conflict_force_and_removal() {
 }
 
 #[tokio::test]
-async fn ssa3_update_managers_are_named_with_their_api_version() {
+async fn sa3_update_managers_are_named_with_their_api_version() {
     let server = FakeApiServer::start().await;
     let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");
     let mut cm = ConfigMap::default();
@@ -169,7 +169,7 @@ async fn ssa3_update_managers_are_named_with_their_api_version() {
 }
 
 #[tokio::test]
-async fn ssa5_containers_merge_by_name_and_gen3_gen4_generation_counts_spec_changes() {
+async fn sa5_containers_merge_by_name_and_gn3_gn4_generation_counts_spec_changes() {
     let server = FakeApiServer::start().await;
     let api: Api<Deployment> = Api::namespaced(server.client(), "default");
     let deployment = |image: &str, env: Value| {
@@ -258,7 +258,7 @@ async fn ssa5_containers_merge_by_name_and_gen3_gen4_generation_counts_spec_chan
 }
 
 #[tokio::test]
-async fn ssa1_wrong_kind_and_name_are_400() {
+async fn sa1_wrong_kind_and_name_are_400() {
     let server = FakeApiServer::start().await;
     let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");
     let secret =
@@ -288,7 +288,7 @@ async fn ssa1_wrong_kind_and_name_are_400() {
 }
 
 #[tokio::test]
-async fn dry_run_answers_as_if_done_and_stores_nothing() {
+async fn dr1_dry_run_answers_as_if_done_and_stores_nothing() {
     let server = FakeApiServer::start().await;
     let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");
     let rv = server.resource_version();

@@ -1,4 +1,4 @@
-//! Custom resources (rules CRD1–CRD7 in `src/crd/mod.rs`) and discovery
+//! Custom resources (rules CR1–CR7 in `src/crd/mod.rs`) and discovery
 //! (D1–D3 in `src/discovery.rs`), through a real `kube::Client` and a
 //! `#[derive(CustomResource)]` type.
 
@@ -88,7 +88,7 @@ async fn post_raw(server: &FakeApiServer, path: &str, body: Value) -> (u16, Valu
 }
 
 #[tokio::test]
-async fn crd1_a_registered_crd_serves_create_list_and_watch() {
+async fn cr1_a_registered_crd_serves_create_list_and_watch() {
     let server = FakeApiServer::start().await;
     let types = server.register_crd(&Foo::crd()).unwrap();
     assert_eq!(types.len(), 1);
@@ -135,7 +135,7 @@ async fn crd1_a_registered_crd_serves_create_list_and_watch() {
 }
 
 #[tokio::test]
-async fn crd1_a_cluster_scoped_crd_serves_objects_without_namespace() {
+async fn cr1_a_cluster_scoped_crd_serves_objects_without_namespace() {
     let server = FakeApiServer::start().await;
     let mut crd = serde_json::to_value(Foo::crd()).unwrap();
     crd["spec"]["scope"] = json!("Cluster");
@@ -155,7 +155,7 @@ async fn crd1_a_cluster_scoped_crd_serves_objects_without_namespace() {
 }
 
 #[tokio::test]
-async fn crd2_a_crd_the_api_server_refuses_is_422() {
+async fn cr2_a_crd_the_api_server_refuses_is_422() {
     let server = FakeApiServer::start().await;
     let mut misnamed = serde_json::to_value(Foo::crd()).unwrap();
     misnamed["metadata"]["name"] = json!("bad.example.com");
@@ -201,7 +201,7 @@ async fn crd2_a_crd_the_api_server_refuses_is_422() {
 }
 
 #[tokio::test]
-async fn crd3_a_crd_created_over_http_is_defaulted_then_established() {
+async fn cr3_a_crd_created_over_http_is_defaulted_then_established() {
     let server = FakeApiServer::start().await;
     let crds: Api<CustomResourceDefinition> = Api::all(server.client());
     let mut events = crds
@@ -284,7 +284,7 @@ async fn crd3_a_crd_created_over_http_is_defaulted_then_established() {
 }
 
 #[tokio::test]
-async fn crd4_reads_through_another_served_version_carry_its_api_version() {
+async fn cr4_reads_through_another_served_version_carry_its_api_version() {
     let server = FakeApiServer::start().await;
     let types = server.register_crd(&two_version_crd()).unwrap();
     assert_eq!(
@@ -342,7 +342,7 @@ async fn crd4_reads_through_another_served_version_carry_its_api_version() {
 }
 
 #[tokio::test]
-async fn crd5_a_body_must_name_the_urls_kind_and_api_version() {
+async fn cr5_a_body_must_name_the_urls_kind_and_api_version() {
     let server = FakeApiServer::start().await;
     server.register_crd(&two_version_crd()).unwrap();
     let path = "/apis/example.com/v1/namespaces/default/foos";
@@ -400,7 +400,7 @@ async fn crd5_a_body_must_name_the_urls_kind_and_api_version() {
 }
 
 #[tokio::test]
-async fn crd6_deleting_the_crd_deletes_its_objects_and_ends_their_watches() {
+async fn cr6_deleting_the_crd_deletes_its_objects_and_ends_their_watches() {
     let server = FakeApiServer::start().await;
     let types = server.register_crd(&two_version_crd()).unwrap();
     server.create(&new_foo("a", 1)).unwrap();
@@ -504,7 +504,7 @@ async fn crd6_deleting_the_crd_deletes_its_objects_and_ends_their_watches() {
 }
 
 #[tokio::test]
-async fn crd7_the_status_subresource_comes_from_the_crd_version() {
+async fn cr7_the_status_subresource_comes_from_the_crd_version() {
     let server = FakeApiServer::start().await;
     let types = server.register_crd(&two_version_crd()).unwrap();
     assert!(

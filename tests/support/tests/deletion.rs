@@ -1,7 +1,7 @@
 //! Deletion through a real `kube::Client` as kube-apiserver does it:
 //! finalizers hold an object marked with a `deletionTimestamp` until they
 //! are cleared, DeleteOptions are honoured, and namespaces terminate (rules
-//! DEL1–DEL14 in the crate's `deletion` module). The answers were checked
+//! DL1–DL14 in the crate's `deletion` module). The answers were checked
 //! against kube-apiserver v1.34 (`e2e/cluster.sh`).
 
 use std::time::Duration;
@@ -77,7 +77,7 @@ async fn watch_configmaps(
 }
 
 #[tokio::test]
-async fn del2_del3_del4_finalizers_hold_a_deleted_object_until_cleared() {
+async fn dl2_dl3_dl4_finalizers_hold_a_deleted_object_until_cleared() {
     let server = FakeApiServer::start().await;
     let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");
     let created = api
@@ -89,7 +89,7 @@ async fn del2_del3_del4_finalizers_hold_a_deleted_object_until_cleared() {
         .unwrap();
     let mut watch = watch_configmaps(&server).await;
 
-    // DEL2: marked, not gone; the answer is the object.
+    // DL2: marked, not gone; the answer is the object.
     let marked = api
         .delete("held", &DeleteParams::default())
         .await
@@ -105,7 +105,7 @@ async fn del2_del3_del4_finalizers_hold_a_deleted_object_until_cleared() {
         marked.metadata.deletion_timestamp
     );
 
-    // DEL3: a second delete writes nothing.
+    // DL3: a second delete writes nothing.
     let again = api
         .delete("held", &DeleteParams::default())
         .await
@@ -115,7 +115,7 @@ async fn del2_del3_del4_finalizers_hold_a_deleted_object_until_cleared() {
     assert_eq!(again.resource_version(), marked.resource_version());
     assert_eq!(server.resource_version(), marked_rv);
 
-    // DEL4: clearing the finalizers deletes it in the same write.
+    // DL4: clearing the finalizers deletes it in the same write.
     let released = api
         .patch(
             "held",
@@ -143,7 +143,7 @@ async fn del2_del3_del4_finalizers_hold_a_deleted_object_until_cleared() {
 }
 
 #[tokio::test]
-async fn del5_a_finalizer_cannot_be_added_to_an_object_being_deleted() {
+async fn dl5_a_finalizer_cannot_be_added_to_an_object_being_deleted() {
     let server = FakeApiServer::start().await;
     let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");
     api.create(&PostParams::default(), &cm("held", &["a.example.com/f"]))
@@ -182,7 +182,7 @@ async fn del5_a_finalizer_cannot_be_added_to_an_object_being_deleted() {
 }
 
 #[tokio::test]
-async fn del6_updates_cannot_clear_or_move_the_deletion_timestamp() {
+async fn dl6_updates_cannot_clear_or_move_the_deletion_timestamp() {
     let server = FakeApiServer::start().await;
     let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");
     api.create(&PostParams::default(), &cm("held", &["example.com/f"]))
@@ -236,7 +236,7 @@ async fn del6_updates_cannot_clear_or_move_the_deletion_timestamp() {
 }
 
 #[tokio::test]
-async fn del1_an_object_without_finalizers_goes_at_once_answered_as_the_api_server_does() {
+async fn dl1_an_object_without_finalizers_goes_at_once_answered_as_the_api_server_does() {
     let server = FakeApiServer::start().await;
     let cms: Api<ConfigMap> = Api::namespaced(server.client(), "default");
     let created = cms
@@ -289,7 +289,7 @@ async fn del1_an_object_without_finalizers_goes_at_once_answered_as_the_api_serv
 }
 
 #[tokio::test]
-async fn del7_propagation_policies_add_the_collector_finalizers() {
+async fn dl7_propagation_policies_add_the_collector_finalizers() {
     let server = FakeApiServer::start().await;
     let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");
     api.create(&PostParams::default(), &cm("fg", &["example.com/f"]))
@@ -361,7 +361,7 @@ async fn raw_delete(
 }
 
 #[tokio::test]
-async fn del8_delete_options_are_checked_as_the_api_server_does() {
+async fn dl8_delete_options_are_checked_as_the_api_server_does() {
     let server = FakeApiServer::start().await;
     let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");
     let created = api
@@ -449,7 +449,7 @@ async fn del8_delete_options_are_checked_as_the_api_server_does() {
 }
 
 #[tokio::test]
-async fn del9_dry_run_answers_and_writes_nothing() {
+async fn dl9_dry_run_answers_and_writes_nothing() {
     let server = FakeApiServer::start().await;
     let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");
     api.create(&PostParams::default(), &cm("plain", &[]))
@@ -490,7 +490,7 @@ async fn del9_dry_run_answers_and_writes_nothing() {
 }
 
 #[tokio::test]
-async fn del10_delete_collection_follows_the_same_rules() {
+async fn dl10_delete_collection_follows_the_same_rules() {
     let server = FakeApiServer::start().await;
     let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");
     let held = api
@@ -522,7 +522,7 @@ async fn del10_delete_collection_follows_the_same_rules() {
 }
 
 #[tokio::test]
-async fn del11_del12_gc7_a_namespace_terminates_and_goes_when_empty() {
+async fn dl11_dl12_gc7_a_namespace_terminates_and_goes_when_empty() {
     let server = FakeApiServer::start().await;
     let namespaces: Api<Namespace> = Api::all(server.client());
     let in_ns: Api<ConfigMap> = Api::namespaced(server.client(), "team");
@@ -562,7 +562,7 @@ async fn del11_del12_gc7_a_namespace_terminates_and_goes_when_empty() {
     assert!(left[0].metadata.deletion_timestamp.is_some());
     assert!(namespaces.get("team").await.is_ok());
 
-    // DEL12: nothing new in a terminating namespace.
+    // DL12: nothing new in a terminating namespace.
     let (code, reason, message) =
         api_error(in_ns.create(&PostParams::default(), &cm("new", &[])).await);
     assert_eq!((code, reason.as_str()), (403, "Forbidden"));
@@ -581,7 +581,7 @@ async fn del11_del12_gc7_a_namespace_terminates_and_goes_when_empty() {
         .unwrap();
     assert_eq!(api_error(namespaces.get("team").await).0, 404);
 
-    // DEL11: some namespaces never go.
+    // DL11: some namespaces never go.
     let (code, _, message) =
         api_error(namespaces.delete("default", &DeleteParams::default()).await);
     assert_eq!(
@@ -594,7 +594,7 @@ async fn del11_del12_gc7_a_namespace_terminates_and_goes_when_empty() {
 }
 
 #[tokio::test]
-async fn del13_a_namespace_is_created_with_the_api_server_defaults() {
+async fn dl13_a_namespace_is_created_with_the_api_server_defaults() {
     let server = FakeApiServer::start().await;
     let namespaces: Api<Namespace> = Api::all(server.client());
     let created = namespaces
@@ -610,7 +610,7 @@ async fn del13_a_namespace_is_created_with_the_api_server_defaults() {
 }
 
 #[tokio::test]
-async fn del14_the_test_side_deletes_by_the_same_rules() {
+async fn dl14_the_test_side_deletes_by_the_same_rules() {
     let server = FakeApiServer::start().await;
     let mut object = cm("held", &["example.com/f"]);
     object.metadata.namespace = Some("default".into());
@@ -621,7 +621,7 @@ async fn del14_the_test_side_deletes_by_the_same_rules() {
 
     let mut cleared = marked.clone();
     cleared.metadata.finalizers = None;
-    cleared.metadata.deletion_timestamp = None; // kept by the server (DEL6)
+    cleared.metadata.deletion_timestamp = None; // kept by the server (DL6)
     server.update(&cleared).unwrap();
     assert!(server.objects::<ConfigMap>().is_empty());
 
@@ -636,7 +636,7 @@ async fn del14_the_test_side_deletes_by_the_same_rules() {
 }
 
 #[tokio::test]
-async fn del8_a_body_makes_the_query_options_of_a_delete_count_for_nothing() {
+async fn dl8_a_body_makes_the_query_options_of_a_delete_count_for_nothing() {
     let server = FakeApiServer::start().await;
     let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");
     api.create(&PostParams::default(), &cm("x", &[]))

@@ -1,5 +1,5 @@
-//! The simulation faults: watch lag (FLT1), injected write conflicts
-//! (FLT2), latency (FLT3) and clearing faults (FLT4), on tokio's paused
+//! The simulation faults: watch lag (FT1), injected write conflicts
+//! (FT2), latency (FT3) and clearing faults (FT4), on tokio's paused
 //! clock through the in-process client, so times are exact.
 
 use std::time::Duration;
@@ -51,7 +51,7 @@ async fn next_event(
 }
 
 #[tokio::test(start_paused = true)]
-async fn flt1_lagged_watch_delivers_each_event_lag_late_in_order() {
+async fn ft1_lagged_watch_delivers_each_event_lag_late_in_order() {
     let server = FakeApiServer::start().await;
     let api: Api<ConfigMap> = Api::default_namespaced(server.in_process_client());
     // From a resourceVersion, so both watches start at the same point.
@@ -114,7 +114,7 @@ async fn flt1_lagged_watch_delivers_each_event_lag_late_in_order() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn flt1_lag_is_used_by_the_next_watches_only_and_delays_the_end() {
+async fn ft1_lag_is_used_by_the_next_watches_only_and_delays_the_end() {
     let server = FakeApiServer::start().await;
     let api: Api<ConfigMap> = Api::default_namespaced(server.in_process_client());
     server.lag_watches(RequestMatch::Watch, Duration::from_secs(2), 1);
@@ -134,7 +134,7 @@ async fn flt1_lag_is_used_by_the_next_watches_only_and_delays_the_end() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn flt2_conflict_on_the_nth_write_to_an_object_with_the_api_servers_message() {
+async fn ft2_conflict_on_the_nth_write_to_an_object_with_the_api_servers_message() {
     let server = FakeApiServer::start().await;
     let api: Api<ConfigMap> = Api::default_namespaced(server.in_process_client());
     server.create(&cm("a", "0")).unwrap();
@@ -162,7 +162,7 @@ async fn flt2_conflict_on_the_nth_write_to_an_object_with_the_api_servers_messag
 }
 
 #[tokio::test(start_paused = true)]
-async fn flt2_conflict_by_matcher_names_the_group_and_spares_creates() {
+async fn ft2_conflict_by_matcher_names_the_group_and_spares_creates() {
     let server = FakeApiServer::start().await;
     let client = server.in_process_client();
     let mut deployment = Deployment::default();
@@ -198,7 +198,7 @@ async fn flt2_conflict_by_matcher_names_the_group_and_spares_creates() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn flt3_latency_delays_every_matching_request_on_virtual_time_only() {
+async fn ft3_latency_delays_every_matching_request_on_virtual_time_only() {
     let server = FakeApiServer::start().await;
     let api: Api<ConfigMap> = Api::default_namespaced(server.in_process_client());
     server.add_latency(RequestMatch::List, Duration::from_millis(250));
@@ -223,7 +223,7 @@ async fn flt3_latency_delays_every_matching_request_on_virtual_time_only() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn flt4_clear_faults_drops_every_pending_fault() {
+async fn ft4_clear_faults_drops_every_pending_fault() {
     let server = FakeApiServer::start().await;
     let api: Api<ConfigMap> = Api::default_namespaced(server.in_process_client());
     server.create(&cm("a", "0")).unwrap();
@@ -249,7 +249,7 @@ async fn flt4_clear_faults_drops_every_pending_fault() {
 }
 
 #[tokio::test]
-async fn flt6_a_status_without_causes_has_no_details() {
+async fn ft6_a_status_without_causes_has_no_details() {
     let server = FakeApiServer::start().await;
     let client = server.client();
     // A body that is not JSON: a 400 with no causes.

@@ -413,7 +413,7 @@ async fn gc3_a_cycle_of_blocking_owners_stays_marked_and_the_write_returns() {
         left.iter()
             .all(|o| o.finalizers() == ["foregroundDeletion"])
     );
-    // A background delete drops the finalizer of one (DEL3) and breaks the
+    // A background delete drops the finalizer of one (DL3) and breaks the
     // cycle.
     api.delete("b", &DeleteParams::background()).await.unwrap();
     assert!(

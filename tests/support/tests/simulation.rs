@@ -1,4 +1,4 @@
-//! Seeded simulation runs (SIM1–SIM8): a scenario of writers and a raw
+//! Seeded simulation runs (SI1–SI8): a scenario of writers and a raw
 //! watch under drawn faults repeats exactly from its seed.
 
 use std::time::Duration;
@@ -104,7 +104,7 @@ fn mix() -> FaultMix {
 }
 
 #[test]
-fn sim4_the_same_seed_gives_the_same_trace_byte_for_byte() {
+fn si4_the_same_seed_gives_the_same_trace_byte_for_byte() {
     let first = Simulation::new(7).faults(mix()).run(writers_and_a_watcher);
     let second = Simulation::new(7).faults(mix()).run(writers_and_a_watcher);
     assert_eq!(first.to_string(), second.to_string());
@@ -122,7 +122,7 @@ fn sim4_the_same_seed_gives_the_same_trace_byte_for_byte() {
 }
 
 #[test]
-fn sim4_other_seeds_give_other_traces() {
+fn si4_other_seeds_give_other_traces() {
     let fingerprints: std::collections::BTreeSet<u64> = (0..5)
         .map(|seed| {
             Simulation::new(seed)
@@ -135,7 +135,7 @@ fn sim4_other_seeds_give_other_traces() {
 }
 
 #[test]
-fn sim1_the_scenario_runs_on_a_paused_current_thread_runtime() {
+fn si1_the_scenario_runs_on_a_paused_current_thread_runtime() {
     let wall = std::time::Instant::now();
     Simulation::new(1).run(|_sim| async {
         assert_eq!(
@@ -150,7 +150,7 @@ fn sim1_the_scenario_runs_on_a_paused_current_thread_runtime() {
 }
 
 #[test]
-fn sim3_no_faults_are_drawn_from_an_empty_mix() {
+fn si3_no_faults_are_drawn_from_an_empty_mix() {
     let trace = Simulation::new(3)
         .faults(FaultMix::none())
         .run(writers_and_a_watcher);
@@ -161,7 +161,7 @@ fn sim3_no_faults_are_drawn_from_an_empty_mix() {
 }
 
 #[test]
-fn sim3_only_writes_with_a_precondition_get_drawn_conflicts() {
+fn si3_only_writes_with_a_precondition_get_drawn_conflicts() {
     let mix = FaultMix::none().write_conflicts(1.0);
     Simulation::new(4).faults(mix).run(|sim| async move {
         let api: Api<ConfigMap> = Api::default_namespaced(sim.client());
@@ -182,7 +182,7 @@ fn sim3_only_writes_with_a_precondition_get_drawn_conflicts() {
 }
 
 #[test]
-fn sim5_a_failing_run_names_its_seed_and_how_to_run_it_alone() {
+fn si5_a_failing_run_names_its_seed_and_how_to_run_it_alone() {
     let failure = Simulation::new(11)
         .try_run(|_sim| async { panic!("the store diverged") as () })
         .unwrap_err();
@@ -212,7 +212,7 @@ fn sim5_a_failing_run_names_its_seed_and_how_to_run_it_alone() {
 }
 
 #[test]
-fn sim5_run_panics_with_the_seed() {
+fn si5_run_panics_with_the_seed() {
     let panic = std::panic::catch_unwind(|| {
         Simulation::new(21).run(|_sim| async { panic!("boom") as () });
     })
@@ -227,7 +227,7 @@ fn sim5_run_panics_with_the_seed() {
 }
 
 #[test]
-fn sim6_seeds_runs_the_range_or_the_seed_in_sim_seed() {
+fn si6_seeds_runs_the_range_or_the_seed_in_sim_seed() {
     match std::env::var("SIM_SEED") {
         // Run by the branch below in a child process.
         Ok(seed) => {
@@ -236,7 +236,7 @@ fn sim6_seeds_runs_the_range_or_the_seed_in_sim_seed() {
                 .run(|_sim| async {});
             let seeds: Vec<u64> = traces.iter().map(|t| t.seed()).collect();
             assert_eq!(seeds, [seed.parse::<u64>().unwrap()]);
-            println!("SIM6-CHILD-OK");
+            println!("SI6-CHILD-OK");
         }
         Err(_) => {
             let traces = Simulation::seeds(5..9)
@@ -247,7 +247,7 @@ fn sim6_seeds_runs_the_range_or_the_seed_in_sim_seed() {
             let child = std::process::Command::new(std::env::current_exe().unwrap())
                 .args([
                     "--exact",
-                    "sim6_seeds_runs_the_range_or_the_seed_in_sim_seed",
+                    "si6_seeds_runs_the_range_or_the_seed_in_sim_seed",
                     "--nocapture",
                 ])
                 .env("SIM_SEED", "17")
@@ -255,7 +255,7 @@ fn sim6_seeds_runs_the_range_or_the_seed_in_sim_seed() {
                 .unwrap();
             let out = String::from_utf8_lossy(&child.stdout);
             assert!(
-                child.status.success() && out.contains("SIM6-CHILD-OK"),
+                child.status.success() && out.contains("SI6-CHILD-OK"),
                 "{out}"
             );
         }
@@ -263,7 +263,7 @@ fn sim6_seeds_runs_the_range_or_the_seed_in_sim_seed() {
 }
 
 #[test]
-fn sim7_stop_faults_ends_the_drawn_faults() {
+fn si7_stop_faults_ends_the_drawn_faults() {
     Simulation::new(8)
         .faults(FaultMix::none().request_errors(1.0))
         .run(|sim| async move {
@@ -301,7 +301,7 @@ async fn poll_until_a_lagging_watch_sees(sim: SimContext) {
 }
 
 #[test]
-fn sim8_every_request_moves_the_clock_so_a_request_loop_meets_a_lagging_watch() {
+fn si8_every_request_moves_the_clock_so_a_request_loop_meets_a_lagging_watch() {
     let lagging = FaultMix::none().watch_lag(1.0, Duration::from_secs(2));
     Simulation::new(9)
         .faults(lagging.clone())

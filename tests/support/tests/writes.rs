@@ -97,7 +97,7 @@ async fn each_write_takes_the_next_resource_version_and_reaches_watches_once() {
     assert_eq!(patched.data.as_ref().unwrap()["value"], "2");
     assert_eq!(patched.uid(), created.uid());
     // A ConfigMap without finalizers goes at once; the API server answers
-    // with a `Status` naming it (DEL1).
+    // with a `Status` naming it (DL1).
     let deleted = api.delete("app", &DeleteParams::default()).await.unwrap();
     let status = deleted.right().expect("a Status for a ConfigMap");
     assert_eq!(status.details.unwrap().uid, created.uid().unwrap());
@@ -314,7 +314,7 @@ async fn namespaces_are_written_like_any_resource_and_their_deletion_empties_the
     let cm_events = next_events(&mut cm_watch, 2).await;
     let ns_events = next_events(&mut ns_watch, 2).await;
     assert!(cm_events.iter().all(|(kind, _)| *kind == "DELETED"));
-    // The namespace is marked Terminating first (DEL11), its contents go,
+    // The namespace is marked Terminating first (DL11), its contents go,
     // each with its own resourceVersion, then the namespace (GC7).
     assert_eq!(ns_events[0].0, "MODIFIED");
     assert_eq!(ns_events[1].0, "DELETED");
@@ -391,7 +391,7 @@ async fn delete_collection_deletes_what_the_selector_selects() {
 }
 
 #[tokio::test]
-async fn smp2_smp3_strategic_merge_patch_merges_containers_by_name() {
+async fn sm2_sm3_strategic_merge_patch_merges_containers_by_name() {
     use k8s_openapi::api::apps::v1::Deployment;
     let server = FakeApiServer::start().await;
     let api: Api<Deployment> = Api::namespaced(server.client(), "default");
@@ -420,7 +420,7 @@ async fn smp2_smp3_strategic_merge_patch_merges_containers_by_name() {
 }
 
 #[tokio::test]
-async fn dry_run_with_an_unknown_value_is_422() {
+async fn dr2_dry_run_with_an_unknown_value_is_422() {
     let server = FakeApiServer::start().await;
     let request = axum::http::Request::post("/api/v1/namespaces/default/configmaps?dryRun=Bogus")
         .header("content-type", "application/json")

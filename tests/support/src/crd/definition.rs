@@ -1,6 +1,6 @@
 //! A `CustomResourceDefinition` read from JSON: the names, scope and
 //! versions the server serves, and the checks the API server makes before
-//! it accepts one (CRD2).
+//! it accepts one (CR2).
 
 use serde_json::{Value, json};
 

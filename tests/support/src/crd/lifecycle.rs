@@ -1,5 +1,5 @@
 //! A CRD's life in the store: created (and established), replaced, and
-//! deleted with every object of its type (CRD1–CRD3, CRD6).
+//! deleted with every object of its type (CR1–CR3, CR6).
 
 use axum::http::{Method, StatusCode};
 use serde_json::{Value, json};
@@ -64,7 +64,7 @@ fn store_failure(error: StoreError) -> ApiStatus {
     }
 }
 
-/// What the API server defaults on a new CRD (CRD3): the conversion
+/// What the API server defaults on a new CRD (CR3): the conversion
 /// strategy and an empty status.
 fn with_defaults(mut crd: Value, definition: &Definition) -> Value {
     if crd["spec"]["conversion"].is_null() {
@@ -86,7 +86,7 @@ fn initial_status(definition: &Definition) -> Value {
 
 /// Sets the status of a CRD about to be created over HTTP: the create path
 /// drops a body's status for kinds with a status subresource (ST1), and a
-/// CRD's creation sets its own (CRD3).
+/// CRD's creation sets its own (CR3).
 pub(crate) fn status_on_create(rt: &ResourceType, object: &mut Value) {
     if rt.group != CRD_GROUP || rt.plural != CRD_PLURAL {
         return;
@@ -97,7 +97,7 @@ pub(crate) fn status_on_create(rt: &ResourceType, object: &mut Value) {
 }
 
 /// Accepts the names of a new CRD and establishes it: two status updates,
-/// as the API server's naming and establishing controllers make (CRD3).
+/// as the API server's naming and establishing controllers make (CR3).
 fn establish(state: &mut State, name: &str, definition: &Definition) -> Result<(), ApiStatus> {
     let rt = crd_resource_type();
     let key = (String::new(), name.to_owned());
@@ -105,7 +105,7 @@ fn establish(state: &mut State, name: &str, definition: &Definition) -> Result<(
         .current(&rt.id(), &key)
         .ok_or_else(|| crd_not_found(name))?)
     .clone();
-    // The server's clock (GEN2): the same on every run of a paused-clock test.
+    // The server's clock (GN2): the same on every run of a paused-clock test.
     let time = state.clock.now();
     let accepted = condition(
         "NamesAccepted",
@@ -134,7 +134,7 @@ fn establish(state: &mut State, name: &str, definition: &Definition) -> Result<(
 }
 
 /// Makes the types of `definition` known; returns them, storage version
-/// first, then the other served versions in the CRD's order (CRD1, CRD7).
+/// first, then the other served versions in the CRD's order (CR1, CR7).
 fn serve_types(state: &mut State, definition: &Definition) -> Vec<ResourceType> {
     let storage = definition.resource_type(definition.storage());
     state.register(&storage);
@@ -187,7 +187,7 @@ pub(super) fn register(state: &mut State, mut crd: Value) -> Result<Vec<Resource
 }
 
 /// Deletes a CRD and everything of its type, in the order the API server's
-/// cleanup goes (CRD6). Returns the CRD as marked for deletion (what the
+/// cleanup goes (CR6). Returns the CRD as marked for deletion (what the
 /// `DELETE` answers) and its last state.
 pub(super) fn delete(state: &mut State, name: &str) -> Result<(Value, Value), ApiStatus> {
     let rt = crd_resource_type();
@@ -196,7 +196,7 @@ pub(super) fn delete(state: &mut State, name: &str) -> Result<(Value, Value), Ap
         .current(&rt.id(), &key)
         .ok_or_else(|| crd_not_found(name))?)
     .clone();
-    // The server's clock (GEN2): the same on every run of a paused-clock test.
+    // The server's clock (GN2): the same on every run of a paused-clock test.
     let time = state.clock.now();
     crd["metadata"]["deletionTimestamp"] = json!(time);
     let finalizers = crd["metadata"]["finalizers"]

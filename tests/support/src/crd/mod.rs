@@ -8,15 +8,15 @@
 //! its definition up there.
 //!
 //! Rules (each test names the one it checks):
-//! - CRD1: a registered CRD serves every version marked `served`, with its
+//! - CR1: a registered CRD serves every version marked `served`, with its
 //!   scope (`Namespaced` or `Cluster`); objects are stored once, at the
 //!   storage version, whose apiVersion they carry.
-//! - CRD2: a CRD the API server would refuse is refused with 422 `Invalid`
+//! - CR2: a CRD the API server would refuse is refused with 422 `Invalid`
 //!   and its field errors: a name other than `<plural>.<group>`, a group
 //!   without a dot, a scope other than `Namespaced`/`Cluster`, missing
 //!   plural or kind, and anything but exactly one storage version. (A CRD
 //!   that serves no version is accepted, as kube-apiserver v1.34 accepts it.)
-//! - CRD3: a created CRD is stored with `spec.conversion.strategy: None`
+//! - CR3: a created CRD is stored with `spec.conversion.strategy: None`
 //!   defaulted and an empty status (`acceptedNames` with empty plural and
 //!   kind, `storedVersions` the storage version), answered as such (201),
 //!   then accepted and established as the API server's controllers do it:
@@ -24,25 +24,25 @@
 //!   `Established=False` (`Installing`), one with `Established=True`
 //!   (`InitialNamesAccepted`), `status.acceptedNames` set from
 //!   `spec.names`. Each is a watch event (ADDED, MODIFIED, MODIFIED).
-//! - CRD4: a read, list or watch through a served version other than the
+//! - CR4: a read, list or watch through a served version other than the
 //!   storage version answers the same objects with that version's
 //!   apiVersion; a write through it is stored at the storage version. No
 //!   conversion webhook runs: fields pass through unchanged, as with
 //!   `spec.conversion.strategy: None`.
-//! - CRD5: a custom resource body must name its kind and the URL's
+//! - CR5: a custom resource body must name its kind and the URL's
 //!   apiVersion: no `kind` is 400 ("Object 'Kind' is missing"), another
 //!   apiVersion (or none) is 400 ("the API version in the data … does not
 //!   match the expected API version …"), another kind is 422 `Invalid`
 //!   ("kind: Invalid value: …: must be Foo"). A version the CRD does not
 //!   serve is 404.
-//! - CRD6: deleting a CRD answers the CRD marked for deletion
+//! - CR6: deleting a CRD answers the CRD marked for deletion
 //!   (`deletionTimestamp`, the `customresourcecleanup.apiextensions.k8s.io`
 //!   finalizer, `Terminating=True` / `InstanceDeletionPending`), then, as
 //!   the API server's cleanup does: `Terminating` / `InstanceDeletionInProgress`,
 //!   every object of the type deleted (a DELETED event each on open watches
 //!   of any served version), the open watches of the type ended, the type
 //!   no longer served (404), and the CRD deleted (its DELETED event last).
-//! - CRD7: the status subresource comes from each version's
+//! - CR7: the status subresource comes from each version's
 //!   `subresources.status` (the [`ResourceType`]'s `status_subresource`).
 
 mod definition;
@@ -147,7 +147,7 @@ impl FakeApiServer {
 
     /// Deletes a registered CRD as kube-apiserver does: every object of its
     /// type is deleted, open watches of the type end, the type is no
-    /// longer served, and the CRD goes (CRD6). Returns the CRD's last state.
+    /// longer served, and the CRD goes (CR6). Returns the CRD's last state.
     ///
     /// # Examples
     ///

@@ -1,4 +1,4 @@
-//! Requests for custom resources (CRD4, CRD5): the body's kind and
+//! Requests for custom resources (CR4, CR5): the body's kind and
 //! apiVersion are checked against the URL, and a request through a served
 //! version other than the storage version is served from the storage
 //! version's objects, with the apiVersion relabelled both ways.
@@ -23,8 +23,8 @@ use crate::{
 };
 
 /// Serves a request for a custom resource when it needs more than the
-/// plain path: a refused body (CRD5), a version the CRD does not serve
-/// (404), or a served version other than the storage version (CRD4).
+/// plain path: a refused body (CR5), a version the CRD does not serve
+/// (404), or a served version other than the storage version (CR4).
 /// `None` lets the request go on as it is.
 pub(crate) fn reroute(
     shared: &Arc<Shared>,
@@ -75,7 +75,7 @@ pub(crate) fn reroute(
     Some(relabel.response(response))
 }
 
-/// The decoding checks the API server makes on a custom resource body (CRD5).
+/// The decoding checks the API server makes on a custom resource body (CR5).
 fn check_body(definition: &Definition, api_version: &str, body: &[u8]) -> Result<(), ApiStatus> {
     let Ok(object) = serde_json::from_slice::<Value>(body) else {
         return Ok(()); // the write path answers a body that is not JSON

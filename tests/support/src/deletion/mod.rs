@@ -6,33 +6,33 @@
 //! `gc.rs`.
 //!
 //! Rules (tests name them):
-//! - DEL1 An object without finalizers goes at once: one `DELETED` event
+//! - DL1 An object without finalizers goes at once: one `DELETED` event
 //!   carrying its last state at the deletion's resourceVersion. The answer is
 //!   200 with a `Status` (`Success`, details naming it) for most resources,
 //!   and the object for those whose storage returns it (pods, services,
 //!   namespaces, persistent volumes and claims).
-//! - DEL2 An object with finalizers stays: the delete sets
+//! - DL2 An object with finalizers stays: the delete sets
 //!   `deletionTimestamp` (now), `deletionGracePeriodSeconds: 0` and moves a
 //!   set `generation` on by one, as one `MODIFIED` event; the answer is 200
 //!   with the object (202 when the request said `orphanDependents: false`).
-//! - DEL3 Deleting an object already being deleted writes nothing and
+//! - DL3 Deleting an object already being deleted writes nothing and
 //!   answers 200 with it, unless the request's propagation policy changes
 //!   its `orphan`/`foregroundDeletion` finalizers: then they are rewritten
 //!   (and it goes if none remain).
-//! - DEL4 An update (replace or patch) that empties the finalizers of an
+//! - DL4 An update (replace or patch) that empties the finalizers of an
 //!   object being deleted deletes it in the same write: no `MODIFIED` event,
 //!   one `DELETED` event carrying the last stored state; the answer is 200
 //!   with the updated object at its last resourceVersion.
-//! - DEL5 An update may not add a finalizer to an object being deleted:
+//! - DL5 An update may not add a finalizer to an object being deleted:
 //!   422 `Invalid`, "no new finalizers can be added if the object is being
 //!   deleted".
-//! - DEL6 Updates cannot set, change or clear `deletionTimestamp` and
+//! - DL6 Updates cannot set, change or clear `deletionTimestamp` and
 //!   `deletionGracePeriodSeconds`: the stored values stay.
-//! - DEL7 `propagationPolicy: Foreground` adds the `foregroundDeletion`
+//! - DL7 `propagationPolicy: Foreground` adds the `foregroundDeletion`
 //!   finalizer, `Orphan` (or the older `orphanDependents: true`) the `orphan`
 //!   finalizer, `Background` (the default) neither; an explicit policy
 //!   replaces the other one's finalizer.
-//! - DEL8 A single object's DeleteOptions come from the body, or from the
+//! - DL8 A single object's DeleteOptions come from the body, or from the
 //!   query when the body is empty: a body makes the query's options
 //!   (`dryRun` among them) count for nothing. A collection's come from the
 //!   query and the body (the body's fields win). Preconditions (`uid`, `resourceVersion`) that do not hold:
@@ -40,23 +40,23 @@
 //!   and `propagationPolicy`, or a `dryRun` other than `All`: 422 `Invalid`;
 //!   a body that is not DeleteOptions JSON: 500, a query parameter that is
 //!   not a number: 400, with the API server's messages.
-//! - DEL9 `dryRun=All` answers as the deletion would and writes nothing.
-//! - DEL10 Deleting a collection deletes each selected object by these
+//! - DL9 `dryRun=All` answers as the deletion would and writes nothing.
+//! - DL10 Deleting a collection deletes each selected object by these
 //!   rules; the answer lists them as they were before, at the listing's
 //!   resourceVersion.
-//! - DEL11 Deleting a namespace marks it: `deletionTimestamp`,
+//! - DL11 Deleting a namespace marks it: `deletionTimestamp`,
 //!   `status.phase: Terminating`, the `kubernetes` finalizer in
 //!   `spec.finalizers` (no grace period); `default`, `kube-system` and
 //!   `kube-public` may not be deleted (403 `Forbidden`).
-//! - DEL12 Creating an object in a namespace being terminated is refused:
+//! - DL12 Creating an object in a namespace being terminated is refused:
 //!   403 `Forbidden`, "unable to create new content in namespace X because
 //!   it is being terminated".
-//! - DEL13 A namespace created over HTTP gets `spec.finalizers:
+//! - DL13 A namespace created over HTTP gets `spec.finalizers:
 //!   [kubernetes]`, `status.phase: Active` and the
 //!   `kubernetes.io/metadata.name` label.
-//! - DEL14 The test-side `delete`/`delete_value` follow DEL1–DEL3 and
-//!   DEL11 with default options (no admission: any namespace may go); the
-//!   test-side `update`/`update_value` follow DEL4 and DEL6.
+//! - DL14 The test-side `delete`/`delete_value` follow DL1–DL3 and
+//!   DL11 with default options (no admission: any namespace may go); the
+//!   test-side `update`/`update_value` follow DL4 and DL6.
 //!
 //! The garbage collector's and the namespace controller's rules (GC1–GC8)
 //! are in `gc.rs`.
@@ -88,11 +88,11 @@ pub(crate) enum Propagation {
 /// What a deletion does to the stored object.
 #[derive(Debug)]
 pub(crate) enum Plan {
-    /// Nothing to write (DEL3): the object is already being deleted so.
+    /// Nothing to write (DL3): the object is already being deleted so.
     Unchanged(Arc<Value>),
-    /// The object stays, marked as being deleted (DEL2, DEL3, DEL11).
+    /// The object stays, marked as being deleted (DL2, DL3, DL11).
     Mark(Value),
-    /// The object goes now (DEL1).
+    /// The object goes now (DL1).
     Remove(Arc<Value>),
 }
 
@@ -166,7 +166,7 @@ pub(crate) fn held_by_spec(rt: &ResourceType, object: &Value) -> bool {
     is_namespace(rt) && !namespace_finalizers(object).is_empty()
 }
 
-/// The finalizers after a deletion asking for `policy` (DEL7): the garbage
+/// The finalizers after a deletion asking for `policy` (DL7): the garbage
 /// collector's two are dropped and put back as the policy (or, without one,
 /// the finalizer already there) says; `None` when that changes nothing.
 fn gc_finalizers(current: &[String], policy: Option<Propagation>) -> Option<Vec<String>> {
@@ -193,9 +193,9 @@ fn gc_finalizers(current: &[String], policy: Option<Propagation>) -> Option<Vec<
     (!same).then_some(next)
 }
 
-/// What deleting `current` with `policy` does (DEL1–DEL3, DEL7, DEL11).
+/// What deleting `current` with `policy` does (DL1–DL3, DL7, DL11).
 ///
-/// `now` is the server's clock (GEN2), the `deletionTimestamp` a mark sets.
+/// `now` is the server's clock (GN2), the `deletionTimestamp` a mark sets.
 pub(crate) fn plan(
     rt: &ResourceType,
     current: Arc<Value>,
@@ -276,8 +276,8 @@ pub(crate) fn delete(
     carry_out(state, rt, plan)
 }
 
-/// What an update of `current` into `object` must do about deletion (DEL4,
-/// DEL6): keeps the stored deletion fields in `object`, and when `current`
+/// What an update of `current` into `object` must do about deletion (DL4,
+/// DL6): keeps the stored deletion fields in `object`, and when `current`
 /// is being deleted and `object` holds no finalizer any more, removes the
 /// object and returns `true` (the caller answers with `object`).
 pub(crate) fn finish_update(
@@ -310,7 +310,7 @@ pub(crate) fn finish_update(
 }
 
 /// The finalizers `object` has that `current` (being deleted) has not
-/// (DEL5); empty when `current` is not being deleted.
+/// (DL5); empty when `current` is not being deleted.
 pub(crate) fn new_finalizers(current: &Value, object: &Value) -> Vec<String> {
     if !is_deleting(current) {
         return Vec::new();
@@ -322,7 +322,7 @@ pub(crate) fn new_finalizers(current: &Value, object: &Value) -> Vec<String> {
         .collect()
 }
 
-/// Replaces a stored object from the test side: DEL4 and DEL6, then the
+/// Replaces a stored object from the test side: DL4 and DL6, then the
 /// store's update.
 pub(crate) fn update_stored(
     state: &mut State,
@@ -340,7 +340,7 @@ pub(crate) fn update_stored(
     state.put(rt, object, Some(true))
 }
 
-/// Deletes from the test side (DEL14): the answer object either way.
+/// Deletes from the test side (DL14): the answer object either way.
 pub(crate) fn delete_stored(
     state: &mut State,
     rt: &ResourceType,
@@ -378,7 +378,7 @@ mod tests {
     }
 
     #[test]
-    fn del7_policy_decides_the_collector_finalizers() {
+    fn dl7_policy_decides_the_collector_finalizers() {
         let custom = names(&["example.com/f"]);
         assert_eq!(gc_finalizers(&custom, None), None);
         assert_eq!(gc_finalizers(&custom, Some(Propagation::Background)), None);
@@ -399,14 +399,14 @@ mod tests {
     }
 
     #[test]
-    fn field_mut_makes_odd_levels_objects() {
+    fn dl11_field_mut_makes_odd_levels_objects() {
         let mut odd = json!({"spec": "not an object"});
         *field_mut(&mut odd, &["spec", "finalizers"]) = json!(["kubernetes"]);
         assert_eq!(odd, json!({"spec": {"finalizers": ["kubernetes"]}}));
     }
 
     #[test]
-    fn del2_marks_an_object_with_finalizers() {
+    fn dl2_marks_an_object_with_finalizers() {
         let rt = ResourceType::new("", "v1", "configmaps", "ConfigMap", true);
         let current = Arc::new(json!({"metadata": {
             "name": "a", "namespace": "ns", "generation": 3, "finalizers": ["x/y"],

@@ -1,5 +1,5 @@
 //! The fault methods added for simulations: watch lag, write conflicts,
-//! latency (FLT1–FLT4).
+//! latency (FT1–FT4).
 
 use std::time::Duration;
 
@@ -9,7 +9,7 @@ use crate::FakeApiServer;
 impl FakeApiServer {
     /// Makes the next `times` watches matching `matcher` deliver every line
     /// `lag` after the server produced it, in order, the end of the stream
-    /// included (FLT1): the client sees the cluster as it was `lag` ago.
+    /// included (FT1): the client sees the cluster as it was `lag` ago.
     /// `usize::MAX` lags every matching watch.
     ///
     /// ```
@@ -35,7 +35,7 @@ impl FakeApiServer {
     /// Lets `after_writes` writes to `target` through, then answers the next
     /// one 409 `Conflict` with the API server's message, as if another
     /// client had changed the object first; that write is not applied
-    /// (FLT2). Only writes to one object count (`PUT`, `PATCH`, `DELETE`).
+    /// (FT2). Only writes to one object count (`PUT`, `PATCH`, `DELETE`).
     ///
     /// ```
     /// use k8s_openapi::api::core::v1::ConfigMap;
@@ -58,7 +58,7 @@ impl FakeApiServer {
     }
 
     /// Delays the answer to every request matching `matcher` by `latency`
-    /// from now on, failed answers included (FLT3). On a paused clock this
+    /// from now on, failed answers included (FT3). On a paused clock this
     /// advances virtual time only. Latencies add up when several match.
     ///
     /// ```
@@ -82,7 +82,7 @@ impl FakeApiServer {
 
     /// Drops every fault not yet used: failures, delays, holds, latency,
     /// lag, write conflicts, watch faults for watches not yet open, and a
-    /// simulation's fault schedule (FLT4). Watches already open keep what
+    /// simulation's fault schedule (FT4). Watches already open keep what
     /// they were given.
     ///
     /// ```

@@ -1,4 +1,4 @@
-//! Watch lag (FLT1): a stream that hands on each item of another a fixed
+//! Watch lag (FT1): a stream that hands on each item of another a fixed
 //! time after that one produced it.
 //!
 //! A task of its own drains the inner stream as soon as items are ready and

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 /// The fault mix of a [`Simulation`](crate::Simulation): per request or per
 /// watch, the chance of each fault and its largest size. Draws come from
-/// the simulation's seed (SIM3).
+/// the simulation's seed (SI3).
 ///
 /// Rates are probabilities, clamped to `[0, 1]` (NaN counts as 0).
 ///

@@ -1,5 +1,5 @@
 //! The fault schedule a seed gives: asked by the server once per request
-//! and once per watch (FLT5), it draws from its own stream and writes each
+//! and once per watch (FT5), it draws from its own stream and writes each
 //! decision into the trace.
 
 use std::{sync::Arc, time::Duration};
@@ -20,7 +20,7 @@ pub(crate) struct SeededPlan {
     rng: SimRng,
     mix: FaultMix,
     recorder: Arc<Recorder>,
-    /// What every request takes before its drawn latency (SIM8).
+    /// What every request takes before its drawn latency (SI8).
     request_time: Duration,
 }
 
@@ -124,8 +124,8 @@ impl FaultPlan for SeededPlan {
     }
 }
 
-/// The schedule once faults stop (SIM7): no faults, only the request
-/// time every request takes (SIM8).
+/// The schedule once faults stop (SI7): no faults, only the request
+/// time every request takes (SI8).
 #[derive(Debug)]
 pub(crate) struct QuietPlan {
     pub(crate) request_time: Duration,
@@ -167,7 +167,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn sim3_only_writes_with_a_resource_version_precondition_may_conflict() {
+    fn si3_only_writes_with_a_resource_version_precondition_may_conflict() {
         assert!(has_precondition(
             "PUT",
             br#"{"metadata":{"resourceVersion":"4"}}"#

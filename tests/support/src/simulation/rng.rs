@@ -47,7 +47,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn sim2_a_seed_gives_the_same_draws_and_another_seed_others() {
+    fn si2_a_seed_gives_the_same_draws_and_another_seed_others() {
         let draws = |seed| {
             let mut rng = SimRng::new(seed, 1);
             (0..32).map(|_| rng.below(1000)).collect::<Vec<_>>()
@@ -58,7 +58,7 @@ mod tests {
     }
 
     #[test]
-    fn sim2_chances_and_durations_stay_in_bounds() {
+    fn si2_chances_and_durations_stay_in_bounds() {
         let mut rng = SimRng::new(1, 1);
         assert!((0..100).all(|_| !rng.chance(0.0) && !rng.chance(f64::NAN) && rng.chance(1.0)));
         assert!((0..100).all(|_| rng.up_to(Duration::from_millis(5)) <= Duration::from_millis(5)));

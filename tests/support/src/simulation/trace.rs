@@ -96,7 +96,7 @@ fn fnv1a(bytes: &[u8]) -> u64 {
     })
 }
 
-/// The record of one simulation run (SIM4): the faults the schedule chose
+/// The record of one simulation run (SI4): the faults the schedule chose
 /// and the lines the scenario recorded, each at its simulated time; every
 /// request the server received, with its time and query; and every change
 /// in the server's event log (resourceVersion, type, resource, key and a

@@ -2,27 +2,27 @@
 //!
 //! # Rules
 //!
-//! - SSA1: `fieldManager` is required (422 `Invalid` on `PatchOptions`
+//! - SA1: `fieldManager` is required (422 `Invalid` on `PatchOptions`
 //!   without it); the body is a whole object as JSON or YAML whose
 //!   `apiVersion` and `kind` are the URL's (400 "invalid object type"
 //!   otherwise) and whose name, if any, is the URL's (400).
-//! - SSA2: applying to a missing object creates it (201) with the applied
+//! - SA2: applying to a missing object creates it (201) with the applied
 //!   fields owned by the manager (operation `Apply`); applying to
 //!   `…/status` of a missing object is 404.
-//! - SSA3: when a field the manager applies holds a different value that
+//! - SA3: when a field the manager applies holds a different value that
 //!   another manager owns, the apply fails with 409 `Conflict`, one
 //!   `FieldManagerConflict` cause per field and manager, and the API
 //!   server's message; nothing is written.
-//! - SSA4: with `force=true` the conflicting fields move to the applier.
-//! - SSA5: the applied configuration is merged into the object: objects
+//! - SA4: with `force=true` the conflicting fields move to the applier.
+//! - SA5: the applied configuration is merged into the object: objects
 //!   field by field, keyed lists item by item (`merge_keys.rs`), set lists
 //!   as sets, other lists and scalars replaced.
-//! - SSA6: the manager then owns exactly what it applied; a field it
+//! - SA6: the manager then owns exactly what it applied; a field it
 //!   applied before and no longer applies is removed from the object
 //!   unless another manager owns it (or something under it).
-//! - SSA7: an apply that changes nothing (values and ownership) writes
+//! - SA7: an apply that changes nothing (values and ownership) writes
 //!   nothing: no resourceVersion, no event.
-//! - SSA8: a `resourceVersion` in the applied object is a precondition (409).
+//! - SA8: a `resourceVersion` in the applied object is a precondition (409).
 //!
 //! Not modelled: defaulting (the API server fills in defaults such as a
 //! container port's `protocol: TCP` before merging, which shows in keys),
@@ -160,7 +160,7 @@ fn parse_body(body: &[u8]) -> Result<Value, ApiStatus> {
     Ok(value)
 }
 
-/// SSA1: the applied object must be of the URL's kind and version.
+/// SA1: the applied object must be of the URL's kind and version.
 fn check_type(rt: &ResourceType, applied: &Value) -> Result<(), ApiStatus> {
     let api_version = applied["apiVersion"].as_str().unwrap_or("");
     let kind = applied["kind"].as_str().unwrap_or("");
@@ -176,7 +176,7 @@ fn check_type(rt: &ResourceType, applied: &Value) -> Result<(), ApiStatus> {
     )))
 }
 
-/// SSA3: the applied scalars (and atomic values) whose value would change
+/// SA3: the applied scalars (and atomic values) whose value would change
 /// and that another manager owns, as (how the message names the manager,
 /// path).
 fn find_conflicts(
@@ -198,7 +198,7 @@ fn find_conflicts(
     conflicts
 }
 
-/// The 409 the API server answers (SSA3), with a cause per field.
+/// The 409 the API server answers (SA3), with a cause per field.
 fn conflict_status(conflicts: &[(String, Path)]) -> Value {
     let mut by_manager: BTreeMap<&str, Vec<String>> = BTreeMap::new();
     for (owner, path) in conflicts {
@@ -250,7 +250,7 @@ fn conflict_status(conflicts: &[(String, Path)]) -> Value {
     })
 }
 
-/// Merges the part of `applied` that `scope` covers into `target` (SSA5).
+/// Merges the part of `applied` that `scope` covers into `target` (SA5).
 fn merge_scoped(schema: &Schema, target: &mut Value, applied: &Value, scope: Scope) {
     let Some(applied) = applied.as_object() else {
         return;

@@ -59,7 +59,7 @@ pub(super) fn create(
         object["metadata"]["name"] = json!(format!("{prefix}{:05x}", state.rv + 1));
     }
     let mut object = prepare_new(state, rt, object, Owner::Update(&manager(request)));
-    super::finalize::before_create(state, rt, &mut object)?; // DEL12, DEL13 (deletion rules)
+    super::finalize::before_create(state, rt, &mut object)?; // DL12, DL13 (deletion rules)
     let stored = state
         .put(rt, object, Some(false))
         .map_err(|e| store_error(rt, e))?;

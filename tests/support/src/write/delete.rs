@@ -1,5 +1,5 @@
 //! `DELETE` of one object and of a collection, with DeleteOptions from the
-//! query and the body (rules DEL1–DEL11 in `deletion/mod.rs`): the
+//! query and the body (rules DL1–DL11 in `deletion/mod.rs`): the
 //! finalizers decide whether the object goes now or is marked, the
 //! propagation policy adds the garbage collector's finalizers, and the
 //! answer is the one the API server gives.
@@ -16,7 +16,7 @@ use crate::{
     store::State,
 };
 
-/// Namespaces the API server never lets go (DEL11).
+/// Namespaces the API server never lets go (DL11).
 const PROTECTED_NAMESPACES: [&str; 3] = ["default", "kube-system", "kube-public"];
 
 /// A DeleteOptions as the request gave it.
@@ -30,7 +30,7 @@ pub(super) struct DeleteOptions {
 }
 
 impl DeleteOptions {
-    /// Reads the DeleteOptions of a request (DEL8). For one object the API
+    /// Reads the DeleteOptions of a request (DL8). For one object the API
     /// server reads the body, or the query parameters when there is no
     /// body, so a body makes the query's options (`dryRun` among them)
     /// count for nothing (`body_replaces_query`); for a collection the
@@ -196,7 +196,7 @@ impl DeleteOptions {
     }
 
     /// The policy the request asked for, the older `orphanDependents` form
-    /// included (DEL7).
+    /// included (DL7).
     fn policy(&self) -> Option<Propagation> {
         match (self.orphan_dependents, self.propagation.as_deref()) {
             (Some(true), _) | (_, Some("Orphan")) => Some(Propagation::Orphan),
@@ -210,7 +210,7 @@ impl DeleteOptions {
         !self.dry_run.is_empty()
     }
 
-    /// The preconditions against the stored object (DEL8).
+    /// The preconditions against the stored object (DL8).
     fn check(&self, rt: &ResourceType, name: &str, current: &Value) -> Result<(), ApiStatus> {
         let conflict = |what: &str, wanted: &str, found: &str, hint: &str| {
             ApiStatus::new(
@@ -263,7 +263,7 @@ fn decode_error(message: &str) -> ApiStatus {
 }
 
 /// Whether the API server's storage for `rt` answers an immediate deletion
-/// with the object rather than a `Status` (DEL1).
+/// with the object rather than a `Status` (DL1).
 fn returns_object(rt: &ResourceType) -> bool {
     rt.group.is_empty()
         && matches!(

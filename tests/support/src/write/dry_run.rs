@@ -5,6 +5,9 @@
 //! The answer is the would-be object as the API server gives it: a created
 //! object has no resourceVersion yet, a changed one still has its current
 //! resourceVersion.
+//!
+//! - **DR1** `dryRun=All` answers as the write would and stores nothing.
+//! - **DR2** any other `dryRun` value is 422 `Invalid` ("Unsupported value").
 
 use axum::http::Method;
 
@@ -22,7 +25,7 @@ pub(super) fn requested(request: &ObjectRequest<'_>) -> Result<bool, ApiStatus> 
         _ => return Ok(false),
     };
     // A single object's delete with a body reads its options from the body
-    // only (DEL8); `delete.rs` handles the body's `dryRun`.
+    // only (DL8); `delete.rs` handles the body's `dryRun`.
     let has_body = !request.body.iter().all(u8::is_ascii_whitespace);
     if *request.method == Method::DELETE && request.name.is_some() && has_body {
         return Ok(false);

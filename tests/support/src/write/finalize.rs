@@ -1,6 +1,6 @@
 //! The deletion rules that other writes must respect: an update of an
-//! object being deleted (DEL4–DEL6) and a creation in a terminating
-//! namespace or of a namespace (DEL12, DEL13). Each is one call from the
+//! object being deleted (DL4–DL6) and a creation in a terminating
+//! namespace or of a namespace (DL12, DL13). Each is one call from the
 //! create and update paths.
 
 use serde_json::{Value, json};
@@ -15,9 +15,9 @@ use crate::{
 
 /// Call before storing an update of `current` into `object` (after the
 /// server-owned fields are restored, before the no-op check): keeps the
-/// deletion fields (DEL6), refuses new finalizers on an object being
-/// deleted (DEL5), and when the update empties the finalizers of an object
-/// being deleted, deletes it and returns the answer (DEL4).
+/// deletion fields (DL6), refuses new finalizers on an object being
+/// deleted (DL5), and when the update empties the finalizers of an object
+/// being deleted, deletes it and returns the answer (DL4).
 pub(super) fn before_update(
     state: &mut State,
     rt: &ResourceType,
@@ -50,8 +50,8 @@ pub(super) fn before_update(
 }
 
 /// Call before storing a creation: refuses one in a namespace being
-/// terminated (DEL12) and gives a new namespace the API server's defaults
-/// (DEL13).
+/// terminated (DL12) and gives a new namespace the API server's defaults
+/// (DL13).
 pub(super) fn before_create(
     state: &State,
     rt: &ResourceType,

@@ -3,28 +3,28 @@
 //!
 //! # Rules
 //!
-//! - SMP1: objects merge key by key, `null` removes a key (as a merge patch).
-//! - SMP2: lists with a merge key in the table of `merge_keys.rs`
+//! - SM1: objects merge key by key, `null` removes a key (as a merge patch).
+//! - SM2: lists with a merge key in the table of `merge_keys.rs`
 //!   (containers, env, volumes by `name`; container ports by
 //!   `containerPort`; conditions by `type`; …) merge item by item: a patch
 //!   item changes the item with the same key or is added; the order is the
 //!   patch's for its items and the stored one for the rest, the two
 //!   interleaved as the API server does.
-//! - SMP3: `{"<key>": …, "$patch": "delete"}` in such a list deletes that
+//! - SM3: `{"<key>": …, "$patch": "delete"}` in such a list deletes that
 //!   item; `{"$patch": "replace"}` among the items replaces the whole list
 //!   with the other items; `"$patch": "replace"` in an object replaces the
 //!   object, `"$patch": "delete"` removes it.
-//! - SMP4: lists of scalars with a merge strategy (`metadata.finalizers`)
+//! - SM4: lists of scalars with a merge strategy (`metadata.finalizers`)
 //!   are merged as sets; `$deleteFromPrimitiveList/<field>` removes values
 //!   from them. `$setElementOrder/<field>` and `$retainKeys` are accepted
 //!   and `$retainKeys` drops the keys it does not list.
-//! - SMP5: every other list is replaced whole, as the API server does for
+//! - SM5: every other list is replaced whole, as the API server does for
 //!   lists without a patch strategy.
-//! - SMP6: custom resources refuse strategic merge patches with 415 (see
+//! - SM6: custom resources refuse strategic merge patches with 415 (see
 //!   `update.rs`); an unknown `$patch` value is the API server's 500.
 //!
 //! Not modelled: `$patch: merge` on lists of scalars with `retainKeys`
-//! strategy beyond what SMP4 says, and patch strategies of fields outside
+//! strategy beyond what SM4 says, and patch strategies of fields outside
 //! the table (they are replaced whole).
 
 use serde_json::{Map, Value};
@@ -227,7 +227,7 @@ mod tests {
     }
 
     #[test]
-    fn smp2_containers_merge_by_name_and_new_items_come_first() {
+    fn sm2_containers_merge_by_name_and_new_items_come_first() {
         let mut target = json!({"spec": {"template": {"spec": {"containers": [
             {"name": "c", "image": "nginx", "env": [{"name": "A", "value": "1"}]}
         ]}}}});
@@ -247,7 +247,7 @@ mod tests {
     }
 
     #[test]
-    fn smp2_a_changed_item_keeps_its_place() {
+    fn sm2_a_changed_item_keeps_its_place() {
         let mut target = json!({"spec": {"template": {"spec": {"containers": [
             {"name": "a", "image": "1"}, {"name": "b", "image": "1"}
         ]}}}});
@@ -261,7 +261,7 @@ mod tests {
     }
 
     #[test]
-    fn smp3_and_smp4_directives() {
+    fn sm3_and_sm4_directives() {
         let mut target = json!({"metadata": {"finalizers": ["a", "b"]},
             "spec": {"template": {"spec": {"containers": [{"name": "a"}, {"name": "side"}]}}}});
         let p = json!({"metadata": {"$deleteFromPrimitiveList/finalizers": ["a"], "finalizers": ["c"]},
@@ -277,7 +277,7 @@ mod tests {
     }
 
     #[test]
-    fn smp5_lists_without_a_key_are_replaced() {
+    fn sm5_lists_without_a_key_are_replaced() {
         let mut target = json!({"spec": {"template": {"spec": {"tolerations": [{"key": "a"}]}}}});
         let p = json!({"spec": {"template": {"spec": {"tolerations": [{"key": "b"}]}}}});
         patch(&apps(), &mut target, &p).unwrap();

@@ -6,6 +6,8 @@
 //! - **WR1** A `PUT` of a custom resource must carry the resourceVersion it
 //!   replaces (422 `Invalid` without one); built-in kinds may be replaced
 //!   unconditionally.
+//! - **WR2** A JSON merge patch follows RFC 7386: objects merge member by
+//!   member, `null` removes a member, anything else replaces the target.
 
 use axum::http::{StatusCode, header};
 use serde_json::{Map, Value, json};
@@ -87,7 +89,7 @@ pub(super) fn store_update(
     }
     object["kind"] = current["kind"].clone();
     object["apiVersion"] = current["apiVersion"].clone();
-    // Deletion rules DEL4–DEL6 (write/finalize.rs).
+    // Deletion rules DL4–DL6 (write/finalize.rs).
     if let Some(answer) = super::finalize::before_update(state, rt, current, &mut object)? {
         return Ok((StatusCode::OK, answer));
     }
@@ -307,7 +309,7 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn merge_patch_follows_rfc_7386() {
+    fn wr2_merge_patch_follows_rfc_7386() {
         let mut target = json!({"a": "b", "c": {"d": "e", "f": "g"}, "l": [1, 2]});
         merge_patch(
             &mut target,
