@@ -50,10 +50,13 @@ const STEPS: u64 = 10;
 const CONVERGE_WITHIN: Duration = Duration::from_secs(300);
 /// RS6 looks for the planted bug among this many seeds.
 const PLANTED_SEEDS: u64 = 200;
-/// RS6's bound: the planted bug fails a run on or before this seed (the
-/// first was seed 117 in 4 of 6 measured runs of the 200 seeds, 27 and 72
-/// in the others; 117 failed in all 6).
-const PLANTED_FIRST_SEED_BOUND: u64 = 120;
+/// RS6's bound: the planted bug fails a run on or before this seed, i.e.
+/// within the 200 seeds. kube-runtime's backoff jitter and hashers are
+/// random, so which seeds catch it varies from run to run: 3–5 of the 200
+/// did in each of 6 measured runs, the first being seed 117 in 4 of them
+/// and 27 and 72 in the others; a bound nearer 117 would fail a run now and
+/// then for kube-runtime's randomness, not for ours.
+const PLANTED_FIRST_SEED_BOUND: u64 = PLANTED_SEEDS - 1;
 
 /// The reconciler's context.
 struct Ledger {
