@@ -238,7 +238,10 @@ async fn e2e_configmapgen_c2_c7_owns_its_configmap_follows_enter_and_stops_on_si
     .await?;
 
     // Quiet first (the writes above trigger reconciles of their own), then
-    // Enter: one more reconcile of the generator.
+    // Enter: one more reconcile of the generator. Quiet is a 2 s window with
+    // no reconcile, observed within STEP; a reconciler that never settles
+    // fails here rather than hanging the suite.
+    let quiet_by = tokio::time::Instant::now() + STEP;
     let mut before = reconciles();
     loop {
         tokio::time::sleep(Duration::from_secs(2)).await;
@@ -246,6 +249,10 @@ async fn e2e_configmapgen_c2_c7_owns_its_configmap_follows_enter_and_stops_on_si
         if now == before {
             break;
         }
+        ensure!(
+            tokio::time::Instant::now() < quiet_by,
+            "the example kept reconciling for {STEP:?} ({now} reconciles) without a 2 s pause"
+        );
         before = now;
     }
     let stdin = child.stdin.as_mut().context("piped stdin")?;

@@ -2,6 +2,9 @@
 //! (D1–D3 in `src/discovery.rs`), through a real `kube::Client` and a
 //! `#[derive(CustomResource)]` type.
 
+mod common;
+
+use common::api_error;
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::{
@@ -61,15 +64,6 @@ fn beta_resource() -> ApiResource {
         &GroupVersionKind::gvk("example.com", "v1beta1", "Foo"),
         "foos",
     )
-}
-
-fn api_error<T: std::fmt::Debug>(result: kube::Result<T>) -> (u16, String, String) {
-    match result {
-        Err(kube::Error::Api(status)) => {
-            (status.code, status.reason.clone(), status.message.clone())
-        }
-        other => panic!("expected an API error, got {other:?}"),
-    }
 }
 
 async fn post_raw(server: &FakeApiServer, path: &str, body: Value) -> (u16, Value) {

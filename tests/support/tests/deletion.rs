@@ -4,16 +4,14 @@
 //! DL1–DL14 in the crate's `deletion` module). The answers were checked
 //! against kube-apiserver v1.34 (`e2e/cluster.sh`).
 
-use std::time::Duration;
+mod common;
 
-use futures::{StreamExt, TryStreamExt};
+use common::{api_error, next_event, watch_configmaps};
+
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Pod, PodSpec};
 use kube::{
     Api, ResourceExt,
-    api::{
-        DeleteParams, ListParams, Patch, PatchParams, PostParams, Preconditions, WatchEvent,
-        WatchParams,
-    },
+    api::{DeleteParams, ListParams, Patch, PatchParams, PostParams, Preconditions, WatchEvent},
 };
 use kube_informer_testing::FakeApiServer;
 use serde_json::json;
@@ -33,13 +31,6 @@ fn namespace(name: &str) -> Namespace {
     ns
 }
 
-fn api_error<T: std::fmt::Debug>(result: kube::Result<T>) -> (u16, String, String) {
-    match result {
-        Err(kube::Error::Api(status)) => (status.code, status.reason, status.message),
-        other => panic!("expected an API error, got {other:?}"),
-    }
-}
-
 /// Type, name, resourceVersion and finalizers of the next `n` watch events.
 async fn next_events<K: kube::Resource>(
     stream: &mut (impl futures::Stream<Item = kube::Result<WatchEvent<K>>> + Unpin),
@@ -47,33 +38,11 @@ async fn next_events<K: kube::Resource>(
 ) -> Vec<(&'static str, String, u64, Vec<String>)> {
     let mut seen = Vec::new();
     while seen.len() < n {
-        let event = tokio::time::timeout(Duration::from_secs(10), stream.try_next())
-            .await
-            .expect("the watch delivers the event")
-            .expect("the watch has no error")
-            .expect("the watch is open");
-        let (kind, object) = match event {
-            WatchEvent::Added(o) => ("ADDED", o),
-            WatchEvent::Modified(o) => ("MODIFIED", o),
-            WatchEvent::Deleted(o) => ("DELETED", o),
-            WatchEvent::Bookmark(_) => continue,
-            WatchEvent::Error(e) => panic!("watch error {e:?}"),
-        };
+        let (kind, object) = next_event(stream).await;
         let rv = object.resource_version().unwrap().parse().unwrap();
         seen.push((kind, object.name_any(), rv, object.finalizers().to_vec()));
     }
     seen
-}
-
-async fn watch_configmaps(
-    server: &FakeApiServer,
-) -> impl futures::Stream<Item = kube::Result<WatchEvent<ConfigMap>>> + Unpin {
-    let api: Api<ConfigMap> = Api::all(server.client());
-    let start = server.resource_version().to_string();
-    api.watch(&WatchParams::default(), &start)
-        .await
-        .unwrap()
-        .boxed()
 }
 
 #[tokio::test]

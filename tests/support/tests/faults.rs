@@ -2,6 +2,9 @@
 //! (FT2), latency (FT3) and clearing faults (FT4), on tokio's paused
 //! clock through the in-process client, so times are exact.
 
+mod common;
+
+use common::api_error;
 use std::time::Duration;
 
 use futures::{StreamExt, TryStreamExt};
@@ -20,13 +23,6 @@ fn cm(name: &str, value: &str) -> ConfigMap {
     cm.metadata.name = Some(name.into());
     cm.data = Some([("value".to_owned(), value.to_owned())].into());
     cm
-}
-
-fn api_error<T: std::fmt::Debug>(result: kube::Result<T>) -> (u16, String, String) {
-    match result {
-        Err(kube::Error::Api(status)) => (status.code, status.reason, status.message),
-        other => panic!("expected an API error, got {other:?}"),
-    }
 }
 
 /// The next event's name, resourceVersion and arrival time since `start`.

@@ -3,16 +3,17 @@
 //! orphan propagation, run inside the write that starts them, one event per
 //! step in a fixed order.
 
-use std::time::Duration;
+mod common;
 
-use futures::{StreamExt, TryStreamExt};
+use common::{next_event, watch_configmaps};
+
 use k8s_openapi::{
     api::core::v1::{ConfigMap, Node},
     apimachinery::pkg::apis::meta::v1::OwnerReference,
 };
 use kube::{
     Api, Resource, ResourceExt,
-    api::{DeleteParams, ListParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams},
+    api::{DeleteParams, ListParams, Patch, PatchParams, PostParams, WatchEvent},
 };
 use kube_informer_testing::FakeApiServer;
 use serde_json::json;
@@ -50,18 +51,7 @@ async fn next_events(
     let mut seen = Vec::new();
     let mut last_rv = None;
     while seen.len() < n {
-        let event = tokio::time::timeout(Duration::from_secs(10), stream.try_next())
-            .await
-            .expect("the watch delivers the event")
-            .expect("the watch has no error")
-            .expect("the watch is open");
-        let (kind, object) = match event {
-            WatchEvent::Added(o) => ("ADDED", o),
-            WatchEvent::Modified(o) => ("MODIFIED", o),
-            WatchEvent::Deleted(o) => ("DELETED", o),
-            WatchEvent::Bookmark(_) => continue,
-            WatchEvent::Error(e) => panic!("watch error {e:?}"),
-        };
+        let (kind, object) = next_event(stream).await;
         let rv: u64 = object.resource_version().unwrap().parse().unwrap();
         if let Some(last) = last_rv {
             assert_eq!(rv, last + 1, "one resourceVersion per step");
@@ -70,17 +60,6 @@ async fn next_events(
         seen.push((kind, object.name_any()));
     }
     seen
-}
-
-async fn watch_all(
-    server: &FakeApiServer,
-) -> impl futures::Stream<Item = kube::Result<WatchEvent<ConfigMap>>> + Unpin {
-    let start = server.resource_version().to_string();
-    Api::<ConfigMap>::all(server.client())
-        .watch(&WatchParams::default(), &start)
-        .await
-        .unwrap()
-        .boxed()
 }
 
 fn names(list: &[ConfigMap]) -> Vec<String> {
@@ -117,7 +96,7 @@ async fn gc2_background_deletes_dependents_after_their_owner() {
         ),
     )
     .await;
-    let mut watch = watch_all(&server).await;
+    let mut watch = watch_configmaps(&server).await;
 
     api.delete("owner", &DeleteParams::background())
         .await
@@ -160,7 +139,7 @@ async fn gc3_foreground_waits_for_blocking_dependents() {
         cm("loose", vec![owned_by(&owner, false)], &["example.com/f"]),
     )
     .await;
-    let mut watch = watch_all(&server).await;
+    let mut watch = watch_configmaps(&server).await;
 
     let marked = api
         .delete("owner", &DeleteParams::foreground())
@@ -217,7 +196,7 @@ async fn gc3_foreground_goes_down_the_tree_first() {
     let root = create(&api, cm("root", vec![], &[])).await;
     let child = create(&api, cm("child", vec![owned_by(&root, true)], &[])).await;
     create(&api, cm("grandchild", vec![owned_by(&child, true)], &[])).await;
-    let mut watch = watch_all(&server).await;
+    let mut watch = watch_configmaps(&server).await;
 
     api.delete("root", &DeleteParams::foreground())
         .await
@@ -250,7 +229,7 @@ async fn gc4_orphan_strips_the_references_then_lets_the_owner_go() {
         ),
     )
     .await;
-    let mut watch = watch_all(&server).await;
+    let mut watch = watch_configmaps(&server).await;
 
     api.delete("owner", &DeleteParams::orphan()).await.unwrap();
     assert_eq!(
@@ -371,7 +350,7 @@ async fn cascade_events() -> Vec<(&'static str, String)> {
         )
         .await;
     }
-    let mut watch = watch_all(&server).await;
+    let mut watch = watch_configmaps(&server).await;
     let before = server.resource_version();
     api.delete("root", &DeleteParams::foreground())
         .await
@@ -436,7 +415,7 @@ async fn gc9_a_dependent_written_after_its_owner_went_is_collected() {
         .await
         .unwrap();
     // A controller whose cache still holds the owner writes dependents.
-    let mut watch = watch_all(&server).await;
+    let mut watch = watch_configmaps(&server).await;
     create(&api, cm("dep-created", vec![owned_by(&owner, false)], &[])).await;
     let patch = json!({"metadata": {"ownerReferences": [owned_by(&owner, false)]}});
     api.patch(
