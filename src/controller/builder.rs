@@ -19,7 +19,7 @@ use crate::{
     informer::{FromApi, Informer, InformerBuilder, SyncError},
     key::ObjectKey,
     metrics::{ControllerMetrics, ControllerRecorder, MetricsReader},
-    queue::{RateLimiter, WorkQueue},
+    queue::{DEFAULT_PRIORITY_AGEING, Priority, RateLimiter, WorkQueue},
     runner::controller_owner_key_with,
     shard::KeyGate,
     source::Watchable,
@@ -105,11 +105,15 @@ pub struct Controller<K: Resource> {
     /// its own and those of `owns` and `watches`, not the rest of a shared
     /// factory's.
     pub(super) syncs: Vec<SyncWait>,
-    pub(super) feeds: Vec<BoxStream<'static, ObjectKey>>,
+    /// Every trigger but the main feed, each key with its priority (C10).
+    pub(super) feeds: Vec<BoxStream<'static, (ObjectKey, Priority)>>,
     pub(super) predicate: Option<SharedPredicate<K>>,
     pub(super) queue: WorkQueue,
     /// W13 on the queue, kept for a queue that `rate_limiter` replaces.
     pub(super) backoff_holds: bool,
+    /// W14 and W15 on the queue, kept for the same reason.
+    pub(super) priorities: bool,
+    pub(super) priority_ageing: Duration,
     pub(super) concurrency: usize,
     pub(super) gate: Option<KeyGate>,
     pub(super) shutdown: Shutdown,
@@ -248,6 +252,8 @@ impl<K: Watchable> Controller<K> {
             predicate: None,
             queue: WorkQueue::new(),
             backoff_holds: false,
+            priorities: false,
+            priority_ageing: DEFAULT_PRIORITY_AGEING,
             concurrency: 1,
             gate: None,
             shutdown: Shutdown::default(),
@@ -341,7 +347,7 @@ impl<K: Watchable> Controller<K> {
                     .flat_map(move |notification| {
                         let keys = states(&notification)
                             .filter_map(|child| controller_owner_key_with::<K, C>(child, &owner));
-                        stream::iter(distinct(keys))
+                        with_priority(distinct(keys), Priority::of(&notification))
                     })
                     .boxed(),
             );
@@ -395,7 +401,7 @@ impl<K: Watchable> Controller<K> {
                 watched
                     .flat_map(move |notification| {
                         let keys = states(&notification).flat_map(&mapper);
-                        stream::iter(distinct(keys))
+                        with_priority(distinct(keys), Priority::of(&notification))
                     })
                     .boxed(),
             );
@@ -427,7 +433,8 @@ impl<K: Watchable> Controller<K> {
     where
         S: Stream<Item = ObjectKey> + Send + 'static,
     {
-        self.feeds.push(keys.boxed());
+        self.feeds
+            .push(keys.map(|key| (key, Priority::High)).boxed());
         self
     }
 
@@ -461,7 +468,7 @@ impl<K: Watchable> Controller<K> {
         let store = self.informer.store();
         self.feeds.push(
             ticks
-                .flat_map(move |()| stream::iter(store.list_keys()))
+                .flat_map(move |()| with_priority(store.list_keys(), Priority::Low))
                 .boxed(),
         );
         self
@@ -536,7 +543,10 @@ impl<K: Watchable> Controller<K> {
     /// # }
     /// ```
     pub fn rate_limiter<R: RateLimiter<ObjectKey> + 'static>(mut self, limiter: R) -> Self {
-        self.queue = WorkQueue::with_rate_limiter(limiter).backoff_holds(self.backoff_holds);
+        self.queue = WorkQueue::with_rate_limiter(limiter)
+            .backoff_holds(self.backoff_holds)
+            .priorities(self.priorities)
+            .priority_ageing(self.priority_ageing);
         self
     }
 
@@ -567,6 +577,51 @@ impl<K: Watchable> Controller<K> {
     pub fn backoff_holds(mut self, holds: bool) -> Self {
         self.backoff_holds = holds;
         self.queue = self.queue.backoff_holds(holds);
+        self
+    }
+
+    /// Whether live changes go before bulk work (C10, W14): with `true`,
+    /// the keys of an initial list (also the replay a controller gets when
+    /// it subscribes to an informer already running) and of each tick of
+    /// [`reconcile_all_on`](Self::reconcile_all_on) are queued at
+    /// [`Priority::Low`], and every other trigger at [`Priority::High`], so
+    /// a change made while 50,000 listed keys wait is reconciled next
+    /// instead of after them. A low key that has waited the
+    /// [ageing bound](Self::priority_ageing) gets every second turn (W15),
+    /// so none waits forever. Off by default: one first-in first-out
+    /// queue, as in client-go and controller-runtime (see
+    /// [`WorkQueue::priorities`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube::Api;
+    /// use kube_informer::controller::Controller;
+    /// use kube_informer_testing::FakeApiServer;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let server = FakeApiServer::start().await;
+    /// let controller = Controller::new(Api::<ConfigMap>::all(server.client()))
+    ///     .priorities(true)
+    ///     .priority_ageing(Duration::from_secs(30));
+    /// # drop(controller);
+    /// # }
+    /// ```
+    pub fn priorities(mut self, on: bool) -> Self {
+        self.priorities = on;
+        self.queue = self.queue.priorities(on);
+        self
+    }
+
+    /// How long a low key waits before it ages (W15);
+    /// [`DEFAULT_PRIORITY_AGEING`] (10 s) unless set. Applies with
+    /// [`priorities`](Self::priorities) on; see there for an example.
+    pub fn priority_ageing(mut self, ageing: Duration) -> Self {
+        self.priority_ageing = ageing;
+        self.queue = self.queue.priority_ageing(ageing);
         self
     }
 
@@ -698,6 +753,14 @@ fn states<K>(notification: &Notification<K>) -> impl Iterator<Item = &K> {
         }
     };
     std::iter::once(first).chain(second)
+}
+
+/// `keys`, each with `priority`, as a stream.
+fn with_priority(
+    keys: Vec<ObjectKey>,
+    priority: Priority,
+) -> stream::Iter<impl Iterator<Item = (ObjectKey, Priority)>> {
+    stream::iter(keys.into_iter().map(move |key| (key, priority)))
 }
 
 /// `keys` without repeats, in order (two states usually name one key).

@@ -104,6 +104,18 @@
 //!   owns enter the queue, every key the replica acquires is queued, and a
 //!   key lost while it waited is dropped unreconciled (the runner's gate,
 //!   E-rules of [`runner`](crate::runner)).
+//! - **C10 Priorities.** With [`priorities`](Controller::priorities) on
+//!   (off by default), the queue keeps priorities with ageing (W14, W15 of
+//!   [`queue`](crate::queue)): a key from a notification that is part of
+//!   an initial list (also the replay of an informer already running, and
+//!   the keys a sharded replica acquires) and every key of a
+//!   [`reconcile_all_on`](Controller::reconcile_all_on) tick is queued
+//!   low, by [`Priority::of`](crate::queue::Priority::of) for notifications
+//!   of owned and watched objects too; every other trigger, and every
+//!   requeue and backoff, is high. A live change made while listed keys
+//!   wait is reconciled before them, and a listed key that has waited the
+//!   [ageing bound](Controller::priority_ageing) gets at least every
+//!   second turn.
 //!
 //! # Bad input
 //!

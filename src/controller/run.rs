@@ -23,6 +23,7 @@ use crate::{
     ext::NotificationStreamExt,
     factory::InformerFactory,
     key::ObjectKey,
+    queue::Priority,
     runner::{Action, OnCancel, ReconcileError, Runner},
     shard::{KeyGate, ShardEvent, ShardedStream},
     source::Watchable,
@@ -232,6 +233,8 @@ impl<K: Watchable> Controller<K> {
             predicate,
             queue,
             backoff_holds: _,
+            priorities: _,
+            priority_ageing: _,
             concurrency,
             gate,
             shutdown,
@@ -287,7 +290,7 @@ impl<K: Watchable> Controller<K> {
             let _feed = AbortOnDrop(tokio::spawn({
                 let queue = queue.clone();
                 async move {
-                    queue.feed(stream::select_all(feeds)).await;
+                    queue.feed_with_priority(stream::select_all(feeds)).await;
                     // Every trigger ended: what is queued is reconciled,
                     // then the stream ends (C7).
                     queue.shutdown();
@@ -352,16 +355,17 @@ enum Entry {
     ByKey,
 }
 
-/// The keys of the controller's own objects: changes that pass the
-/// predicate, deletions recorded for a deletion-aware run, only owned keys
-/// (and every key acquired) when sharded.
+/// The keys of the controller's own objects, with their priority (C10):
+/// changes that pass the predicate, deletions recorded for a
+/// deletion-aware run, only owned keys (and every key acquired) when
+/// sharded.
 fn main_feed<K: Watchable>(
     subscription: ChangedOnly<Subscription<K>>,
     store: Store<K>,
     predicate: Option<super::builder::SharedPredicate<K>>,
     tombstones: Option<Arc<Tombstones<K>>>,
     gate: Option<KeyGate>,
-) -> BoxStream<'static, ObjectKey> {
+) -> BoxStream<'static, (ObjectKey, Priority)> {
     let notifications = subscription.inspect(move |notification| {
         if let Some(tombstones) = &tombstones {
             record(tombstones, notification);
@@ -375,7 +379,7 @@ fn main_feed<K: Watchable>(
     };
     match gate {
         None => notifications
-            .filter_map(|notification| ready(key_of(&notification)))
+            .filter_map(|notification| ready(prioritized_key(&notification)))
             .boxed(),
         Some(gate) => ShardedStream::new(notifications, store, gate)
             .filter_map(|event| {
@@ -387,7 +391,7 @@ fn main_feed<K: Watchable>(
                         guard,
                     } => {
                         drop(guard);
-                        key_of(&notification)
+                        prioritized_key(&notification)
                     }
                     ShardEvent::Lost { .. } => None,
                 })
@@ -408,6 +412,11 @@ fn record<K: Watchable>(tombstones: &Tombstones<K>, notification: &Notification<
     }
 }
 
+/// The key of `notification` with its priority (C10).
+fn prioritized_key<K: Watchable>(notification: &Notification<K>) -> Option<(ObjectKey, Priority)> {
+    key_of(notification).map(|key| (key, Priority::of(notification)))
+}
+
 fn key_of<K: Watchable>(notification: &Notification<K>) -> Option<ObjectKey> {
     match ObjectKey::from_object(&**notification.object()) {
         Ok(key) => Some(key),
@@ -420,8 +429,11 @@ fn key_of<K: Watchable>(notification: &Notification<K>) -> Option<ObjectKey> {
 
 /// Only the keys `gate` owns now (the runner's gate checks again when the
 /// reconcile starts).
-fn owned_only(feed: BoxStream<'static, ObjectKey>, gate: KeyGate) -> BoxStream<'static, ObjectKey> {
-    feed.filter(move |key| ready(gate.owns(key))).boxed()
+fn owned_only(
+    feed: BoxStream<'static, (ObjectKey, Priority)>,
+    gate: KeyGate,
+) -> BoxStream<'static, (ObjectKey, Priority)> {
+    feed.filter(move |(key, _)| ready(gate.owns(key))).boxed()
 }
 
 /// Shuts down a factory the controller made, if it made one.

@@ -1,5 +1,6 @@
 //! A work queue for controllers, with client-go's `workqueue` rules (W1–W12),
-//! and an option for error backoffs that hold (W13).
+//! and options for error backoffs that hold (W13) and for priorities with
+//! ageing (W14, W15).
 //!
 //! An informer says *what changed*; a controller must *act* on each changed
 //! key, once at a time, retrying failures with backoff. [`WorkQueue`] is the
@@ -51,13 +52,15 @@
 //!   shuts down and then waits until no guard is alive; a later `shutdown`
 //!   stops the wait.
 //! - **W11 length.** [`len`](WorkQueue::len) counts queued items: neither
-//!   processing nor delayed ones.
+//!   processing nor delayed ones (at both levels, W14;
+//!   [`len_at`](WorkQueue::len_at) counts one).
 //! - **W12 bounded memory.** The queue holds each distinct item at most once
 //!   in each of its sets (queued, dirty, processing, delayed), whatever the
 //!   rate of adds; the per-item limiter holds one counter per item until it is
-//!   forgotten.
+//!   forgotten. (With W14, entries left in the low queue by items that moved
+//!   up are dropped lazily: at most twice the low items queued, plus 32.)
 //!
-//! One rule differs from client-go, and only when asked for:
+//! Three rules differ from client-go, and only when asked for:
 //!
 //! - **W13 backoff that holds** (off by default, so the default queue is
 //!   client-go's; [`WorkQueue::backoff_holds`]). While an item waits out
@@ -72,6 +75,31 @@
 //!   does (`conformance/DIFFERENCES.md`), and a program that relies on an
 //!   add to cut a backoff short (a user's edit retried at once) would wait
 //!   out the backoff instead.
+//! - **W14 priorities** (off by default; [`WorkQueue::priorities`]). An add
+//!   says its [`Priority`]: [`add`](WorkQueue::add), and delayed and
+//!   rate-limited adds when they come due, are high;
+//!   [`add_with_priority`](WorkQueue::add_with_priority) says either. Each
+//!   level is first in, first out (W2), and a high item is handed out
+//!   before every low one, except as W15 says. Dedup (W1) and one holder
+//!   (W3) hold across levels: an item is queued once, at the highest level
+//!   it was added at. A queued low item added high moves to the tail of the
+//!   high items and is handed out once; a queued high item added low stays
+//!   where it is; an item processing and added again joins, when its guard
+//!   drops, the tail of the highest level it was added at meanwhile. Off,
+//!   the priority of an add is ignored and the queue is client-go's. Why
+//!   it exists: with one queue for everything, an initial list or a resync
+//!   of 50,000 keys delays a live change by the whole backlog.
+//! - **W15 ageing.** A low item that has been queued for the ageing bound
+//!   ([`WorkQueue::priority_ageing`], [`DEFAULT_PRIORITY_AGEING`] = 10 s)
+//!   has aged. While the oldest low item has aged, a hand-out that follows
+//!   a high item's goes to the oldest low item. So, however many high items
+//!   come, an item queued low with `p` low items ahead of it is handed out
+//!   at the latest by the `2 × (p + 1)`-th hand-out after it has waited the
+//!   ageing bound: with `n` workers that each take `d` per item, within
+//!   `ageing + 2 × (p + 1) × d / n` (plus the rest of the reconciles under
+//!   way). High items keep at least every second hand-out. The age counts
+//!   from when the item joined the low queue (a queued item's add does not
+//!   reset it).
 //!
 //! # Waiting
 //!
@@ -108,12 +136,15 @@
 
 mod delayed;
 mod guard;
+mod priority;
 mod rate_limit;
+mod ready;
 mod state;
 mod stream;
 mod work_queue;
 
 pub use guard::WorkItem;
+pub use priority::{DEFAULT_PRIORITY_AGEING, Priority};
 pub use rate_limit::{ItemExponential, MaxOf, RateLimiter, TokenBucket, default_rate_limiter};
 pub use stream::WorkStream;
 pub use work_queue::WorkQueue;

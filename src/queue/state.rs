@@ -1,15 +1,11 @@
 //! The queue's bookkeeping under its one lock: client-go's queue, dirty and
-//! processing sets, plus the delayed items.
+//! processing sets, plus the delayed items and the levels of ready items.
 
-use std::{
-    collections::{VecDeque, hash_map::Entry},
-    hash::Hash,
-    time::Duration,
-};
+use std::{collections::hash_map::Entry, hash::Hash, time::Duration};
 
 use tokio::time::Instant;
 
-use super::delayed::Delayed;
+use super::{delayed::Delayed, priority::Priority, ready::Ready};
 use crate::{
     hash::{KeyMap, KeySet},
     metrics::WorkQueueRecorder,
@@ -43,13 +39,16 @@ struct Mark {
     /// Handed out and its guard still alive: since when, for the
     /// work-duration metric.
     processing_since: Option<Instant>,
+    /// While dirty: the level it is queued at, or joins when its guard
+    /// drops; the highest it was added at (W14).
+    level: Priority,
 }
 
 #[derive(Debug)]
 pub(super) struct State<T> {
-    /// Items ready to hand out, oldest first. Every item here is dirty and
-    /// not processing.
-    queue: VecDeque<T>,
+    /// Items ready to hand out, by level, oldest first. Every item here is
+    /// dirty and not processing.
+    pub(super) ready: Ready<T>,
     /// Items dirty, processing or both; no entry is neither. Hashed as
     /// every map kept by key is (crate::hash: foldhash, seeded per process
     /// as Go's map hash is for client-go).
@@ -72,7 +71,7 @@ pub(super) struct State<T> {
 impl<T> Default for State<T> {
     fn default() -> Self {
         Self {
-            queue: VecDeque::new(),
+            ready: Ready::default(),
             marks: KeyMap::default(),
             processing: 0,
             delayed: Delayed::default(),
@@ -86,13 +85,15 @@ impl<T> Default for State<T> {
 }
 
 impl<T: Hash + Eq + Clone> State<T> {
-    /// W1–W3: returns true when the item joined the queue (a waiter should
-    /// wake). `now` is the clock reading of this locked operation.
-    pub(super) fn add(&mut self, item: T, now: &mut LazyNow) -> bool {
+    /// W1–W3, at `priority` (W14): returns true when the item joined the
+    /// queue (a waiter should wake). `now` is the clock reading of this
+    /// locked operation.
+    pub(super) fn add(&mut self, item: T, priority: Priority, now: &mut LazyNow) -> bool {
         if self.shutting_down || self.delayed.is_held(&item) {
             // A held item joins its backoff deadline instead (W13).
             return false;
         }
+        let level = self.ready.level(priority);
         match self.marks.entry(item) {
             // Already waiting (W1), or processing: then queued again when
             // released (W3).
@@ -100,15 +101,23 @@ impl<T: Hash + Eq + Clone> State<T> {
                 let mark = entry.get_mut();
                 if mark.dirty_since.is_none() {
                     mark.dirty_since = Some(now.get());
+                    mark.level = level;
                     self.metrics.added();
+                } else if level == Priority::High && mark.level == Priority::Low {
+                    // Added low, now high: it moves up, once (W14).
+                    mark.level = Priority::High;
+                    if mark.processing_since.is_none() {
+                        self.ready.raise(entry.key());
+                    }
                 }
                 false
             }
             Entry::Vacant(entry) => {
-                self.queue.push_back(entry.key().clone());
+                self.ready.push(entry.key().clone(), level, now);
                 entry.insert(Mark {
                     dirty_since: Some(now.get()),
                     processing_since: None,
+                    level,
                 });
                 self.metrics.added();
                 true
@@ -149,19 +158,15 @@ impl<T: Hash + Eq + Clone> State<T> {
             if entry.get().processing_since.is_some() {
                 entry.get_mut().dirty_since = None;
             } else {
-                // Queued: rare (a rate-limited add of an item that was
-                // neither held nor processing), so a linear search is fine.
                 entry.remove();
-                if let Some(at) = self.queue.iter().position(|queued| *queued == item) {
-                    self.queue.remove(at);
-                }
+                self.ready.remove(&item);
             }
         }
         self.delayed.hold(item, at)
     }
 
     /// Moves every delayed item due at `now` into the queue, earliest first
-    /// (W6). Returns how many joined the queue.
+    /// (W6), at high priority (W14). Returns how many joined the queue.
     pub(super) fn promote(&mut self, now: &mut LazyNow) -> usize {
         if self.delayed.len() == 0 {
             return 0;
@@ -169,14 +174,15 @@ impl<T: Hash + Eq + Clone> State<T> {
         let at = now.get();
         let mut joined = 0;
         while let Some(item) = self.delayed.pop_due(at) {
-            joined += usize::from(self.add(item, now));
+            joined += usize::from(self.add(item, Priority::High, now));
         }
         joined
     }
 
-    /// Hands out the oldest queued item and marks it processing.
+    /// Hands out the next queued item (W2, W14, W15) and marks it
+    /// processing.
     pub(super) fn pop(&mut self, now: &mut LazyNow) -> Option<T> {
-        let item = self.queue.pop_front()?;
+        let item = self.ready.pop(now)?;
         if let Some(mark) = self.marks.get_mut(&item) {
             let now = now.get();
             if let Some(since) = mark.dirty_since.take() {
@@ -201,7 +207,8 @@ impl<T: Hash + Eq + Clone> State<T> {
         self.metrics
             .finished(now.get().saturating_duration_since(since));
         if entry.get().dirty_since.is_some() {
-            self.queue.push_back(item.clone());
+            let level = entry.get().level;
+            self.ready.push(item.clone(), level, now);
             true
         } else {
             entry.remove();
@@ -210,7 +217,7 @@ impl<T: Hash + Eq + Clone> State<T> {
     }
 
     pub(super) fn queued(&self) -> usize {
-        self.queue.len()
+        self.ready.len()
     }
 
     pub(super) fn processing(&self) -> usize {

@@ -8,6 +8,7 @@ use tokio::{sync::Notify, time::Instant};
 
 use super::{
     guard::WorkItem,
+    priority::Priority,
     rate_limit::{MaxOf, RateLimiter, default_rate_limiter},
     state::{LazyNow, State},
     stream::WorkStream,
@@ -19,7 +20,8 @@ use crate::{
 
 /// A work queue with client-go's rules: one place per waiting item, one
 /// holder per item, delayed and rate-limited adds (see the [module
-/// docs](super) for the rules W1–W12).
+/// docs](super) for the rules W1–W12), and two options of its own: error
+/// backoffs that hold (W13) and priorities with ageing (W14, W15).
 ///
 /// Cheap to clone: clones share one queue. Items come out wrapped in a
 /// [`WorkItem`] guard; dropping the guard ends the item's processing.
@@ -87,6 +89,8 @@ impl<T: Hash + Eq + Clone> fmt::Debug for WorkQueue<T> {
             .field("delayed", &state.delayed.len())
             .field("shutting_down", &state.shutting_down)
             .field("backoff_holds", &state.backoff_holds)
+            .field("priorities", &state.ready.priorities())
+            .field("priority_ageing", &state.ready.ageing())
             .finish()
     }
 }
@@ -121,10 +125,45 @@ impl<T: Hash + Eq + Clone + Send + 'static> WorkQueue<T> {
     /// queued again when its guard drops. Ignored once the queue is shutting
     /// down (W9), and, with [`backoff_holds`](Self::backoff_holds) on, while
     /// the item waits out an error backoff, which it then joins (W13).
+    ///
+    /// With [`priorities`](Self::priorities) on, this is an add at
+    /// [`Priority::High`].
     pub fn add(&self, item: T) {
+        self.add_with_priority(item, Priority::High);
+    }
+
+    /// As [`add`](Self::add), at `priority` (W14): with
+    /// [`priorities`](Self::priorities) on, a high item is handed out
+    /// before every low one that has not aged (W15). An item queued low and
+    /// added high moves up to the tail of the high items; one queued high
+    /// and added low stays where it is; an item being processed and added
+    /// again rejoins at the highest level it was added at meanwhile. With
+    /// priorities off (the default) the priority is ignored: this is
+    /// [`add`](Self::add).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use kube_informer::queue::{Priority, WorkQueue};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let queue = WorkQueue::new().priorities(true);
+    /// queue.add_with_priority("a", Priority::Low);
+    /// queue.add_with_priority("b", Priority::Low);
+    /// queue.add_with_priority("c", Priority::High);
+    /// queue.add_with_priority("b", Priority::High); // moves up, behind c
+    /// let mut order = Vec::new();
+    /// while let Some(item) = queue.try_next() {
+    ///     order.push(*item);
+    /// }
+    /// assert_eq!(order, ["c", "b", "a"]);
+    /// # }
+    /// ```
+    pub fn add_with_priority(&self, item: T, priority: Priority) {
         let joined = {
             let (mut state, promoted, mut now) = self.shared.lock_promoted();
-            promoted + usize::from(state.add(item, &mut now))
+            promoted + usize::from(state.add(item, priority, &mut now))
         };
         self.shared.wake(joined);
     }
@@ -220,7 +259,7 @@ impl<T: Hash + Eq + Clone + Send + 'static> WorkQueue<T> {
             if delay.is_zero() {
                 // Nothing to wait out: an add like any other.
                 state.unask(&item);
-                let added = state.add(item, &mut LazyNow::at(now));
+                let added = state.add(item, Priority::High, &mut LazyNow::at(now));
                 (joined + usize::from(added), false)
             } else {
                 (joined, state.hold(item, now + delay))
@@ -276,6 +315,90 @@ impl<T: Hash + Eq + Clone + Send + 'static> WorkQueue<T> {
     pub fn backoff_holds(self, holds: bool) -> Self {
         self.shared.state.lock().backoff_holds = holds;
         self
+    }
+
+    /// Turns priorities on (`true`) or off (`false`, the default): whether
+    /// [`Priority::Low`] items wait behind [`Priority::High`] ones (W14),
+    /// until they age (W15).
+    ///
+    /// Off, the queue is client-go's: one first-in first-out queue, so a
+    /// change made while an initial list of 50,000 keys drains waits for
+    /// all of them. On, items added with
+    /// [`add_with_priority`](Self::add_with_priority) at
+    /// [`Priority::Low`] (the keys of an initial list or a resync) are
+    /// handed out only when no high item waits, except that once the
+    /// oldest of them has waited the [ageing bound](Self::priority_ageing)
+    /// ([`DEFAULT_PRIORITY_AGEING`](super::DEFAULT_PRIORITY_AGEING) unless
+    /// set), every hand-out that follows a high item's goes to the oldest
+    /// low item. What a user can rely on: an item queued low with `p` low
+    /// items ahead of it is handed out at the latest by the `2 × (p + 1)`-th
+    /// hand-out after it has waited the ageing bound, however many high
+    /// items come; and high items get at least every second hand-out.
+    /// [`add`](Self::add), delayed and rate-limited adds are high.
+    ///
+    /// Set it when making the queue; it applies to every clone.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use kube_informer::queue::{Priority, WorkQueue};
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let queue = WorkQueue::new()
+    ///     .priorities(true)
+    ///     .priority_ageing(Duration::from_secs(1));
+    /// queue.add_with_priority("listed", Priority::Low);
+    /// queue.add("changed-1");
+    /// queue.add("changed-2");
+    /// assert_eq!(*queue.try_next().unwrap(), "changed-1");
+    /// tokio::time::advance(Duration::from_secs(1)).await;
+    /// // "listed" has aged: it goes next, then the high items again.
+    /// assert_eq!(*queue.try_next().unwrap(), "listed");
+    /// assert_eq!(*queue.try_next().unwrap(), "changed-2");
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn priorities(self, on: bool) -> Self {
+        self.shared.state.lock().ready.set_priorities(on);
+        self
+    }
+
+    /// How long an item queued at [`Priority::Low`] waits before it ages
+    /// (W15): from then on, the hand-out after each high item's goes to the
+    /// oldest low item. [`DEFAULT_PRIORITY_AGEING`](super::DEFAULT_PRIORITY_AGEING)
+    /// (10 s) unless set. Zero shares the hand-outs evenly between the
+    /// levels whenever both have items; [`Duration::MAX`] never ages, so
+    /// low items wait for as long as high ones come. Applies only with
+    /// [`priorities`](Self::priorities) on; see there for an example.
+    #[must_use]
+    pub fn priority_ageing(self, ageing: Duration) -> Self {
+        self.shared.state.lock().ready.set_ageing(ageing);
+        self
+    }
+
+    /// How many items wait at `priority` (W11 by level): with
+    /// [`priorities`](Self::priorities) off, all of them wait at
+    /// [`Priority::High`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use kube_informer::queue::{Priority, WorkQueue};
+    ///
+    /// let queue = WorkQueue::new().priorities(true);
+    /// queue.add_with_priority("a", Priority::Low);
+    /// queue.add("b");
+    /// assert_eq!((queue.len_at(Priority::High), queue.len_at(Priority::Low)), (1, 1));
+    /// ```
+    pub fn len_at(&self, priority: Priority) -> usize {
+        let (len, joined) = {
+            let (state, joined, _) = self.shared.lock_promoted();
+            (state.ready.len_at(priority), joined)
+        };
+        self.shared.wake(joined);
+        len
     }
 
     /// Makes the rate limiter forget `item`'s failures (W7). Does not remove
@@ -586,6 +709,56 @@ impl<T: Hash + Eq + Clone + Send + 'static> WorkQueue<T> {
             while !queue.is_shutting_down() {
                 match items.next().await {
                     Some(item) => queue.add(item),
+                    None => break,
+                }
+            }
+        }
+    }
+
+    /// As [`feed`](Self::feed) for a stream of items with their priority
+    /// (W14), such as a subscription's keys with [`Priority::of`] each
+    /// notification.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use futures::{StreamExt, stream};
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube_informer::{Notification, ObjectKey, queue::{Priority, WorkQueue}};
+    ///
+    /// fn cm(name: &str) -> Arc<ConfigMap> {
+    ///     let mut cm = ConfigMap::default();
+    ///     cm.metadata.namespace = Some("default".into());
+    ///     cm.metadata.name = Some(name.into());
+    ///     Arc::new(cm)
+    /// }
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let notifications = stream::iter([
+    ///     Notification::Added { object: cm("listed"), in_initial_list: true },
+    ///     Notification::Added { object: cm("created"), in_initial_list: false },
+    /// ]);
+    /// let queue = WorkQueue::new().priorities(true);
+    /// queue
+    ///     .feed_with_priority(notifications.filter_map(|notification| async move {
+    ///         let key = ObjectKey::from_object(&**notification.object()).ok()?;
+    ///         Some((key, Priority::of(&notification)))
+    ///     }))
+    ///     .await;
+    /// assert_eq!(queue.try_next().unwrap().as_str(), "default/created");
+    /// # }
+    /// ```
+    pub fn feed_with_priority<S>(&self, items: S) -> impl Future<Output = ()> + Send + 'static
+    where
+        S: Stream<Item = (T, Priority)> + Send + 'static,
+    {
+        let queue = self.clone();
+        async move {
+            let mut items = std::pin::pin!(items);
+            while !queue.is_shutting_down() {
+                match items.next().await {
+                    Some((item, priority)) => queue.add_with_priority(item, priority),
                     None => break,
                 }
             }
