@@ -785,3 +785,124 @@ async fn c2_a_relist_of_unchanged_objects_reconciles_nothing() {
     collect_until(&mut outcomes, |seen| !seen.is_empty()).await;
     assert_eq!(calls.get(), ["web", "web"]);
 }
+
+/// A reconciler that records the name of each object and holds its call
+/// number `held` (from 0) until `release` is notified; `started` says the
+/// held call began.
+fn holding_reconciler(
+    calls: &Calls,
+    held: usize,
+) -> (
+    impl Fn(
+        Arc<ConfigMap>,
+        Arc<()>,
+    ) -> futures::future::BoxFuture<'static, Result<Action, std::convert::Infallible>>
+    + Send
+    + Sync
+    + 'static,
+    tokio::sync::oneshot::Receiver<()>,
+    Arc<tokio::sync::Notify>,
+) {
+    let (started_tx, started) = tokio::sync::oneshot::channel();
+    let started_tx = Arc::new(Mutex::new(Some(started_tx)));
+    let release = Arc::new(tokio::sync::Notify::new());
+    let (calls, gate) = (calls.clone(), release.clone());
+    let reconcile = move |cm: Arc<ConfigMap>, _ctx: Arc<()>| {
+        let (calls, started_tx, gate) = (calls.clone(), started_tx.clone(), gate.clone());
+        let call = calls.get().len();
+        calls.record(name_of(&*cm));
+        let hold = async move {
+            if call == held {
+                if let Some(tx) = started_tx.lock().unwrap().take() {
+                    let _ = tx.send(());
+                }
+                gate.notified().await;
+            }
+            Ok(Action::done())
+        };
+        futures::FutureExt::boxed(hold)
+    };
+    (reconcile, started, release)
+}
+
+/// Waits (on the paused clock) until `queue` holds `len` keys.
+async fn until_queued(queue: &kube_informer::WorkQueue, len: usize) {
+    tokio::time::timeout(Duration::from_secs(60), async {
+        while queue.len() != len {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("{} keys queued, not {len}", queue.len()));
+}
+
+/// C10: ten listed ConfigMaps; while the first reconcile is held and the
+/// other nine wait, "live" is created; the order of all eleven reconciles.
+async fn order_of_a_change_made_while_listed_keys_wait(priorities: bool) -> Vec<String> {
+    let server = FakeApiServer::start().await;
+    for i in 0..10 {
+        server.create(&cm(&format!("listed-{i}"), "1")).unwrap();
+    }
+    let calls = Calls::default();
+    let (reconcile, started, release) = holding_reconciler(&calls, 0);
+    let controller = Controller::new(Api::<ConfigMap>::all(server.client())).priorities(priorities);
+    let queue = controller.queue();
+    let outcomes = controller.run(reconcile, |_, _, _| Action::backoff(), Arc::new(()));
+    let collected = tokio::spawn(outcomes.take(11).collect::<Vec<_>>());
+    started.await.unwrap();
+    until_queued(&queue, 9).await;
+    server.create(&cm("live", "1")).unwrap();
+    until_queued(&queue, 10).await;
+    release.notify_one();
+    let outcomes = collected.await.unwrap();
+    assert!(outcomes.iter().all(Result::is_ok), "{outcomes:?}");
+    calls.get()
+}
+
+#[tokio::test(start_paused = true)]
+async fn c10_with_priorities_a_change_is_reconciled_before_the_listed_keys_that_wait() {
+    let order = order_of_a_change_made_while_listed_keys_wait(true).await;
+    assert_eq!(order.len(), 11);
+    assert_eq!(order[1], "live", "W14: before the listed keys: {order:?}");
+    let order = order_of_a_change_made_while_listed_keys_wait(false).await;
+    assert_eq!(
+        order[10], "live",
+        "off by default: one FIFO, behind every listed key: {order:?}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn c10_with_priorities_the_keys_of_a_reconcile_all_on_tick_wait_behind_a_change() {
+    let server = FakeApiServer::start().await;
+    for i in 0..5 {
+        server.create(&cm(&format!("listed-{i}"), "1")).unwrap();
+    }
+    let calls = Calls::default();
+    // The first key of the tick is held: the initial list is 5 calls.
+    let (reconcile, started, release) = holding_reconciler(&calls, 5);
+    let (tick, ticks) = futures::channel::mpsc::unbounded::<()>();
+    let controller = Controller::new(Api::<ConfigMap>::all(server.client()))
+        .reconcile_all_on(ticks)
+        .priorities(true);
+    let queue = controller.queue();
+    let outcomes = controller.run(reconcile, |_, _, _| Action::backoff(), Arc::new(()));
+    let collected = tokio::spawn(outcomes.take(11).collect::<Vec<_>>());
+    while calls.get().len() < 5 {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    until_queued(&queue, 0).await;
+    tick.unbounded_send(()).unwrap();
+    started.await.unwrap();
+    until_queued(&queue, 4).await;
+    server.create(&cm("live", "1")).unwrap();
+    until_queued(&queue, 5).await;
+    release.notify_one();
+    let outcomes = collected.await.unwrap();
+    assert!(outcomes.iter().all(Result::is_ok), "{outcomes:?}");
+    let order = calls.get();
+    assert_eq!(order.len(), 11);
+    assert_eq!(
+        order[6], "live",
+        "a tick's keys are low (C10): the change goes first: {order:?}"
+    );
+}
