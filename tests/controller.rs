@@ -786,32 +786,34 @@ async fn c2_a_relist_of_unchanged_objects_reconciles_nothing() {
     assert_eq!(calls.get(), ["web", "web"]);
 }
 
+/// A reconcile's future, boxed.
+type Reconciled = futures::future::BoxFuture<'static, Result<Action, std::convert::Infallible>>;
+
+/// The held call of a [`holding_reconciler`]: `started` says it began,
+/// `release` lets it end.
+struct Held {
+    started: tokio::sync::oneshot::Receiver<()>,
+    release: Arc<tokio::sync::Notify>,
+}
+
 /// A reconciler that records the name of each object and holds its call
-/// number `held` (from 0) until `release` is notified; `started` says the
-/// held call began.
+/// number `held` (from 0) until released.
 fn holding_reconciler(
     calls: &Calls,
     held: usize,
 ) -> (
-    impl Fn(
-        Arc<ConfigMap>,
-        Arc<()>,
-    ) -> futures::future::BoxFuture<'static, Result<Action, std::convert::Infallible>>
-    + Send
-    + Sync
-    + 'static,
-    tokio::sync::oneshot::Receiver<()>,
-    Arc<tokio::sync::Notify>,
+    impl Fn(Arc<ConfigMap>, Arc<()>) -> Reconciled + Send + Sync + 'static,
+    Held,
 ) {
     let (started_tx, started) = tokio::sync::oneshot::channel();
     let started_tx = Arc::new(Mutex::new(Some(started_tx)));
     let release = Arc::new(tokio::sync::Notify::new());
     let (calls, gate) = (calls.clone(), release.clone());
-    let reconcile = move |cm: Arc<ConfigMap>, _ctx: Arc<()>| {
+    let reconcile = move |cm: Arc<ConfigMap>, _ctx: Arc<()>| -> Reconciled {
         let (calls, started_tx, gate) = (calls.clone(), started_tx.clone(), gate.clone());
         let call = calls.get().len();
         calls.record(name_of(&*cm));
-        let hold = async move {
+        Box::pin(async move {
             if call == held {
                 if let Some(tx) = started_tx.lock().unwrap().take() {
                     let _ = tx.send(());
@@ -819,10 +821,9 @@ fn holding_reconciler(
                 gate.notified().await;
             }
             Ok(Action::done())
-        };
-        futures::FutureExt::boxed(hold)
+        })
     };
-    (reconcile, started, release)
+    (reconcile, Held { started, release })
 }
 
 /// Waits (on the paused clock) until `queue` holds `len` keys.
@@ -844,7 +845,7 @@ async fn order_of_a_change_made_while_listed_keys_wait(priorities: bool) -> Vec<
         server.create(&cm(&format!("listed-{i}"), "1")).unwrap();
     }
     let calls = Calls::default();
-    let (reconcile, started, release) = holding_reconciler(&calls, 0);
+    let (reconcile, Held { started, release }) = holding_reconciler(&calls, 0);
     let controller = Controller::new(Api::<ConfigMap>::all(server.client())).priorities(priorities);
     let queue = controller.queue();
     let outcomes = controller.run(reconcile, |_, _, _| Action::backoff(), Arc::new(()));
@@ -879,7 +880,7 @@ async fn c10_with_priorities_the_keys_of_a_reconcile_all_on_tick_wait_behind_a_c
     }
     let calls = Calls::default();
     // The first key of the tick is held: the initial list is 5 calls.
-    let (reconcile, started, release) = holding_reconciler(&calls, 5);
+    let (reconcile, Held { started, release }) = holding_reconciler(&calls, 5);
     let (tick, ticks) = futures::channel::mpsc::unbounded::<()>();
     let controller = Controller::new(Api::<ConfigMap>::all(server.client()))
         .reconcile_all_on(ticks)

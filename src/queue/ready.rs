@@ -177,7 +177,10 @@ impl<T: Hash + Eq + Clone> Ready<T> {
     fn compact(&mut self) {
         if self.low.len() > 2 * self.low_live.len() + 32 {
             let low = std::mem::take(&mut self.low);
-            self.low = low.into_iter().filter(|entry| self.is_live(entry)).collect();
+            self.low = low
+                .into_iter()
+                .filter(|entry| self.is_live(entry))
+                .collect();
         }
     }
 }
