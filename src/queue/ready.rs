@@ -137,14 +137,16 @@ impl<T: Hash + Eq + Clone> Ready<T> {
                     && now.get().saturating_duration_since(oldest.joined) >= self.ageing
             }
         };
-        self.last_was_low = low_first;
-        if low_first {
+        let item = if low_first {
             let oldest = self.low.pop_front()?;
             self.low_live.remove(&oldest.item);
-            Some(oldest.item)
+            oldest.item
         } else {
-            self.high.pop_front()
-        }
+            self.high.pop_front()?
+        };
+        // Only a hand-out counts: an empty poll leaves the turn as it was.
+        self.last_was_low = low_first;
+        Some(item)
     }
 
     /// How many items are queued, at both levels (W11).
