@@ -24,17 +24,17 @@
 //!
 //! Run: `cargo bench --bench queue_priority -- --warm-up-time 1 --measurement-time 5`
 //!
-//! One run (2026-12-04, shared 2-core machine under load 5.5,
+//! One run (2026-12-04, shared 2-core machine under load 5,
 //! `--warm-up-time 1 --measurement-time 3`), per live change:
 //!
 //! | queue | listed keys handed out first | latency (criterion estimate) |
 //! |---|---|---|
-//! | `fifo` (default) | 50,000 | 22.5 ms (19.3–25.6) |
-//! | `priorities` | 0 | 267 ns (259–277) |
+//! | `fifo` (default) | 50,000 | 22.0 ms (18.8–25.2) |
+//! | `priorities` | 0 | 315 ns (285–354) |
 //!
 //! The `fifo` figure is the queue's own cost of 50,000 hand-outs (about
-//! 0.45 µs each under that load); a real reconciler's time per key
-//! multiplies it.
+//! 0.44 µs each under that load); with a reconciler, each listed key
+//! handed out first adds its reconcile time as well.
 
 use std::{
     hint::black_box,

@@ -1,5 +1,5 @@
-//! The items ready to hand out, by level (W2, W14), and which level the
-//! next hand-out takes from (W15).
+//! The items ready to hand out, by level (W2, W14), which level the next
+//! hand-out takes from (W15), and the level an item processing rejoins at.
 
 use std::{collections::VecDeque, hash::Hash, time::Duration};
 
@@ -9,7 +9,7 @@ use super::{
     priority::{DEFAULT_PRIORITY_AGEING, Priority},
     state::LazyNow,
 };
-use crate::hash::KeyMap;
+use crate::hash::{KeyMap, KeySet};
 
 /// Ready items: one first-in first-out queue per level. With priorities
 /// off every item is high, so this is one queue, client-go's.
@@ -25,6 +25,10 @@ pub(super) struct Ready<T> {
     low: VecDeque<Low<T>>,
     /// The sequence number of each live low entry.
     low_live: KeyMap<T, u64>,
+    /// Items processing, added again at low priority only: they rejoin
+    /// the low queue when their guard drops (W14). Every other item
+    /// processing and added again rejoins high.
+    rejoining_low: KeySet<T>,
     next_seq: u64,
     /// W14 on: low adds queue low.
     priorities: bool,
@@ -48,6 +52,7 @@ impl<T> Default for Ready<T> {
             high: VecDeque::new(),
             low: VecDeque::new(),
             low_live: KeyMap::default(),
+            rejoining_low: KeySet::default(),
             next_seq: 0,
             priorities: false,
             ageing: DEFAULT_PRIORITY_AGEING,
@@ -104,9 +109,36 @@ impl<T: Hash + Eq + Clone> Ready<T> {
         }
     }
 
+    /// W14: an item processing was added again at low priority (and not
+    /// at high before, while processing).
+    pub(super) fn rejoin_low(&mut self, item: T) {
+        self.rejoining_low.insert(item);
+    }
+
+    /// W14: an item processing was added again at high priority, or is
+    /// no longer to rejoin (a backoff that holds, W13).
+    pub(super) fn rejoin_high(&mut self, item: &T) {
+        if !self.rejoining_low.is_empty() {
+            self.rejoining_low.remove(item);
+        }
+    }
+
+    /// The level an item processing and added again rejoins at when its
+    /// guard drops (W14).
+    pub(super) fn rejoin_level(&mut self, item: &T) -> Priority {
+        if !self.rejoining_low.is_empty() && self.rejoining_low.remove(item) {
+            Priority::Low
+        } else {
+            Priority::High
+        }
+    }
+
     /// W14: a queued low item was added high: it moves to the tail of the
     /// high queue. Nothing happens to an item not queued low.
     pub(super) fn raise(&mut self, item: &T) {
+        if self.low_live.is_empty() {
+            return;
+        }
         if let Some((item, _)) = self.low_live.remove_entry(item) {
             self.high.push_back(item);
             self.compact();
@@ -115,7 +147,7 @@ impl<T: Hash + Eq + Clone> Ready<T> {
 
     /// Takes a queued item out of the queue (a backoff that holds, W13).
     pub(super) fn remove(&mut self, item: &T) {
-        if self.low_live.remove(item).is_some() {
+        if !self.low_live.is_empty() && self.low_live.remove(item).is_some() {
             self.compact();
         } else if let Some(at) = self.high.iter().position(|queued| queued == item) {
             // Rare (a rate-limited add of an item that was neither held

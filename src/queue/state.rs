@@ -39,9 +39,6 @@ struct Mark {
     /// Handed out and its guard still alive: since when, for the
     /// work-duration metric.
     processing_since: Option<Instant>,
-    /// While dirty: the level it is queued at, or joins when its guard
-    /// drops; the highest it was added at (W14).
-    level: Priority,
 }
 
 #[derive(Debug)]
@@ -100,13 +97,17 @@ impl<T: Hash + Eq + Clone> State<T> {
             Entry::Occupied(mut entry) => {
                 let mark = entry.get_mut();
                 if mark.dirty_since.is_none() {
+                    // Processing: it rejoins at this level (W14).
                     mark.dirty_since = Some(now.get());
-                    mark.level = level;
                     self.metrics.added();
-                } else if level == Priority::High && mark.level == Priority::Low {
-                    // Added low, now high: it moves up, once (W14).
-                    mark.level = Priority::High;
-                    if mark.processing_since.is_none() {
+                    if level == Priority::Low {
+                        self.ready.rejoin_low(entry.key().clone());
+                    }
+                } else if level == Priority::High {
+                    // If it was added low, it moves up, once (W14).
+                    if mark.processing_since.is_some() {
+                        self.ready.rejoin_high(entry.key());
+                    } else {
                         self.ready.raise(entry.key());
                     }
                 }
@@ -117,7 +118,6 @@ impl<T: Hash + Eq + Clone> State<T> {
                 entry.insert(Mark {
                     dirty_since: Some(now.get()),
                     processing_since: None,
-                    level,
                 });
                 self.metrics.added();
                 true
@@ -157,6 +157,7 @@ impl<T: Hash + Eq + Clone> State<T> {
         {
             if entry.get().processing_since.is_some() {
                 entry.get_mut().dirty_since = None;
+                self.ready.rejoin_high(&item);
             } else {
                 entry.remove();
                 self.ready.remove(&item);
@@ -207,7 +208,7 @@ impl<T: Hash + Eq + Clone> State<T> {
         self.metrics
             .finished(now.get().saturating_duration_since(since));
         if entry.get().dirty_since.is_some() {
-            let level = entry.get().level;
+            let level = self.ready.rejoin_level(item);
             self.ready.push(item.clone(), level, now);
             true
         } else {
