@@ -780,6 +780,7 @@ impl<K: Resource> fmt::Debug for Controller<K> {
             .field("name", &self.name)
             .field("feeds", &(self.feeds.len() + 1))
             .field("concurrency", &self.concurrency)
+            .field("priorities", &self.priorities)
             .field("sharded", &self.gate.is_some())
             .field("sync_timeout", &self.sync_timeout)
             .finish_non_exhaustive()

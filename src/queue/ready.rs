@@ -172,6 +172,7 @@ impl<T: Hash + Eq + Clone> Ready<T> {
         let item = if low_first {
             let oldest = self.low.pop_front()?;
             self.low_live.remove(&oldest.item);
+            self.compact();
             oldest.item
         } else {
             self.high.pop_front()?
@@ -207,7 +208,11 @@ impl<T: Hash + Eq + Clone> Ready<T> {
         }
     }
 
-    /// Rebuilds the low queue once stale entries outnumber live ones (W12).
+    /// Rebuilds the low queue once stale entries outnumber live ones (W12),
+    /// after every change that makes a stale entry or takes a live one.
+    /// Each rebuild drops more stale entries than it keeps live ones, and
+    /// each stale entry is dropped once, so the cost per change stays
+    /// constant on average.
     fn compact(&mut self) {
         if self.low.len() > 2 * self.low_live.len() + 32 {
             let low = std::mem::take(&mut self.low);
@@ -241,6 +246,25 @@ mod tests {
         }
         assert!(ready.low.len() <= 2 * ready.low_live.len() + 33);
         assert_eq!(ready.len(), 0);
+    }
+
+    #[test]
+    fn w12_stale_low_entries_stay_bounded_while_live_ones_are_handed_out() {
+        let mut ready = ready(Duration::from_secs(10));
+        let mut now = LazyNow::at(Instant::now());
+        for item in 0..200 {
+            ready.push(item, Priority::Low, &mut now);
+        }
+        // The later half moves up and is handed out: 100 stale entries
+        // behind 100 live ones.
+        for item in 100..200 {
+            ready.raise(&item);
+            assert_eq!(ready.pop(&mut now), Some(item));
+        }
+        while ready.pop(&mut now).is_some() {
+            assert!(ready.low.len() <= 2 * ready.low_live.len() + 32);
+        }
+        assert!(ready.low.is_empty());
     }
 
     #[test]

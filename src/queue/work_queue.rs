@@ -371,7 +371,28 @@ impl<T: Hash + Eq + Clone + Send + 'static> WorkQueue<T> {
     /// (10 s) unless set. Zero shares the hand-outs evenly between the
     /// levels whenever both have items; [`Duration::MAX`] never ages, so
     /// low items wait for as long as high ones come. Applies only with
-    /// [`priorities`](Self::priorities) on; see there for an example.
+    /// [`priorities`](Self::priorities) on.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use kube_informer::queue::{Priority, WorkQueue};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// // Every low item has aged at once: the levels take turns.
+    /// let queue = WorkQueue::new().priorities(true).priority_ageing(Duration::ZERO);
+    /// for item in ["h1", "h2"] {
+    ///     queue.add(item);
+    /// }
+    /// for item in ["l1", "l2"] {
+    ///     queue.add_with_priority(item, Priority::Low);
+    /// }
+    /// let order: Vec<_> = std::iter::from_fn(|| queue.try_next().map(|item| *item)).collect();
+    /// assert_eq!(order, ["l1", "h1", "l2", "h2"]);
+    /// # }
+    /// ```
     #[must_use]
     pub fn priority_ageing(self, ageing: Duration) -> Self {
         self.shared.state.lock().ready.set_ageing(ageing);
