@@ -37,6 +37,10 @@
 //! - *How do I read the cache?* [`Store`] (`get`, `list`, `by_index`;
 //!   indexes from [`store::Indexers`]), [`NamespacedStore`], keyed by
 //!   [`ObjectKey`].
+//! - *How do I cache less?* [`InformerBuilder::strip_managed_fields`],
+//!   [`Informer::metadata_builder`] (metadata only), or a slim type of
+//!   your own with the fields you read: [`projection!`] (see
+//!   [`projection`]).
 //! - *How am I told about changes?* [`Subscription`] (a stream of
 //!   [`Notification`]s; per-subscriber [`SubscribeOptions`]: resync
 //!   period, [`Lag`] policy, name), its end in [`dispatch::EndReason`],
@@ -160,9 +164,10 @@
 //!
 //! 1. `key`, `hash` — object keys, which every stage names objects by, and
 //!    the hasher of every map and set kept by key.
-//! 2. `delta`, `notification`, `resource`, `panic`, `deadline` — plain
+//! 2. `delta`, `notification`, `resource`, `projection`, `panic`, `deadline` — plain
 //!    data passed between the stages (the resource an informer watches
-//!    among it), and two crate-private primitives they share: the one way
+//!    among it), the macro that gives a slim type of the user's the
+//!    identity of a full one, and two crate-private primitives they share: the one way
 //!    user code is run so that its panic becomes an error, and the one "is
 //!    it due" rule of everything that recurs on a period.
 //! 3. `metrics` — each stage's counters and snapshots; the exporter takes
@@ -206,6 +211,7 @@ pub mod key;
 pub mod metrics;
 pub mod notification;
 mod panic;
+pub mod projection;
 pub mod queue;
 mod resource;
 pub mod runner;
@@ -248,4 +254,12 @@ pub mod prelude {
         source::{self, Watchable},
         store::{Indexers, Store},
     };
+}
+
+/// What [`projection!`] expands to names, so a program that uses it needs
+/// no `kube` or `k8s-openapi` import of its own for it. Not part of the API.
+#[doc(hidden)]
+pub mod __private {
+    pub use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+    pub use kube;
 }

@@ -17,9 +17,11 @@
 //! difference from the bytes asked for is the allocator's overhead.
 //!
 //! Printed per Pod (averaged over PODS distinct Pods, default 2,000), for
-//! the source's decoder (exact capacities) and for a plain decode into
-//! kube's `WatchEvent<Pod>` (what kube-runtime's watcher does), each with
-//! managedFields kept and stripped:
+//! the source's decoder (exact capacities), for a plain decode into kube's
+//! `WatchEvent<Pod>` (what kube-runtime's watcher does) and for a
+//! projection (`kube_informer::projection!`: metadata, `spec.nodeName`,
+//! `status.phase`) decoded by the source, each with managedFields kept and
+//! stripped:
 //! - by kind of allocation: count, bytes asked for, bytes with the
 //!   allocator's overhead, and inside them what is unused (vector slack,
 //!   empty slots of map nodes);
@@ -160,7 +162,7 @@ enum Kind {
 impl fmt::Display for Kind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
-            Kind::Object => "Arc<Pod> (struct inline)",
+            Kind::Object => "the Arc (counts and the struct inline)",
             Kind::String => "string bytes",
             Kind::Vector => "vector buffers",
             Kind::MapNode => "map nodes",
@@ -184,7 +186,7 @@ enum Part {
 impl fmt::Display for Part {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
-            Part::Object => "the Pod struct",
+            Part::Object => "the object struct",
             Part::Metadata => "metadata (without managedFields)",
             Part::ManagedFields => "metadata.managedFields",
             Part::Spec => "spec",
@@ -619,6 +621,31 @@ impl ser::SerializeStructVariant for &mut Walker<'_> {
     }
 }
 
+// ---- a projection ----------------------------------------------------------------
+
+/// What a node-aware controller reads of a Pod (`kube_informer::projection!`).
+#[derive(Debug, Clone, serde::Deserialize, serde::Serialize)]
+struct SlimPod {
+    metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    spec: Option<SlimSpec>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    status: Option<SlimStatus>,
+}
+
+#[derive(Debug, Clone, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SlimSpec {
+    node_name: Option<String>,
+}
+
+#[derive(Debug, Clone, serde::Deserialize, serde::Serialize)]
+struct SlimStatus {
+    phase: Option<String>,
+}
+
+kube_informer::projection!(SlimPod, Pod);
+
 // ---- the inline structs --------------------------------------------------------
 
 /// `size_of` of the k8s-openapi types a wire Pod holds, by the name their
@@ -629,6 +656,9 @@ fn inline_size(name: &str) -> Option<usize> {
     use std::mem::size_of;
     Some(match name {
         "Pod" => size_of::<Pod>(),
+        "SlimPod" => size_of::<SlimPod>(),
+        "SlimSpec" => size_of::<SlimSpec>(),
+        "SlimStatus" => size_of::<SlimStatus>(),
         "ObjectMeta" => size_of::<meta::ObjectMeta>(),
         "ManagedFieldsEntry" => size_of::<meta::ManagedFieldsEntry>(),
         "OwnerReference" => size_of::<meta::OwnerReference>(),
@@ -680,26 +710,45 @@ struct Totals {
 }
 
 fn measure(mode: Mode, lines: &[Vec<u8>]) -> Totals {
-    let mut held: Vec<Arc<Pod>> = Vec::with_capacity(lines.len());
-    let ((), live) = live_allocations(|| {
-        for line in lines {
-            let mut pod: Pod = match mode.decoder {
-                "source" => decode::watch_line(line, Some("PodList"))
-                    .expect("the wire Pods decode")
-                    .expect("a MODIFIED line carries an object"),
-                _ => {
-                    let event: kube::core::WatchEvent<Pod> =
-                        serde_json::from_slice(line).expect("the wire Pods decode");
-                    match event {
-                        kube::core::WatchEvent::Modified(pod) => pod,
-                        _ => unreachable!("every line is MODIFIED"),
-                    }
-                }
-            };
+    if mode.decoder == "projection" {
+        return measure_objects(lines, |line| {
+            let mut pod: SlimPod = decode::watch_line(line, Some("PodList"))
+                .expect("the wire Pods decode")
+                .expect("a MODIFIED line carries an object");
             if mode.strip_managed_fields {
                 pod.metadata.managed_fields = None;
             }
-            held.push(Arc::new(pod));
+            pod
+        });
+    }
+    measure_objects(lines, |line| {
+        let mut pod: Pod = match mode.decoder {
+            "source" => decode::watch_line(line, Some("PodList"))
+                .expect("the wire Pods decode")
+                .expect("a MODIFIED line carries an object"),
+            _ => {
+                let event: kube::core::WatchEvent<Pod> =
+                    serde_json::from_slice(line).expect("the wire Pods decode");
+                match event {
+                    kube::core::WatchEvent::Modified(pod) => pod,
+                    _ => unreachable!("every line is MODIFIED"),
+                }
+            }
+        };
+        if mode.strip_managed_fields {
+            pod.metadata.managed_fields = None;
+        }
+        pod
+    })
+}
+
+/// Decodes every line with `decode`, holds each object in an `Arc`, and
+/// names the allocations still live.
+fn measure_objects<T: Serialize>(lines: &[Vec<u8>], decode: impl Fn(&[u8]) -> T) -> Totals {
+    let mut held: Vec<Arc<T>> = Vec::with_capacity(lines.len());
+    let ((), live) = live_allocations(|| {
+        for line in lines {
+            held.push(Arc::new(decode(line)));
         }
     });
 
@@ -720,7 +769,7 @@ fn measure(mode: Mode, lines: &[Vec<u8>]) -> Totals {
             frames: Vec::new(),
         };
         if let Some((start, _)) = walker.containing(at) {
-            walker.name(start, Kind::Object, std::mem::size_of::<Pod>());
+            walker.name(start, Kind::Object, std::mem::size_of::<T>());
         }
         let _ = pod.serialize(&mut walker);
     }
@@ -850,7 +899,7 @@ fn main() {
         std::mem::size_of::<BTreeMap<String, String>>(),
         std::mem::size_of::<serde_json::Value>(),
     );
-    for decoder in ["source", "plain"] {
+    for decoder in ["source", "plain", "projection"] {
         for strip_managed_fields in [false, true] {
             let mode = Mode {
                 decoder,
