@@ -1,5 +1,5 @@
 //! The controller's reconcile metrics as Prometheus reads them (C8), with
-//! controller-runtime's names, and the read-your-own-writes gate's (RW7),
+//! controller-runtime's names, and the read-your-own-writes gate's (RW8),
 //! through `metrics::register_controller`.
 
 use std::{
@@ -160,10 +160,10 @@ async fn c8_every_reconcile_metric_moves_on_a_scrape() {
     );
 }
 
-/// RW7 (`src/controller/mod.rs`): the read-your-own-writes gate's holds,
+/// RW8 (`src/controller/mod.rs`): the read-your-own-writes gate's holds,
 /// expiries and hold time, as Prometheus reads them.
 #[tokio::test(start_paused = true)]
-async fn rw7_hold_metrics_move_on_a_scrape() {
+async fn rw8_hold_metrics_move_on_a_scrape() {
     let server = FakeApiServer::start().await;
     server.create(&cm("app")).unwrap();
     // The cache hears of every change 1 s late, after the 200 ms deadline.

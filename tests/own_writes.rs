@@ -1,7 +1,7 @@
 //! Reading one's own writes: comparing resourceVersions (RW1–RW3 in
-//! `src/resource_version.rs`), waiting for a store to show a write (C6 in
-//! `src/store/mod.rs`), recording writes (RW4, RW5 in
-//! `src/own_writes/mod.rs`) and the controller's gate (RW6, RW7 in
+//! `src/resource_version.rs`), waiting for a store to show a write (RW4 in
+//! `src/store/mod.rs`), recording writes (RW5, RW6 in
+//! `src/own_writes/mod.rs`) and the controller's gate (RW7, RW8 in
 //! `src/controller/mod.rs`), the gate proven on the fake API server with
 //! lagging watches, on tokio's paused clock.
 
@@ -154,7 +154,7 @@ async fn rw1_wait_for_resolves_at_or_after_the_version() {
 }
 
 #[test]
-fn c6_wait_for_is_woken_by_writes_not_by_timers() {
+fn rw4_wait_for_is_woken_by_writes_not_by_timers() {
     let writer = Writer::new(Indexers::<ConfigMap>::new());
     let store = writer.reader();
     let wakes = Arc::new(Wakes::default());
@@ -179,7 +179,7 @@ fn c6_wait_for_is_woken_by_writes_not_by_timers() {
 }
 
 #[test]
-fn c6_a_write_between_the_look_and_the_wait_is_not_missed() {
+fn rw4_a_write_between_the_look_and_the_wait_is_not_missed() {
     // The waiter listens before it looks: a write that lands after its
     // first poll, before any other, wakes it.
     let writer = Writer::new(Indexers::<ConfigMap>::new());
@@ -197,7 +197,7 @@ fn c6_a_write_between_the_look_and_the_wait_is_not_missed() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn c6_wait_for_returns_when_the_informer_stops() {
+async fn rw4_wait_for_returns_when_the_informer_stops() {
     let informer = Informer::<ConfigMap>::builder_from_stream(futures::stream::pending::<
         Result<Event<ConfigMap>, std::io::Error>,
     >())
@@ -214,7 +214,7 @@ async fn c6_wait_for_returns_when_the_informer_stops() {
 }
 
 #[tokio::test]
-async fn rw4_recorded_api_records_what_each_accepted_write_returned() {
+async fn rw5_recorded_api_records_what_each_accepted_write_returned() {
     let server = FakeApiServer::start().await;
     let api = Api::<ConfigMap>::namespaced(server.client(), "default");
     let log = WriteLog::new();
@@ -346,7 +346,7 @@ async fn rw4_recorded_api_records_what_each_accepted_write_returned() {
 }
 
 #[tokio::test]
-async fn rw5_take_forgets_that_parent_only() {
+async fn rw6_take_forgets_that_parent_only() {
     let server = FakeApiServer::start().await;
     let api = Api::<ConfigMap>::namespaced(server.client(), "default");
     let log = WriteLog::new();
@@ -470,7 +470,7 @@ async fn run_make_child(
 }
 
 #[tokio::test(start_paused = true)]
-async fn rw6_without_the_gate_a_lagging_cache_makes_duplicate_creates() {
+async fn rw7_without_the_gate_a_lagging_cache_makes_duplicate_creates() {
     let (ctx, metrics) = run_make_child(None, Duration::from_secs(1)).await;
     assert_eq!(ctx.tally.created.load(AtomicOrdering::SeqCst), 3);
     let duplicates = ctx.tally.duplicates.load(AtomicOrdering::SeqCst);
@@ -481,7 +481,7 @@ async fn rw6_without_the_gate_a_lagging_cache_makes_duplicate_creates() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn rw6_rw7_with_the_gate_a_lagging_cache_makes_no_duplicate() {
+async fn rw7_rw8_with_the_gate_a_lagging_cache_makes_no_duplicate() {
     let (ctx, metrics) = run_make_child(Some(Duration::from_secs(5)), Duration::from_secs(1)).await;
     assert_eq!(ctx.tally.created.load(AtomicOrdering::SeqCst), 3);
     assert_eq!(ctx.tally.duplicates.load(AtomicOrdering::SeqCst), 0);
@@ -506,7 +506,7 @@ async fn rw6_rw7_with_the_gate_a_lagging_cache_makes_no_duplicate() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn rw6_rw7_a_hold_ends_at_its_deadline_and_counts_an_expiry() {
+async fn rw7_rw8_a_hold_ends_at_its_deadline_and_counts_an_expiry() {
     // The deadline (300 ms) is shorter than the lag (1 s): the hold
     // expires, the reconcile runs on the stale cache and creates again.
     let (ctx, metrics) =
@@ -522,7 +522,7 @@ async fn rw6_rw7_a_hold_ends_at_its_deadline_and_counts_an_expiry() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn rw6_a_write_to_a_resource_no_cache_holds_is_not_waited_for() {
+async fn rw7_a_write_to_a_resource_no_cache_holds_is_not_waited_for() {
     let server = FakeApiServer::start().await;
     server.create(&cm("p", "")).unwrap();
     server.lag_watches(RequestMatch::Watch, Duration::from_secs(1), usize::MAX);
@@ -628,7 +628,7 @@ async fn count_up(gate: bool) -> Vec<u32> {
 const COUNT_TO: u32 = 5;
 
 #[tokio::test(start_paused = true)]
-async fn rw6_without_the_gate_a_stale_object_is_written_back() {
+async fn rw7_without_the_gate_a_stale_object_is_written_back() {
     let counts = count_up(false).await;
     // The same step written again and again from a cache that had not
     // shown it: writes computed from a stale object.
@@ -637,7 +637,7 @@ async fn rw6_without_the_gate_a_stale_object_is_written_back() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn rw6_with_the_gate_each_reconcile_reads_its_last_write() {
+async fn rw7_with_the_gate_each_reconcile_reads_its_last_write() {
     // The object is read after the hold: each step starts from the last.
     assert_eq!(count_up(true).await, (1..=COUNT_TO).collect::<Vec<_>>());
 }

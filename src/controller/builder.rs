@@ -121,7 +121,7 @@ pub struct Controller<K: Resource> {
     /// Every cache the controller reads (its own, those of `owns` and
     /// `watches`), for the read-your-own-writes gate.
     pub(super) caches: Vec<Cache>,
-    /// The gate's log and deadline, when it is on (RW6).
+    /// The gate's log and deadline, when it is on (RW7).
     pub(super) own_writes: Option<(WriteLog, Duration)>,
 }
 
@@ -611,7 +611,7 @@ impl<K: Watchable> Controller<K> {
 
     /// Holds each key's reconcile until the controller's caches show the
     /// writes that `log` recorded under the key since its previous
-    /// reconcile began, for at most `deadline` (RW6, RW7): a reconciler
+    /// reconcile began, for at most `deadline` (RW7, RW8): a reconciler
     /// that writes through [`WriteLog::api`] then never acts on a cache
     /// that has not seen its own writes, such as creating a child twice
     /// because the child's informer had not delivered it yet.

@@ -104,10 +104,10 @@
 //!   owns enter the queue, every key the replica acquires is queued, and a
 //!   key lost while it waited is dropped unreconciled (the runner's gate,
 //!   E-rules of [`runner`](crate::runner)).
-//! - **RW6 Reading its own writes.** With
+//! - **RW7 Reading its own writes.** With
 //!   [`read_own_writes(log, deadline)`](Controller::read_own_writes), a
 //!   key's reconcile first takes the writes `log` recorded under that key
-//!   ([`own_writes`](crate::own_writes), RW4, RW5: those of its previous
+//!   ([`own_writes`](crate::own_writes), RW5, RW6: those of its previous
 //!   reconcile) and waits until every cache of the controller (its own,
 //!   `owns`, `watches`) that holds a written object's resource, matched by
 //!   API group and plural, has caught up with that write (RW1–RW3), or
@@ -118,7 +118,7 @@
 //!   one of the `concurrency` places, but it is not an active reconcile
 //!   and its wait is not reconcile time. Without the option nothing is
 //!   recorded or waited for.
-//! - **RW7 Hold metrics.** A reconcile that had to wait (some write not
+//! - **RW8 Hold metrics.** A reconcile that had to wait (some write not
 //!   yet shown) counts one hold
 //!   ([`own_write_holds`](crate::metrics::ControllerMetrics::own_write_holds))
 //!   and observes its wait in

@@ -1,4 +1,4 @@
-//! The read-your-own-writes gate (RW6, RW7): before a key's reconcile,
+//! The read-your-own-writes gate (RW7, RW8): before a key's reconcile,
 //! wait until the controller's caches show the writes its previous
 //! reconcile recorded, up to a deadline.
 
@@ -56,7 +56,7 @@ impl<K: Resource + Send + Sync + 'static> CatchUp for Store<K> {
 
     fn wait_for(&self, key: ObjectKey, written: Written) -> BoxFuture<'static, ()> {
         let store = self.clone();
-        // An informer that stops ends the wait (C6 of the store): nothing
+        // An informer that stops ends the wait (RW4): nothing
         // more will arrive, and the reconcile goes on with what is cached.
         async move {
             store.wait_for(&key, &written).await;
@@ -76,7 +76,7 @@ pub(super) struct OwnWritesGate {
 impl OwnWritesGate {
     /// Waits until every cache of a written object's resource has caught up
     /// with the writes recorded under `parent`, or the deadline passed
-    /// (RW6, RW7). Takes the records: a reconcile that follows records
+    /// (RW7, RW8). Takes the records: a reconcile that follows records
     /// anew.
     pub(super) async fn settle(&self, parent: &ObjectKey) {
         let writes = self.log.take(parent);

@@ -36,7 +36,7 @@ pub(super) struct Reconcile<K, C, R, P> {
     /// Whether a key in neither the cache nor the record of deletions is
     /// handed to the reconciler too (a keyed run), rather than skipped.
     pub(super) unknown_keys: bool,
-    /// The read-your-own-writes gate, when it is on (RW6).
+    /// The read-your-own-writes gate, when it is on (RW7).
     pub(super) own_writes: Option<OwnWritesGate>,
 }
 
@@ -58,7 +58,7 @@ where
         let this = Arc::clone(self);
         // Read when the reconcile starts, not when the key was queued (C4);
         // with the gate on, once the caches show the key's last writes
-        // (RW6), so a status the last reconcile wrote is in the object.
+        // (RW7), so a status the last reconcile wrote is in the object.
         let read_now = this.own_writes.is_none().then(|| this.observe(&key));
         async move {
             let observed = match (read_now, &this.own_writes) {

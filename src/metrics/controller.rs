@@ -221,7 +221,7 @@ mod tests {
     }
 
     #[test]
-    fn rw7_holds_and_expiries_count_apart() {
+    fn rw8_holds_and_expiries_count_apart() {
         let recorder = ControllerRecorder::new(1);
         recorder.own_writes_held();
         recorder.own_writes_caught_up(Duration::from_millis(3));

@@ -14,7 +14,7 @@ use super::{RecordedWrite, WriteLog, Written, log::resource_of};
 use crate::key::ObjectKey;
 
 /// A `kube::Api` whose accepted writes are recorded in a [`WriteLog`]
-/// under the key of the object being reconciled (RW4); made by
+/// under the key of the object being reconciled (RW5); made by
 /// [`WriteLog::api`]. Each method forwards to the `Api` method of the same
 /// name and answers as it did; reads go through [`api`](Self::api).
 ///
@@ -45,6 +45,8 @@ use crate::key::ObjectKey;
 ///
 /// api.delete("settings", &DeleteParams::default()).await?;
 /// assert_eq!(log.take(api.parent())[0].written, Written::Deleted);
+/// // Reads go through the `Api` itself.
+/// assert!(api.api().get_opt("settings").await?.is_none());
 /// # Ok(()) }
 /// ```
 #[derive(Clone)]
@@ -69,7 +71,8 @@ impl<K: Resource> RecordedApi<K> {
     }
 
     /// The `Api` the writes go through, for reads (and for writes that
-    /// should not be recorded).
+    /// should not be recorded). See the [type docs](RecordedApi) for an
+    /// example.
     pub fn api(&self) -> &Api<K> {
         &self.api
     }
@@ -91,7 +94,7 @@ impl<K: Resource> RecordedApi<K> {
     }
 
     /// Records the object a write answered with, if it can be keyed and
-    /// carries a resourceVersion (RW4).
+    /// carries a resourceVersion (RW5).
     fn record_object(&self, object: &K) {
         let version = object.meta().resource_version.clone();
         match (ObjectKey::from_object(object), version) {
@@ -110,7 +113,8 @@ impl<K> RecordedApi<K>
 where
     K: Resource + Clone + DeserializeOwned + Debug,
 {
-    /// `Api::create`, recorded.
+    /// `Api::create`, recorded (RW5). See the [type docs](RecordedApi) for an
+    /// example.
     pub async fn create(&self, pp: &PostParams, data: &K) -> kube::Result<K>
     where
         K: Serialize,
@@ -120,7 +124,8 @@ where
         Ok(created)
     }
 
-    /// `Api::replace`, recorded.
+    /// `Api::replace`, recorded (RW5). See the [type docs](RecordedApi) for an
+    /// example.
     pub async fn replace(&self, name: &str, pp: &PostParams, data: &K) -> kube::Result<K>
     where
         K: Serialize,
@@ -130,7 +135,8 @@ where
         Ok(replaced)
     }
 
-    /// `Api::replace_status`, recorded.
+    /// `Api::replace_status`, recorded (RW5). See the [type docs](RecordedApi) for an
+    /// example.
     pub async fn replace_status(&self, name: &str, pp: &PostParams, data: &K) -> kube::Result<K>
     where
         K: Serialize,
@@ -140,7 +146,8 @@ where
         Ok(replaced)
     }
 
-    /// `Api::patch`, recorded.
+    /// `Api::patch`, recorded (RW5). See the [type docs](RecordedApi) for an
+    /// example.
     pub async fn patch<P: Serialize + Debug>(
         &self,
         name: &str,
@@ -152,7 +159,8 @@ where
         Ok(patched)
     }
 
-    /// `Api::patch_status`, recorded.
+    /// `Api::patch_status`, recorded (RW5). See the [type docs](RecordedApi) for an
+    /// example.
     pub async fn patch_status<P: Serialize + Debug>(
         &self,
         name: &str,
@@ -166,7 +174,8 @@ where
 
     /// `Api::delete`, recorded: an object in the answer (its deletion waits
     /// for finalizers) is recorded at its resourceVersion, a `Status` (it
-    /// is gone) as [`Written::Deleted`] of `name` in the `Api`'s namespace.
+    /// is gone) as [`Written::Deleted`] of `name` in the `Api`'s namespace
+    /// (RW5). See the [type docs](RecordedApi) for an example.
     pub async fn delete(&self, name: &str, dp: &DeleteParams) -> kube::Result<Either<K, Status>> {
         let deleted = self.api.delete(name, dp).await?;
         match &deleted {

@@ -8,7 +8,7 @@ use parking_lot::Mutex;
 use super::RecordedApi;
 use crate::{hash::KeyMap, key::ObjectKey, resource::WatchedResource, resource_version::Written};
 
-/// One write the API server accepted: which object, and what it left (RW4).
+/// One write the API server accepted: which object, and what it left (RW5).
 ///
 /// # Examples
 ///
@@ -66,7 +66,7 @@ pub(super) fn resource_of<K: Resource>(api: &Api<K>) -> (String, String) {
 }
 
 /// The writes recorded for each parent key since its records were last
-/// taken (RW4, RW5): cheap to clone, shared by the reconciler that writes
+/// taken (RW5, RW6): cheap to clone, shared by the reconciler that writes
 /// and the gate that waits.
 ///
 /// # Examples
@@ -113,7 +113,7 @@ impl WriteLog {
     }
 
     /// Records `write` under `parent`, replacing an earlier record of a
-    /// write to the same object (RW4): for a write made without a
+    /// write to the same object (RW5): for a write made without a
     /// [`RecordedApi`], such as one through a client of one's own.
     ///
     /// # Examples
@@ -147,7 +147,7 @@ impl WriteLog {
     }
 
     /// The writes recorded under `parent` since they were last taken, in
-    /// the order first written; forgets them (RW5). See the
+    /// the order first written; forgets them (RW6). See the
     /// [type docs](WriteLog) for an example.
     pub fn take(&self, parent: &ObjectKey) -> Vec<RecordedWrite> {
         self.parents.lock().remove(parent).unwrap_or_default()

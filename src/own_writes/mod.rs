@@ -27,7 +27,7 @@
 //!
 //! # Rules
 //!
-//! - **RW4 Recorded writes.** Each write of a [`RecordedApi`] that the API
+//! - **RW5 Recorded writes.** Each write of a [`RecordedApi`] that the API
 //!   server accepted is recorded under the parent key the API was made
 //!   for: the written object's resource (API group and plural, from the
 //!   `Api`'s URL), its key, and [`Written::Version`] with the
@@ -36,12 +36,12 @@
 //!   the same object under the same parent replaces the earlier record. A
 //!   refused write, or an answer without a name or resourceVersion,
 //!   records nothing.
-//! - **RW5 Taking.** [`WriteLog::take`] returns a parent's records and
+//! - **RW6 Taking.** [`WriteLog::take`] returns a parent's records and
 //!   forgets them; records of other parents stay. A parent's records live
 //!   until taken, so a log fed by a controller holds, at most, the writes
 //!   of each key's last reconcile.
 //!
-//! The controller's gate has its own rules (RW6, RW7) in
+//! The controller's gate has its own rules (RW7, RW8) in
 //! [`controller`](crate::controller).
 //!
 //! # Bad input

@@ -369,7 +369,7 @@ impl<K> Store<K> {
     /// once the informer that handed the store out stops (I12), so a wait
     /// never outlives the informer that could end it.
     ///
-    /// It is woken by the writes to the store, never by a timer (C6), and
+    /// It is woken by the writes to the store, never by a timer (RW4), and
     /// has no deadline of its own: a write the store will never show (an
     /// object outside the informer's namespace or selectors, one deleted by
     /// someone else before the informer saw it, RW2's opaque versions)

@@ -20,7 +20,7 @@ pub(super) struct Shared<K> {
     pub(super) indexers: Indexers<K>,
     pub(super) synced: watch::Sender<bool>,
     /// Wakes every waiter of `wait_for` after a write that changed an
-    /// object (C6).
+    /// object (RW4).
     pub(super) changed: Notify,
     /// How many `wait_for` calls are waiting, read by the writer under the
     /// write lock so that a store nobody waits on pays one load per write,
