@@ -61,10 +61,10 @@ where
         // (RW7), so a status the last reconcile wrote is in the object.
         let read_now = this.own_writes.is_none().then(|| this.observe(&key));
         async move {
-            let observed = match (read_now, &this.own_writes) {
-                (Some(observed), _) => observed,
-                (None, gate) => {
-                    if let Some(gate) = gate {
+            let observed = match read_now {
+                Some(observed) => observed,
+                None => {
+                    if let Some(gate) = &this.own_writes {
                         gate.settle(&key).await;
                     }
                     this.observe(&key)
