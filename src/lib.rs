@@ -168,8 +168,8 @@
 //!
 //! 1. `key`, `hash` — object keys, which every stage names objects by, and
 //!    the hasher of every map and set kept by key.
-//! 2. `delta`, `notification`, `resource`, `resource_version`, `projection`,
-//!    `panic`, `deadline` — plain data passed between the stages (the
+//! 2. `delta`, `notification`, `resource`, `resource_version`, `projection`, `panic`, `deadline` —
+//!    plain data passed between the stages (the
 //!    resource an informer watches and how its versions compare among
 //!    it), the macro that gives a slim type of the user's the identity of
 //!    a full one, and two crate-private primitives they share: the one way
