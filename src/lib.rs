@@ -37,6 +37,10 @@
 //! - *How do I read the cache?* [`Store`] (`get`, `list`, `by_index`;
 //!   indexes from [`store::Indexers`]), [`NamespacedStore`], keyed by
 //!   [`ObjectKey`].
+//! - *How do I cache less?* [`InformerBuilder::strip_managed_fields`],
+//!   [`Informer::metadata_builder`] (metadata only), or a slim type of
+//!   your own with the fields you read: [`projection!`] (see
+//!   [`projection`]).
 //! - *How am I told about changes?* [`Subscription`] (a stream of
 //!   [`Notification`]s; per-subscriber [`SubscribeOptions`]: resync
 //!   period, [`Lag`] policy, name), its end in [`dispatch::EndReason`],
@@ -49,6 +53,10 @@
 //!   [`WorkQueue`] (client-go's work queue rules, rate limiters in
 //!   [`queue`]), [`runner::Runner`], owner mapping in
 //!   [`runner::OwnerStreamExt`].
+//! - *How do I keep a reconcile from acting on a cache that has not seen
+//!   its own last writes?* [`Controller::read_own_writes`] with an
+//!   [`own_writes::WriteLog`]; underneath, [`Store::wait_for`] and
+//!   [`resource_version::compare`].
 //! - *How do I split work between replicas?* [`shard::Shard`],
 //!   [`shard::KeyGate`], leader election in [`shard::leader`].
 //! - *What went wrong, and how is it doing?* [`Error`] (which each
@@ -160,16 +168,19 @@
 //!
 //! 1. `key`, `hash` — object keys, which every stage names objects by, and
 //!    the hasher of every map and set kept by key.
-//! 2. `delta`, `notification`, `resource`, `panic`, `deadline` — plain
-//!    data passed between the stages (the resource an informer watches
-//!    among it), and two crate-private primitives they share: the one way
+//! 2. `delta`, `notification`, `resource`, `resource_version`, `projection`, `panic`, `deadline` —
+//!    plain data passed between the stages (the
+//!    resource an informer watches and how its versions compare among
+//!    it), the macro that gives a slim type of the user's the identity of
+//!    a full one, and two crate-private primitives they share: the one way
 //!    user code is run so that its panic becomes an error, and the one "is
 //!    it due" rule of everything that recurs on a period.
 //! 3. `metrics` — each stage's counters and snapshots; the exporter takes
 //!    readers the stages make, and knows none of them.
-//! 4. `source`, `fifo`, `store`, `dispatch`, `queue`, `ext` — the stages;
-//!    none knows another (the FIFO sees the store through its own
-//!    known-objects trait, the distributor sees notifications only).
+//! 4. `source`, `fifo`, `store`, `dispatch`, `queue`, `ext`, `own_writes` —
+//!    the stages; none knows another (the FIFO sees the store through
+//!    its own known-objects trait, the distributor sees notifications
+//!    only, the write log knows keys and versions, not stores).
 //! 5. `informer`, `controller_feed` — the informer wires the stages together.
 //! 6. `factory`, `shard` — one informer per type for a program; sharding
 //!    runs an informer on Leases and filters notification streams.
@@ -205,9 +216,12 @@ pub mod informer;
 pub mod key;
 pub mod metrics;
 pub mod notification;
+pub mod own_writes;
 mod panic;
+pub mod projection;
 pub mod queue;
 mod resource;
+pub mod resource_version;
 pub mod runner;
 pub mod shard;
 pub mod source;
@@ -248,4 +262,12 @@ pub mod prelude {
         source::{self, Watchable},
         store::{Indexers, Store},
     };
+}
+
+/// What [`projection!`] expands to names, so a program that uses it needs
+/// no `kube` or `k8s-openapi` import of its own for it. Not part of the API.
+#[doc(hidden)]
+pub mod __private {
+    pub use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+    pub use kube;
 }

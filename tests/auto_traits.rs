@@ -8,6 +8,8 @@ use kube_informer::{
         ChangedOnly, Keys, Objects, Predicate, PredicateFilter,
         predicate::{GenerationChanged, Or},
     },
+    own_writes::{RecordedApi, RecordedWrite, WriteLog},
+    resource_version::Written,
     runner::OwnerKeys,
     store::{Indexers, NamespacedStore, Store, Writer},
     unstable::dispatch::{Distributor, SubscribeRequest},
@@ -19,6 +21,10 @@ fn send<T: Send>() {}
 #[test]
 fn public_types_are_send_sync_and_unpin() {
     send_sync_unpin::<Store<ConfigMap>>();
+    send_sync_unpin::<WriteLog>();
+    send_sync_unpin::<RecordedApi<ConfigMap>>();
+    send_sync_unpin::<RecordedWrite>();
+    send_sync_unpin::<Written>();
     send_sync_unpin::<Writer<ConfigMap>>();
     send_sync_unpin::<NamespacedStore<ConfigMap>>();
     send_sync_unpin::<Indexers<ConfigMap>>();

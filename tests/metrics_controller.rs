@@ -1,14 +1,27 @@
 //! The controller's reconcile metrics as Prometheus reads them (C8), with
-//! controller-runtime's names, through `metrics::register_controller`.
+//! controller-runtime's names, and the read-your-own-writes gate's (RW8),
+//! through `metrics::register_controller`.
 
-use std::{collections::BTreeMap, sync::Arc, time::Duration};
+use std::{
+    collections::BTreeMap,
+    sync::{
+        Arc,
+        atomic::{AtomicU64, Ordering},
+    },
+    time::Duration,
+};
 
 use futures::StreamExt;
 
 use k8s_openapi::api::core::v1::ConfigMap;
-use kube::{Api, api::ObjectMeta};
-use kube_informer::{controller::Controller, metrics, runner::Action};
-use kube_informer_testing::FakeApiServer;
+use kube::{
+    Api,
+    api::{ObjectMeta, Patch, PatchParams},
+};
+use kube_informer::{
+    ObjectKey, controller::Controller, metrics, own_writes::WriteLog, runner::Action,
+};
+use kube_informer_testing::{FakeApiServer, RequestMatch};
 use prometheus_client::{encoding::text::encode, registry::Registry};
 
 fn cm(name: &str) -> ConfigMap {
@@ -144,5 +157,63 @@ async fn c8_every_reconcile_metric_moves_on_a_scrape() {
             "controller_runtime_reconcile_time_seconds_sum",
             labels
         ) >= 7200.0
+    );
+}
+
+/// RW8 (`src/controller/mod.rs`): the read-your-own-writes gate's holds,
+/// expiries and hold time, as Prometheus reads them.
+#[tokio::test(start_paused = true)]
+async fn rw8_hold_metrics_move_on_a_scrape() {
+    let server = FakeApiServer::start().await;
+    server.create(&cm("app")).unwrap();
+    // The cache hears of every change 1 s late, after the 200 ms deadline.
+    server.lag_watches(RequestMatch::Watch, Duration::from_secs(1), usize::MAX);
+    let client = server.in_process_client();
+    let writes = WriteLog::new();
+    let controller = Controller::new(Api::<ConfigMap>::all(client.clone()))
+        .read_own_writes(writes.clone(), Duration::from_millis(200));
+    let mut registry = Registry::default();
+    metrics::register_controller(&mut registry, "configmaps", controller.metrics_reader());
+    let runs = Arc::new(AtomicU64::new(0));
+    let outcomes = controller.run(
+        move |cm: Arc<ConfigMap>, _ctx: Arc<()>| {
+            let (writes, client, runs) = (writes.clone(), client.clone(), runs.clone());
+            async move {
+                if runs.fetch_add(1, Ordering::SeqCst) > 0 {
+                    return Ok(Action::done());
+                }
+                // Writes the object itself, then asks to run again at once.
+                let key = ObjectKey::from_object(&*cm).unwrap();
+                let patch = serde_json::json!({"data": {"seen": "yes"}});
+                writes
+                    .api(Api::<ConfigMap>::namespaced(client, "default"), key)
+                    .patch("app", &PatchParams::default(), &Patch::Merge(&patch))
+                    .await?;
+                Ok::<_, kube::Error>(Action::requeue(Duration::from_millis(10)))
+            }
+        },
+        |_cm, _error, _ctx| Action::backoff(),
+        Arc::new(()),
+    );
+    let mut outcomes = std::pin::pin!(outcomes);
+    for _ in 0..2 {
+        outcomes.next().await.unwrap().unwrap();
+    }
+    let mut text = String::new();
+    encode(&mut text, &registry).unwrap();
+    let labels = r#"controller="configmaps""#;
+    let value = |name: &str| sample(&text, name, labels);
+    assert_eq!(value("kube_informer_controller_own_write_holds_total"), 1.0);
+    assert_eq!(
+        value("kube_informer_controller_own_write_expiries_total"),
+        1.0
+    );
+    assert_eq!(
+        value("kube_informer_controller_own_write_hold_seconds_count"),
+        1.0
+    );
+    assert_eq!(
+        value("kube_informer_controller_own_write_hold_seconds_sum"),
+        0.2
     );
 }

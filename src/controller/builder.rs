@@ -9,7 +9,7 @@ use futures::{
 };
 use kube::{Api, Resource};
 
-use super::{SetupError, shutdown::Shutdown};
+use super::{SetupError, own_writes::Cache, shutdown::Shutdown};
 use crate::{
     Notification,
     dispatch::{SubscribeOptions, Subscription},
@@ -19,6 +19,7 @@ use crate::{
     informer::{FromApi, Informer, InformerBuilder, SyncError},
     key::ObjectKey,
     metrics::{ControllerMetrics, ControllerRecorder, MetricsReader},
+    own_writes::WriteLog,
     queue::{DEFAULT_PRIORITY_AGEING, Priority, RateLimiter, WorkQueue},
     runner::controller_owner_key_with,
     shard::KeyGate,
@@ -121,6 +122,11 @@ pub struct Controller<K: Resource> {
     pub(super) setup_errors: Vec<SetupError>,
     pub(super) recorder: Arc<ControllerRecorder>,
     pub(super) name: String,
+    /// Every cache the controller reads (its own, those of `owns` and
+    /// `watches`), for the read-your-own-writes gate.
+    pub(super) caches: Vec<Cache>,
+    /// The gate's log and deadline, when it is on (RW7).
+    pub(super) own_writes: Option<(WriteLog, Duration)>,
 }
 
 impl<K> Controller<K>
@@ -241,6 +247,7 @@ impl<K: Watchable> Controller<K> {
         };
         let name = K::kind(&dyntype).to_lowercase();
         let syncs = vec![sync_wait(&informer)];
+        let caches = vec![Cache::new(informer.watched_resource(), informer.store())];
         Self {
             informer,
             main,
@@ -261,6 +268,8 @@ impl<K: Watchable> Controller<K> {
             setup_errors,
             recorder: Arc::new(ControllerRecorder::new(1)),
             name,
+            caches,
+            own_writes: None,
         }
     }
 
@@ -292,6 +301,8 @@ impl<K: Watchable> Controller<K> {
                     .subscribe(SubscribeOptions::default().name("controller"))
                     .map_err(SetupError::from)?;
                 self.syncs.push(sync_wait(&informer));
+                self.caches
+                    .push(Cache::new(informer.watched_resource(), informer.store()));
                 Ok(subscription)
             });
         match subscribed {
@@ -650,6 +661,83 @@ impl<K: Watchable> Controller<K> {
     /// ```
     pub fn shard(mut self, gate: KeyGate) -> Self {
         self.gate = Some(gate);
+        self
+    }
+
+    /// Holds each key's reconcile until the controller's caches show the
+    /// writes that `log` recorded under the key since its previous
+    /// reconcile began, for at most `deadline` (RW7, RW8): a reconciler
+    /// that writes through [`WriteLog::api`] then never acts on a cache
+    /// that has not seen its own writes, such as creating a child twice
+    /// because the child's informer had not delivered it yet.
+    ///
+    /// The caches waited on are those of the written object's resource
+    /// (API group and plural) among the controller's own, its
+    /// [`owns`](Self::owns) and its [`watches`](Self::watches); a write to
+    /// a resource none of them caches is not waited for. A hold that
+    /// reaches `deadline` lets the reconcile run and counts an expiry
+    /// ([`ControllerMetrics::own_write_expiries`]); so does a write the
+    /// caches will never show (outside an informer's namespace or
+    /// selectors, deleted by someone else first, or an opaque
+    /// resourceVersion that moved on, RW2). Pick `deadline` as the
+    /// staleness the reconciler can bear, a few seconds for most.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::{sync::Arc, time::Duration};
+    /// use futures::StreamExt;
+    /// use k8s_openapi::api::{apps::v1::Deployment, core::v1::ConfigMap};
+    /// use kube::{Api, api::PostParams};
+    /// use kube_informer::{InformerFactory, ObjectKey, Store, controller::Controller, own_writes::WriteLog, runner::Action};
+    /// use kube_informer_testing::FakeApiServer;
+    ///
+    /// struct Context {
+    ///     writes: WriteLog,
+    ///     configmaps: Api<ConfigMap>,
+    ///     cache: Store<ConfigMap>,
+    /// }
+    ///
+    /// /// Gives each Deployment a ConfigMap, made once.
+    /// async fn reconcile(deployment: Arc<Deployment>, ctx: Arc<Context>) -> Result<Action, kube::Error> {
+    ///     let parent = ObjectKey::from_object(&*deployment).expect("cached objects have keys");
+    ///     let name = format!("{}-settings", parent.name());
+    ///     if ctx.cache.get_by(parent.namespace(), &name).is_none() {
+    ///         let mut settings = ConfigMap::default();
+    ///         settings.metadata.name = Some(name);
+    ///         // Recorded under the Deployment's key: its next reconcile
+    ///         // waits until the cache holds this ConfigMap.
+    ///         ctx.writes.api(ctx.configmaps.clone(), parent).create(&PostParams::default(), &settings).await?;
+    ///     }
+    ///     Ok(Action::done())
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let server = FakeApiServer::start().await;
+    /// # let mut web = Deployment::default();
+    /// # web.metadata.namespace = Some("default".into());
+    /// # web.metadata.name = Some("web".into());
+    /// # server.create(&web)?;
+    /// let factory = InformerFactory::new(server.client());
+    /// let writes = WriteLog::new();
+    /// let ctx = Arc::new(Context {
+    ///     writes: writes.clone(),
+    ///     configmaps: Api::namespaced(factory.client(), "default"),
+    ///     cache: factory.build(Api::<ConfigMap>::all(factory.client()), |b| b)?.store(),
+    /// });
+    /// let outcomes = Controller::with_factory(&factory, Api::<Deployment>::all(factory.client()))?
+    ///     .owns(Api::<ConfigMap>::all(factory.client()))
+    ///     .read_own_writes(writes, Duration::from_secs(5))
+    ///     .run(reconcile, |_deployment, _error, _ctx| Action::backoff(), ctx);
+    /// let mut outcomes = std::pin::pin!(outcomes);
+    /// assert_eq!(outcomes.next().await.unwrap()?.0.as_str(), "default/web");
+    /// let names: Vec<_> = server.objects::<ConfigMap>().into_iter().filter_map(|cm| cm.metadata.name).collect();
+    /// assert_eq!(names, ["web-settings"]);
+    /// # Ok(()) }
+    /// ```
+    pub fn read_own_writes(mut self, log: WriteLog, deadline: Duration) -> Self {
+        self.own_writes = Some((log, deadline));
         self
     }
 

@@ -7,7 +7,7 @@ use futures::FutureExt;
 use tokio::time::Instant;
 use tracing::Instrument;
 
-use super::{Error, Observed, observed::Tombstones};
+use super::{Error, Observed, observed::Tombstones, own_writes::OwnWritesGate};
 use crate::{
     key::ObjectKey,
     metrics::{ControllerRecorder, ReconcileResult},
@@ -36,6 +36,8 @@ pub(super) struct Reconcile<K, C, R, P> {
     /// Whether a key in neither the cache nor the record of deletions is
     /// handed to the reconciler too (a keyed run), rather than skipped.
     pub(super) unknown_keys: bool,
+    /// The read-your-own-writes gate, when it is on (RW7).
+    pub(super) own_writes: Option<OwnWritesGate>,
 }
 
 impl<K, C, R, P, Fut, E> Reconcile<K, C, R, P>
@@ -54,16 +56,20 @@ where
     ) -> impl Future<Output = Result<Action, Failed<E>>> + Send + 'static + use<K, C, R, P, Fut, E>
     {
         let this = Arc::clone(self);
-        // Read when the reconcile starts, not when the key was queued (C4).
-        let observed = match this.store.get(&key) {
-            Some(object) => Some(Observed::Present(object)),
-            None => this
-                .tombstones
-                .as_ref()
-                .and_then(|tombstones| tombstones.get(&key))
-                .map(Observed::Deleted),
-        };
+        // Read when the reconcile starts, not when the key was queued (C4);
+        // with the gate on, once the caches show the key's last writes
+        // (RW7), so a status the last reconcile wrote is in the object.
+        let read_now = this.own_writes.is_none().then(|| this.observe(&key));
         async move {
+            let observed = match read_now {
+                Some(observed) => observed,
+                None => {
+                    if let Some(gate) = &this.own_writes {
+                        gate.settle(&key).await;
+                    }
+                    this.observe(&key)
+                }
+            };
             if observed.is_none() && !this.unknown_keys {
                 tracing::debug!(controller = %this.name, object.ref = %key, "queued key has no object; skipped");
                 return Err(not_found(key));
@@ -122,6 +128,20 @@ where
                     })
                 }
             }
+        }
+    }
+}
+
+impl<K, C, R, P> Reconcile<K, C, R, P> {
+    /// What the controller knows of `key`'s object now (C4).
+    fn observe(&self, key: &ObjectKey) -> Option<Observed<K>> {
+        match self.store.get(key) {
+            Some(object) => Some(Observed::Present(object)),
+            None => self
+                .tombstones
+                .as_ref()
+                .and_then(|tombstones| tombstones.get(key))
+                .map(Observed::Deleted),
         }
     }
 }

@@ -14,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 use super::{
     Controller, Error, Observed,
     observed::Tombstones,
+    own_writes::OwnWritesGate,
     reconcile::{Failed, Reconcile},
 };
 use crate::{
@@ -242,7 +243,15 @@ impl<K: Watchable> Controller<K> {
             setup_errors,
             recorder,
             name,
+            caches,
+            own_writes,
         } = self;
+        let own_writes = own_writes.map(|(log, deadline)| OwnWritesGate {
+            log,
+            deadline,
+            caches,
+            recorder: recorder.clone(),
+        });
         let store = informer.store();
         let tombstones = (entry != Entry::Present).then(|| Arc::new(Tombstones::new()));
         if let Some(gate) = &gate {
@@ -272,6 +281,7 @@ impl<K: Watchable> Controller<K> {
             recorder,
             name: name.into(),
             unknown_keys: entry == Entry::ByKey,
+            own_writes,
         });
         let own = own_factory.then(|| factory.clone()).flatten();
         async_stream::stream! {

@@ -1,6 +1,7 @@
 //! A controller's reconcile metrics, with controller-runtime's names and
 //! meanings: reconciles by result, errors, panics, reconcile time, active
-//! workers and the concurrency limit.
+//! workers and the concurrency limit; and the holds of the
+//! read-your-own-writes gate, under names of this crate.
 //!
 //! Recording is relaxed atomic adds on a recorder the controller shares
 //! with its reconciles; reading does the arithmetic.
@@ -36,6 +37,9 @@ pub(crate) struct ControllerRecorder {
     active: AtomicUsize,
     max_concurrent: AtomicUsize,
     time: Histogram,
+    own_write_holds: AtomicU64,
+    own_write_expiries: AtomicU64,
+    own_write_hold_time: Histogram,
 }
 
 impl ControllerRecorder {
@@ -51,6 +55,9 @@ impl ControllerRecorder {
             active: AtomicUsize::new(0),
             max_concurrent: AtomicUsize::new(max_concurrent),
             time: Histogram::default(),
+            own_write_holds: AtomicU64::new(0),
+            own_write_expiries: AtomicU64::new(0),
+            own_write_hold_time: Histogram::default(),
         }
     }
 
@@ -87,6 +94,23 @@ impl ControllerRecorder {
         self.panics.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// The read-your-own-writes gate held a key's reconcile: its caches
+    /// had not shown the key's last writes yet.
+    pub(crate) fn own_writes_held(&self) {
+        self.own_write_holds.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A hold ended when the caches caught up, after `took`.
+    pub(crate) fn own_writes_caught_up(&self, took: Duration) {
+        self.own_write_hold_time.observe(took);
+    }
+
+    /// A hold ended at its deadline, after `took`.
+    pub(crate) fn own_writes_expired(&self, took: Duration) {
+        self.own_write_hold_time.observe(took);
+        self.own_write_expiries.fetch_add(1, Ordering::Relaxed);
+    }
+
     /// The metrics now.
     pub(crate) fn snapshot(&self) -> ControllerMetrics {
         let load = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
@@ -103,6 +127,9 @@ impl ControllerRecorder {
             reconcile_time: self.time.snapshot(),
             active_workers: self.active.load(Ordering::Relaxed),
             max_concurrent_reconciles: self.max_concurrent.load(Ordering::Relaxed),
+            own_write_holds: load(&self.own_write_holds),
+            own_write_expiries: load(&self.own_write_expiries),
+            own_write_hold_time: self.own_write_hold_time.snapshot(),
         }
     }
 }
@@ -150,6 +177,18 @@ pub struct ControllerMetrics {
     /// The most reconciles that run at once
     /// (`controller_runtime_max_concurrent_reconciles`).
     pub max_concurrent_reconciles: usize,
+    /// Reconciles the read-your-own-writes gate held because the caches
+    /// had not shown the key's last writes yet
+    /// ([`Controller::read_own_writes`](crate::controller::Controller::read_own_writes);
+    /// `kube_informer_controller_own_write_holds_total`).
+    pub own_write_holds: u64,
+    /// Holds that ended at their deadline, the reconcile then running on
+    /// caches that had not caught up
+    /// (`kube_informer_controller_own_write_expiries_total`).
+    pub own_write_expiries: u64,
+    /// How long holds lasted, expired ones included
+    /// (`kube_informer_controller_own_write_hold_seconds`).
+    pub own_write_hold_time: DurationHistogram,
 }
 
 #[cfg(test)]
@@ -179,5 +218,21 @@ mod tests {
         assert_eq!(metrics.active_workers, 1);
         assert_eq!(metrics.max_concurrent_reconciles, 3);
         assert_eq!(metrics.reconcile_time.count, 5);
+    }
+
+    #[test]
+    fn rw8_holds_and_expiries_count_apart() {
+        let recorder = ControllerRecorder::new(1);
+        recorder.own_writes_held();
+        recorder.own_writes_caught_up(Duration::from_millis(3));
+        recorder.own_writes_held();
+        recorder.own_writes_expired(Duration::from_secs(5));
+        let metrics = recorder.snapshot();
+        assert_eq!(
+            (metrics.own_write_holds, metrics.own_write_expiries),
+            (2, 1)
+        );
+        assert_eq!(metrics.own_write_hold_time.count, 2);
+        assert_eq!(metrics.reconciles.total(), 0);
     }
 }

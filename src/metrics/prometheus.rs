@@ -530,7 +530,11 @@ impl Collector for WorkQueueCollector {
 /// `controller_runtime_reconcile_panics_total`,
 /// `controller_runtime_reconcile_time_seconds`,
 /// `controller_runtime_active_workers` and
-/// `controller_runtime_max_concurrent_reconciles`. The reader comes from
+/// `controller_runtime_max_concurrent_reconciles`; and the holds of the
+/// read-your-own-writes gate under this crate's names:
+/// `kube_informer_controller_own_write_holds_total`,
+/// `kube_informer_controller_own_write_expiries_total` and
+/// `kube_informer_controller_own_write_hold_seconds`. The reader comes from
 /// [`Controller::metrics_reader`](crate::controller::Controller::metrics_reader).
 ///
 /// # Examples
@@ -628,6 +632,24 @@ impl Collector for ControllerCollector {
             "controller_runtime_max_concurrent_reconciles",
             "The most reconciles that run at once.",
             one(Gauge(metrics.max_concurrent_reconciles)),
+        )?;
+        family(
+            e,
+            "kube_informer_controller_own_write_holds",
+            "Reconciles held until the caches showed the key's last writes.",
+            one(Counter(metrics.own_write_holds)),
+        )?;
+        family(
+            e,
+            "kube_informer_controller_own_write_expiries",
+            "Holds that ended at their deadline before the caches caught up.",
+            one(Counter(metrics.own_write_expiries)),
+        )?;
+        family(
+            e,
+            "kube_informer_controller_own_write_hold",
+            "How long a reconcile was held for its key's last writes.",
+            one(Histogram(&metrics.own_write_hold_time)),
         )
     }
 }

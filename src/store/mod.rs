@@ -32,6 +32,12 @@
 //! - **C5 Synced.** A store is not synced until its writer marks it so, and
 //!   is from then on; marking it wakes every
 //!   [`Store::wait_until_synced`].
+//! - **RW4 Waiting for a write.** [`Store::wait_for`] returns once the store
+//!   has caught up with a write for its key, by the rules RW1–RW3 of
+//!   [`resource_version`](crate::resource_version), or once the informer
+//!   that handed the store out stops. Every write that changes an object
+//!   wakes the waiters, which look again; no timer is involved, and a
+//!   store nobody waits on pays one atomic load per write.
 //!
 //! # Consistency
 //!

@@ -1,11 +1,24 @@
 //! [`Store`]: the read-only handle on an indexed cache.
 
-use std::{fmt, future::Future, pin::Pin, sync::Arc};
+use std::{
+    fmt,
+    future::Future,
+    pin::{Pin, pin},
+    sync::Arc,
+};
 
+use kube::Resource;
 use tokio::sync::watch;
 
-use super::{Error, namespace::NamespacedStore, shared::Shared};
-use crate::key::{ObjectKey, with_key_str};
+use super::{
+    Error,
+    namespace::NamespacedStore,
+    shared::{Shared, Waiting},
+};
+use crate::{
+    key::{ObjectKey, with_key_str},
+    resource_version::Written,
+};
 
 /// A cheap-to-clone, read-only handle on an indexed cache, such as the one
 /// [`Informer::store`](crate::Informer::store) returns.
@@ -312,6 +325,115 @@ impl<K> Store<K> {
             // The sender lives in `self`, so `wait_for` cannot fail here.
             _ = synced.wait_for(|s| *s) => true,
             () = ended => self.has_synced(),
+        }
+    }
+
+    /// Whether the store has caught up with `written` for `key`: holds the
+    /// object at the written resourceVersion or a later one, or, for a
+    /// deletion, no longer holds the key (RW1–RW3 of
+    /// [`resource_version`](crate::resource_version)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube_informer::{ObjectKey, resource_version::Written, store::{Indexers, Writer}};
+    ///
+    /// let writer = Writer::new(Indexers::<ConfigMap>::new());
+    /// let store = writer.reader();
+    /// let key: ObjectKey = "default/app".parse()?;
+    /// let written = Written::Version("12".into());
+    /// assert!(!store.caught_up(&key, &written));
+    ///
+    /// let mut cm = ConfigMap::default();
+    /// cm.metadata.namespace = Some("default".into());
+    /// cm.metadata.name = Some("app".into());
+    /// cm.metadata.resource_version = Some("15".into()); // a later change
+    /// writer.apply_upsert(key.clone(), Arc::new(cm))?;
+    /// assert!(store.caught_up(&key, &written));
+    /// assert!(!store.caught_up(&key, &Written::Deleted));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn caught_up(&self, key: &ObjectKey, written: &Written) -> bool
+    where
+        K: Resource,
+    {
+        let state = self.shared.state.read();
+        let held = state.objects.get(key).map(|entry| &entry.object);
+        written.seen_in(held.and_then(|object| object.meta().resource_version.as_deref()))
+    }
+
+    /// Waits until the store has [caught up](Self::caught_up) with
+    /// `written` for `key`, and returns `true`; or returns whether it has
+    /// once the informer that handed the store out stops (I12), so a wait
+    /// never outlives the informer that could end it.
+    ///
+    /// It is woken by the writes to the store, never by a timer (RW4), and
+    /// has no deadline of its own: a write the store will never show (an
+    /// object outside the informer's namespace or selectors, one deleted by
+    /// someone else before the informer saw it, RW2's opaque versions)
+    /// keeps it waiting, so wrap it in [`tokio::time::timeout`] with the
+    /// staleness the caller can bear. A store built from a
+    /// [`Writer`](super::Writer) has nothing that stops: it waits for the
+    /// writer.
+    ///
+    /// Cancel-safe.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::{sync::Arc, time::Duration};
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube_informer::{ObjectKey, resource_version::Written, store::{Indexers, Writer}};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let writer = Writer::new(Indexers::<ConfigMap>::new());
+    /// let store = writer.reader();
+    /// let key: ObjectKey = "default/app".parse()?;
+    /// // What `Api::create` answered: the object at resourceVersion 7.
+    /// let written = Written::Version("7".into());
+    /// let waiting = tokio::spawn({
+    ///     let (store, key) = (store.clone(), key.clone());
+    ///     async move { tokio::time::timeout(Duration::from_secs(5), store.wait_for(&key, &written)).await }
+    /// });
+    ///
+    /// // The informer delivers the object.
+    /// let mut cm = ConfigMap::default();
+    /// cm.metadata.namespace = Some("default".into());
+    /// cm.metadata.name = Some("app".into());
+    /// cm.metadata.resource_version = Some("7".into());
+    /// writer.apply_upsert(key, Arc::new(cm))?;
+    /// assert_eq!(waiting.await?, Ok(true));
+    /// # Ok(()) }
+    /// ```
+    pub async fn wait_for(&self, key: &ObjectKey, written: &Written) -> bool
+    where
+        K: Resource,
+    {
+        let mut ended = pin!(async {
+            match &self.owner {
+                Some(owner) => owner.ended().await,
+                None => std::future::pending().await,
+            }
+        });
+        // Counted before the first look, so a write after that look wakes
+        // this waiter (see `Shared::waiting`).
+        let _waiting = Waiting::register(&self.shared);
+        loop {
+            let mut changed = pin!(self.shared.changed.notified());
+            // Listening before looking: a write between the look and the
+            // await below still wakes it.
+            changed.as_mut().enable();
+            if self.caught_up(key, written) {
+                return true;
+            }
+            tokio::select! {
+                biased;
+                () = changed => {}
+                () = &mut ended => return self.caught_up(key, written),
+            }
         }
     }
 

@@ -1,12 +1,16 @@
 //! What a [`Writer`](super::Writer) and its [`Store`](super::Store) readers
-//! share: objects and indexes under one lock, the indexers, the synced flag.
+//! share: objects and indexes under one lock, the indexers, the synced flag,
+//! and the wake-up of [`Store::wait_for`](super::Store::wait_for).
 
-use std::sync::Arc;
+use std::sync::{
+    Arc,
+    atomic::{AtomicUsize, Ordering},
+};
 
 use crate::hash::KeyMap;
 
 use parking_lot::RwLock;
-use tokio::sync::watch;
+use tokio::sync::{Notify, watch};
 
 use super::{index::Index, indexers::Indexers};
 use crate::key::ObjectKey;
@@ -15,6 +19,14 @@ pub(super) struct Shared<K> {
     pub(super) state: RwLock<State<K>>,
     pub(super) indexers: Indexers<K>,
     pub(super) synced: watch::Sender<bool>,
+    /// Wakes every waiter of `wait_for` after a write that changed an
+    /// object (RW4).
+    pub(super) changed: Notify,
+    /// How many `wait_for` calls are waiting, read by the writer under the
+    /// write lock so that a store nobody waits on pays one load per write,
+    /// not a wake-up. A waiter counts itself before it takes the read lock
+    /// to look, so a write after its look sees it counted.
+    pub(super) waiting: AtomicUsize,
 }
 
 /// Objects and indexes under one lock, so no reader sees one without the
@@ -48,6 +60,30 @@ impl<K> Shared<K> {
             }),
             indexers,
             synced: watch::Sender::new(false),
+            changed: Notify::new(),
+            waiting: AtomicUsize::new(0),
         }
+    }
+
+    /// Whether a write that just changed the state must wake waiters; read
+    /// while the write lock is held (see `waiting`).
+    pub(super) fn has_waiters(&self) -> bool {
+        self.waiting.load(Ordering::Relaxed) > 0
+    }
+}
+
+/// One waiter of `wait_for`, counted in `Shared::waiting` while it lives.
+pub(super) struct Waiting<'a>(&'a AtomicUsize);
+
+impl<'a> Waiting<'a> {
+    pub(super) fn register<K>(shared: &'a Shared<K>) -> Self {
+        shared.waiting.fetch_add(1, Ordering::Relaxed);
+        Self(&shared.waiting)
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
     }
 }

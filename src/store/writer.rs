@@ -122,6 +122,11 @@ impl<K> Writer<K> {
                 }
             }
         }
+        let wake = self.shared.has_waiters();
+        drop(state);
+        if wake {
+            self.shared.changed.notify_waiters();
+        }
         Ok(old.map(|entry| entry.object))
     }
 
@@ -142,6 +147,11 @@ impl<K> Writer<K> {
                     }
                 }
             }
+        }
+        let wake = self.shared.has_waiters();
+        drop(state);
+        if wake {
+            self.shared.changed.notify_waiters();
         }
         Some(old.object)
     }

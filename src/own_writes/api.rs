@@ -1,0 +1,202 @@
+//! [`RecordedApi`]: `kube::Api`'s writes, recorded in a [`WriteLog`].
+
+use std::fmt::{self, Debug};
+
+use either::Either;
+use kube::{
+    Api, Resource,
+    api::{DeleteParams, Patch, PatchParams, PostParams},
+    core::Status,
+};
+use serde::{Serialize, de::DeserializeOwned};
+
+use super::{RecordedWrite, WriteLog, Written, log::resource_of};
+use crate::key::ObjectKey;
+
+/// A `kube::Api` whose accepted writes are recorded in a [`WriteLog`]
+/// under the key of the object being reconciled (RW5); made by
+/// [`WriteLog::api`]. Each method forwards to the `Api` method of the same
+/// name and answers as it did; reads go through [`api`](Self::api).
+///
+/// # Examples
+///
+/// ```
+/// use k8s_openapi::api::core::v1::ConfigMap;
+/// use kube::{Api, api::{DeleteParams, Patch, PatchParams, PostParams}};
+/// use kube_informer::{own_writes::WriteLog, resource_version::Written};
+/// use kube_informer_testing::FakeApiServer;
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let server = FakeApiServer::start().await;
+/// let log = WriteLog::new();
+/// let parent = "default/web".parse()?;
+/// let api = log.api(Api::<ConfigMap>::namespaced(server.client(), "default"), parent);
+///
+/// let mut cm = ConfigMap::default();
+/// cm.metadata.name = Some("settings".into());
+/// api.create(&PostParams::default(), &cm).await?;
+/// let patch = serde_json::json!({"data": {"mode": "fast"}});
+/// let patched = api.patch("settings", &PatchParams::default(), &Patch::Merge(&patch)).await?;
+/// let writes = log.take(api.parent());
+/// // One record per object: the patch replaced the create's.
+/// assert_eq!(writes.len(), 1);
+/// assert_eq!(writes[0].written, Written::Version(patched.metadata.resource_version.unwrap()));
+///
+/// api.delete("settings", &DeleteParams::default()).await?;
+/// assert_eq!(log.take(api.parent())[0].written, Written::Deleted);
+/// // Reads go through the `Api` itself.
+/// assert!(api.api().get_opt("settings").await?.is_none());
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct RecordedApi<K> {
+    api: Api<K>,
+    log: WriteLog,
+    parent: ObjectKey,
+    group: String,
+    resource: String,
+}
+
+impl<K: Resource> RecordedApi<K> {
+    pub(super) fn new(api: Api<K>, log: WriteLog, parent: ObjectKey) -> Self {
+        let (group, resource) = resource_of(&api);
+        Self {
+            api,
+            log,
+            parent,
+            group,
+            resource,
+        }
+    }
+
+    /// The `Api` the writes go through, for reads (and for writes that
+    /// should not be recorded). See the [type docs](RecordedApi) for an
+    /// example.
+    pub fn api(&self) -> &Api<K> {
+        &self.api
+    }
+
+    /// The key the writes are recorded under.
+    pub fn parent(&self) -> &ObjectKey {
+        &self.parent
+    }
+
+    /// Records that `key` was left `written`.
+    fn record(&self, key: ObjectKey, written: Written) {
+        let write = RecordedWrite {
+            group: self.group.clone(),
+            resource: self.resource.clone(),
+            key,
+            written,
+        };
+        self.log.record(&self.parent, write);
+    }
+
+    /// Records the object a write answered with, if it can be keyed and
+    /// carries a resourceVersion (RW5).
+    fn record_object(&self, object: &K) {
+        let version = object.meta().resource_version.clone();
+        match (ObjectKey::from_object(object), version) {
+            (Ok(key), Some(version)) => self.record(key, Written::Version(version)),
+            (key, version) => tracing::debug!(
+                parent = %self.parent,
+                ?key,
+                ?version,
+                "a write's answer has no key or no resourceVersion; not recorded"
+            ),
+        }
+    }
+}
+
+impl<K> RecordedApi<K>
+where
+    K: Resource + Clone + DeserializeOwned + Debug,
+{
+    /// `Api::create`, recorded (RW5). See the [type docs](RecordedApi) for an
+    /// example.
+    pub async fn create(&self, pp: &PostParams, data: &K) -> kube::Result<K>
+    where
+        K: Serialize,
+    {
+        let created = self.api.create(pp, data).await?;
+        self.record_object(&created);
+        Ok(created)
+    }
+
+    /// `Api::replace`, recorded (RW5). See the [type docs](RecordedApi) for an
+    /// example.
+    pub async fn replace(&self, name: &str, pp: &PostParams, data: &K) -> kube::Result<K>
+    where
+        K: Serialize,
+    {
+        let replaced = self.api.replace(name, pp, data).await?;
+        self.record_object(&replaced);
+        Ok(replaced)
+    }
+
+    /// `Api::replace_status`, recorded (RW5). See the [type docs](RecordedApi) for an
+    /// example.
+    pub async fn replace_status(&self, name: &str, pp: &PostParams, data: &K) -> kube::Result<K>
+    where
+        K: Serialize,
+    {
+        let replaced = self.api.replace_status(name, pp, data).await?;
+        self.record_object(&replaced);
+        Ok(replaced)
+    }
+
+    /// `Api::patch`, recorded (RW5). See the [type docs](RecordedApi) for an
+    /// example.
+    pub async fn patch<P: Serialize + Debug>(
+        &self,
+        name: &str,
+        pp: &PatchParams,
+        patch: &Patch<P>,
+    ) -> kube::Result<K> {
+        let patched = self.api.patch(name, pp, patch).await?;
+        self.record_object(&patched);
+        Ok(patched)
+    }
+
+    /// `Api::patch_status`, recorded (RW5). See the [type docs](RecordedApi) for an
+    /// example.
+    pub async fn patch_status<P: Serialize + Debug>(
+        &self,
+        name: &str,
+        pp: &PatchParams,
+        patch: &Patch<P>,
+    ) -> kube::Result<K> {
+        let patched = self.api.patch_status(name, pp, patch).await?;
+        self.record_object(&patched);
+        Ok(patched)
+    }
+
+    /// `Api::delete`, recorded: an object in the answer (its deletion waits
+    /// for finalizers) is recorded at its resourceVersion, a `Status` (it
+    /// is gone) as [`Written::Deleted`] of `name` in the `Api`'s namespace
+    /// (RW5). See the [type docs](RecordedApi) for an example.
+    pub async fn delete(&self, name: &str, dp: &DeleteParams) -> kube::Result<Either<K, Status>> {
+        let deleted = self.api.delete(name, dp).await?;
+        match &deleted {
+            Either::Left(terminating) => self.record_object(terminating),
+            Either::Right(_) => match ObjectKey::new(self.api.namespace(), name) {
+                Ok(key) => self.record(key, Written::Deleted),
+                Err(error) => {
+                    tracing::debug!(parent = %self.parent, %error, "a deleted name makes no key; not recorded");
+                }
+            },
+        }
+        Ok(deleted)
+    }
+}
+
+impl<K> fmt::Debug for RecordedApi<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RecordedApi")
+            .field("group", &self.group)
+            .field("resource", &self.resource)
+            .field("parent", &self.parent)
+            .finish_non_exhaustive()
+    }
+}
