@@ -131,14 +131,16 @@ pub(super) fn apply(
 }
 
 fn manager_required() -> ApiStatus {
-    ApiStatus {
-        causes: vec!["FieldValueRequired".to_owned()],
-        ..ApiStatus::new(
-            422,
-            "Invalid",
-            "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch",
-        )
-    }
+    ApiStatus::invalid(
+        "meta.k8s.io",
+        "PatchOptions",
+        "",
+        &[(
+            "FieldValueRequired",
+            "fieldManager",
+            "Required value: is required for apply patch",
+        )],
+    )
 }
 
 /// The body as JSON, or else as YAML (kube's `Patch::Apply` sends JSON).

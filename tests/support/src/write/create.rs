@@ -6,8 +6,7 @@ use axum::http::StatusCode;
 use serde_json::{Value, json};
 
 use super::{
-    Answer, ObjectRequest, Owner, body_object, manager, meta_str, place, store_error,
-    target::Target,
+    Answer, ObjectRequest, Owner, decode, manager, meta_str, place, store_error, target::Target,
 };
 use crate::{
     faults::ApiStatus,
@@ -42,14 +41,14 @@ pub(super) fn create(
             &format!("create {} needs a namespace in the URL", rt.plural),
         ));
     }
-    let mut object = body_object(request.body)?;
+    let mut object = decode::object(rt, request.body)?;
     place(&mut object, path)?;
     if meta_str(&object, "resourceVersion").is_some() {
-        // What the API server's storage says, as an internal error.
+        // What the API server's storage says, passed on as it is (WR5).
         return Err(ApiStatus::new(
             500,
-            "InternalError",
-            "Internal error occurred: resourceVersion should not be set on objects to be created",
+            "",
+            "resourceVersion should not be set on objects to be created",
         ));
     }
     if meta_str(&object, "name").is_none()
@@ -76,6 +75,7 @@ pub(super) fn prepare_new(
     owner: Owner<'_>,
 ) -> Value {
     let mut object = Target::Main.confine(rt, None, object);
+    super::drop_empty_metadata(&mut object);
     crate::crd::status_on_create(rt, &mut object);
     if let Some(meta) = object["metadata"].as_object_mut() {
         for field in SERVER_SET {

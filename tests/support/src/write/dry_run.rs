@@ -33,17 +33,16 @@ pub(super) fn requested(request: &ObjectRequest<'_>) -> Result<bool, ApiStatus> 
     match request.param("dryRun") {
         None => Ok(false),
         Some("All") => Ok(true),
-        Some(other) => Err(ApiStatus {
-            causes: vec!["FieldValueNotSupported".to_owned()],
-            ..ApiStatus::new(
-                422,
-                "Invalid",
-                &format!(
-                    "{options}.meta.k8s.io \"\" is invalid: dryRun: Unsupported value: \
-                     [{other:?}]: supported values: \"All\""
-                ),
-            )
-        }),
+        Some(other) => Err(ApiStatus::invalid(
+            "meta.k8s.io",
+            options,
+            "",
+            &[(
+                "FieldValueNotSupported",
+                "dryRun",
+                &format!("Unsupported value: [{other:?}]: supported values: \"All\""),
+            )],
+        )),
     }
 }
 
