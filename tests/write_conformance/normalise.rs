@@ -45,8 +45,10 @@ pub fn normalise(recording: &Recording) -> Value {
 }
 
 /// Sorts every `managedFields` list by operation, manager, apiVersion and
-/// subresource.
-fn sort_managed_fields(value: &mut Value) {
+/// subresource: both servers order entries by the time of their last
+/// write first, which has a resolution of one second, so the order of two
+/// managers' entries depends on whether their writes fell in one second.
+pub fn sort_managed_fields(value: &mut Value) {
     match value {
         Value::Object(map) => {
             if let Some(Value::Array(entries)) = map.get_mut("managedFields") {

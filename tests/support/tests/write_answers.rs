@@ -456,3 +456,112 @@ async fn wr6_a_put_checks_its_body_before_looking_the_object_up() {
     assert_eq!(code, 404);
     assert_eq!(body["message"], "configmaps \"missing\" not found");
 }
+
+/// The `fieldsV1` of the entry of `manager` in `object`.
+fn fields_of(object: &Value, manager: &str) -> Value {
+    object["metadata"]["managedFields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["manager"] == manager)
+        .unwrap_or_else(|| panic!("no entry of {manager} in {object}"))["fieldsV1"]
+        .clone()
+}
+
+#[tokio::test]
+async fn mf4_an_update_owns_the_maps_structs_and_lists_it_creates() {
+    let server = server_with_widgets().await;
+    // A custom resource's spec is created by its first write.
+    let (_, created) = post(&server, &format!("{WIDGETS}?fieldManager=m1"), widget("w")).await;
+    assert_eq!(
+        fields_of(&created, "m1"),
+        json!({"f:spec": {".": {}, "f:size": {}}})
+    );
+    // Its status too, by the first write of the status.
+    let (code, patched) = send(
+        &server,
+        "PATCH",
+        &format!("{WIDGETS}/w/status?fieldManager=m2"),
+        "application/merge-patch+json",
+        r#"{"status": {"ready": true}}"#,
+    )
+    .await;
+    assert_eq!(code, 200);
+    assert_eq!(
+        fields_of(&patched, "m2"),
+        json!({"f:status": {".": {}, "f:ready": {}}})
+    );
+
+    // Metadata maps and lists.
+    let mut object = configmap("a");
+    object["metadata"]["labels"] = json!({"x": "1"});
+    object["metadata"]["finalizers"] = json!(["example.com/hold"]);
+    let (_, created) = post(&server, &format!("{CONFIGMAPS}?fieldManager=m1"), object).await;
+    assert_eq!(
+        fields_of(&created, "m1")["f:metadata"],
+        json!({
+            "f:labels": {".": {}, "f:x": {}},
+            "f:finalizers": {".": {}, "v:\"example.com/hold\"": {}},
+        })
+    );
+    // Another manager that takes the only label leaves the map to the
+    // manager that created it.
+    let (_, patched) = send(
+        &server,
+        "PATCH",
+        &format!("{CONFIGMAPS}/a?fieldManager=m2"),
+        "application/merge-patch+json",
+        r#"{"metadata": {"labels": {"x": "2"}}}"#,
+    )
+    .await;
+    assert_eq!(
+        fields_of(&patched, "m2"),
+        json!({"f:metadata": {"f:labels": {"f:x": {}}}})
+    );
+    assert_eq!(
+        fields_of(&patched, "m1")["f:metadata"]["f:labels"],
+        json!({})
+    );
+
+    // The fields every Pod and Deployment has are nobody's creation.
+    let pod = json!({
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+        "spec": {"containers": [{"name": "main", "image": "i", "env": [{"name": "A", "value": "1"}]}]}
+    });
+    let (_, created) = post(
+        &server,
+        "/api/v1/namespaces/default/pods?fieldManager=m1",
+        pod,
+    )
+    .await;
+    assert_eq!(
+        fields_of(&created, "m1"),
+        json!({"f:spec": {"f:containers": {"k:{\"name\":\"main\"}": {
+            ".": {}, "f:name": {}, "f:image": {},
+            "f:env": {".": {}, "k:{\"name\":\"A\"}": {".": {}, "f:name": {}, "f:value": {}}},
+        }}}})
+    );
+    let deployment = json!({
+        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "d"}},
+            "template": {
+                "metadata": {"labels": {"app": "d"}},
+                "spec": {"containers": [{"name": "main", "image": "i"}]}
+            }
+        }
+    });
+    let (_, created) = post(
+        &server,
+        "/apis/apps/v1/namespaces/default/deployments?fieldManager=m1",
+        deployment,
+    )
+    .await;
+    assert_eq!(
+        fields_of(&created, "m1"),
+        json!({"f:spec": {"f:selector": {}, "f:template": {
+            "f:metadata": {"f:labels": {".": {}, "f:app": {}}},
+            "f:spec": {"f:containers": {"k:{\"name\":\"main\"}": {".": {}, "f:name": {}, "f:image": {}}}},
+        }}})
+    );
+}

@@ -89,11 +89,11 @@ pub(super) fn prepare_new(
             let scope = Target::Main.scope(rt);
             let empty = json!({});
             let (changed, removed) = changes(
+                &schema,
                 &empty,
                 &object,
                 &Fields::of(&schema, &empty, scope),
                 &Fields::of(&schema, &object, scope),
-                true,
             );
             let mut managed = ManagedFields::default();
             managed.record_update(

@@ -104,11 +104,11 @@ pub(super) fn store_update(
             let schema = Schema::of(rt);
             let scope = target.scope(rt);
             let (changed, removed) = changes(
+                &schema,
                 current,
                 &object,
                 &Fields::of(&schema, current, scope),
                 &Fields::of(&schema, &object, scope),
-                false,
             );
             let mut managed = ManagedFields::read(current);
             managed.record_update(
