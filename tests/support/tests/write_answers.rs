@@ -335,7 +335,7 @@ async fn wr4_empty_labels_and_annotations_are_not_stored() {
 }
 
 #[tokio::test]
-async fn wr5_bodies_that_do_not_decode_get_the_api_servers_messages() {
+async fn wr5_wr8_bodies_that_do_not_decode_get_the_api_servers_messages() {
     let server = server_with_widgets().await;
     post(&server, CONFIGMAPS, configmap("a")).await;
     let a = format!("{CONFIGMAPS}/a");
@@ -369,6 +369,41 @@ async fn wr5_bodies_that_do_not_decode_get_the_api_servers_messages() {
         body["message"],
         "error decoding patch: invalid character 'n' looking for beginning of object key string"
     );
+
+    // A body in a media type the server does not read, and a built-in
+    // object of another kind.
+    let (code, body) = send(&server, "POST", CONFIGMAPS, "text/plain", "hello").await;
+    assert_eq!(code, 415);
+    assert_eq!(
+        body["message"],
+        "the body of the request was in an unknown format - accepted media types include: \
+         application/json, application/yaml, application/vnd.kubernetes.protobuf"
+    );
+    let secret = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}});
+    let (code, body) = post(&server, CONFIGMAPS, secret).await;
+    assert_eq!(code, 400);
+    assert_eq!(
+        body["message"],
+        "Secret in version \"v1\" cannot be handled as a ConfigMap: converting (v1.Secret) \
+         to (core.ConfigMap): unknown conversion"
+    );
+    // YAML is read as JSON is.
+    let (code, body) = send(
+        &server,
+        "POST",
+        CONFIGMAPS,
+        "application/yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-yaml\n",
+    )
+    .await;
+    assert_eq!(
+        (code, &body["metadata"]["name"]),
+        (201, &json!("from-yaml"))
+    );
+    // An invalid name (WR8).
+    let (code, body) = post(&server, CONFIGMAPS, configmap("Bad_Name")).await;
+    assert_eq!(code, 422);
+    assert_eq!(body["details"]["causes"][0]["field"], "metadata.name");
 
     // Patch types the server does not know.
     let (code, body) = send(&server, "PATCH", &a, "application/xml", "<patch/>").await;
@@ -563,5 +598,142 @@ async fn mf4_an_update_owns_the_maps_structs_and_lists_it_creates() {
             "f:metadata": {"f:labels": {".": {}, "f:app": {}}},
             "f:spec": {"f:containers": {"k:{\"name\":\"main\"}": {".": {}, "f:name": {}, "f:image": {}}}},
         }}})
+    );
+}
+
+#[tokio::test]
+async fn dr3_a_dry_run_create_answers_a_uid_no_object_gets() {
+    let server = FakeApiServer::start().await;
+    let (code, dry) = post(&server, &format!("{CONFIGMAPS}?dryRun=All"), configmap("a")).await;
+    assert_eq!(code, 201);
+    let (code, created) = post(&server, CONFIGMAPS, configmap("b")).await;
+    assert_eq!(code, 201);
+    let uid = |o: &Value| o["metadata"]["uid"].as_str().unwrap().to_owned();
+    assert_ne!(uid(&dry), uid(&created));
+    assert!(!uid(&dry).is_empty());
+}
+
+#[tokio::test]
+async fn sa8_an_apply_with_a_stale_resource_version_and_conflicts_reports_the_conflicts() {
+    let server = FakeApiServer::start().await;
+    let (_, created) = post(&server, CONFIGMAPS, configmap("a")).await;
+    let stale = created["metadata"]["resourceVersion"].clone();
+    let a = format!("{CONFIGMAPS}/a");
+    send(
+        &server,
+        "PATCH",
+        &a,
+        "application/merge-patch+json",
+        r#"{"data": {"k": "2"}}"#,
+    )
+    .await;
+    let mut applied = configmap("a");
+    applied["metadata"]["resourceVersion"] = stale;
+    applied["data"]["k"] = json!("3");
+    let apply = |force: bool| {
+        let path = format!(
+            "{a}?fieldManager=m1{}",
+            if force { "&force=true" } else { "" }
+        );
+        let body = applied.to_string();
+        let server = &server;
+        async move {
+            send(
+                server,
+                "PATCH",
+                &path,
+                "application/apply-patch+yaml",
+                &body,
+            )
+            .await
+        }
+    };
+    let (code, body) = apply(false).await;
+    assert_eq!(code, 409);
+    assert_eq!(
+        body["message"],
+        "Apply failed with 1 conflict: conflict with \"unknown\" using v1: .data.k"
+    );
+    // Forced, the conflicts are taken and the stale resourceVersion refused.
+    let (code, body) = apply(true).await;
+    assert_eq!(code, 409);
+    assert!(
+        body["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("Operation cannot be fulfilled on configmaps \"a\""),
+        "{body}"
+    );
+}
+
+#[tokio::test]
+async fn gn5_a_deployments_annotations_count_as_a_change_of_its_desired_state() {
+    let server = FakeApiServer::start().await;
+    let deployments = "/apis/apps/v1/namespaces/default/deployments";
+    let deployment = json!({
+        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "d"}},
+            "template": {
+                "metadata": {"labels": {"app": "d"}},
+                "spec": {"containers": [{"name": "main", "image": "i"}]}
+            }
+        }
+    });
+    let (_, created) = post(&server, deployments, deployment).await;
+    assert_eq!(created["metadata"]["generation"], 1);
+    let patch = |body: &'static str| {
+        let server = &server;
+        async move {
+            let path = format!("{deployments}/d");
+            let (code, patched) =
+                send(server, "PATCH", &path, "application/merge-patch+json", body).await;
+            assert_eq!(code, 200, "{patched}");
+            patched["metadata"]["generation"].clone()
+        }
+    };
+    assert_eq!(patch(r#"{"metadata": {"labels": {"l": "1"}}}"#).await, 1);
+    assert_eq!(
+        patch(r#"{"metadata": {"annotations": {"a": "1"}}}"#).await,
+        2
+    );
+    assert_eq!(
+        patch(r#"{"metadata": {"annotations": {"a": "1"}}}"#).await,
+        2
+    );
+    assert_eq!(patch(r#"{"metadata": {"annotations": null}}"#).await, 3);
+    // Other kinds count only their spec.
+    let pods = "/api/v1/namespaces/default/pods";
+    let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+        "spec": {"containers": [{"name": "main", "image": "i"}]}});
+    post(&server, pods, pod).await;
+    let (_, annotated) = send(
+        &server,
+        "PATCH",
+        &format!("{pods}/p"),
+        "application/merge-patch+json",
+        r#"{"metadata": {"annotations": {"a": "1"}}}"#,
+    )
+    .await;
+    assert_eq!(annotated["metadata"]["generation"], 1);
+}
+
+#[tokio::test]
+async fn gn6_wr3_an_object_marked_for_deletion_counts_a_generation_and_keeps_its_name() {
+    let server = server_with_widgets().await;
+    let mut held = widget("w");
+    held["metadata"]["finalizers"] = json!(["example.com/hold"]);
+    post(&server, WIDGETS, held).await;
+    let w = format!("{WIDGETS}/w");
+    let (code, marked) = send(&server, "DELETE", &w, "", "").await;
+    assert_eq!(code, 200);
+    assert_eq!(marked["metadata"]["generation"], 2);
+    let (_, read) = send(&server, "GET", &w, "", "").await;
+    assert_eq!(read["metadata"]["generation"], 2, "stored as answered");
+    let (code, body) = post(&server, WIDGETS, widget("w")).await;
+    assert_eq!(code, 409);
+    assert_eq!(
+        body["message"],
+        "object is being deleted: widgets.example.com \"w\" already exists"
     );
 }

@@ -41,7 +41,7 @@ pub(super) fn create(
             &format!("create {} needs a namespace in the URL", rt.plural),
         ));
     }
-    let mut object = decode::object(rt, request.body)?;
+    let mut object = decode::object(rt, request)?;
     place(&mut object, path)?;
     if meta_str(&object, "resourceVersion").is_some() {
         // What the API server's storage says, passed on as it is (WR5).
@@ -59,9 +59,19 @@ pub(super) fn create(
     }
     let mut object = prepare_new(state, rt, object, Owner::Update(&manager(request)));
     super::finalize::before_create(state, rt, &mut object)?; // DL12, DL13 (deletion rules)
-    let stored = state
-        .put(rt, object, Some(false))
-        .map_err(|e| store_error(rt, e))?;
+    super::validate::create(rt, &object)?; // WR8
+    let key = meta_str(&object, "name").map(|name| super::obj_key(path, name));
+    let deleting = key
+        .and_then(|key| state.current(&path.resource, &key))
+        .is_some_and(|existing| existing["metadata"].get("deletionTimestamp").is_some());
+    let stored = state.put(rt, object, Some(false)).map_err(|e| {
+        let mut status = store_error(rt, e);
+        if deleting && status.reason == "AlreadyExists" {
+            // The API server says why the name is still taken (WR3).
+            status.message = format!("object is being deleted: {}", status.message);
+        }
+        status
+    })?;
     Ok((StatusCode::CREATED, stored))
 }
 

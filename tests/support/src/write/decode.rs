@@ -4,15 +4,90 @@
 //! beginning of object key string`), which clients and people match on, so
 //! this module scans a body the same way rather than quoting serde's error.
 
+use axum::http::header;
 use serde_json::Value;
 
-use super::bad_request;
-use crate::{faults::ApiStatus, resource::ResourceType};
+use super::{ObjectRequest, bad_request};
+use crate::{faults::ApiStatus, merge_keys::Schema, resource::ResourceType};
 
-/// The body of a create or replace as a JSON object, or the API server's
-/// 400: `the object provided is unrecognized (must be of type Kind): …`
-/// with a summary of the body.
-pub(super) fn object(rt: &ResourceType, body: &[u8]) -> Result<Value, ApiStatus> {
+/// The body of a create or replace as a JSON object (sent as JSON, or as
+/// YAML), or the API server's answer: 415 for a media type it does not
+/// read, 400 `the object provided is unrecognized (must be of type Kind):
+/// …` with a summary of a body that does not decode, 400 `… cannot be
+/// handled as a Kind` for a built-in object of another kind (WR5).
+pub(super) fn object(rt: &ResourceType, request: &ObjectRequest<'_>) -> Result<Value, ApiStatus> {
+    let media_type = request
+        .headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| {
+            v.split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase()
+        });
+    let object = match media_type.as_deref() {
+        None | Some("" | "application/json") => json_object(rt, request.body)?,
+        Some("application/yaml") => yaml_object(request.body)?,
+        Some("application/vnd.kubernetes.protobuf") => {
+            return Err(ApiStatus::new(
+                415,
+                "UnsupportedMediaType",
+                "the fake API server does not read protobuf bodies; send application/json",
+            ));
+        }
+        Some(_) => {
+            return Err(ApiStatus::new(
+                415,
+                "UnsupportedMediaType",
+                "the body of the request was in an unknown format - accepted media types \
+                 include: application/json, application/yaml, application/vnd.kubernetes.protobuf",
+            ));
+        }
+    };
+    of_kind(rt, object)
+}
+
+/// Refuses a built-in object of another kind of the same API version, as
+/// the API server's conversion does; custom resources are checked by
+/// their definition (`crd`).
+fn of_kind(rt: &ResourceType, object: Value) -> Result<Value, ApiStatus> {
+    let kind = object["kind"].as_str().unwrap_or("");
+    let api_version = object["apiVersion"].as_str().unwrap_or("");
+    if kind.is_empty() || kind == rt.kind || !Schema::of(rt).is_builtin() {
+        return Ok(object);
+    }
+    if api_version != rt.api_version() {
+        return Ok(object);
+    }
+    // The API server names the Go packages of the versioned and internal
+    // types: `v1` and `core` for the core group, else the group's first
+    // word (`apps`, `batch`, `networking`).
+    let internal = match rt.group.split('.').next() {
+        Some("") | None => "core",
+        Some(first) => first,
+    };
+    Err(bad_request(&format!(
+        "{kind} in version {:?} cannot be handled as a {}: converting ({}.{kind}) to \
+         ({internal}.{}): unknown conversion",
+        rt.version, rt.kind, rt.version, rt.kind
+    )))
+}
+
+fn yaml_object(body: &[u8]) -> Result<Value, ApiStatus> {
+    match serde_saphyr::from_slice::<Value>(body) {
+        Ok(value @ Value::Object(_)) => Ok(value),
+        Ok(Value::Null) => Ok(Value::Object(serde_json::Map::new())),
+        Ok(other) => Err(bad_request(&format!(
+            "the YAML body is a {}, not an object",
+            json_type(&other)
+        ))),
+        Err(e) => Err(bad_request(&format!("error converting YAML to JSON: {e}"))),
+    }
+}
+
+fn json_object(rt: &ResourceType, body: &[u8]) -> Result<Value, ApiStatus> {
     let why = match syntax_error(body) {
         Some(error) => error,
         None => match serde_json::from_slice::<Value>(body) {

@@ -15,7 +15,8 @@
 //! DeleteOptions, terminating namespaces); after each write the garbage
 //! collector and the namespace controller of `gc` finish what it started.
 //!
-//! Rules (WR1, WR2 and WR6 in `update.rs`, WR5's scanner in `decode.rs`):
+//! Rules (WR1, WR2 and WR6 in `update.rs`, WR5's scanner in `decode.rs`,
+//! WR7 in `validate.rs`):
 //! - **WR3** An error about one object names it as the API server does:
 //!   the message calls the resource by its plural qualified by its group
 //!   (`widgets.example.com "a" not found`, `deployments.apps …`), the
@@ -51,6 +52,7 @@ mod finalize;
 mod strategic;
 mod target;
 mod update;
+mod validate;
 
 use crate::{
     Shared,

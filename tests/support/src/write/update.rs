@@ -86,6 +86,7 @@ pub(super) fn store_update(
         object["metadata"] = json!({});
     }
     super::drop_empty_metadata(&mut object);
+    super::validate::update(rt, current, &object)?; // WR7
     for field in SERVER_KEPT {
         match current["metadata"].get(*field) {
             Some(v) => object["metadata"][*field] = v.clone(),
@@ -146,7 +147,7 @@ pub(super) fn replace(
     target: Target,
 ) -> Answer {
     // WR6: what the body says is checked before the object is looked up.
-    let mut object = decode::object(rt, request.body)?;
+    let mut object = decode::object(rt, request)?;
     if meta_str(&object, "name").is_none() {
         return Err(bad_request(&format!(
             "the name of the object ({name} based on URL) was undeterminable: name must be provided"
