@@ -16,7 +16,10 @@
 //! - `managedFields` entries are sorted by operation, manager, apiVersion
 //!   and subresource: both servers order them by the second each was
 //!   written in, which the `<time>` placeholders no longer show and which
-//!   two runs need not share.
+//!   two runs need not share;
+//! - the causes of a server-side apply conflict (`FieldManagerConflict`)
+//!   are sorted by field and message: kube-apiserver lists them in the
+//!   order it happens to walk its managers, which changes from run to run.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -41,12 +44,40 @@ pub fn normalise(recording: &Recording) -> Value {
     let names = Names::from(&seen, &recording.namespace);
     names.rewrite(&mut doc, None);
     sort_managed_fields(&mut doc);
+    sort_conflict_causes(&mut doc);
     doc
 }
 
+/// Sorts the causes of every apply conflict `Status` by field and message.
+fn sort_conflict_causes(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            if let Some(Value::Array(causes)) = map
+                .get_mut("details")
+                .and_then(|d| d.get_mut("causes"))
+                .filter(|c| {
+                    c.as_array().is_some_and(|c| {
+                        c.iter()
+                            .all(|cause| cause["reason"] == "FieldManagerConflict")
+                    })
+                })
+            {
+                causes.sort_by_key(|c| {
+                    ["field", "message"].map(|k| c[k].as_str().unwrap_or("").to_owned())
+                });
+            }
+            map.values_mut().for_each(sort_conflict_causes);
+        }
+        Value::Array(items) => items.iter_mut().for_each(sort_conflict_causes),
+        _ => {}
+    }
+}
+
 /// Sorts every `managedFields` list by operation, manager, apiVersion and
-/// subresource.
-fn sort_managed_fields(value: &mut Value) {
+/// subresource: both servers order entries by the time of their last
+/// write first, which has a resolution of one second, so the order of two
+/// managers' entries depends on whether their writes fell in one second.
+pub fn sort_managed_fields(value: &mut Value) {
     match value {
         Value::Object(map) => {
             if let Some(Value::Array(entries)) = map.get_mut("managedFields") {
@@ -295,6 +326,32 @@ mod tests {
         let owners =
             &doc["metadata"]["managedFields"][1]["fieldsV1"]["f:metadata"]["f:ownerReferences"];
         assert!(owners.get("k:{\"uid\":\"<uid-1>\"}").is_some(), "{owners}");
+    }
+
+    #[test]
+    fn wc2_apply_conflict_causes_are_sorted_and_other_causes_kept_in_order() {
+        let cause = |reason: &str, field: &str| json!({"reason": reason, "field": field});
+        let mut doc = json!({"steps": [
+            {"body": {"details": {"causes": [
+                cause("FieldManagerConflict", ".spec.size"),
+                cause("FieldManagerConflict", ".metadata.labels.owner"),
+            ]}}},
+            {"body": {"details": {"causes": [
+                cause("FieldValueInvalid", "spec.b"),
+                cause("FieldValueInvalid", "spec.a"),
+            ]}}},
+        ]});
+        sort_conflict_causes(&mut doc);
+        let fields = |step: usize| -> Vec<String> {
+            doc["steps"][step]["body"]["details"]["causes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| c["field"].as_str().unwrap().to_owned())
+                .collect()
+        };
+        assert_eq!(fields(0), [".metadata.labels.owner", ".spec.size"]);
+        assert_eq!(fields(1), ["spec.b", "spec.a"]);
     }
 
     #[test]

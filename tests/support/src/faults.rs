@@ -19,16 +19,16 @@
 //! - FT5: a fault schedule (what a `Simulation` installs) is asked once per
 //!   request and once per watch, in the order they arrive, after the faults
 //!   set by hand.
-//! - FT6: an error answer's `Status` carries `details.causes` only when it
-//!   has causes; without any it has no `details`, as kube-apiserver's.
+//! - FT6: an error answer's `Status` carries `details` only when the
+//!   status has them (rules of `status.rs`): kube-apiserver leaves out a
+//!   `details` it has not set.
 
 mod inject;
 mod lag;
 
 use std::time::Duration;
 
-use serde_json::{Value, json};
-
+pub use crate::status::ApiStatus;
 use crate::{record::RecordedRequest, resource::CollectionPath};
 
 pub(crate) use lag::lagged;
@@ -81,118 +81,6 @@ pub(crate) enum Answer {
     /// Deliver every line of a watch this much later than it was produced;
     /// taken only by watches (FT1).
     Lag(Duration),
-}
-
-/// A Kubernetes `Status` failure: HTTP code, reason and message.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ApiStatus {
-    /// HTTP status code.
-    pub code: u16,
-    /// Machine-readable reason, e.g. `Expired`, `Forbidden`.
-    pub reason: String,
-    /// Human-readable message.
-    pub message: String,
-    /// `details.causes[].reason` values, e.g. `ResourceVersionTooLarge`.
-    pub causes: Vec<String>,
-}
-
-impl ApiStatus {
-    /// A status with no causes.
-    pub fn new(code: u16, reason: &str, message: &str) -> Self {
-        Self {
-            code,
-            reason: reason.to_owned(),
-            message: message.to_owned(),
-            causes: Vec::new(),
-        }
-    }
-
-    /// 410 Gone, reason `Expired`: the resourceVersion or continue token is too old.
-    pub fn expired() -> Self {
-        Self::new(410, "Expired", "too old resource version")
-    }
-
-    /// 504 with cause `ResourceVersionTooLarge`: the resourceVersion is ahead of the server.
-    pub fn too_large_resource_version() -> Self {
-        Self {
-            causes: vec!["ResourceVersionTooLarge".to_owned()],
-            ..Self::new(504, "Timeout", "Too large resource version")
-        }
-    }
-
-    /// 403 Forbidden.
-    pub fn forbidden() -> Self {
-        Self::new(403, "Forbidden", "forbidden by the fake server")
-    }
-
-    /// 429 Too Many Requests.
-    pub fn too_many_requests() -> Self {
-        Self::new(429, "TooManyRequests", "too many requests, try again later")
-    }
-
-    /// 409 Conflict as the API server answers a write based on an outdated
-    /// object: `resource` is the plural, qualified by its group when it has
-    /// one (`configmaps`, `deployments.apps`).
-    ///
-    /// ```
-    /// use kube_informer_testing::ApiStatus;
-    ///
-    /// let status = ApiStatus::conflict("configmaps", "settings");
-    /// assert_eq!(status.code, 409);
-    /// assert!(status.message.starts_with("Operation cannot be fulfilled on configmaps \"settings\""));
-    /// ```
-    pub fn conflict(resource: &str, name: &str) -> Self {
-        Self::new(
-            409,
-            "Conflict",
-            &format!(
-                "Operation cannot be fulfilled on {resource} \"{name}\": the object has been \
-                 modified; please apply your changes to the latest version and try again"
-            ),
-        )
-    }
-
-    /// 503 Service Unavailable, as an API server answers while it cannot
-    /// reach etcd or is shutting down.
-    pub fn service_unavailable() -> Self {
-        Self::new(
-            503,
-            "ServiceUnavailable",
-            "the server is currently unable to handle the request",
-        )
-    }
-
-    /// 500 Internal Server Error.
-    pub fn internal_error() -> Self {
-        Self::new(
-            500,
-            "InternalError",
-            "internal error injected by the fake server",
-        )
-    }
-
-    /// The JSON `Status` object. It has `details` only when it has causes
-    /// (FT6): kube-apiserver leaves an empty `details` out.
-    pub fn to_json(&self) -> Value {
-        let causes: Vec<Value> = self
-            .causes
-            .iter()
-            .map(|c| json!({"reason": c, "message": self.message}))
-            .collect();
-        let mut status = json!({
-            "kind": "Status",
-            "apiVersion": "v1",
-            "metadata": {},
-            "status": "Failure",
-            "message": self.message,
-            "reason": self.reason,
-            "code": self.code,
-        });
-        if !causes.is_empty() {
-            status["details"] = json!({"causes": causes});
-        }
-        status
-    }
 }
 
 /// Something that goes wrong inside a watch stream, after it has sent a

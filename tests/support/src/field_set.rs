@@ -187,10 +187,9 @@ const OWNABLE_METADATA: &[&str] = &[
 pub(crate) struct Fields {
     /// Scalars, list items and empty objects and lists.
     pub(crate) members: FieldSet,
-    /// Maps (free-form keys) and merged lists: counted as fields of their
-    /// own when an update creates them.
-    pub(crate) maps: FieldSet,
-    pub(crate) lists: FieldSet,
+    /// Maps, structs and merged lists with members: each is a field of its
+    /// own for the update that creates it (MF4).
+    pub(crate) containers: FieldSet,
 }
 
 impl Fields {
@@ -232,9 +231,7 @@ impl Fields {
         let names = field_names(&path);
         match value {
             Value::Object(map) if !map.is_empty() && !schema.is_atomic_object(&names) => {
-                if schema.is_map(&names) {
-                    self.maps.insert(path.clone());
-                }
+                self.containers.insert(path.clone());
                 for (key, child) in map {
                     let mut p = path.clone();
                     p.push(format!("f:{key}"));
@@ -244,7 +241,7 @@ impl Fields {
             Value::Array(items) if !items.is_empty() => match schema.list_type(&names) {
                 ListType::Atomic => self.members.insert(path),
                 ListType::Set => {
-                    self.lists.insert(path.clone());
+                    self.containers.insert(path.clone());
                     for item in items {
                         let mut p = path.clone();
                         p.push(format!("v:{item}"));
@@ -259,7 +256,7 @@ impl Fields {
                         self.members.insert(path);
                         return;
                     };
-                    self.lists.insert(path.clone());
+                    self.containers.insert(path.clone());
                     for (item, element) in items.iter().zip(elements) {
                         let mut p = path.clone();
                         p.push(element);
@@ -281,14 +278,15 @@ impl Fields {
 
 /// What an update from `old` to `new` did, as `(changed, removed)`:
 /// `changed` holds the members that are new or hold a new value, and the
-/// maps (and, unless `creating`, merged lists) that did not exist before;
-/// `removed` the members, maps and lists that are gone.
+/// maps, structs and lists that did not exist before (MF4: not even empty
+/// or `null`, nor as a field every object of the type has); `removed` the
+/// members and containers that are gone.
 pub(crate) fn changes(
+    schema: &Schema,
     old: &Value,
     new: &Value,
     before: &Fields,
     after: &Fields,
-    creating: bool,
 ) -> (FieldSet, FieldSet) {
     let mut changed = FieldSet::default();
     for path in after.members.iter() {
@@ -298,14 +296,13 @@ pub(crate) fn changes(
             changed.insert(path.clone());
         }
     }
-    let created = |path: &Path| value_at(old, path).is_none();
-    for path in after.maps.iter().filter(|p| created(p)) {
+    let always_present = |path: &Path| {
+        let names: Option<Vec<&str>> = path.iter().map(|e| e.strip_prefix("f:")).collect();
+        names.is_some_and(|names| schema.always_present(&names))
+    };
+    let created = |path: &Path| value_at(old, path).is_none() && !always_present(path);
+    for path in after.containers.iter().filter(|p| created(p)) {
         changed.insert(path.clone());
-    }
-    if !creating {
-        for path in after.lists.iter().filter(|p| created(p)) {
-            changed.insert(path.clone());
-        }
     }
     let mut removed = FieldSet::default();
     for path in before.members.iter() {
@@ -313,7 +310,7 @@ pub(crate) fn changes(
             removed.insert(path.clone());
         }
     }
-    for path in before.maps.iter().chain(before.lists.iter()) {
+    for path in before.containers.iter() {
         if value_at(new, path).is_none() {
             removed.insert(path.clone());
         }

@@ -12,7 +12,8 @@
 //! - **JP1** `add` sets an object's member and inserts into (or, at `-`,
 //!   appends to) an array; its parent must exist and an index be in bounds.
 //! - **JP2** `remove`, `replace`, `move` and `copy` act on a path that
-//!   exists.
+//!   exists, except that `replace` of a member its object lacks adds it
+//!   (the API server's patch library does; its parent must exist).
 //! - **JP3** `test` compares values; a missing member equals `null`.
 //! - **JP4** A patch applies whole or not at all.
 //! - **JP5** An unknown op or a malformed path is an error (422).
@@ -54,12 +55,15 @@ fn apply_one(doc: &mut Value, operation: &Value) -> Result<(), PatchError> {
     match field("op")? {
         "add" => add(doc, &path, value()?),
         "remove" => remove(doc, &path).map(drop),
-        "replace" => {
-            let target = get_mut(doc, &path)?
-                .ok_or_else(|| PatchError(format!("replace: {} is missing", show(&path))))?;
-            *target = value()?;
-            Ok(())
-        }
+        "replace" => match get_mut(doc, &path)? {
+            Some(target) => {
+                *target = value()?;
+                Ok(())
+            }
+            // The API server's patch library replaces a member its object
+            // lacks by adding it (JP2).
+            None => add(doc, &path, value()?),
+        },
         "move" => {
             let from = pointer(field("from")?)?;
             if path.len() > from.len() && path[..from.len()] == from[..] {
@@ -277,10 +281,18 @@ mod tests {
             out,
             json!({"a": 9, "b": [2, 3], "c": {"copy": [2, 3]}, "moved": "e"})
         );
+        // A member its object lacks is replaced by adding it.
+        let out = patched(
+            doc.clone(),
+            json!([{"op": "replace", "path": "/c/new", "value": 1}]),
+        )
+        .unwrap();
+        assert_eq!(out["c"], json!({"d": "e", "new": 1}));
         for op in [
             json!({"op": "remove", "path": "/x"}),
             json!({"op": "remove", "path": "/b/3"}),
-            json!({"op": "replace", "path": "/x", "value": 1}),
+            json!({"op": "replace", "path": "/x/y", "value": 1}),
+            json!({"op": "replace", "path": "/b/3", "value": 1}),
             json!({"op": "move", "from": "/x", "path": "/y"}),
             json!({"op": "move", "from": "/c", "path": "/c/d/e"}),
             json!({"op": "copy", "from": "/x", "path": "/y"}),

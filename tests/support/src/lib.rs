@@ -136,6 +136,7 @@ mod resource;
 mod selector;
 mod server_fields;
 mod simulation;
+mod status;
 mod store;
 mod transport;
 mod watch;
@@ -167,6 +168,7 @@ pub use resource::{ResourceType, ScopeName};
 pub use simulation::{
     FaultMix, SEED_VAR, ScenarioOutcome, SeedRuns, SimContext, Simulation, SimulationFailure, Trace,
 };
+pub use status::{StatusCause, StatusDetails};
 pub use store::StoreError;
 
 use faults::{Answer, Faults, PendingWatchFault, RequestFault};

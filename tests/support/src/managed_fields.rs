@@ -17,6 +17,12 @@
 //!   and read back to the same set.
 //! - MF3: an update takes from other managers the fields it changed; an
 //!   entry left with no fields goes.
+//! - MF4: an update (a create among them) that creates a map, a struct or
+//!   a list owns it as a field of its own (`".": {}` beside its members,
+//!   or `{}` when it is empty), and keeps it when other managers take its
+//!   members; a field every object of a built-in type has (`spec`, a Pod's
+//!   `spec.containers`, a workload's `spec.template`) is never created
+//!   (see `merge_keys.rs`).
 
 use serde_json::{Value, json};
 

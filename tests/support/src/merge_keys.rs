@@ -1,5 +1,6 @@
 //! The little of the built-in types' schemas that merging needs: how each
-//! list merges and which objects are maps rather than structs.
+//! list merges, which objects are replaced whole, and which fields every
+//! object of a type has.
 //!
 //! The server has no OpenAPI schemas, so this is a table of the fields
 //! reconcilers touch most, found by the field names on the way to them:
@@ -20,10 +21,16 @@
 //! lists are atomic unless its schema says `x-kubernetes-list-type`, which
 //! the server does not read.
 //!
-//! Objects are structs unless listed as maps (`labels`, `annotations`,
-//! `data`, `binaryData`, `stringData`, `matchLabels`, `nodeSelector`,
-//! resource `limits`/`requests`, Service and ReplicationController
-//! `spec.selector`); label selectors of workloads are atomic.
+//! Objects merge member by member (maps and structs alike); label
+//! selectors of workloads are atomic.
+//!
+//! A built-in object always has some fields, empty when nobody set them:
+//! the API server works on typed objects, whose struct fields (`spec`,
+//! `status`, a workload's `spec.template` with its `metadata` and `spec`,
+//! a Deployment's `spec.strategy`, a StatefulSet's or DaemonSet's
+//! `spec.updateStrategy`, a CronJob's `spec.jobTemplate`) and required
+//! lists (a Pod's `spec.containers`) exist before any write, so no write
+//! creates them (MF4).
 
 use crate::resource::ResourceType;
 
@@ -108,15 +115,24 @@ impl Schema {
         }
     }
 
-    /// Whether the object at `fields` is a map of free-form keys (it counts
-    /// as a field of its own when it appears) rather than a struct.
-    pub(crate) fn is_map(&self, fields: &[&str]) -> bool {
+    /// Whether the field at `fields` (field names from the root, outside
+    /// any list item) exists in every object of this type, even one
+    /// nobody has written (MF4): a struct or required list of a built-in
+    /// type.
+    pub(crate) fn always_present(&self, fields: &[&str]) -> bool {
+        if !self.builtin {
+            return false;
+        }
+        // A pod template's fields, wherever the template is.
+        let template =
+            |rest: &[&str]| matches!(rest, [] | ["metadata"] | ["spec"] | ["spec", "containers"]);
         match fields {
-            ["metadata", "labels" | "annotations"] => true,
-            _ if !self.builtin => false,
-            ["data" | "binaryData" | "stringData"] => true,
-            [.., "matchLabels" | "nodeSelector" | "limits" | "requests"] => true,
-            ["spec", "selector"] => self.core,
+            ["spec"] | ["status"] => true,
+            ["spec", "containers"] => self.core,
+            ["spec", "strategy" | "updateStrategy"] => !self.core,
+            ["spec", "template", rest @ ..] => template(rest),
+            ["spec", "jobTemplate"] | ["spec", "jobTemplate", "spec"] => !self.core,
+            ["spec", "jobTemplate", "spec", "template", rest @ ..] => template(rest),
             _ => false,
         }
     }

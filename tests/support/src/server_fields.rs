@@ -19,6 +19,11 @@
 //! - GN4: their generation goes up by one when a write changes anything
 //!   outside `metadata` (and outside `status` when the kind has a `/status`
 //!   subresource); other writes keep it.
+//! - GN5: a Deployment's generation also goes up when its annotations
+//!   change, since the Deployment controller copies them to its
+//!   ReplicaSets (the API server's Deployment strategy counts them).
+//! - GN6: so does the generation of an object marked for deletion (the
+//!   write that sets its `deletionTimestamp`).
 
 use serde_json::{Value, json};
 
@@ -86,7 +91,13 @@ pub(crate) fn stamp(
             }
             if counts {
                 let before = old["metadata"]["generation"].as_i64().unwrap_or(0);
-                let bump = desired_state_changed(status_subresource, old, object);
+                let annotated = rt.group == "apps"
+                    && rt.plural == "deployments"
+                    && old["metadata"].get("annotations") != object["metadata"].get("annotations");
+                let marked = old["metadata"].get("deletionTimestamp").is_none()
+                    && object["metadata"].get("deletionTimestamp").is_some();
+                let bump =
+                    annotated || marked || desired_state_changed(status_subresource, old, object);
                 object["metadata"]["generation"] = json!(before + i64::from(bump));
             }
         }

@@ -600,7 +600,7 @@ async fn wr1_a_custom_resource_is_replaced_only_with_a_resource_version() {
     assert_eq!((code, reason.as_str()), (422, "Invalid"));
     assert_eq!(
         message,
-        "Foo.example.com \"a\" is invalid: metadata.resourceVersion: Invalid value: 0: \
+        "foos.example.com \"a\" is invalid: metadata.resourceVersion: Invalid value: 0: \
          must be specified for an update"
     );
     assert_eq!(

@@ -260,12 +260,17 @@ async fn ft6_a_status_without_causes_has_no_details() {
     };
     assert_eq!(status.code, 400);
     assert!(status.details.is_none(), "{status:?}");
-    // With causes, they are there.
-    let mut invalid = ApiStatus::new(422, "Invalid", "bad");
-    invalid.causes.push("FieldValueInvalid".to_owned());
+    // With causes, they are there, each with its field when it has one
+    // (SD1).
+    let invalid = ApiStatus::new(422, "Invalid", "bad")
+        .with_cause("FieldValueInvalid", "bad", "spec.size")
+        .with_cause("FieldValueRequired", "missing", "");
     assert_eq!(
-        invalid.to_json()["details"]["causes"][0]["reason"],
-        "FieldValueInvalid"
+        invalid.to_json()["details"],
+        serde_json::json!({"causes": [
+            {"reason": "FieldValueInvalid", "message": "bad", "field": "spec.size"},
+            {"reason": "FieldValueRequired", "message": "missing"},
+        ]})
     );
     assert!(
         ApiStatus::internal_error()

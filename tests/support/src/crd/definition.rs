@@ -212,31 +212,18 @@ impl Definition {
 
 /// The 422 `Invalid` answer for a refused CRD, one cause per failed check.
 fn invalid(name: &str, errors: &[FieldError]) -> ApiStatus {
-    let described: Vec<String> = errors
-        .iter()
-        .map(|e| format!("{}: {}", e.field, e.detail))
-        .collect();
-    let summary = match described.as_slice() {
-        [one] => one.clone(),
-        many => format!("[{}]", many.join(", ")),
-    };
-    let mut status = ApiStatus::new(
-        422,
-        "Invalid",
-        &format!("CustomResourceDefinition.{CRD_GROUP} {name:?} is invalid: {summary}"),
-    );
-    status.causes = errors
+    let causes: Vec<(&str, &str, &str)> = errors
         .iter()
         .map(|e| {
-            if e.detail.starts_with("Required value") {
+            let reason = if e.detail.starts_with("Required value") {
                 "FieldValueRequired"
             } else if e.detail.starts_with("Unsupported value") {
                 "FieldValueNotSupported"
             } else {
                 "FieldValueInvalid"
-            }
-            .to_owned()
+            };
+            (reason, e.field, e.detail.as_str())
         })
         .collect();
-    status
+    ApiStatus::invalid(CRD_GROUP, "CustomResourceDefinition", name, &causes)
 }

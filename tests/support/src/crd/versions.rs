@@ -97,16 +97,13 @@ fn check_body(definition: &Definition, api_version: &str, body: &[u8]) -> Result
     }
     if kind != definition.kind {
         let name = object["metadata"]["name"].as_str().unwrap_or("");
-        let mut status = ApiStatus::new(
-            422,
-            "Invalid",
-            &format!(
-                "{kind}.{} {name:?} is invalid: kind: Invalid value: {kind:?}: must be {}",
-                definition.group, definition.kind
-            ),
-        );
-        status.causes = vec!["FieldValueInvalid".to_owned()];
-        return Err(status);
+        let detail = format!("Invalid value: {kind:?}: must be {}", definition.kind);
+        return Err(ApiStatus::invalid(
+            &definition.group,
+            kind,
+            name,
+            &[("FieldValueInvalid", "kind", &detail)],
+        ));
     }
     Ok(())
 }

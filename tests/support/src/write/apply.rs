@@ -22,7 +22,9 @@
 //!   unless another manager owns it (or something under it).
 //! - SA7: an apply that changes nothing (values and ownership) writes
 //!   nothing: no resourceVersion, no event.
-//! - SA8: a `resourceVersion` in the applied object is a precondition (409).
+//! - SA8: a `resourceVersion` in the applied object is a precondition (409),
+//!   checked after the field conflicts of SA3: an apply that fails both is
+//!   answered with its field conflicts, as the API server answers it.
 //!
 //! Not modelled: defaulting (the API server fills in defaults such as a
 //! container port's `protocol: TCP` before merging, which shows in keys),
@@ -96,16 +98,17 @@ pub(super) fn apply(
             .map_err(|e| store_error(rt, e))?;
         return Ok((StatusCode::CREATED, stored));
     };
-    if let Some(rv) = applied["metadata"]["resourceVersion"].as_str()
-        && Some(rv) != current["metadata"]["resourceVersion"].as_str()
-    {
-        return Err(conflict(rt, name));
-    }
-
     let mut managed = ManagedFields::read(&current);
     let conflicts = find_conflicts(&managed, manager, &applied_set, &applied, &current);
     if !conflicts.is_empty() && !force {
         return Ok((StatusCode::CONFLICT, conflict_status(&conflicts)));
+    }
+    // A resourceVersion is a precondition of the write the apply becomes,
+    // checked after the field conflicts (SA8).
+    if let Some(rv) = applied["metadata"]["resourceVersion"].as_str()
+        && Some(rv) != current["metadata"]["resourceVersion"].as_str()
+    {
+        return Err(conflict(rt, name));
     }
     for (_, path) in &conflicts {
         managed.take_from_others(manager, path);
@@ -131,14 +134,16 @@ pub(super) fn apply(
 }
 
 fn manager_required() -> ApiStatus {
-    ApiStatus {
-        causes: vec!["FieldValueRequired".to_owned()],
-        ..ApiStatus::new(
-            422,
-            "Invalid",
-            "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch",
-        )
-    }
+    ApiStatus::invalid(
+        "meta.k8s.io",
+        "PatchOptions",
+        "",
+        &[(
+            "FieldValueRequired",
+            "fieldManager",
+            "Required value: is required for apply patch",
+        )],
+    )
 }
 
 /// The body as JSON, or else as YAML (kube's `Patch::Apply` sends JSON).

@@ -6,8 +6,7 @@ use axum::http::StatusCode;
 use serde_json::{Value, json};
 
 use super::{
-    Answer, ObjectRequest, Owner, body_object, manager, meta_str, place, store_error,
-    target::Target,
+    Answer, ObjectRequest, Owner, decode, manager, meta_str, place, store_error, target::Target,
 };
 use crate::{
     faults::ApiStatus,
@@ -42,14 +41,14 @@ pub(super) fn create(
             &format!("create {} needs a namespace in the URL", rt.plural),
         ));
     }
-    let mut object = body_object(request.body)?;
+    let mut object = decode::object(rt, request)?;
     place(&mut object, path)?;
     if meta_str(&object, "resourceVersion").is_some() {
-        // What the API server's storage says, as an internal error.
+        // What the API server's storage says, passed on as it is (WR5).
         return Err(ApiStatus::new(
             500,
-            "InternalError",
-            "Internal error occurred: resourceVersion should not be set on objects to be created",
+            "",
+            "resourceVersion should not be set on objects to be created",
         ));
     }
     if meta_str(&object, "name").is_none()
@@ -60,9 +59,19 @@ pub(super) fn create(
     }
     let mut object = prepare_new(state, rt, object, Owner::Update(&manager(request)));
     super::finalize::before_create(state, rt, &mut object)?; // DL12, DL13 (deletion rules)
-    let stored = state
-        .put(rt, object, Some(false))
-        .map_err(|e| store_error(rt, e))?;
+    super::validate::create(rt, &object)?; // WR8
+    let key = meta_str(&object, "name").map(|name| super::obj_key(path, name));
+    let deleting = key
+        .and_then(|key| state.current(&path.resource, &key))
+        .is_some_and(|existing| existing["metadata"].get("deletionTimestamp").is_some());
+    let stored = state.put(rt, object, Some(false)).map_err(|e| {
+        let mut status = store_error(rt, e);
+        if deleting && status.reason == "AlreadyExists" {
+            // The API server says why the name is still taken (WR3).
+            status.message = format!("object is being deleted: {}", status.message);
+        }
+        status
+    })?;
     Ok((StatusCode::CREATED, stored))
 }
 
@@ -76,6 +85,7 @@ pub(super) fn prepare_new(
     owner: Owner<'_>,
 ) -> Value {
     let mut object = Target::Main.confine(rt, None, object);
+    super::drop_empty_metadata(&mut object);
     crate::crd::status_on_create(rt, &mut object);
     if let Some(meta) = object["metadata"].as_object_mut() {
         for field in SERVER_SET {
@@ -89,11 +99,11 @@ pub(super) fn prepare_new(
             let scope = Target::Main.scope(rt);
             let empty = json!({});
             let (changed, removed) = changes(
+                &schema,
                 &empty,
                 &object,
                 &Fields::of(&schema, &empty, scope),
                 &Fields::of(&schema, &object, scope),
-                true,
             );
             let mut managed = ManagedFields::default();
             managed.record_update(

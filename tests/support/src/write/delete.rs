@@ -153,13 +153,7 @@ impl DeleteOptions {
 
     fn validate(&self) -> Result<(), ApiStatus> {
         let invalid = |field: &str, cause: &str, why: &str| {
-            let mut status = ApiStatus::new(
-                422,
-                "Invalid",
-                &format!("DeleteOptions.meta.k8s.io \"\" is invalid: {field}: {why}"),
-            );
-            status.causes.push(cause.to_owned());
-            status
+            ApiStatus::invalid("meta.k8s.io", "DeleteOptions", "", &[(cause, field, why)])
         };
         if let (Some(_), Some(policy)) = (self.orphan_dependents, &self.propagation) {
             return Err(invalid(
@@ -220,9 +214,14 @@ impl DeleteOptions {
                     "Operation cannot be fulfilled on {} {name:?}: the {what} in the precondition \
                      ({wanted}) does not match the {what} in record ({found}). The object might \
                      have been {hint}",
-                    rt.kind
+                    if rt.group.is_empty() {
+                        rt.kind.clone()
+                    } else {
+                        format!("{}.{}", rt.kind, rt.group)
+                    }
                 ),
             )
+            .naming(&rt.group, &rt.kind, name)
         };
         let meta = &current["metadata"];
         if let Some(wanted) = &self.uid {

@@ -8,8 +8,12 @@
 //!
 //! - **DR1** `dryRun=All` answers as the write would and stores nothing.
 //! - **DR2** any other `dryRun` value is 422 `Invalid` ("Unsupported value").
+//! - **DR3** a dry-run create answers a uid that no object gets: the API
+//!   server makes one up for the answer, and the next real create gets
+//!   another.
 
-use axum::http::Method;
+use axum::http::{Method, StatusCode};
+use serde_json::Value;
 
 use super::{Answer, ObjectRequest, obj_key};
 use crate::{faults::ApiStatus, store::State};
@@ -33,17 +37,16 @@ pub(super) fn requested(request: &ObjectRequest<'_>) -> Result<bool, ApiStatus> 
     match request.param("dryRun") {
         None => Ok(false),
         Some("All") => Ok(true),
-        Some(other) => Err(ApiStatus {
-            causes: vec!["FieldValueNotSupported".to_owned()],
-            ..ApiStatus::new(
-                422,
-                "Invalid",
-                &format!(
-                    "{options}.meta.k8s.io \"\" is invalid: dryRun: Unsupported value: \
-                     [{other:?}]: supported values: \"All\""
-                ),
-            )
-        }),
+        Some(other) => Err(ApiStatus::invalid(
+            "meta.k8s.io",
+            options,
+            "",
+            &[(
+                "FieldValueNotSupported",
+                "dryRun",
+                &format!("Unsupported value: [{other:?}]: supported values: \"All\""),
+            )],
+        )),
     }
 }
 
@@ -57,6 +60,15 @@ pub(super) fn answer(
     let (code, mut body) = write(&mut copy, request)?;
     if !code.is_success() {
         return Ok((code, body));
+    }
+    if code == StatusCode::CREATED
+        && let Some(uid) = body["metadata"]["uid"].as_str()
+    {
+        // Stored uids are made from the resourceVersion a create takes,
+        // which the copy took and the next real create will take too;
+        // another variant digit keeps this one apart (DR3).
+        let uid = uid.replacen("-8000-", "-9000-", 1);
+        body["metadata"]["uid"] = Value::String(uid);
     }
     let name = body["metadata"]["name"].as_str().map(str::to_owned);
     if let (Some(name), Some(meta)) = (name, body["metadata"].as_object_mut()) {

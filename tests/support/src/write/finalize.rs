@@ -33,16 +33,15 @@ pub(super) fn before_update(
              finalizers []string{{{}}}",
             listed.join(", ")
         );
-        let mut status = ApiStatus::new(
-            422,
-            "Invalid",
-            &format!(
-                "{} {name:?} is invalid: metadata.finalizers: {why}",
-                rt.kind
-            ),
-        );
-        status.causes.push("FieldValueForbidden".to_owned());
-        return Err(status);
+        // The API server checks the finalizers twice (object metadata, then
+        // the update's rules) and reports both.
+        let error = ("FieldValueForbidden", "metadata.finalizers", why.as_str());
+        return Err(ApiStatus::invalid(
+            &rt.group,
+            &rt.kind,
+            name,
+            &[error, error],
+        ));
     }
     let released =
         deletion::finish_update(state, rt, current, object).map_err(|e| store_error(rt, e))?;
@@ -74,17 +73,21 @@ pub(super) fn before_create(
         .is_some_and(|ns| is_deleting(&ns));
     if terminating {
         let name = object["metadata"]["name"].as_str().unwrap_or("");
-        let mut status = ApiStatus::new(
+        return Err(ApiStatus::new(
             403,
             "Forbidden",
             &format!(
                 "{} {name:?} is forbidden: unable to create new content in namespace {namespace} \
                  because it is being terminated",
-                rt.plural
+                super::qualified(rt)
             ),
-        );
-        status.causes.push("NamespaceTerminating".to_owned());
-        return Err(status);
+        )
+        .naming(&rt.group, &rt.plural, name)
+        .with_cause(
+            "NamespaceTerminating",
+            &format!("namespace {namespace} is being terminated"),
+            "metadata.namespace",
+        ));
     }
     Ok(())
 }

@@ -14,6 +14,28 @@
 //! event. Deletions follow the rules of `deletion` (finalizers,
 //! DeleteOptions, terminating namespaces); after each write the garbage
 //! collector and the namespace controller of `gc` finish what it started.
+//!
+//! Rules (WR1, WR2 and WR6 in `update.rs`, WR5's scanner in `decode.rs`,
+//! WR7 in `validate.rs`):
+//! - **WR3** An error about one object names it as the API server does:
+//!   the message calls the resource by its plural qualified by its group
+//!   (`widgets.example.com "a" not found`, `deployments.apps …`), the
+//!   `details` carry the name, the plural as `kind` and the group (rule
+//!   SD2 of `status.rs`); a validation failure names the kind instead and
+//!   gives each cause its `field`.
+//! - **WR4** Empty `labels` and `annotations` maps and empty `finalizers`
+//!   and `ownerReferences` lists are not stored (the API server's object
+//!   metadata leaves them out), so they are neither answered, nor sent to
+//!   watches, nor recorded in `managedFields`.
+//! - **WR5** A body that does not decode is 400 with the API server's
+//!   message: for a create or replace `the object provided is unrecognized
+//!   (must be of type Kind): couldn't get version/kind; json parse error:
+//!   …` with the body summarised, for a merge patch `error decoding patch:
+//!   …`, the syntax error in the words of the API server's JSON scanner. A
+//!   patch type the server does not know is 415: `415: Unsupported Media
+//!   Type` with empty details for built-in kinds, the list of accepted
+//!   types for custom resources. A create that carries a resourceVersion
+//!   is 500 without a reason, as the API server's storage answers it.
 
 use axum::{
     http::{HeaderMap, Method, StatusCode},
@@ -23,12 +45,14 @@ use serde_json::{Value, json};
 
 mod apply;
 mod create;
+mod decode;
 mod delete;
 mod dry_run;
 mod finalize;
 mod strategic;
 mod target;
 mod update;
+mod validate;
 
 use crate::{
     Shared,
@@ -220,26 +244,30 @@ pub(super) fn not_found_url() -> ApiStatus {
         "NotFound",
         "the server could not find the requested resource",
     )
+    .with_empty_details()
+}
+
+/// The resource as the API server's messages name it: its plural,
+/// qualified by its group when it has one (`deployments.apps`, WR3).
+pub(super) fn qualified(rt: &ResourceType) -> String {
+    if rt.group.is_empty() {
+        rt.plural.clone()
+    } else {
+        format!("{}.{}", rt.plural, rt.group)
+    }
 }
 
 pub(super) fn not_found(rt: &ResourceType, name: &str) -> ApiStatus {
     ApiStatus::new(
         404,
         "NotFound",
-        &format!("{} \"{name}\" not found", rt.plural),
+        &format!("{} \"{name}\" not found", qualified(rt)),
     )
+    .naming(&rt.group, &rt.plural, name)
 }
 
 pub(super) fn conflict(rt: &ResourceType, name: &str) -> ApiStatus {
-    ApiStatus::new(
-        409,
-        "Conflict",
-        &format!(
-            "Operation cannot be fulfilled on {} \"{name}\": the object has been modified; \
-             please apply your changes to the latest version and try again",
-            rt.plural
-        ),
-    )
+    ApiStatus::conflict(&qualified(rt), name)
 }
 
 pub(super) fn bad_request(message: &str) -> ApiStatus {
@@ -253,27 +281,43 @@ pub(super) fn store_error(rt: &ResourceType, error: StoreError) -> ApiStatus {
             ApiStatus::new(
                 409,
                 "AlreadyExists",
-                &format!("{} \"{name}\" already exists", rt.plural),
+                &format!("{} \"{name}\" already exists", qualified(rt)),
             )
+            .naming(&rt.group, &rt.plural, name)
         }
         StoreError::NotFound(key) => not_found(rt, key.rsplit('/').next().unwrap_or(&key)),
-        StoreError::MissingName => ApiStatus::new(
-            422,
-            "Invalid",
-            &format!("{} is invalid: metadata.name: Required value", rt.kind),
+        StoreError::MissingName => ApiStatus::invalid(
+            &rt.group,
+            &rt.kind,
+            "",
+            &[(
+                "FieldValueRequired",
+                "metadata.name",
+                "Required value: name or generateName is required",
+            )],
         ),
         StoreError::BadNamespace(message) => bad_request(&message),
     }
 }
 
-/// The request body as a JSON object.
-pub(super) fn body_object(body: &[u8]) -> Result<Value, ApiStatus> {
-    let value: Value = serde_json::from_slice(body)
-        .map_err(|e| bad_request(&format!("the request body is not JSON: {e}")))?;
-    if !value.is_object() {
-        return Err(bad_request("the request body is not a JSON object"));
+/// Drops the metadata the API server does not keep when it is empty
+/// (WR4): an empty map or list there would otherwise reach answers,
+/// watches and `managedFields`.
+pub(super) fn drop_empty_metadata(object: &mut Value) {
+    let Some(meta) = object["metadata"].as_object_mut() else {
+        return;
+    };
+    for field in ["labels", "annotations", "finalizers", "ownerReferences"] {
+        let empty = match meta.get(field) {
+            Some(Value::Object(map)) => map.is_empty(),
+            Some(Value::Array(list)) => list.is_empty(),
+            Some(Value::Null) => true,
+            _ => false,
+        };
+        if empty {
+            meta.remove(field);
+        }
     }
-    Ok(value)
 }
 
 pub(super) fn meta_str<'a>(object: &'a Value, field: &str) -> Option<&'a str> {

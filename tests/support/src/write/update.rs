@@ -8,12 +8,17 @@
 //!   unconditionally.
 //! - **WR2** A JSON merge patch follows RFC 7386: objects merge member by
 //!   member, `null` removes a member, anything else replaces the target.
+//! - **WR6** A `PUT` checks its body before it looks the object up: a body
+//!   that does not decode, has no name, names another object or another
+//!   namespace is 400 `BadRequest` whether or not the object exists. A
+//!   `PATCH` looks the object up first (404 before any 400 about its
+//!   body), as the API server does.
 
 use axum::http::{StatusCode, header};
 use serde_json::{Map, Value, json};
 
 use super::{
-    Answer, ObjectRequest, Owner, apply, bad_request, body_object, conflict, manager, meta_str,
+    Answer, ObjectRequest, Owner, apply, bad_request, conflict, decode, manager, meta_str,
     not_found, obj_key, place, store_error, strategic, target::Target,
 };
 use crate::{
@@ -26,6 +31,16 @@ use crate::{
     store::State,
 };
 
+/// Checks that `object`, when it has a name, names the URL's object.
+fn check_name(object: &Value, name: &str) -> Result<(), ApiStatus> {
+    match meta_str(object, "name") {
+        Some(body) if body != name => Err(bad_request(&format!(
+            "the name of the object ({body}) does not match the name on the URL ({name})"
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// Checks that `object` names the URL's object and, when it carries a
 /// resourceVersion, that it is the current one.
 fn check_identity(
@@ -34,14 +49,7 @@ fn check_identity(
     current: &Value,
     name: &str,
 ) -> Result<(), ApiStatus> {
-    match meta_str(object, "name") {
-        Some(body) if body != name => {
-            return Err(bad_request(&format!(
-                "the name of the object ({body}) does not match the name on the URL ({name})"
-            )));
-        }
-        _ => {}
-    }
+    check_name(object, name)?;
     if let Some(rv) = meta_str(object, "resourceVersion")
         && Some(rv) != meta_str(current, "resourceVersion")
     {
@@ -77,6 +85,8 @@ pub(super) fn store_update(
     if !object["metadata"].is_object() {
         object["metadata"] = json!({});
     }
+    super::drop_empty_metadata(&mut object);
+    super::validate::update(rt, current, &object)?; // WR7
     for field in SERVER_KEPT {
         match current["metadata"].get(*field) {
             Some(v) => object["metadata"][*field] = v.clone(),
@@ -89,21 +99,17 @@ pub(super) fn store_update(
     }
     object["kind"] = current["kind"].clone();
     object["apiVersion"] = current["apiVersion"].clone();
-    // Deletion rules DL4–DL6 (write/finalize.rs).
-    if let Some(answer) = super::finalize::before_update(state, rt, current, &mut object)? {
-        return Ok((StatusCode::OK, answer));
-    }
     let managed = match owner {
         Owner::Applied(managed) => managed,
         Owner::Update(manager) => {
             let schema = Schema::of(rt);
             let scope = target.scope(rt);
             let (changed, removed) = changes(
+                &schema,
                 current,
                 &object,
                 &Fields::of(&schema, current, scope),
                 &Fields::of(&schema, &object, scope),
-                false,
             );
             let mut managed = ManagedFields::read(current);
             managed.record_update(
@@ -118,6 +124,11 @@ pub(super) fn store_update(
         }
     };
     managed.write(&mut object);
+    // Deletion rules DL4–DL6 (write/finalize.rs). An update that releases
+    // the object answers it as written, its managedFields up to date.
+    if let Some(answer) = super::finalize::before_update(state, rt, current, &mut object)? {
+        return Ok((StatusCode::OK, answer));
+    }
     if &object == current {
         return Ok((StatusCode::OK, object));
     }
@@ -135,7 +146,14 @@ pub(super) fn replace(
     request: &ObjectRequest<'_>,
     target: Target,
 ) -> Answer {
-    let mut object = body_object(request.body)?;
+    // WR6: what the body says is checked before the object is looked up.
+    let mut object = decode::object(rt, request)?;
+    if meta_str(&object, "name").is_none() {
+        return Err(bad_request(&format!(
+            "the name of the object ({name} based on URL) was undeterminable: name must be provided"
+        )));
+    }
+    check_name(&object, name)?;
     place(&mut object, path)?;
     let current = state
         .current(&path.resource, &obj_key(path, name))
@@ -145,14 +163,15 @@ pub(super) fn replace(
         && crate::crd::find_definition(state, &rt.group, &rt.plural).is_some()
     {
         // WR1: custom resources allow no unconditional update.
-        return Err(ApiStatus::new(
-            422,
-            "Invalid",
-            &format!(
-                "{}.{} \"{name}\" is invalid: metadata.resourceVersion: Invalid value: 0: \
-                 must be specified for an update",
-                rt.kind, rt.group
-            ),
+        return Err(ApiStatus::invalid(
+            &rt.group,
+            &rt.plural,
+            name,
+            &[(
+                "FieldValueInvalid",
+                "metadata.resourceVersion",
+                "Invalid value: 0: must be specified for an update",
+            )],
         ));
     }
     store_update(
@@ -188,22 +207,23 @@ pub(super) fn patch(
         "application/apply-patch+yaml" => {
             return apply::apply(state, rt, path, name, request, target);
         }
+        _ if Schema::of(rt).is_builtin() => {
+            // The API server's answer for built-in kinds (WR5): a bare
+            // status with empty details.
+            return Err(
+                ApiStatus::new(415, "UnsupportedMediaType", "415: Unsupported Media Type")
+                    .with_empty_details(),
+            );
+        }
         _ => {
-            // The API server's answer; strategic merge patches of custom
-            // resources get it too.
+            // Custom resources (strategic merge patches among them) are
+            // told what they may send (WR5).
             return Err(ApiStatus::new(
                 415,
                 "UnsupportedMediaType",
-                &format!(
-                    "the body of the request was in an unknown format - accepted media types \
-                     include: application/json-patch+json, application/merge-patch+json, \
-                     application/apply-patch+yaml{}",
-                    if Schema::of(rt).is_builtin() {
-                        ", application/strategic-merge-patch+json"
-                    } else {
-                        ""
-                    }
-                ),
+                "the body of the request was in an unknown format - accepted media types \
+                 include: application/json-patch+json, application/merge-patch+json, \
+                 application/apply-patch+yaml",
             ));
         }
     };
@@ -219,7 +239,7 @@ pub(super) fn patch(
             check_identity(rt, &object, &current, name)?;
         }
         PatchKind::Merge | PatchKind::Strategic => {
-            let patch = body_object(request.body)?;
+            let patch = decode::patch_object(request.body, kind == PatchKind::Strategic)?;
             // A resourceVersion in the patch is a precondition.
             check_identity(rt, &patch, &current, name)?;
             if kind == PatchKind::Merge {
@@ -253,18 +273,14 @@ enum PatchKind {
 /// not apply, a failed `test` included; the cause goes to the log.
 fn apply_json_patch(object: &mut Value, body: &[u8]) -> Result<(), ApiStatus> {
     let not_operations = |found: &Value, of_type: &str| {
-        let kind = match found {
-            Value::Null => "null",
-            Value::Bool(_) => "bool",
-            Value::Number(_) => "number",
-            Value::String(_) => "string",
-            Value::Array(_) => "array",
-            Value::Object(_) => "object",
-        };
+        let kind = decode::json_type(found);
         bad_request(&format!(
             "error decoding patch: json: cannot unmarshal {kind} into Go value of type {of_type}"
         ))
     };
+    if let Some(why) = decode::syntax_error(body) {
+        return Err(bad_request(&format!("error decoding patch: {why}")));
+    }
     let operations = match serde_json::from_slice::<Value>(body) {
         Ok(Value::Array(operations)) => operations,
         Ok(other) => return Err(not_operations(&other, "[]handlers.jsonPatchOp")),
@@ -280,6 +296,7 @@ fn apply_json_patch(object: &mut Value, body: &[u8]) -> Result<(), ApiStatus> {
             "Invalid",
             "the server rejected our request due to an error in our request",
         )
+        .with_empty_details()
     })
 }
 
