@@ -7,7 +7,7 @@
 use axum::http::StatusCode;
 use serde_json::{Value, json};
 
-use super::{Answer, not_found, obj_key};
+use super::{Answer, decode::json_type, not_found, obj_key};
 use crate::{
     deletion::{self, Outcome, Plan, Propagation},
     faults::ApiStatus,
@@ -237,17 +237,6 @@ impl DeleteOptions {
             }
         }
         Ok(())
-    }
-}
-
-fn json_type(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "bool",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
     }
 }
 
