@@ -5,7 +5,7 @@
 //! kube-informer-compare run RUNNER --workload FILE --subscribers S [--slow] [--timeout-secs 900]
 //! kube-informer-compare apiserver --kubeconfig FILE [--objects 2000] [--subscribers 4] [--timeout-secs 300]
 //! kube-informer-compare serve --objects N [--seed 1] [--port 0] [--address-file FILE] [--chunking backlog|event|rate=N]
-//! kube-informer-compare wire (ours|kube-runtime) --server URL --subscribers S [--strip] [--relist] [--timeout-secs 900]
+//! kube-informer-compare wire (ours|ours-projection|kube-runtime) --server URL --subscribers S [--strip] [--relist] [--timeout-secs 900]
 //! kube-informer-compare live-writer create --kubeconfig F [--namespace compare-live] --objects N
 //! kube-informer-compare live-writer update --kubeconfig F [--namespace compare-live] --objects N --updates U --rate R [--from 0] [--in-flight 32]
 //! kube-informer-compare live-writer delete --kubeconfig F [--namespace compare-live] [--timeout-secs 120]
@@ -41,7 +41,7 @@ const USAGE: &str = "usage:
   kube-informer-compare run (floor|kube-runtime|ours|ours-coalesce) --workload FILE --subscribers S [--slow] [--timeout-secs 900]
   kube-informer-compare apiserver --kubeconfig FILE [--objects 2000] [--subscribers 4] [--timeout-secs 300]
   kube-informer-compare serve --objects N [--seed 1] [--port 0] [--address-file FILE] [--chunking backlog|event|rate=N]
-  kube-informer-compare wire (ours|kube-runtime) --server URL --subscribers S [--strip] [--relist] [--timeout-secs 900]
+  kube-informer-compare wire (ours|ours-projection|kube-runtime) --server URL --subscribers S [--strip] [--relist] [--timeout-secs 900]
   kube-informer-compare live-writer create --kubeconfig F [--namespace compare-live] --objects N
   kube-informer-compare live-writer update --kubeconfig F [--namespace compare-live] --objects N --updates U --rate R [--from 0] [--in-flight 32]
   kube-informer-compare live-writer delete --kubeconfig F [--namespace compare-live] [--timeout-secs 120]
@@ -316,18 +316,24 @@ fn with_runner<M: Measurement>(runner: &str, measurement: &M) -> ExitCode {
         "kube-runtime" => {
             measurement.run::<kube_informer_compare::wire::kube_runtime::KubeRuntimeWire>()
         }
-        "ours" => with_ours(measurement),
+        "ours" => with_ours(measurement, false),
+        "ours-projection" => with_ours(measurement, true),
         other => usage_error(&format!("unknown {} runner {other}", M::WHAT)),
     }
 }
 
+/// kube-informer caching full Pods, or a projection of them.
 #[cfg(feature = "ours")]
-fn with_ours<M: Measurement>(measurement: &M) -> ExitCode {
-    measurement.run::<kube_informer_compare::wire::ours::OursWire>()
+fn with_ours<M: Measurement>(measurement: &M, projection: bool) -> ExitCode {
+    if projection {
+        measurement.run::<kube_informer_compare::wire::ours_projection::OursProjectionWire>()
+    } else {
+        measurement.run::<kube_informer_compare::wire::ours::OursWire>()
+    }
 }
 
 #[cfg(not(feature = "ours"))]
-fn with_ours<M: Measurement>(_measurement: &M) -> ExitCode {
+fn with_ours<M: Measurement>(_measurement: &M, _projection: bool) -> ExitCode {
     eprintln!("runner (a) skipped: built without the `ours` feature");
     ExitCode::from(3)
 }

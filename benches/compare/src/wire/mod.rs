@@ -9,5 +9,7 @@ pub mod drive;
 pub mod kube_runtime;
 #[cfg(feature = "ours")]
 pub mod ours;
+#[cfg(feature = "ours")]
+pub mod ours_projection;
 pub mod pods;
 pub mod server;

@@ -1,0 +1,87 @@
+//! Wire runner (a′): kube-informer caching a projection of each Pod
+//! (`kube_informer::projection!`: its metadata, `spec.nodeName` and
+//! `status.phase`), otherwise as runner (a): `Informer::builder(Api)` on
+//! the loopback server, one `subscribe` per subscriber drained by its own
+//! task, every subscriber told about every event. What a controller that
+//! reads three fields of a Pod caches.
+
+use super::{
+    count::Counter,
+    drive::{Started, WireRunner},
+};
+use futures::StreamExt;
+use k8s_openapi::{api::core::v1::Pod, apimachinery::pkg::apis::meta::v1::ObjectMeta};
+use kube::{Api, Client};
+use kube_informer::{Informer, SubscribeOptions};
+use serde::Deserialize;
+
+/// The projection: a Pod's metadata, node and phase.
+#[derive(Debug, Clone, Deserialize)]
+pub struct SlimPod {
+    metadata: ObjectMeta,
+    spec: Option<SlimSpec>,
+    status: Option<SlimStatus>,
+}
+
+/// The projected part of a Pod's spec.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SlimSpec {
+    node_name: Option<String>,
+}
+
+/// The projected part of a Pod's status.
+#[derive(Debug, Clone, Deserialize)]
+struct SlimStatus {
+    phase: Option<String>,
+}
+
+kube_informer::projection!(SlimPod, Pod);
+
+impl SlimPod {
+    /// What a subscriber reads: the node's and the phase's lengths.
+    fn read(&self) -> usize {
+        let node = self.spec.as_ref().and_then(|s| s.node_name.as_deref());
+        let phase = self.status.as_ref().and_then(|s| s.phase.as_deref());
+        node.map_or(0, str::len) + phase.map_or(0, str::len)
+    }
+}
+
+/// See the module docs.
+#[derive(Debug)]
+pub struct OursProjectionWire;
+
+impl WireRunner for OursProjectionWire {
+    const NAME: &'static str = "ours-projection";
+    const TOLD_OF_DELETES: bool = true;
+
+    fn start(client: Client, strip: bool, subscribers: Vec<Counter>) -> Started {
+        let api: Api<SlimPod> = Api::all(client);
+        let mut builder = Informer::builder(api);
+        if strip {
+            builder = builder.strip_managed_fields();
+        }
+        let informer = builder.build();
+        for mut counter in subscribers {
+            let mut subscription = informer
+                .subscribe(SubscribeOptions::default())
+                .expect("an informer that has not run yet accepts subscribers");
+            tokio::spawn(async move {
+                while let Some(notification) = subscription.next().await {
+                    let pod = notification.object();
+                    let version = pod.metadata.resource_version.as_deref().unwrap_or("");
+                    counter.observe_parts(version, pod.read());
+                }
+            });
+        }
+        tokio::spawn(async move {
+            if let Err(error) = informer.run().await {
+                eprintln!("informer stopped with an error: {error}");
+            }
+            drop(informer);
+        });
+        Started {
+            deletes_applied: None,
+        }
+    }
+}
