@@ -40,7 +40,7 @@
 //! - *How do I cache less?* [`InformerBuilder::strip_managed_fields`],
 //!   [`Informer::metadata_builder`] (metadata only), or a slim type of
 //!   your own with the fields you read: [`projection!`] (see
-//!   [`projection`]).
+//!   [`projection`](mod@projection)).
 //! - *How am I told about changes?* [`Subscription`] (a stream of
 //!   [`Notification`]s; per-subscriber [`SubscribeOptions`]: resync
 //!   period, [`Lag`] policy, name), its end in [`dispatch::EndReason`],

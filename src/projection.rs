@@ -61,7 +61,7 @@
 /// [`kube::Resource`] with the identity (group, version, kind, plural,
 /// scope) of `$full`, so an informer can cache it in place of `$full`.
 ///
-/// See [the module docs](crate::projection) for what the struct must have.
+/// See [the module docs](mod@crate::projection) for what the struct must have.
 ///
 /// # Examples
 ///
