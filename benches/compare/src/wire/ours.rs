@@ -31,6 +31,15 @@ impl WireRunner for OursWire {
             // managedFields out while decoding.
             builder = builder.strip_managed_fields();
         }
+        // `COMPARE_DECODE_THREADS=n`: the builder's `decode_threads(n)`, for
+        // the runs that compare where objects are decoded (BENCHMARKS.md,
+        // "Peak RSS and glibc's heaps").
+        if let Some(threads) = std::env::var("COMPARE_DECODE_THREADS")
+            .ok()
+            .and_then(|n| n.parse().ok())
+        {
+            builder = builder.decode_threads(threads);
+        }
         let informer = builder.build();
         for mut counter in subscribers {
             let mut subscription = informer
