@@ -40,31 +40,50 @@ impl WireRunner for OursWire {
         {
             builder = builder.decode_threads(threads);
         }
-        let informer = builder.build();
-        for mut counter in subscribers {
-            let mut subscription = informer
-                .subscribe(SubscribeOptions::default())
-                .expect("an informer that has not run yet accepts subscribers");
-            tokio::spawn(async move {
-                while let Some(notification) = subscription.next().await {
-                    counter.observe(notification.object());
-                    if counter.seen().is_multiple_of(PENDING_EVERY) {
-                        // What waits for this subscriber: the backlog the
-                        // burst leaves in its queue.
-                        counter.record_pending(subscription.pending());
-                    }
-                }
-            });
-        }
-        // The informer runs until the process exits; its handle lives in the task.
-        tokio::spawn(async move {
-            if let Err(error) = informer.run().await {
-                eprintln!("informer stopped with an error: {error}");
-            }
-            drop(informer);
-        });
+        spawn(builder.build(), subscribers, Counter::observe);
         Started {
             deletes_applied: None,
         }
     }
+}
+
+/// Subscribes each of `subscribers` to `informer` (each drained by its own
+/// task, `observe` counting every notification's object) and runs the
+/// informer until the process exits. Shared by the runners of full Pods
+/// and of a projection.
+pub(super) fn spawn<K>(
+    informer: Informer<K>,
+    subscribers: Vec<Counter>,
+    observe: fn(&mut Counter, &K),
+) where
+    K: kube::Resource
+        + Clone
+        + serde::de::DeserializeOwned
+        + std::fmt::Debug
+        + Send
+        + Sync
+        + 'static,
+{
+    for mut counter in subscribers {
+        let mut subscription = informer
+            .subscribe(SubscribeOptions::default())
+            .expect("an informer that has not run yet accepts subscribers");
+        tokio::spawn(async move {
+            while let Some(notification) = subscription.next().await {
+                observe(&mut counter, notification.object());
+                if counter.seen().is_multiple_of(PENDING_EVERY) {
+                    // What waits for this subscriber: the backlog the
+                    // burst leaves in its queue.
+                    counter.record_pending(subscription.pending());
+                }
+            }
+        });
+    }
+    // The informer runs until the process exits; its handle lives in the task.
+    tokio::spawn(async move {
+        if let Err(error) = informer.run().await {
+            eprintln!("informer stopped with an error: {error}");
+        }
+        drop(informer);
+    });
 }

@@ -8,11 +8,11 @@
 use super::{
     count::Counter,
     drive::{Started, WireRunner},
+    ours::spawn,
 };
-use futures::StreamExt;
 use k8s_openapi::{api::core::v1::Pod, apimachinery::pkg::apis::meta::v1::ObjectMeta};
 use kube::{Api, Client};
-use kube_informer::{Informer, SubscribeOptions};
+use kube_informer::Informer;
 use serde::Deserialize;
 
 /// The projection: a Pod's metadata, node and phase.
@@ -61,24 +61,9 @@ impl WireRunner for OursProjectionWire {
         if strip {
             builder = builder.strip_managed_fields();
         }
-        let informer = builder.build();
-        for mut counter in subscribers {
-            let mut subscription = informer
-                .subscribe(SubscribeOptions::default())
-                .expect("an informer that has not run yet accepts subscribers");
-            tokio::spawn(async move {
-                while let Some(notification) = subscription.next().await {
-                    let pod = notification.object();
-                    let version = pod.metadata.resource_version.as_deref().unwrap_or("");
-                    counter.observe_parts(version, pod.read());
-                }
-            });
-        }
-        tokio::spawn(async move {
-            if let Err(error) = informer.run().await {
-                eprintln!("informer stopped with an error: {error}");
-            }
-            drop(informer);
+        spawn(builder.build(), subscribers, |counter, pod: &SlimPod| {
+            let version = pod.metadata.resource_version.as_deref().unwrap_or("");
+            counter.observe_parts(version, pod.read());
         });
         Started {
             deletes_applied: None,
