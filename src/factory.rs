@@ -27,6 +27,14 @@
 //! compared, so they agree when both requests set them (or both do not);
 //! the first request's functions are the ones that run.
 //!
+//! # Defaults
+//!
+//! - **FA5** A factory made [`with_defaults`](InformerFactory::with_defaults)
+//!   applies its [`Defaults`] to every builder before the request's
+//!   `configure` closure runs (full and metadata-only informers alike), so
+//!   the closure can keep, add to or replace them; the options compared for
+//!   sharing are those the builder ends with.
+//!
 //! # A stopped informer
 //!
 //! - **FA1** An informer of the factory that has stopped (its `stop` was
@@ -84,7 +92,9 @@ use parking_lot::Mutex;
 use tokio::{task::JoinHandle, time::Instant};
 
 use crate::{
-    informer::{self, FromApi, Informer, InformerBuilder, Options, SyncError, WeakInformer},
+    informer::{
+        self, Defaults, FromApi, Informer, InformerBuilder, Options, SyncError, WeakInformer,
+    },
     resource::WatchedResource,
     source,
 };
@@ -316,6 +326,7 @@ impl State {
 #[derive(Clone)]
 pub struct InformerFactory {
     client: Client,
+    defaults: Arc<Defaults>,
     state: Arc<FactoryState>,
 }
 
@@ -326,8 +337,18 @@ struct FactoryState {
 impl InformerFactory {
     /// A factory whose informers list and watch through `client`.
     pub fn new(client: Client) -> Self {
+        Self::with_defaults(client, Defaults::new())
+    }
+
+    /// A factory whose informers list and watch through `client` and start
+    /// from `defaults` (FA5): settings every informer of the program
+    /// shares, set once.
+    ///
+    /// See [`Defaults`] for an example.
+    pub fn with_defaults(client: Client, defaults: Defaults) -> Self {
         Self {
             client,
+            defaults: Arc::new(defaults),
             state: Arc::new(FactoryState {
                 inner: Mutex::new(State::default()),
             }),
@@ -358,7 +379,8 @@ impl InformerFactory {
     /// The shared informer listing and watching `api`, configured by
     /// `configure` exactly as [`Informer::builder`] would be: indexers,
     /// transform, [`strip_managed_fields`](InformerBuilder::strip_managed_fields),
-    /// list/watch settings and the rest.
+    /// list/watch settings and the rest. The builder `configure` gets
+    /// carries the factory's [`Defaults`] already (FA5).
     ///
     /// `configure` always runs (it only sets options, nothing starts); its
     /// selectors complete the sharing key. If an informer with that key
@@ -372,7 +394,9 @@ impl InformerFactory {
         K: source::Watchable,
         F: FnOnce(InformerBuilder<K, FromApi>) -> InformerBuilder<K, FromApi>,
     {
-        self.share(configure(Informer::builder(api)))
+        self.share(configure(
+            Informer::builder(api).with_defaults(&self.defaults),
+        ))
     }
 
     /// The shared metadata-only informer of `api`'s resource
@@ -413,7 +437,9 @@ impl InformerFactory {
             InformerBuilder<PartialObjectMeta<R>, FromApi>,
         ) -> InformerBuilder<PartialObjectMeta<R>, FromApi>,
     {
-        self.share(configure(Informer::metadata_builder(api)))
+        self.share(configure(
+            Informer::metadata_builder(api).with_defaults(&self.defaults),
+        ))
     }
 
     /// The informer for `builder`'s key: the existing one if its options

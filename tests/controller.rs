@@ -907,3 +907,38 @@ async fn c10_with_priorities_the_keys_of_a_reconcile_all_on_tick_wait_behind_a_c
         "a tick's keys are low (C10): the change goes first: {order:?}"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn c11_resync_reconciles_every_cached_object_each_period() {
+    let server = FakeApiServer::start().await;
+    for name in ["a", "b", "c"] {
+        server.create(&cm(name, "1")).unwrap();
+    }
+    let calls = Calls::default();
+    // Shorter than the informer's resync check period (30 s), so the
+    // controller's subscription, made before the informer runs, lowers it
+    // to 20 s (L3): a round every 20 s.
+    let period = Duration::from_secs(20);
+    let outcomes = Controller::new(Api::<ConfigMap>::all(server.client()))
+        .resync(period)
+        .run(
+            calls.reconciler::<ConfigMap>(),
+            |_, _, _| Action::backoff(),
+            Arc::new(()),
+        );
+    let mut outcomes = std::pin::pin!(outcomes);
+    collect_until(&mut outcomes, |seen| seen.len() == 3).await;
+    let synced = tokio::time::Instant::now();
+    for round in 1..=2u32 {
+        collect_until(&mut outcomes, |seen| seen.len() == 3).await;
+        let elapsed = synced.elapsed();
+        let due = period * round;
+        assert!(
+            elapsed + Duration::from_secs(1) >= due && elapsed <= due + Duration::from_secs(1),
+            "round {round} came after {elapsed:?}"
+        );
+    }
+    let mut names = calls.get();
+    names.sort();
+    assert_eq!(names, ["a", "a", "a", "b", "b", "b", "c", "c", "c"]);
+}

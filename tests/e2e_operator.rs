@@ -34,13 +34,14 @@ use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
 use kube::{Client, ResourceExt};
 use kube_informer::ObjectKey;
+use kube_informer::informer::Defaults;
 use kube_informer::runner::Action;
-use kube_informer::source::BackoffConfig;
+use kube_informer::source::{self, BackoffConfig};
 use parking_lot::Mutex;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use controller::{Operator, Settings};
+use controller::Operator;
 use mirror::Labels;
 
 const SOURCES: usize = 200;
@@ -246,24 +247,21 @@ async fn e2e_operator_mirror() -> Result<()> {
 
     // The operator, with its reconcile wrapped to record and to fail.
     let stop = CancellationToken::new();
-    let settings = Settings {
-        labels: labels.clone(),
-        // No periodic resync during the test: it would re-add every key
-        // and blur the retry delays measured below. The sweep still runs on
-        // every relist (the restart forces some).
-        resync: Duration::from_secs(3600),
-        // Quick list/watch retries, so the restart is not waited out.
-        backoff: Some(BackoffConfig {
+    // No periodic resync during the test: it would re-add every key and
+    // blur the retry delays measured below. The sweep still runs on every
+    // relist (the restart forces some).
+    let resync = Duration::from_secs(3600);
+    // Quick list/watch retries, so the restart is not waited out.
+    let defaults =
+        Defaults::new().source_config(source::Config::default().backoff(BackoffConfig {
             initial: Duration::from_millis(200),
             max: Duration::from_secs(2),
             factor: 2.0,
             jitter: 0.5,
             reset_after: Duration::from_secs(120),
-        }),
-        ..Settings::default()
-    };
+        }));
     let operator = within(WAIT, "operator sync", async {
-        Operator::start(client.clone(), &settings)
+        Operator::start(client.clone(), labels.clone(), resync, defaults)
             .await
             .map_err(|e| anyhow!(e))
     })

@@ -229,3 +229,85 @@ async fn fa1_a_stopped_informer_is_replaced_by_the_next_request() {
         "after shutdown"
     );
 }
+
+#[tokio::test]
+async fn fa5_defaults_apply_to_every_informer_and_the_closure_has_the_last_word() {
+    use kube_informer::informer::Defaults;
+
+    let server = FakeApiServer::start().await;
+    server.create(&cm("a", "web")).unwrap();
+    server.create(&cm("b", "db")).unwrap();
+    let defaults = Defaults::new()
+        .source_config(source::Config::default().page_size(1))
+        .strip_managed_fields();
+    let factory = InformerFactory::with_defaults(server.client(), defaults);
+    let api = || Api::<ConfigMap>::default_namespaced(server.client());
+    // Defaults alone; a label selector added to them; defaults replaced.
+    let all = factory.build(api(), |b| b).unwrap();
+    let web = factory
+        .build(api(), |b| b.label_selector("app=web"))
+        .unwrap();
+    let replaced = factory
+        .build(api(), |b| {
+            b.source_config(source::Config::default().label_selector("app=db"))
+        })
+        .unwrap();
+    assert_eq!(factory.len(), 3);
+    // The options compared are those the builder ends with: a request that
+    // sets what the defaults set gets the same informer, one that takes the
+    // strip back is refused.
+    let same = factory
+        .build(api(), |b| {
+            b.source_config(source::Config::default().page_size(1))
+                .strip_managed_fields()
+        })
+        .unwrap();
+    assert_eq!(factory.len(), 3);
+    drop(same);
+    assert!(matches!(
+        factory.build(api(), |b| b.source_config(source::Config::default())),
+        Err(Error::OptionsDiffer { .. })
+    ));
+    factory.start();
+    assert!(factory.wait_for_cache_sync().await);
+
+    let names = |informer: &kube_informer::Informer<ConfigMap>| {
+        let mut names: Vec<_> = informer
+            .store()
+            .list()
+            .iter()
+            .map(|cm| cm.metadata.name.clone().unwrap())
+            .collect();
+        names.sort();
+        names
+    };
+    assert_eq!(names(&all), ["a", "b"]);
+    assert_eq!(names(&web), ["a"]);
+    assert_eq!(names(&replaced), ["b"]);
+    for object in all.store().list().iter().chain(web.store().list().iter()) {
+        assert_eq!(object.metadata.managed_fields, None, "the default strip");
+    }
+    assert!(
+        replaced.store().list()[0].metadata.managed_fields.is_none(),
+        "source_config replaces the list/watch settings only"
+    );
+    // Page size 1 from the defaults: the two objects of `all` took two
+    // pages; the replaced settings have no page size.
+    let requests = server.requests();
+    let with = |selector: Option<&str>, limit: bool| {
+        requests
+            .iter()
+            .filter(|r| r.method == "GET" && !r.query.iter().any(|(k, _)| k == "watch"))
+            .filter(|r| {
+                let label = r.query.iter().find(|(k, _)| k == "labelSelector");
+                label.map(|(_, v)| v.as_str()) == selector
+            })
+            .filter(|r| r.query.iter().any(|(k, v)| k == "limit" && v == "1") == limit)
+            .count()
+    };
+    assert_eq!(with(None, true), 2, "two pages of one object for `all`");
+    assert_eq!(with(Some("app=web"), true), 1, "`web` keeps the page size");
+    assert_eq!(with(Some("app=db"), true), 0, "`replaced` has no page size");
+    assert_eq!(with(Some("app=db"), false), 1);
+    factory.shutdown().await;
+}

@@ -20,12 +20,12 @@ use std::{
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use kube::{ResourceExt, api::ObjectMeta};
-use kube_informer::runner::Action;
+use kube_informer::{informer::Defaults, runner::Action};
 use kube_informer_testing::{ApiStatus, FakeApiServer, RequestMatch};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use controller::{Operator, Settings};
+use controller::Operator;
 use mirror::{Labels, Mirror};
 
 fn meta(name: &str, namespace: Option<&str>, label: Option<&str>) -> ObjectMeta {
@@ -87,9 +87,14 @@ async fn wait_for_copies(server: &FakeApiServer, want: &[&str]) {
 /// once it stopped.
 async fn start(server: &FakeApiServer) -> (CancellationToken, JoinHandle<Vec<String>>) {
     let stop = CancellationToken::new();
-    let operator = Operator::start(server.client(), &Settings::default())
-        .await
-        .unwrap();
+    let operator = Operator::start(
+        server.client(),
+        Labels::default(),
+        Duration::from_secs(300),
+        Defaults::new(),
+    )
+    .await
+    .unwrap();
     let outcomes = operator
         .controller
         .concurrency(4)

@@ -57,13 +57,17 @@ use kube::{
     Api, ResourceExt,
     api::{DeleteParams, ObjectMeta, Patch, PatchParams, PostParams},
 };
-use kube_informer::{runner::Action, source::BackoffConfig};
+use kube_informer::{
+    informer::Defaults,
+    runner::Action,
+    source::{self, BackoffConfig},
+};
 use kube_informer_testing::{FaultMix, SimContext, Simulation};
 use parking_lot::Mutex;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use controller::{Operator, Settings};
+use controller::Operator;
 use mirror::{Labels, Mirror};
 
 /// The namespace of the sources (not a target).
@@ -122,18 +126,16 @@ fn data(value: &str) -> Option<BTreeMap<String, String>> {
     Some([("value".to_owned(), value.to_owned())].into())
 }
 
-/// The settings of a run that repeats from its seed.
-fn settings() -> Settings {
-    Settings {
-        resync: RESYNC,
-        backoff: Some(BackoffConfig {
+/// The informers' settings in a run that repeats from its seed: no jitter,
+/// no watch timeout drawn at random, decoding on the runtime's thread.
+fn defaults() -> Defaults {
+    let config = source::Config::default()
+        .backoff(BackoffConfig {
             jitter: 0.0,
             ..BackoffConfig::default()
-        }),
-        watch_timeout: Some((Duration::from_secs(60), Duration::from_secs(60))),
-        decode_threads: Some(1),
-        ..Settings::default()
-    }
+        })
+        .watch_timeout(Duration::from_secs(60), Duration::from_secs(60));
+    Defaults::new().source_config(config).decode_threads(1)
 }
 
 /// What the user did that the final state must show.
@@ -465,7 +467,7 @@ async fn operator_converges(sim: SimContext, run: Run) -> Result<(), String> {
             .map_err(|e| format!("{e:?}"))?;
     }
 
-    let operator = Operator::start(sim.client(), &settings())
+    let operator = Operator::start(sim.client(), labels.clone(), RESYNC, defaults())
         .await
         .map_err(|e| format!("operator start: {e}"))?;
     let mirror = match run.planted {

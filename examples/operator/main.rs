@@ -33,20 +33,22 @@ mod metrics_http;
 mod mirror;
 mod sharding;
 
-use std::{net::SocketAddr, sync::Arc};
+use std::{net::SocketAddr, sync::Arc, time::Duration};
 
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Client;
-use kube_informer::prelude::*;
+use kube_informer::{informer::Defaults, prelude::*};
 use kube_informer_testing::FakeApiServer;
 
-use controller::{Informers, Operator, Settings};
-use mirror::{Mirror, MirrorError};
+use controller::{Informers, Operator};
+use mirror::{Labels, Mirror, MirrorError};
 use sharding::{ReconcileLog, ShardArgs};
 
 /// Reconciles at most this many sources at once.
 const CONCURRENCY: usize = 4;
+/// How often every source and every copy's source is reconciled again.
+const RESYNC: Duration = Duration::from_secs(300);
 
 /// What the command line asks for.
 #[derive(Debug, Default)]
@@ -112,10 +114,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
             }
         },
     };
-    let settings = Settings::default();
+    let labels = Labels::default();
     if let Some(server) = &server {
         // Left from "before": an orphan the start-up sweep must remove.
-        demo::before_start(server, &settings.labels)?;
+        demo::before_start(server, &labels)?;
     }
 
     // Sharded: join the ring before the informers start, so the sources'
@@ -131,7 +133,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         None => None,
     };
 
-    let operator = Operator::start(client.clone(), &settings).await?;
+    let operator = Operator::start(client.clone(), labels.clone(), RESYNC, Defaults::new()).await?;
     let stop = CancellationToken::new();
     let gate = shard.as_ref().map(|(shard, _)| shard.gate());
     let log = args.shard.as_ref().map(|s| ReconcileLog::new(&s.identity));
@@ -169,7 +171,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
 
     let result = match &server {
         Some(server) => {
-            let result = demo::run(server, &client, &settings.labels).await;
+            let result = demo::run(server, &client, &labels).await;
             stop.cancel();
             result
         }

@@ -485,6 +485,54 @@ impl<K: Watchable> Controller<K> {
         self
     }
 
+    /// Reconciles every object of the controller's cache again every
+    /// `period` (C11): the informer's resync, as a client-go handler
+    /// registered with a resync period gets it, through a subscription of
+    /// the controller's own. The keys are queued low when
+    /// [`priorities`](Self::priorities) are on (C10). Use it for state the
+    /// controller cannot watch (an external system, a clock); every
+    /// reconcile it triggers is an extra API read or write per object.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube::Api;
+    /// use kube_informer::controller::Controller;
+    /// use kube_informer_testing::FakeApiServer;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let server = FakeApiServer::start().await;
+    /// // Every ConfigMap once more every ten minutes.
+    /// let controller = Controller::new(Api::<ConfigMap>::all(server.client()))
+    ///     .resync(Duration::from_secs(600));
+    /// # drop(controller);
+    /// # }
+    /// ```
+    pub fn resync(mut self, period: Duration) -> Self {
+        let options = SubscribeOptions::default()
+            .name("controller-resync")
+            .resync(period);
+        match self.informer.subscribe(options) {
+            Ok(subscription) => self.feeds.push(
+                subscription
+                    .filter_map(|n| {
+                        let key = if n.is_resync() {
+                            super::run::key_of(&n)
+                        } else {
+                            None
+                        };
+                        std::future::ready(key.map(|key| (key, Priority::Low)))
+                    })
+                    .boxed(),
+            ),
+            Err(error) => self.setup_errors.push(SetupError::Informer(error)),
+        }
+        self
+    }
+
     /// Queues a change of the controller's own objects only if `predicate`
     /// passes it (C2); called again, every predicate must pass. Additions
     /// and deletions always pass, and resyncs never reach it: the

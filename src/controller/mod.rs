@@ -57,7 +57,8 @@
 //!   subscriptions ask for no resync period, so they get one only when a
 //!   relist finds an object as the cache holds it (after an expired watch
 //!   or an apiserver restart), and reconciling every object then would
-//!   only repeat work; periodic reconciles come from `reconcile_all_on`.
+//!   only repeat work; periodic reconciles come from
+//!   [`resync`](Controller::resync) (C11) or `reconcile_all_on`.
 //! - **C3 Sync first.** No reconcile starts before every informer of the
 //!   controller has synced. The wait fails, and the stream yields
 //!   [`Error::Sync`] and ends, when an initial list is refused (401/403) or
@@ -109,13 +110,18 @@
 //!   [`queue`](crate::queue)): a key from a notification that is part of
 //!   an initial list (also the replay of an informer already running, and
 //!   the keys a sharded replica acquires) and every key of a
-//!   [`reconcile_all_on`](Controller::reconcile_all_on) tick is queued
-//!   low, by [`Priority::of`](crate::queue::Priority::of) for notifications
+//!   [`reconcile_all_on`](Controller::reconcile_all_on) tick or
+//!   [`resync`](Controller::resync) round is queued low, by [`Priority::of`](crate::queue::Priority::of) for notifications
 //!   of owned and watched objects too; every other trigger, and every
 //!   requeue and backoff, is high. A live change made while listed keys
 //!   wait is reconciled before them, and a listed key that has waited the
 //!   [ageing bound](Controller::priority_ageing) gets at least every
 //!   second turn.
+//! - **C11 Resync.** With [`resync(period)`](Controller::resync) every
+//!   object the controller's cache holds is reconciled again every
+//!   `period` (within the informer's resync check period), from a
+//!   subscription of its own, so a resync round queues every cached key
+//!   once and changes still queue theirs as C2 says.
 //! - **RW7 Reading its own writes.** With
 //!   [`read_own_writes(log, deadline)`](Controller::read_own_writes), a
 //!   key's reconcile first takes the writes `log` recorded under that key

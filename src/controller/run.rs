@@ -427,7 +427,7 @@ fn prioritized_key<K: Watchable>(notification: &Notification<K>) -> Option<(Obje
     key_of(notification).map(|key| (key, Priority::of(notification)))
 }
 
-fn key_of<K: Watchable>(notification: &Notification<K>) -> Option<ObjectKey> {
+pub(super) fn key_of<K: Watchable>(notification: &Notification<K>) -> Option<ObjectKey> {
     match ObjectKey::from_object(&**notification.object()) {
         Ok(key) => Some(key),
         Err(error) => {

@@ -450,6 +450,58 @@ where
         self
     }
 
+    /// Lists and watches only objects whose labels match `selector` (e.g.
+    /// `app=web,tier!=cache`), keeping the other list/watch settings (those
+    /// of a factory's [`Defaults`](super::Defaults) among them); the same as
+    /// [`source::Config::label_selector`] through
+    /// [`source_config`](Self::source_config).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use k8s_openapi::api::core::v1::Pod;
+    /// use kube::Api;
+    /// use kube_informer::Informer;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let server = kube_informer_testing::FakeApiServer::start().await;
+    /// // Pods of app=web on node-1, with the informer's other defaults.
+    /// let informer = Informer::builder(Api::<Pod>::all(server.client()))
+    ///     .label_selector("app=web")
+    ///     .field_selector("spec.nodeName=node-1")
+    ///     .build();
+    /// # drop(informer);
+    /// # }
+    /// ```
+    pub fn label_selector(mut self, selector: impl Into<String>) -> Self {
+        self.source.config = self.source.config.label_selector(selector);
+        self
+    }
+
+    /// Lists and watches only objects whose fields match `selector` (e.g.
+    /// `spec.nodeName=node-1`), keeping the other list/watch settings; see
+    /// [`label_selector`](Self::label_selector).
+    pub fn field_selector(mut self, selector: impl Into<String>) -> Self {
+        self.source.config = self.source.config.field_selector(selector);
+        self
+    }
+
+    /// This builder with a factory's `defaults` applied (before the
+    /// factory's `configure` closure runs).
+    pub(crate) fn with_defaults(mut self, defaults: &super::Defaults) -> Self {
+        if let Some(settings) = &defaults.source {
+            self.source.config = source::Config::from_settings(settings.clone());
+        }
+        if defaults.strip_managed_fields {
+            self.common.strip_managed_fields = true;
+        }
+        if defaults.decode_threads.is_some() {
+            self.source.decode.threads = defaults.decode_threads;
+        }
+        self
+    }
+
     /// How many decode threads one batch of this informer's objects (a
     /// list page, or a burst of watch lines that arrived together) may be
     /// split over.

@@ -119,6 +119,7 @@
 mod apply;
 mod builder;
 mod core;
+mod defaults;
 mod error;
 mod handle;
 mod known_objects;
@@ -134,6 +135,7 @@ mod sync_wait;
 
 pub(crate) use builder::Options;
 pub use builder::{DEFAULT_RESYNC_CHECK_PERIOD, FromApi, FromStream, InformerBuilder, Origin};
+pub use defaults::Defaults;
 pub use error::{Callback, Error, Result, SharedError};
 pub use handle::Informer;
 pub(crate) use handle::WeakInformer;

@@ -77,7 +77,10 @@ pub enum ListSemantic {
 /// is `list_strategy(ListStrategy::Streaming)` here).
 ///
 /// The type parameter is the object type the source decodes; the settings
-/// themselves do not depend on it. There is no transform here: set it once
+/// themselves do not depend on it, and `Config` alone (`Config<()>`) is the
+/// config of no type in particular, what
+/// [`Defaults::source_config`](crate::informer::Defaults::source_config)
+/// takes. There is no transform here: set it once
 /// on the informer (`InformerBuilder::transform`), which applies it where
 /// objects enter the FIFO.
 ///
@@ -109,7 +112,7 @@ pub enum ListSemantic {
 /// assert_eq!(config.clone(), config);
 /// assert_ne!(config, Config::default());
 /// ```
-pub struct Config<K> {
+pub struct Config<K = ()> {
     settings: Settings,
     kind: PhantomData<fn() -> K>,
 }
@@ -176,7 +179,7 @@ impl<K> fmt::Debug for Config<K> {
 }
 
 impl<K> Config<K> {
-    fn from_settings(settings: Settings) -> Self {
+    pub(crate) fn from_settings(settings: Settings) -> Self {
         Self {
             settings,
             kind: PhantomData,
