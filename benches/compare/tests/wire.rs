@@ -266,7 +266,7 @@ mod accept {
 
     /// A server with JSON metadata and a protobuf form whose Pod `i` is
     /// named `item-i` and whose event `j` carries `event-j`.
-    async fn start() -> (Client, String) {
+    async fn start() -> Client {
         let workload = WireWorkload::generate(WireSpec::standard(OBJECTS, 3));
         let envelope =
             |name: String| Bytes::from(protobuf::envelope("v1", "Pod", &pod_message(&name)));
@@ -294,8 +294,7 @@ mod accept {
             .await
             .unwrap();
         tokio::spawn(serving);
-        let server = format!("http://{address}");
-        (client(&server).unwrap(), server)
+        client(&format!("http://{address}")).unwrap()
     }
 
     /// Status, Content-Type and body of `GET path` with `accept`.
@@ -338,7 +337,7 @@ mod accept {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn protobuf_lists_are_pod_list_envelopes_with_the_list_meta() {
-        let (client, _) = start().await;
+        let client = start().await;
         let (status, content_type, body) =
             fetch(&client, "/api/v1/pods?limit=50", PROTOBUF_FIRST).await;
         assert_eq!(
@@ -402,7 +401,7 @@ mod accept {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn protobuf_watches_are_length_prefixed_watch_events() {
-        let (client, _) = start().await;
+        let client = start().await;
         post(&client, "/bench/release?phase=all").await;
         for (accept, kind) in [
             (PROTOBUF_FIRST, "Pod"),
@@ -462,7 +461,7 @@ mod accept {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn metadata_json_lists_and_watches_hold_partial_object_metadata() {
-        let (client, _) = start().await;
+        let client = start().await;
         let (status, content_type, body) = fetch(
             &client,
             "/api/v1/pods?limit=50",
@@ -506,7 +505,7 @@ mod accept {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn json_stays_the_default_and_the_unproducible_gets_406() {
-        let (encoding, _) = start().await;
+        let encoding = start().await;
         let (_, content_type, body) =
             fetch(&encoding, "/api/v1/pods?limit=1", "application/json").await;
         assert_eq!(content_type, "application/json");
