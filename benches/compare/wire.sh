@@ -16,6 +16,25 @@
 # (seconds since the epoch) stops starting runs after that time;
 # WIRE_MEASURED_ON is a note on what was measured, shown on the page.
 #
+# WIRE_RUNNERS (default "ours kube-runtime client-go") picks the runners, in
+# the order each pass runs them; besides those three: ours-projection
+# (kube-informer caching metadata + spec.nodeName + status.phase),
+# client-go-protobuf (the clientset asking for protobuf, as
+# kube-controller-manager does) and client-go-metadata (client-go's metadata
+# informer, PartialObjectMetadata in protobuf). With either client-go-*
+# runner the server is started with --protobuf-encoder (the Go runner
+# encodes the Pods with k8s.io/api's encoder before the server listens, so
+# none of it is in a measured run). WIRE_SUBSCRIBERS (default "1 4") picks
+# the subscriber counts of the bursts.
+# WIRE_TAG (e.g. pb) keeps a side measurement apart from the page's: its
+# lines go to results/wire-TAG.jsonl and its meta to
+# results/wire-meta-TAG.json, BENCHMARKS.md is left alone, and
+# `python3 wire_report.py results/wire-TAG.jsonl` prints its table.
+#
+#   WIRE_TAG=pb WIRE_SUBSCRIBERS=1 WIRE_REPEATS=1 WIRE_RELIST_REPEATS=0 \
+#   WIRE_RUNNERS="client-go client-go-protobuf client-go-metadata ours ours-projection kube-runtime" \
+#     bash benches/compare/run.sh --wire
+#
 # One loopback server (`kube-informer-compare serve`) generates the Pods once
 # and serves every run; each run is a fresh runner process with its own HTTP
 # client: kube-informer and kube-runtime (`kube-informer-compare wire`) and
@@ -43,8 +62,9 @@ else
 fi
 relist_repeats="${WIRE_RELIST_REPEATS:-1}"
 read -r -a strips <<<"${WIRE_STRIPS:-no yes}"
-subscriber_counts=(1 4)
-runners=(ours kube-runtime client-go)
+read -r -a subscriber_counts <<<"${WIRE_SUBSCRIBERS:-1 4}"
+read -r -a runners <<<"${WIRE_RUNNERS:-ours kube-runtime client-go}"
+tag="${WIRE_TAG:-}"
 before_bin="${WIRE_BEFORE_BIN:-}"
 [[ -n $before_bin ]] && runners=(ours-before "${runners[@]}")
 
@@ -64,8 +84,10 @@ go_bin="$work/client-go-runner"
 # shellcheck source=server.sh
 source "$here/server.sh"
 start_wire_server() { # objects
-  echo "== starting the loopback server with N = $1"
-  start_server wire "$rust_bin" --objects "$1"
+  local encoder=()
+  [[ " ${runners[*]} " =~ \ client-go-(protobuf|metadata)\  ]] && encoder=(--protobuf-encoder "$go_bin")
+  echo "== starting the loopback server with N = $1 ${encoder[*]}"
+  start_server wire "$rust_bin" --objects "$1" "${encoder[@]}"
   echo "   $(cat "$work/wire-server.log") at $server"
 }
 
@@ -76,11 +98,14 @@ command_for() {
     ours-before)
       echo "$before_bin wire ours --server $server --subscribers $subscribers" \
         "$([[ $strip == yes ]] && echo --strip)" "$([[ $variant == relist ]] && echo --relist)" ;;
-    ours | kube-runtime)
+    ours | ours-projection | kube-runtime)
       echo "$rust_bin wire $runner --server $server --subscribers $subscribers" \
         "$([[ $strip == yes ]] && echo --strip)" "$([[ $variant == relist ]] && echo --relist)" ;;
-    client-go)
-      echo "$go_bin -wire $server -subscribers $subscribers" \
+    client-go | client-go-protobuf | client-go-metadata)
+      local flavour=""
+      [[ $runner == client-go-protobuf ]] && flavour=-protobuf
+      [[ $runner == client-go-metadata ]] && flavour=-metadata
+      echo "$go_bin -wire $server $flavour -subscribers $subscribers" \
         "$([[ $strip == yes ]] && echo -strip)" "$([[ $variant == relist ]] && echo -relist)" ;;
   esac
 }
@@ -154,7 +179,7 @@ if [[ $what == profile ]]; then
 fi
 
 # ---- runs ------------------------------------------------------------------
-results="$work/wire-$mode.jsonl"
+results="$work/wire-${tag:-$mode}.jsonl"
 : >"$results"
 [[ -n $before_bin ]] && : >"$work/wire-before-$mode.jsonl"
 load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
@@ -183,6 +208,13 @@ for _ in $(seq "$relist_repeats"); do relist_pass; done
 for _ in $(seq 2 "$repeats"); do burst_pass; done
 stop_server
 
+if [[ -n $tag ]]; then
+  cp "$results" "$kept/wire-$tag.jsonl"
+  meta "$kept/wire-meta-$tag.json" "$mode"
+  echo "== wrote $kept/wire-$tag.jsonl"
+  python3 "$here/wire_report.py" "$kept/wire-$tag.jsonl"
+  exit 0
+fi
 cp "$results" "$kept/wire-$mode.jsonl"
 [[ -n $before_bin ]] && cp "$work/wire-before-$mode.jsonl" "$kept/wire-before-$mode.jsonl"
 meta "$kept/wire-meta-$mode.json" "$mode"

@@ -19,7 +19,13 @@ LABELS = {
     "ours": "kube-informer",
     "kube-runtime": "kube-runtime shared",
     "client-go": "client-go",
+    "ours-projection": "kube-informer projection (metadata + nodeName + phase)",
+    "client-go-protobuf": "client-go, protobuf",
+    "client-go-metadata": "client-go metadata informer (protobuf)",
 }
+# Every runner the flavours table shows, in its order: what each caches and
+# how it reads the wire.
+FLAVOURS = ["client-go", "client-go-protobuf", "client-go-metadata", "ours", "ours-projection", "kube-runtime"]
 MIB = 2**20
 
 
@@ -203,6 +209,53 @@ def targets(groups):
     return "\n".join(lines)
 
 
+def flavours_table(runs):
+    """One row per runner, strip setting and subscriber count (bursts): the
+    figures a side measurement of several runners in the same passes
+    compares, with the median 1-minute load of its runs."""
+    groups = group(runs)
+    rows = [
+        "| runner | S | strip managedFields | RSS per cached Pod (bytes) | initial sync (s) | events/s to quiescence "
+        "| CPU µs per event | peak RSS (MiB) | runs | load (1 min, median) |",
+        "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    keys = sorted(
+        {(s, strip) for (_, variant, strip, s) in groups if variant == "burst"},
+    )
+    for subscribers, strip in keys:
+        for runner in FLAVOURS + sorted({r for (r, *_rest) in groups} - set(FLAVOURS)):
+            found_runs = groups.get((runner, "burst", strip, subscribers))
+            if not found_runs:
+                continue
+            found = figures(found_runs)
+            load = f"{found['load']:.1f}" if found["load"] is not None else "–"
+            rows.append(
+                f"| {LABELS.get(runner, runner)} | {subscribers} | {'yes' if strip else 'no'} | {found['per_pod']:,.0f} "
+                f"| {found['sync']:.2f} | {found['eps']:,.0f} | {found['cpu_us']:.0f} | {found['peak'] / MIB:,.0f} "
+                f"| {len(found_runs)} | {load} |"
+            )
+    return "\n".join(rows)
+
+
+def projection_target(runs):
+    """The target: kube-informer's projection caches a Pod in no more RSS
+    than client-go's metadata-only informer, same strip setting, same run."""
+    groups = group(runs)
+    lines = ["| target | S | strip | figure | verdict |", "|---|---:|---|---|---|"]
+    for (runner, variant, strip, subscribers), mine in sorted(groups.items(), key=lambda item: (item[0][3], item[0][2])):
+        if runner != "ours-projection" or variant != "burst":
+            continue
+        theirs = groups.get(("client-go-metadata", "burst", strip, subscribers))
+        if not theirs:
+            continue
+        a, b = figures(mine)["per_pod"], figures(theirs)["per_pod"]
+        lines.append(
+            f"| RSS per cached Pod, projection (metadata + 2 fields) ≤ client-go's metadata-only informer | {subscribers} "
+            f"| {'yes' if strip else 'no'} | {a:,.0f} vs {b:,.0f} bytes: {a / b:.2f}× | {verdict(a <= b)} |"
+        )
+    return "\n".join(lines) if len(lines) > 2 else ""
+
+
 def profile_section(profile):
     if not profile:
         return ["Not profiled in this run (`bash benches/compare/run.sh --wire-profile`).", ""]
@@ -308,6 +361,15 @@ def section(runs, meta, profile):
         "",
     ]
     parts += profile_section(profile)
+    if any(run["runner"] in ("ours-projection", "client-go-protobuf", "client-go-metadata") for run in runs):
+        parts += [
+            "### Other runners: projection, protobuf, metadata only",
+            "",
+            flavours_table(runs),
+            "",
+            projection_target(runs),
+            "",
+        ]
     parts += [WIRE_END, ""]
     return "\n".join(parts)
 
@@ -330,3 +392,18 @@ def extract(page):
     if WIRE_START in page and WIRE_END in page:
         return WIRE_START + page.split(WIRE_START, 1)[1].split(WIRE_END, 1)[0] + WIRE_END + "\n"
     return None
+
+
+if __name__ == "__main__":
+    # A side measurement's tables (wire.sh with WIRE_TAG): one file of JSON
+    # lines in, Markdown out.
+    import sys
+
+    if len(sys.argv) != 2:
+        sys.exit("usage: python3 wire_report.py results/wire-TAG.jsonl")
+    found = load(sys.argv[1])
+    if not found:
+        sys.exit(f"{sys.argv[1]} has no runs")
+    print(flavours_table(found))
+    print()
+    print(projection_target(found))

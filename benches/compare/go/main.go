@@ -29,18 +29,33 @@ func main() {
 	objects := flag.Int("objects", 2000, "with -apiserver-kubeconfig: ConfigMaps to create; with -live: Pods the writer created")
 	liveKubeconfig := flag.String("live", "", "live mode: kubeconfig of the cluster kube-informer-compare live-writer writes to")
 	updates := flag.Int("updates", 0, "with -live: updates the writer makes")
-	protobuf := flag.Bool("protobuf", false, "with -live: ask the apiserver for protobuf instead of JSON")
+	protobuf := flag.Bool("protobuf", false, "with -live or -wire: ask the server for protobuf instead of JSON")
+	metadataOnly := flag.Bool("metadata", false, "with -wire: client-go's metadata informer (PartialObjectMetadata) instead of the Pod informer")
+	encodeProtobuf := flag.Bool("encode-protobuf", false, "encoder mode: read length-prefixed Pod JSON on stdin, write length-prefixed protobuf envelopes on stdout")
 	cpuProfile := flag.String("cpuprofile", "", "with -live: write a CPU profile of the watch phase (from READY) to this file")
 	wireServer := flag.String("wire", "", "wire mode: base URL of the loopback server (kube-informer-compare serve)")
 	strip := flag.Bool("strip", false, "wire mode: strip managedFields with SetTransform")
 	relist := flag.Bool("relist", false, "wire mode: measure a relist (410, then a full list) instead of a watch burst")
 	flag.Parse()
+	if *encodeProtobuf {
+		if err := encodePods(os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintf(os.Stderr, "encoding failed: %v\n", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	if *wireServer != "" {
-		if *subscriberCount < 1 {
-			fmt.Fprintln(os.Stderr, "usage: client-go-runner -wire URL -subscribers S [-strip] [-relist]")
+		if *subscriberCount < 1 || (*protobuf && *metadataOnly) {
+			fmt.Fprintln(os.Stderr, "usage: client-go-runner -wire URL -subscribers S [-protobuf | -metadata] [-strip] [-relist]")
 			os.Exit(2)
 		}
-		report, err := runWire(*wireServer, *subscriberCount, *strip, *relist, *timeout)
+		flavour := wireJSON
+		if *protobuf {
+			flavour = wireProtobuf
+		} else if *metadataOnly {
+			flavour = wireMetadata
+		}
+		report, err := runWire(*wireServer, flavour, *subscriberCount, *strip, *relist, *timeout)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "client-go wire run failed: %v\n", err)
 			os.Exit(1)

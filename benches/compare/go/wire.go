@@ -2,6 +2,13 @@
 // clientset's real REST client, pointed at the loopback server that
 // `kube-informer-compare serve` runs. It measures what the Rust wire runners
 // measure (benches/compare/src/wire/drive.rs) and prints the same JSON line.
+//
+// Three flavours (runner names): client-go (the clientset speaking JSON,
+// as the Rust clients do), client-go-protobuf (the clientset asking for
+// protobuf, as kube-controller-manager configures its own) and
+// client-go-metadata (the metadata informer, which caches
+// PartialObjectMetadata and asks for it in protobuf first). The last two
+// need a server started with --protobuf-encoder.
 package main
 
 import (
@@ -18,10 +25,22 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+)
+
+// wireFlavour is what the Go runner lists and watches with.
+type wireFlavour string
+
+const (
+	wireJSON     wireFlavour = "client-go"
+	wireProtobuf wireFlavour = "client-go-protobuf"
+	wireMetadata wireFlavour = "client-go-metadata"
 )
 
 // stripManagedFields is the transform every runner applies with -strip (what
@@ -55,8 +74,11 @@ func (s *wireSubscriber) observe(obj any) {
 	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = tombstone.Obj
 	}
-	if pod, ok := obj.(*corev1.Pod); ok {
-		s.touched += uint64(len(pod.ResourceVersion) + len(pod.Spec.Containers))
+	switch object := obj.(type) {
+	case *corev1.Pod:
+		s.touched += uint64(len(object.ResourceVersion) + len(object.Spec.Containers))
+	case *metav1.PartialObjectMetadata:
+		s.touched += uint64(len(object.ResourceVersion) + len(object.Labels))
 	}
 	seen := s.seen.Add(1)
 	for s.next < len(s.milestones) && seen >= s.milestones[s.next] {
@@ -198,11 +220,48 @@ func podInformer(client kubernetes.Interface, strip bool, subscribers []*wireSub
 	return informer, nil
 }
 
+// metadataInformer is client-go's metadata informer on Pods in all
+// namespaces (no resync, no client-side rate limit), one event handler per
+// subscriber; with strip, managedFields are dropped by a transform.
+func metadataInformer(config *rest.Config, strip bool, subscribers []*wireSubscriber) (cache.SharedIndexInformer, error) {
+	config.QPS = -1
+	client, err := metadata.NewForConfig(config)
+	if err != nil {
+		return nil, err
+	}
+	var options []metadatainformer.SharedInformerOption
+	if strip {
+		options = append(options, metadatainformer.WithTransform(stripManagedFields))
+	}
+	factory := metadatainformer.NewSharedInformerFactoryWithOptions(client, 0, options...)
+	informer := factory.ForResource(corev1.SchemeGroupVersion.WithResource("pods")).Informer()
+	for _, s := range subscribers {
+		if _, err := informer.AddEventHandler(s.handlers()); err != nil {
+			return nil, fmt.Errorf("cannot add handler: %w", err)
+		}
+	}
+	return informer, nil
+}
+
+// flavourInformer is the informer flavour measures with.
+func flavourInformer(config *rest.Config, flavour wireFlavour, strip bool, subscribers []*wireSubscriber) (cache.SharedIndexInformer, error) {
+	if flavour == wireMetadata {
+		return metadataInformer(config, strip, subscribers)
+	}
+	client, err := liveClient(config, flavour == wireProtobuf)
+	if err != nil {
+		return nil, err
+	}
+	return podInformer(client, strip, subscribers)
+}
+
 type serverInfo struct {
 	Objects       uint64  `json:"objects"`
 	Updates       uint64  `json:"updates"`
 	Deletes       uint64  `json:"deletes"`
 	MeanItemBytes float64 `json:"mean_item_bytes"`
+	// Null unless the server was given the protobuf encoder.
+	MeanItemProtobufBytes *float64 `json:"mean_item_protobuf_bytes"`
 }
 
 type serverStats struct {
@@ -213,7 +272,7 @@ type serverStats struct {
 	ExpiredWatches uint64 `json:"expired_watches"`
 }
 
-func runWire(server string, subscriberCount int, strip, relist bool, timeout time.Duration) (map[string]any, error) {
+func runWire(server string, flavour wireFlavour, subscriberCount int, strip, relist bool, timeout time.Duration) (map[string]any, error) {
 	ctl := control{base: strings.TrimSuffix(server, "/")}
 	if err := ctl.call(http.MethodPost, "/bench/reset", nil); err != nil {
 		return nil, err
@@ -222,21 +281,22 @@ func runWire(server string, subscriberCount int, strip, relist bool, timeout tim
 	if err := ctl.call(http.MethodGet, "/bench/info", &info); err != nil {
 		return nil, err
 	}
+	// Without protobuf the server would answer these flavours in JSON (their
+	// Accept headers allow it): a different measurement under their name.
+	if flavour != wireJSON && info.MeanItemProtobufBytes == nil {
+		return nil, fmt.Errorf("%s needs a server that speaks protobuf (serve --protobuf-encoder)", flavour)
+	}
 	n, u, d := info.Objects, info.Updates, info.Deletes
 	last := n + u + d
 	if relist {
 		last = 2 * n
 	}
 
-	client, err := wireClient(&rest.Config{Host: ctl.base})
-	if err != nil {
-		return nil, err
-	}
 	subscribers := make([]*wireSubscriber, subscriberCount)
 	for i := range subscribers {
 		subscribers[i] = newWireSubscriber(n, last)
 	}
-	informer, err := podInformer(client, strip, subscribers)
+	informer, err := flavourInformer(&rest.Config{Host: ctl.base}, flavour, strip, subscribers)
 	if err != nil {
 		return nil, err
 	}
@@ -315,7 +375,7 @@ func runWire(server string, subscriberCount int, strip, relist bool, timeout tim
 	}
 	return map[string]any{
 		"mode":                      "wire",
-		"runner":                    "client-go",
+		"runner":                    string(flavour),
 		"variant":                   variant,
 		"strip":                     strip,
 		"objects":                   n,
@@ -325,6 +385,7 @@ func runWire(server string, subscriberCount int, strip, relist bool, timeout tim
 		"events":                    events,
 		"deliveries_per_subscriber": last,
 		"mean_pod_bytes":            info.MeanItemBytes,
+		"mean_pod_protobuf_bytes":   info.MeanItemProtobufBytes,
 		"sync_seconds":              syncTime.Seconds(),
 		"seconds":                   seconds,
 		"events_per_second":         float64(events) / seconds,

@@ -110,7 +110,7 @@ func fakeWireServer(t *testing.T) *httptest.Server {
 
 func TestWireBurstTellsEveryHandlerEveryEvent(t *testing.T) {
 	server := fakeWireServer(t)
-	report, err := runWire(server.URL, 3, true, false, 20*time.Second)
+	report, err := runWire(server.URL, wireJSON, 3, true, false, 20*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +127,7 @@ func TestWireBurstTellsEveryHandlerEveryEvent(t *testing.T) {
 
 func TestWireRelistListsAgainAfterA410(t *testing.T) {
 	server := fakeWireServer(t)
-	report, err := runWire(server.URL, 2, false, true, 20*time.Second)
+	report, err := runWire(server.URL, wireJSON, 2, false, true, 20*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

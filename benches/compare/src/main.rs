@@ -4,7 +4,7 @@
 //! kube-informer-compare generate --objects N --updates U [--delete-percent 10] [--seed 1] --out FILE
 //! kube-informer-compare run RUNNER --workload FILE --subscribers S [--slow] [--timeout-secs 900]
 //! kube-informer-compare apiserver --kubeconfig FILE [--objects 2000] [--subscribers 4] [--timeout-secs 300]
-//! kube-informer-compare serve --objects N [--seed 1] [--port 0] [--address-file FILE] [--chunking backlog|event|rate=N]
+//! kube-informer-compare serve --objects N [--seed 1] [--port 0] [--address-file FILE] [--chunking backlog|event|rate=N] [--protobuf-encoder GO_RUNNER] [--metadata]
 //! kube-informer-compare wire (ours|ours-projection|kube-runtime) --server URL --subscribers S [--strip] [--relist] [--timeout-secs 900]
 //! kube-informer-compare live-writer create --kubeconfig F [--namespace compare-live] --objects N
 //! kube-informer-compare live-writer update --kubeconfig F [--namespace compare-live] --objects N --updates U --rate R [--from 0] [--in-flight 32]
@@ -14,8 +14,12 @@
 //!
 //! `serve` generates the wire workload (N Pods, U = 2N modifications, D = N/10
 //! deletes), then serves it on 127.0.0.1 until killed; it prints its address
-//! (and writes it to `--address-file`) once listening. `wire` runs one wire
-//! measurement against it and prints one JSON line.
+//! (and writes it to `--address-file`) once listening. With
+//! `--protobuf-encoder` (the Go runner binary, which encodes the Pods with
+//! k8s.io/api's own encoder) it also answers in Kubernetes' protobuf, Pods and
+//! metadata only; with `--metadata` it also answers metadata-only JSON. Both
+//! are prepared before it listens. `wire` runs one wire measurement against
+//! it and prints one JSON line.
 //!
 //! `live-writer` and `live` are the live mode against a real kube-apiserver
 //! (see `live.sh` and the `live` module): the writer creates N Pods, updates
@@ -40,7 +44,7 @@ const USAGE: &str = "usage:
   kube-informer-compare generate --objects N --updates U [--delete-percent 10] [--seed 1] --out FILE
   kube-informer-compare run (floor|kube-runtime|ours|ours-coalesce) --workload FILE --subscribers S [--slow] [--timeout-secs 900]
   kube-informer-compare apiserver --kubeconfig FILE [--objects 2000] [--subscribers 4] [--timeout-secs 300]
-  kube-informer-compare serve --objects N [--seed 1] [--port 0] [--address-file FILE] [--chunking backlog|event|rate=N]
+  kube-informer-compare serve --objects N [--seed 1] [--port 0] [--address-file FILE] [--chunking backlog|event|rate=N] [--protobuf-encoder GO_RUNNER] [--metadata]
   kube-informer-compare wire (ours|ours-projection|kube-runtime) --server URL --subscribers S [--strip] [--relist] [--timeout-secs 900]
   kube-informer-compare live-writer create --kubeconfig F [--namespace compare-live] --objects N
   kube-informer-compare live-writer update --kubeconfig F [--namespace compare-live] --objects N --updates U --rate R [--from 0] [--in-flight 32]
@@ -190,7 +194,9 @@ fn apiserver_command(_args: &[String]) -> ExitCode {
 fn serve_command(args: &[String]) -> ExitCode {
     use kube_informer_compare::wire::{
         pods::{WireSpec, WireWorkload},
-        server::{Chunking, WireServer},
+        server::{
+            Chunking, Encodings, WireServer, metadata::MetadataWorkload, protobuf::ProtobufWorkload,
+        },
     };
     let flags = match Flags::parse(args) {
         Ok(flags) => flags,
@@ -215,11 +221,51 @@ fn serve_command(args: &[String]) -> ExitCode {
         Err(message) => return usage_error(&message),
     };
     let workload = WireWorkload::generate(spec);
+    let mut encodings = Encodings::default();
+    if let Ok(encoder) = flags.text("protobuf-encoder") {
+        match ProtobufWorkload::encode_with(
+            encoder.as_ref(),
+            &workload.items,
+            &workload.event_types,
+            &workload.event_objects,
+        ) {
+            Ok(protobuf) => encodings.protobuf = Some(protobuf),
+            Err(message) => {
+                eprintln!("cannot encode the Pods in protobuf: {message}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    if flags.switch("metadata") {
+        match MetadataWorkload::from_json(
+            &workload.items,
+            &workload.event_types,
+            &workload.event_objects,
+        ) {
+            Ok(metadata) => encodings.metadata = Some(metadata),
+            Err(error) => {
+                eprintln!("cannot reduce the Pods to their metadata: {error}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
     eprintln!(
-        "serving {} Pods (mean {:.0} bytes), {} watch events",
+        "serving {} Pods (mean {:.0} bytes of JSON{}), {} watch events{}",
         workload.items.len(),
         workload.mean_item_bytes(),
-        workload.events.len()
+        encodings
+            .protobuf
+            .as_ref()
+            .map_or(String::new(), |protobuf| format!(
+                ", {:.0} of protobuf",
+                protobuf.mean_item_bytes
+            )),
+        workload.events.len(),
+        if encodings.metadata.is_some() {
+            ", metadata-only JSON too"
+        } else {
+            ""
+        }
     );
     // One thread: the server takes at most one core from the runner.
     let runtime = match tokio::runtime::Builder::new_current_thread()
@@ -233,7 +279,7 @@ fn serve_command(args: &[String]) -> ExitCode {
         }
     };
     runtime.block_on(async move {
-        let (address, serving) = match WireServer::with_chunking(workload, chunking)
+        let (address, serving) = match WireServer::with_encodings(workload, chunking, encodings)
             .bind(port)
             .await
         {

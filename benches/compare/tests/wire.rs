@@ -236,3 +236,298 @@ async fn kube_runtime_reaches_quiescence_with_one_chunk_per_event() {
 async fn kube_runtime_relists_after_a_410() {
     assert_relist(&relist::<KubeRuntimeWire>(2, false).await);
 }
+
+/// W-PB3: the server answers in the first encoding of the `Accept` header
+/// it can produce, as kube-apiserver does: Pods or their metadata, JSON or
+/// protobuf, with the Content-Type saying which; 406 when it can produce
+/// none.
+mod accept {
+    use super::*;
+    use bytes::Bytes;
+    use http_body_util::BodyExt;
+    use kube_informer_compare::wire::server::{
+        Encodings,
+        metadata::MetadataWorkload,
+        protobuf::{self, ProtobufWorkload, field, fields},
+    };
+
+    const OBJECTS: usize = 120;
+
+    /// A message shaped like a Pod's: field 1 its metadata (the name, as
+    /// ObjectMeta's field 1), then a spec.
+    fn pod_message(name: &str) -> Vec<u8> {
+        let mut meta = Vec::new();
+        protobuf::put_bytes(&mut meta, 1, name.as_bytes());
+        let mut pod = Vec::new();
+        protobuf::put_bytes(&mut pod, 1, &meta);
+        protobuf::put_bytes(&mut pod, 2, &[1u8; 64]);
+        pod
+    }
+
+    /// A server with JSON metadata and a protobuf form whose Pod `i` is
+    /// named `item-i` and whose event `j` carries `event-j`.
+    async fn start() -> Client {
+        let workload = WireWorkload::generate(WireSpec::standard(OBJECTS, 3));
+        let envelope =
+            |name: String| Bytes::from(protobuf::envelope("v1", "Pod", &pod_message(&name)));
+        let items: Vec<_> = (0..OBJECTS)
+            .map(|i| envelope(format!("item-{i}")))
+            .collect();
+        let events: Vec<_> = (0..workload.events.len())
+            .map(|j| envelope(format!("event-{j}")))
+            .collect();
+        let encodings = Encodings {
+            protobuf: Some(
+                ProtobufWorkload::from_envelopes(&items, &workload.event_types, &events).unwrap(),
+            ),
+            metadata: Some(
+                MetadataWorkload::from_json(
+                    &workload.items,
+                    &workload.event_types,
+                    &workload.event_objects,
+                )
+                .unwrap(),
+            ),
+        };
+        let (address, serving) = WireServer::with_encodings(workload, Chunking::Backlog, encodings)
+            .bind(0)
+            .await
+            .unwrap();
+        tokio::spawn(serving);
+        client(&format!("http://{address}")).unwrap()
+    }
+
+    /// Status, Content-Type and body of `GET path` with `accept`.
+    async fn fetch(client: &Client, path: &str, accept: &str) -> (u16, String, Bytes) {
+        let request = http::Request::get(path)
+            .header(http::header::ACCEPT, accept)
+            .body(Vec::new().into())
+            .unwrap();
+        let response = client.send(request).await.unwrap();
+        let status = response.status().as_u16();
+        let content_type = response.headers()[http::header::CONTENT_TYPE]
+            .to_str()
+            .unwrap()
+            .to_owned();
+        let body = response.into_body().collect().await.unwrap().to_bytes();
+        (status, content_type, body)
+    }
+
+    /// The string in field `number` of `message`.
+    fn text(message: &[u8], number: u32) -> String {
+        String::from_utf8(message[field(message, number).unwrap().value].to_vec()).unwrap()
+    }
+
+    /// The envelope's apiVersion, kind and object.
+    fn open(envelope: &[u8]) -> (String, String, &[u8]) {
+        let body = envelope
+            .strip_prefix(protobuf::PREFIX)
+            .expect("an envelope");
+        let type_meta = &body[field(body, 1).unwrap().value];
+        (
+            text(type_meta, 1),
+            text(type_meta, 2),
+            &body[field(body, 2).unwrap().value],
+        )
+    }
+
+    const PROTOBUF_FIRST: &str = "application/vnd.kubernetes.protobuf,application/json";
+    const METADATA_LIST: &str = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
+    const METADATA_WATCH: &str = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json";
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn protobuf_lists_are_pod_list_envelopes_with_the_list_meta() {
+        let client = start().await;
+        let (status, content_type, body) =
+            fetch(&client, "/api/v1/pods?limit=50", PROTOBUF_FIRST).await;
+        assert_eq!(
+            (status, content_type.as_str()),
+            (200, "application/vnd.kubernetes.protobuf")
+        );
+        let (api_version, kind, list) = open(&body);
+        assert_eq!((api_version.as_str(), kind.as_str()), ("v1", "PodList"));
+        let list_meta = &list[field(list, 1).unwrap().value];
+        assert_eq!(text(list_meta, 2), "120");
+        let token = text(list_meta, 3);
+        assert_eq!(token, "120-50");
+        assert_eq!(&list_meta[field(list_meta, 4).unwrap().value], &[70]);
+        let items: Vec<_> = fields(list)
+            .unwrap()
+            .into_iter()
+            .filter(|f| f.number == 2)
+            .collect();
+        assert_eq!(items.len(), 50);
+        assert_eq!(
+            &list[items[7].value.clone()],
+            pod_message("item-7").as_slice()
+        );
+
+        let (_, _, last) = fetch(
+            &client,
+            &format!("/api/v1/pods?limit=100&continue={token}"),
+            PROTOBUF_FIRST,
+        )
+        .await;
+        let (_, _, list) = open(&last);
+        let list_meta = &list[field(list, 1).unwrap().value];
+        assert_eq!(
+            text(list_meta, 3),
+            "",
+            "the last page has no continue token"
+        );
+        assert!(field(list_meta, 4).is_err(), "nor a remaining count");
+
+        // The metadata list: each item is the Pod's field 1 alone.
+        let (_, content_type, body) = fetch(&client, "/api/v1/pods", METADATA_LIST).await;
+        assert_eq!(content_type, "application/vnd.kubernetes.protobuf");
+        let (api_version, kind, list) = open(&body);
+        assert_eq!(
+            (api_version.as_str(), kind.as_str()),
+            ("meta.k8s.io/v1", "PartialObjectMetadataList")
+        );
+        let items: Vec<_> = fields(list)
+            .unwrap()
+            .into_iter()
+            .filter(|f| f.number == 2)
+            .collect();
+        assert_eq!(items.len(), OBJECTS);
+        let partial = &list[items[3].value.clone()];
+        assert_eq!(fields(partial).unwrap().len(), 1);
+        assert_eq!(
+            text(&partial[field(partial, 1).unwrap().value], 1),
+            "item-3"
+        );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn protobuf_watches_are_length_prefixed_watch_events() {
+        let client = start().await;
+        post(&client, "/bench/release?phase=all").await;
+        for (accept, kind) in [
+            (PROTOBUF_FIRST, "Pod"),
+            (METADATA_WATCH, "PartialObjectMetadata"),
+        ] {
+            let (status, content_type, body) = fetch(
+                &client,
+                "/api/v1/pods?watch=true&resourceVersion=120&timeoutSeconds=1",
+                accept,
+            )
+            .await;
+            assert_eq!(
+                (status, content_type.as_str()),
+                (200, "application/vnd.kubernetes.protobuf;stream=watch")
+            );
+            let mut rest = &body[..];
+            let mut count = 0;
+            while !rest.is_empty() {
+                let length = u32::from_be_bytes(rest[..4].try_into().unwrap()) as usize;
+                let event = &rest[4..4 + length];
+                let expected = if count < 2 * OBJECTS {
+                    "MODIFIED"
+                } else {
+                    "DELETED"
+                };
+                assert_eq!(text(event, 1), expected);
+                let extension = &event[field(event, 2).unwrap().value];
+                let (_, object_kind, object) = open(&extension[field(extension, 1).unwrap().value]);
+                assert_eq!(object_kind, kind);
+                let meta = &object[field(object, 1).unwrap().value];
+                assert_eq!(text(meta, 1), format!("event-{count}"));
+                rest = &rest[4 + length..];
+                count += 1;
+            }
+            assert_eq!(count, 2 * OBJECTS + OBJECTS / 10);
+        }
+        // After an expiry, a protobuf watch from before it gets a 410 frame.
+        post(&client, "/bench/expire").await;
+        let (_, _, body) = fetch(
+            &client,
+            "/api/v1/pods?watch=true&resourceVersion=120",
+            PROTOBUF_FIRST,
+        )
+        .await;
+        let event = &body[4..];
+        assert_eq!(text(event, 1), "ERROR");
+        let extension = &event[field(event, 2).unwrap().value];
+        let (_, kind, status) = open(&extension[field(extension, 1).unwrap().value]);
+        assert_eq!(kind, "Status");
+        assert_eq!(text(status, 4), "Expired");
+        assert_eq!(
+            &status[field(status, 6).unwrap().value],
+            &[0x9a, 0x03],
+            "code 410"
+        );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn metadata_json_lists_and_watches_hold_partial_object_metadata() {
+        let client = start().await;
+        let (status, content_type, body) = fetch(
+            &client,
+            "/api/v1/pods?limit=50",
+            "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1",
+        )
+        .await;
+        assert_eq!((status, content_type.as_str()), (200, "application/json"));
+        let list: Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(list["kind"], "PartialObjectMetadataList");
+        assert_eq!(list["apiVersion"], "meta.k8s.io/v1");
+        assert_eq!(list["metadata"]["continue"], "120-50");
+        let pods = get(&client, "/api/v1/pods?limit=50").await;
+        for (item, pod) in list["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .zip(pods["items"].as_array().unwrap())
+        {
+            assert_eq!(item["kind"], "PartialObjectMetadata");
+            assert_eq!(item["metadata"], pod["metadata"]);
+            assert!(item.get("spec").is_none());
+        }
+        post(&client, "/bench/release?phase=all").await;
+        let (_, _, body) = fetch(
+            &client,
+            "/api/v1/pods?watch=true&resourceVersion=120&timeoutSeconds=1",
+            "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1",
+        )
+        .await;
+        let lines: Vec<Value> = body
+            .split(|byte| *byte == b'\n')
+            .filter(|line| !line.is_empty())
+            .map(|line| serde_json::from_slice(line).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 2 * OBJECTS + OBJECTS / 10);
+        assert_eq!(lines[0]["type"], "MODIFIED");
+        assert_eq!(lines[0]["object"]["kind"], "PartialObjectMetadata");
+        assert_eq!(lines[0]["object"]["metadata"]["resourceVersion"], "121");
+        assert!(lines[0]["object"].get("status").is_none());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn json_stays_the_default_and_the_unproducible_gets_406() {
+        let encoding = start().await;
+        let (_, content_type, body) =
+            fetch(&encoding, "/api/v1/pods?limit=1", "application/json").await;
+        assert_eq!(content_type, "application/json");
+        assert_eq!(
+            serde_json::from_slice::<Value>(&body).unwrap()["kind"],
+            "PodList"
+        );
+        let (status, _, _) = fetch(&encoding, "/api/v1/pods", "application/yaml").await;
+        assert_eq!(status, 406);
+        // A server without the encodings answers the metadata client's
+        // header with its last choice, plain JSON Pods.
+        let plain = start_server().await;
+        let (_, content_type, body) = fetch(
+            &client(&plain).unwrap(),
+            "/api/v1/pods?limit=1",
+            METADATA_LIST,
+        )
+        .await;
+        assert_eq!(content_type, "application/json");
+        assert_eq!(
+            serde_json::from_slice::<Value>(&body).unwrap()["kind"],
+            "PodList"
+        );
+    }
+}

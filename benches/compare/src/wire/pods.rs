@@ -56,6 +56,10 @@ pub struct WireWorkload {
     /// The U + D watch events, each one complete line
     /// `{"type":…,"object":…}\n` as the API server writes it.
     pub events: Vec<Bytes>,
+    /// Each event's type (`MODIFIED` or `DELETED`).
+    pub event_types: Vec<&'static str>,
+    /// Each event's object, a slice of its line.
+    pub event_objects: Vec<Bytes>,
 }
 
 impl WireWorkload {
@@ -68,6 +72,7 @@ impl WireWorkload {
         let mut versions = vec![0u64; spec.objects];
         let mut rng = StdRng::seed_from_u64(spec.seed);
         let mut events = Vec::with_capacity(spec.updates + deletes);
+        let mut event_types = Vec::with_capacity(spec.updates + deletes);
         let mut rv = spec.objects as u64;
         if spec.objects > 0 {
             for _ in 0..spec.updates {
@@ -75,6 +80,7 @@ impl WireWorkload {
                 versions[index] += 1;
                 rv += 1;
                 events.push(event_line("MODIFIED", &pod(index, versions[index], rv)));
+                event_types.push("MODIFIED");
             }
         }
         let mut doomed: Vec<usize> = (0..spec.objects).collect();
@@ -82,11 +88,21 @@ impl WireWorkload {
         for &index in doomed.iter().take(deletes) {
             rv += 1;
             events.push(event_line("DELETED", &pod(index, versions[index], rv)));
+            event_types.push("DELETED");
         }
+        let event_objects = events
+            .iter()
+            .zip(&event_types)
+            .map(|(line, kind)| {
+                line.slice(event_prefix(kind).len()..line.len() - EVENT_SUFFIX.len())
+            })
+            .collect();
         Self {
             spec: WireSpec { deletes, ..spec },
             items,
             events,
+            event_types,
+            event_objects,
         }
     }
 
@@ -113,9 +129,19 @@ fn serialize(value: &Value) -> Vec<u8> {
     serde_json::to_vec(value).expect("a JSON value always serializes")
 }
 
+/// What precedes an event's object on its line: the type first, as the
+/// API server writes it.
+fn event_prefix(kind: &str) -> String {
+    format!(r#"{{"type":"{kind}","object":"#)
+}
+
+/// What follows an event's object on its line.
+const EVENT_SUFFIX: &[u8] = b"}\n";
+
 fn event_line(kind: &str, object: &Value) -> Bytes {
-    let mut line = serialize(&json!({ "type": kind, "object": object }));
-    line.push(b'\n');
+    let mut line = event_prefix(kind).into_bytes();
+    line.extend_from_slice(&serialize(object));
+    line.extend_from_slice(EVENT_SUFFIX);
     Bytes::from(line)
 }
 
@@ -335,6 +361,9 @@ mod tests {
             if index >= 200 {
                 assert!(names.insert(event["object"]["metadata"]["name"].clone()));
             }
+            assert_eq!(workload.event_types[index], expected_type);
+            let object: Value = serde_json::from_slice(&workload.event_objects[index]).unwrap();
+            assert_eq!(object, event["object"]);
         }
         assert_eq!(workload.last_resource_version(), 310);
     }

@@ -16,6 +16,14 @@
 //!   resourceVersion older than the last expiry gets a 410 `ERROR` event at
 //!   once, as after an etcd compaction.
 //!
+//! The answers are JSON unless the request's `Accept` header asks for what
+//! kube-apiserver also serves (see [`accept`]): Kubernetes' protobuf (a
+//! `PodList` envelope per page, length-prefixed `WatchEvent` frames; see
+//! [`protobuf`]) when the server was given the encoder, and metadata only
+//! (`PartialObjectMetadataList` and `PartialObjectMetadata`, in JSON when
+//! the server was started with `--metadata`, in protobuf with the encoder;
+//! see [`metadata`]). An `Accept` header the server cannot satisfy gets 406.
+//!
 //! Control endpoints (used by the runners, never by the informers):
 //! `POST /bench/reset`, `POST /bench/release?phase=updates|all`,
 //! `POST /bench/expire` (every open watch gets a 410 `ERROR` event and ends;
@@ -25,6 +33,11 @@
 //! The server listens on 127.0.0.1 only and runs on one thread, so it takes
 //! at most one core away from the runner it serves.
 
+pub mod accept;
+pub mod metadata;
+pub mod protobuf;
+
+use self::{accept::Encoding, metadata::MetadataWorkload, protobuf::ProtobufWorkload};
 use super::pods::WireWorkload;
 use bytes::{Bytes, BytesMut};
 use futures::Stream;
@@ -124,10 +137,21 @@ impl Stats {
     }
 }
 
+/// The encodings the server has besides the Pods' JSON, each composed
+/// before the server listens.
+#[derive(Debug, Clone, Default)]
+pub struct Encodings {
+    /// The Pods and their metadata in protobuf.
+    pub protobuf: Option<ProtobufWorkload>,
+    /// The Pods' metadata in JSON.
+    pub metadata: Option<MetadataWorkload>,
+}
+
 /// The server's shared state.
 #[derive(Debug)]
 pub struct WireServer {
     workload: WireWorkload,
+    encodings: Encodings,
     chunking: Chunking,
     gates: watch::Sender<Gates>,
     stats: Stats,
@@ -144,8 +168,18 @@ impl WireServer {
 
     /// A server for `workload` that writes watch events as `chunking` says.
     pub fn with_chunking(workload: WireWorkload, chunking: Chunking) -> Arc<Self> {
+        Self::with_encodings(workload, chunking, Encodings::default())
+    }
+
+    /// A server for `workload` that also answers in `encodings`.
+    pub fn with_encodings(
+        workload: WireWorkload,
+        chunking: Chunking,
+        encodings: Encodings,
+    ) -> Arc<Self> {
         Arc::new(Self {
             workload,
+            encodings,
             chunking,
             gates: watch::channel(Gates::default()).0,
             stats: Stats::default(),
@@ -189,10 +223,27 @@ impl WireServer {
         let query = parse_query(request.uri().query().unwrap_or(""));
         match (request.method(), request.uri().path()) {
             (&Method::GET, "/api/v1/pods") => {
-                if matches!(query.get("watch").map(String::as_str), Some("true" | "1")) {
-                    self.watch(&query)
+                let watch = matches!(query.get("watch").map(String::as_str), Some("true" | "1"));
+                let accept = request
+                    .headers()
+                    .get(header::ACCEPT)
+                    .and_then(|accept| accept.to_str().ok());
+                let Some(encoding) =
+                    accept::negotiate(accept, watch, |encoding| self.has(encoding))
+                else {
+                    return status(
+                        StatusCode::NOT_ACCEPTABLE,
+                        "NotAcceptable",
+                        &format!(
+                            "only the following media types are accepted: application/json, {}",
+                            protobuf::MEDIA_TYPE
+                        ),
+                    );
+                };
+                if watch {
+                    self.watch(&query, encoding)
                 } else {
-                    self.list(&query)
+                    self.list(&query, encoding)
                 }
             }
             (&Method::POST, "/bench/reset") => {
@@ -231,6 +282,8 @@ impl WireServer {
                         "seed": spec.seed,
                         "list_resource_version": self.list_resource_version().to_string(),
                         "mean_item_bytes": self.workload.mean_item_bytes(),
+                        "mean_item_protobuf_bytes": self.encodings.protobuf.as_ref().map(|protobuf| protobuf.mean_item_bytes),
+                        "metadata_json": self.encodings.metadata.is_some(),
                     })
                     .to_string(),
                 )
@@ -257,6 +310,37 @@ impl WireServer {
         }
     }
 
+    /// Whether the server can answer in `encoding`.
+    fn has(&self, encoding: Encoding) -> bool {
+        match encoding {
+            Encoding::Json => true,
+            Encoding::JsonMetadata => self.encodings.metadata.is_some(),
+            Encoding::Protobuf | Encoding::ProtobufMetadata => self.encodings.protobuf.is_some(),
+        }
+    }
+
+    /// The listed objects in `encoding` (one JSON object or one protobuf
+    /// message each).
+    fn items(&self, encoding: Encoding) -> &[Bytes] {
+        match (encoding, &self.encodings.protobuf, &self.encodings.metadata) {
+            (Encoding::JsonMetadata, _, Some(metadata)) => &metadata.items,
+            (Encoding::Protobuf, Some(protobuf), _) => &protobuf.items,
+            (Encoding::ProtobufMetadata, Some(protobuf), _) => &protobuf.metadata_items,
+            _ => &self.workload.items,
+        }
+    }
+
+    /// The watch events in `encoding` (a JSON line or a protobuf frame
+    /// each).
+    fn events(&self, encoding: Encoding) -> &[Bytes] {
+        match (encoding, &self.encodings.protobuf, &self.encodings.metadata) {
+            (Encoding::JsonMetadata, _, Some(metadata)) => &metadata.events,
+            (Encoding::Protobuf, Some(protobuf), _) => &protobuf.events,
+            (Encoding::ProtobufMetadata, Some(protobuf), _) => &protobuf.metadata_events,
+            _ => &self.workload.events,
+        }
+    }
+
     /// The list's resourceVersion: N at first; after an expiry, past every
     /// event, so no watch from before it can resume.
     fn list_resource_version(&self) -> u64 {
@@ -268,8 +352,8 @@ impl WireServer {
         }
     }
 
-    fn list(&self, query: &HashMap<String, String>) -> Response<Body> {
-        let items = &self.workload.items;
+    fn list(&self, query: &HashMap<String, String>, encoding: Encoding) -> Response<Body> {
+        let items = self.items(encoding);
         let rv = self.list_resource_version();
         let limit = match query.get("limit").map(|limit| limit.parse::<usize>()) {
             None => 0,
@@ -313,6 +397,35 @@ impl WireServer {
             (start + limit).min(items.len())
         };
         let page = &items[start..end];
+        if encoding.is_protobuf() {
+            let (api_version, kind) = if encoding.is_metadata() {
+                (protobuf::META_API_VERSION, "PartialObjectMetadataList")
+            } else {
+                ("v1", "PodList")
+            };
+            let (token, remaining) = if end < items.len() {
+                (format!("{rv}-{end}"), Some((items.len() - end) as u64))
+            } else {
+                (String::new(), None)
+            };
+            let list_meta = protobuf::list_meta(&rv.to_string(), &token, remaining);
+            let body = protobuf::list(
+                api_version,
+                kind,
+                &list_meta,
+                page.iter().map(|item| item.as_ref()),
+            );
+            return Response::builder()
+                .status(StatusCode::OK)
+                .header(header::CONTENT_TYPE, protobuf::MEDIA_TYPE)
+                .body(Full::new(Bytes::from(body)).boxed())
+                .expect("a fixed response is valid");
+        }
+        let (api_version, kind) = if encoding.is_metadata() {
+            (protobuf::META_API_VERSION, "PartialObjectMetadataList")
+        } else {
+            ("v1", "PodList")
+        };
         let metadata = if end < items.len() {
             json!({
                 "resourceVersion": rv.to_string(),
@@ -322,8 +435,9 @@ impl WireServer {
         } else {
             json!({"resourceVersion": rv.to_string()})
         };
-        let head =
-            format!(r#"{{"kind":"PodList","apiVersion":"v1","metadata":{metadata},"items":["#);
+        let head = format!(
+            r#"{{"kind":"{kind}","apiVersion":"{api_version}","metadata":{metadata},"items":["#
+        );
         let mut body = Vec::with_capacity(
             head.len() + page.iter().map(|item| item.len() + 1).sum::<usize>() + 2,
         );
@@ -338,7 +452,11 @@ impl WireServer {
         json_response(StatusCode::OK, body)
     }
 
-    fn watch(self: &Arc<Self>, query: &HashMap<String, String>) -> Response<Body> {
+    fn watch(
+        self: &Arc<Self>,
+        query: &HashMap<String, String>,
+        encoding: Encoding,
+    ) -> Response<Body> {
         self.stats.watches.fetch_add(1, Ordering::Relaxed);
         let gates = *self.gates.borrow();
         let list_rv = self.workload.list_resource_version();
@@ -353,7 +471,11 @@ impl WireServer {
             rv => match rv.parse::<u64>() {
                 Ok(rv) if gates.expirations > 0 && rv < self.list_resource_version() => {
                     self.stats.expired_watches.fetch_add(1, Ordering::Relaxed);
-                    return json_response(StatusCode::OK, expired_event(rv));
+                    return Response::builder()
+                        .status(StatusCode::OK)
+                        .header(header::CONTENT_TYPE, watch_content_type(encoding))
+                        .body(Full::new(Bytes::from(expired_event(rv, encoding))).boxed())
+                        .expect("a fixed response is valid");
                 }
                 Ok(rv) => (rv.saturating_sub(list_rv) as usize).min(total),
                 Err(_) => {
@@ -370,10 +492,10 @@ impl WireServer {
             .and_then(|seconds| seconds.parse::<u64>().ok())
             .filter(|seconds| *seconds > 0)
             .map_or(Duration::from_secs(1800), Duration::from_secs);
-        let events = self.watch_stream(start, gates.expirations, timeout);
+        let events = self.watch_stream(start, gates.expirations, timeout, encoding);
         Response::builder()
             .status(StatusCode::OK)
-            .header(header::CONTENT_TYPE, "application/json")
+            .header(header::CONTENT_TYPE, watch_content_type(encoding))
             .body(StreamBody::new(events).boxed())
             .expect("a fixed response is valid")
     }
@@ -383,6 +505,7 @@ impl WireServer {
         start: usize,
         expirations: u64,
         timeout: Duration,
+        encoding: Encoding,
     ) -> impl Stream<Item = Result<Frame<Bytes>, Infallible>> + Send + 'static {
         let server = Arc::clone(self);
         let mut gates = self.gates.subscribe();
@@ -405,10 +528,10 @@ impl WireServer {
                 if now.expirations != expirations {
                     server.stats.expired_watches.fetch_add(1, Ordering::Relaxed);
                     let rv = server.workload.list_resource_version() + next as u64;
-                    yield Ok(Frame::data(Bytes::from(expired_event(rv))));
+                    yield Ok(Frame::data(Bytes::from(expired_event(rv, encoding))));
                     break;
                 }
-                let events = &server.workload.events;
+                let events = server.events(encoding);
                 let paced_from = tokio::time::Instant::now();
                 let paced_first = next;
                 while next < now.released {
@@ -445,9 +568,22 @@ impl WireServer {
     }
 }
 
+/// The Content-Type of a watch in `encoding`.
+fn watch_content_type(encoding: Encoding) -> String {
+    if encoding.is_protobuf() {
+        format!("{};stream=watch", protobuf::MEDIA_TYPE)
+    } else {
+        "application/json".to_owned()
+    }
+}
+
 /// The `ERROR` event a kube-apiserver sends when a watch's resourceVersion
 /// has been compacted away.
-fn expired_event(rv: u64) -> Vec<u8> {
+fn expired_event(rv: u64, encoding: Encoding) -> Vec<u8> {
+    let message = format!("too old resource version: {rv}");
+    if encoding.is_protobuf() {
+        return protobuf::expired_frame(&message);
+    }
     let mut line = json!({
         "type": "ERROR",
         "object": {
@@ -455,7 +591,7 @@ fn expired_event(rv: u64) -> Vec<u8> {
             "apiVersion": "v1",
             "metadata": {},
             "status": "Failure",
-            "message": format!("too old resource version: {rv}"),
+            "message": message,
             "reason": "Expired",
             "code": 410
         }
