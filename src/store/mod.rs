@@ -86,6 +86,8 @@
 //! once and shared by reference count. With custom indexes, each value adds
 //! one `ObjectKey` slot in its index and its `String` kept with the object.
 
+pub mod compact;
+mod hot;
 mod index;
 mod indexers;
 mod namespace;
@@ -93,10 +95,13 @@ mod reader;
 mod shared;
 mod writer;
 
+pub(crate) use compact::Codec;
+pub use compact::{CompactCache, CompactStats};
 pub use indexers::{IndexFn, Indexers, NAMESPACE_INDEX};
 pub use namespace::NamespacedStore;
 pub(crate) use reader::Owner;
 pub use reader::Store;
+pub(crate) use writer::Replaced;
 pub use writer::Writer;
 
 /// Errors of the store.
@@ -114,5 +119,13 @@ pub enum Error {
         index: String,
         /// The panic's message.
         message: String,
+    },
+    /// A compact store held a version of this key whose bytes did not
+    /// decode (CM6): the write that replaced it was made, but the replaced
+    /// version is lost.
+    #[error("the compact cache could not decode the version of {key:?} a write replaced")]
+    Undecodable {
+        /// The key written.
+        key: String,
     },
 }
