@@ -44,7 +44,9 @@ fi
 relist_repeats="${WIRE_RELIST_REPEATS:-1}"
 read -r -a strips <<<"${WIRE_STRIPS:-no yes}"
 subscriber_counts=(1 4)
-runners=(ours kube-runtime client-go)
+# WIRE_RUNNERS picks the runners (default "ours kube-runtime client-go";
+# ours-projection and ours-compact are the others).
+read -r -a runners <<<"${WIRE_RUNNERS:-ours kube-runtime client-go}"
 before_bin="${WIRE_BEFORE_BIN:-}"
 [[ -n $before_bin ]] && runners=(ours-before "${runners[@]}")
 
@@ -76,7 +78,7 @@ command_for() {
     ours-before)
       echo "$before_bin wire ours --server $server --subscribers $subscribers" \
         "$([[ $strip == yes ]] && echo --strip)" "$([[ $variant == relist ]] && echo --relist)" ;;
-    ours | kube-runtime)
+    ours | ours-projection | ours-compact | kube-runtime)
       echo "$rust_bin wire $runner --server $server --subscribers $subscribers" \
         "$([[ $strip == yes ]] && echo --strip)" "$([[ $variant == relist ]] && echo --relist)" ;;
     client-go)
