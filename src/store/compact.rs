@@ -36,11 +36,17 @@
 //!   [`CompactStats::encode_failures`]); stored bytes that cannot be
 //!   decoded are left out of the read's answer (a `get` finds nothing, a
 //!   `list` skips them), counted in [`CompactStats::decode_failures`] and
-//!   logged. If the first objects of a type do not decode back, the store
-//!   stops encoding and keeps every later object decoded. An update whose
-//!   replaced version cannot be decoded is written, and the writer returns
-//!   [`Replaced::Unreadable`] to the informer, which reports it and tells
-//!   subscribers `Added` (the old version is unknown).
+//!   logged: a read cannot fail in the `Store` API, and an object the store
+//!   cannot show is better missing than made up. If the first objects of a
+//!   type do not decode back, the store stops encoding and keeps every
+//!   later object decoded. An update whose replaced version cannot be
+//!   decoded is written; the informer reports
+//!   [`Error::Undecodable`](super::Error::Undecodable) and tells
+//!   subscribers `Added` (the old version is unknown);
+//!   [`Writer::apply_upsert`](super::Writer::apply_upsert) returns `None`.
+//! - **CM7 An option like the others.** The compact cache and its hot-set
+//!   bound are options an [`InformerFactory`](crate::InformerFactory)
+//!   compares: a request that differs is refused.
 //!
 //! # Encoding
 //!

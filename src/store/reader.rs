@@ -26,7 +26,8 @@ use crate::{
 ///
 /// Reads take a shared lock for as long as the call lasts and never await.
 /// Objects come out as `Arc<K>`: the very allocation the informer holds,
-/// which a reader cannot mutate. Only the store's [`Writer`](super::Writer)
+/// which a reader cannot mutate (in a [compact](super::compact) store: an
+/// equal object decoded for the read, or shared from its hot set). Only the store's [`Writer`](super::Writer)
 /// changes it, and an informer never gives its writer out, so what a `Store`
 /// shows always agrees with what the informer's subscribers were told.
 ///

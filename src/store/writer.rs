@@ -103,7 +103,8 @@ impl<K> Writer<K> {
     }
 
     /// Stores `object` under `key` and refiles it in every index, as one step
-    /// that readers see whole. Returns the object it replaced.
+    /// that readers see whole. Returns the object it replaced (in a compact
+    /// store, decoded: CM5; `None` if its bytes did not decode: CM6).
     ///
     /// Custom index functions run first, outside the lock. If one panics the
     /// store is left exactly as it was (the older version, if any, stays

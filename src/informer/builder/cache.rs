@@ -66,7 +66,10 @@ where
     /// `KUBE_INFORMER_CACHE` is `compact` (read once per process), chooses
     /// [`compact_cache`](Self::compact_cache) with its defaults unless the
     /// builder chose it already; otherwise changes nothing. It lets one
-    /// test suite run in both modes without being built twice.
+    /// test suite run in both modes without being built twice. It is a
+    /// method the suites call, not a default every builder reads, because
+    /// encoding needs `K: Serialize`, which the constructors do not ask
+    /// for (projections, for one, only deserialize).
     ///
     /// # Examples
     ///
