@@ -68,8 +68,7 @@
 //! Kubernetes types are written for, so every `Serialize` /
 //! `Deserialize` pair of theirs round-trips. LZ4 (`lz4_flex`, pure Rust)
 //! decompresses a Pod in about a microsecond; its dictionary is plain
-//! prefix data, here the JSON of the first [`DICTIONARY_OBJECTS`]
-//! objects kept.
+//! prefix data, here the JSON of the first 8 objects kept.
 
 use std::{
     fmt,
