@@ -21,7 +21,8 @@
 //!   after a write returns, no read returns an older version.
 //! - **CM4 Bounded hot set.** At most [`CompactCache::hot_objects`] decoded
 //!   objects are kept. Only `get`, `get_by` and a namespace view's `get`
-//!   admit a key (a read by key is what repeats); `list`, `by_index`,
+//!   admit a key (a read by key is what repeats), on its second read
+//!   within the last `2 × hot_objects` keys read once; `list`, `by_index`,
 //!   `snapshot` and the informer's own reads use the hot set but do not
 //!   fill it, so one scan of every object does not flush the keys read
 //!   often. A key written while it is hot stays hot with its new version

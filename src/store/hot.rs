@@ -1,9 +1,18 @@
 //! The compact cache's hot set: a bounded CLOCK of decoded objects, each
 //! kept with the encoded version it was decoded from (CM3, CM4).
+//!
+//! A key joins on its second read by `get` within the last
+//! `2 × capacity` first reads (a doorkeeper of key hashes): random reads
+//! over many keys then cost one decode each, without also evicting and
+//! dropping a decoded object per read, and keys read once do not push out
+//! the keys read often.
 
-use std::{collections::VecDeque, sync::Arc};
+use std::{collections::VecDeque, hash::BuildHasher, sync::Arc};
 
-use crate::{hash::KeyMap, key::ObjectKey};
+use crate::{
+    hash::{KeyHasher, KeyMap, KeySet},
+    key::ObjectKey,
+};
 
 struct Slot<K> {
     /// The stored bytes this object was decoded from: it is served only
@@ -23,6 +32,11 @@ pub(super) struct HotSet<K> {
     /// The clock: keys in the order the hand visits them. A key removed by
     /// a write stays here until the hand reaches it and finds no slot.
     hand: VecDeque<ObjectKey>,
+    /// Hashes of keys read once lately, oldest first, at most
+    /// `2 × capacity`; a key read again while here is admitted.
+    doorkeeper: KeySet<u64>,
+    doorkeeper_order: VecDeque<u64>,
+    hasher: KeyHasher,
 }
 
 impl<K> HotSet<K> {
@@ -31,7 +45,30 @@ impl<K> HotSet<K> {
             capacity,
             slots: KeyMap::default(),
             hand: VecDeque::new(),
+            doorkeeper: KeySet::default(),
+            doorkeeper_order: VecDeque::new(),
+            hasher: KeyHasher::default(),
         }
+    }
+
+    /// Whether `key`, read now by `get` and not kept, was read lately too:
+    /// if not, it is noted and not admitted yet.
+    fn read_before(&mut self, key: &ObjectKey) -> bool {
+        let hash = self.hasher.hash_one(key.as_str());
+        if self.doorkeeper.remove(&hash) {
+            return true;
+        }
+        if self.doorkeeper_order.len() >= 2 * self.capacity {
+            while let Some(oldest) = self.doorkeeper_order.pop_front() {
+                // Hashes admitted since are gone from the set already.
+                if self.doorkeeper.remove(&oldest) {
+                    break;
+                }
+            }
+        }
+        self.doorkeeper.insert(hash);
+        self.doorkeeper_order.push_back(hash);
+        false
     }
 
     #[cfg(test)]
@@ -49,8 +86,8 @@ impl<K> HotSet<K> {
         Some(Arc::clone(&slot.object))
     }
 
-    /// Keeps `object`, decoded from `bytes`, for `key`, evicting another
-    /// key if the set is full.
+    /// Keeps `object`, decoded from `bytes` for a `get` of `key`, if the
+    /// key was read lately too, evicting another key if the set is full.
     pub(super) fn admit(&mut self, key: &ObjectKey, bytes: Arc<[u8]>, object: Arc<K>) {
         if self.capacity == 0 {
             return;
@@ -58,6 +95,9 @@ impl<K> HotSet<K> {
         if let Some(slot) = self.slots.get_mut(key.as_str()) {
             slot.bytes = bytes;
             slot.object = object;
+            return;
+        }
+        if !self.read_before(key) {
             return;
         }
         while self.slots.len() >= self.capacity {
@@ -146,6 +186,8 @@ mod tests {
         let mut hot = HotSet::new(4);
         let v1 = bytes(b"v1");
         hot.admit(&key("a"), Arc::clone(&v1), Arc::new(1));
+        assert_eq!(hot.get("ns/a", &v1), None, "admitted on the second read");
+        hot.admit(&key("a"), Arc::clone(&v1), Arc::new(1));
         assert_eq!(hot.get("ns/a", &v1).as_deref(), Some(&1));
         // Equal bytes in another allocation are another stored version.
         assert_eq!(hot.get("ns/a", &bytes(b"v1")), None);
@@ -166,12 +208,21 @@ mod tests {
         let mut hot = HotSet::new(3);
         let a = bytes(b"a");
         hot.admit(&key("a"), Arc::clone(&a), Arc::new(0));
+        hot.admit(&key("a"), Arc::clone(&a), Arc::new(0));
         for i in 0..100 {
             // `a` is read between admissions: it stays.
             assert!(hot.get("ns/a", &a).is_some(), "round {i}");
-            hot.admit(&key(&format!("k{i}")), bytes(b"k"), Arc::new(i));
+            for _ in 0..2 {
+                hot.admit(&key(&format!("k{i}")), bytes(b"k"), Arc::new(i));
+            }
             assert!(hot.len() <= 3);
         }
+        // Keys read once are not admitted, and the doorkeeper stays bounded.
+        for i in 0..100 {
+            hot.admit(&key(&format!("once{i}")), bytes(b"k"), Arc::new(i));
+        }
+        assert!(hot.get("ns/a", &a).is_some());
+        assert!(hot.doorkeeper.len() <= 6 && hot.doorkeeper_order.len() <= 6);
         assert!(HotSet::<u8>::new(0).get("ns/a", &a).is_none());
         let mut none = HotSet::new(0);
         none.admit(&key("a"), a, Arc::new(0));
@@ -184,6 +235,8 @@ mod tests {
         for i in 0..1_000 {
             let b = bytes(b"x");
             hot.admit(&key("a"), Arc::clone(&b), Arc::new(i));
+            hot.admit(&key("a"), Arc::clone(&b), Arc::new(i));
+            assert!(hot.get("ns/a", &b).is_some());
             hot.rewrite(&key("a"), Some(&b), None);
         }
         assert!(hot.hand.len() <= 2 * 2 + 17);
