@@ -51,17 +51,22 @@
 //! decode never holds up the writer; a small set of decoded objects serves
 //! the keys `get` reads often. The `Store` API is the same in both modes.
 //!
-//! From the wire (`benches/compare`, 50,000 realistic Pods, managedFields
-//! stripped, one subscriber, same pass, load ≈ 4 on 2 shared cores): RSS
-//! per cached Pod ≈ 980 B, against ≈ 20,800 B in the default mode and
-//! ≈ 10,070 B for client-go; events/s to quiescence above kube-runtime's,
-//! below the default mode's (each write encodes, each update decodes the
-//! replaced version). Reads (`benches/compare/examples/compact_reads.rs`):
-//! a hot `get` costs what it costs in the default mode (≈ 0.1 µs), a cold
-//! one a decode (≈ 20–40 µs for a Pod on that machine), `list` of 50,000
-//! Pods ≈ 1.2 s against ≈ 2 ms. Choose it when memory matters more than
-//! read latency: a controller that reads a few keys per event, or a large
-//! cache read rarely.
+//! From the wire (`benches/compare`, runner `ours-compact`: 50,000
+//! realistic Pods, managedFields stripped, one subscriber; three passes,
+//! each runner beside the default mode, kube-runtime and client-go, load
+//! 2.5–5 on 2 shared cores): RSS per cached Pod 925–1,071 B, against
+//! ≈ 20,820 B in the default mode and 10,070–10,210 B for client-go
+//! (≈ 0.1×); peak RSS ≈ 100 MB against ≈ 1.85 GB; events/s to
+//! quiescence 12,900–13,500 against kube-runtime's 11,000–11,900 and the
+//! default mode's 18,600–20,200 (each write encodes, each update decodes
+//! the replaced version); initial sync 2.4–2.6 s against 1.3–2.1 s.
+//! Reads (`benches/compare/examples/compact_reads.rs`, same Pods, load
+//! ≈ 3.5): a hot `get` ≈ 0.1 µs, as in the default mode; a cold one a
+//! decode, p50 16–21 µs (p99 22–41 µs); `list` of 50,000 ≈ 0.9 s
+//! against ≈ 1 ms; `by_index` of 333 Pods 6–7 ms against 0.06 ms; a write
+//! 16 µs (an update, with its old version decoded, 37 µs) against 2–7 µs.
+//! Choose it when memory matters more than read latency: a controller
+//! that reads a few keys per event, or a large cache read rarely.
 //!
 //! # Consistency
 //!
