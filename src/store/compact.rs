@@ -119,7 +119,7 @@ pub struct CompactCache {
 }
 
 impl Default for CompactCache {
-    /// 256 decoded objects: about 5 MB of Pods, against about 25 MB for
+    /// 256 decoded objects: about 5 MB of Pods, against about 50 MB for
     /// 50,000 Pods kept encoded.
     fn default() -> Self {
         Self { hot_objects: 256 }
