@@ -554,3 +554,17 @@ mod tests {
         assert_eq!((stats.encoded_objects, stats.encode_failures), (0, 1));
     }
 }
+
+#[cfg(test)]
+mod size {
+    /// The store's Memory section: an entry holds its object in two words
+    /// (the decoded `Arc`, or the encoded bytes' fat `Arc`): one word more
+    /// than a bare `Arc<K>` in the default mode, 8 bytes per object.
+    #[test]
+    fn memory_a_stored_object_takes_two_words() {
+        assert_eq!(
+            std::mem::size_of::<super::Stored<k8s_openapi::api::core::v1::Pod>>(),
+            16
+        );
+    }
+}

@@ -108,10 +108,11 @@
 //! # Memory
 //!
 //! Beyond the object itself each cached object costs one map slot holding
-//! its `ObjectKey`, its `Arc<K>` and the (boxed) slice of its custom index
-//! values (40 bytes plus hash-table control and slack, about 45–90 bytes) and
-//! one `ObjectKey` in the namespace index set (16 bytes plus control and
-//! slack, about 20–40 bytes): about 65–130 bytes. The key string is stored
+//! its `ObjectKey`, its `Arc<K>` (in a two-word slot, which holds the
+//! encoded bytes instead in the compact mode) and the (boxed) slice of its
+//! custom index values (48 bytes plus hash-table control and slack, about
+//! 55–100 bytes) and one `ObjectKey` in the namespace index set (16 bytes
+//! plus control and slack, about 20–40 bytes): about 75–140 bytes. The key string is stored
 //! once and shared by reference count. With custom indexes, each value adds
 //! one `ObjectKey` slot in its index and its `String` kept with the object.
 
