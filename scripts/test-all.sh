@@ -8,6 +8,11 @@ cd "$(dirname "$0")/.."
 
 echo "== cargo test (workspace)"
 cargo test --workspace --all-features
+# The same suites with the store's compact cache (KUBE_INFORMER_CACHE: the
+# testing aid of InformerBuilder::cache_from_env, which the suites' builders
+# and writers call); no rebuild.
+echo "== cargo test (workspace, compact cache)"
+KUBE_INFORMER_CACHE=compact cargo test --workspace --all-features
 
 shopt -s nullglob
 for suite in scripts/suites/*.sh; do

@@ -8,7 +8,8 @@ use kube::Resource;
 /// A change to the informer's cache, as delivered to each subscriber.
 ///
 /// Objects are `Arc<K>`: the same allocation the store holds, shared by every
-/// subscriber. A handler cannot mutate the cache through it, which is why this
+/// subscriber (with the [compact cache](crate::store::compact) the store
+/// keeps them encoded, and reads of it return equal objects). A handler cannot mutate the cache through it, which is why this
 /// crate needs no cache mutation detector.
 ///
 /// # Examples

@@ -708,7 +708,9 @@ async fn c7_when_every_trigger_ends_what_is_queued_is_reconciled_then_the_stream
         ]
         .map(Ok::<_, std::io::Error>),
     );
-    let informer = Informer::builder_from_stream(events).build();
+    let informer = Informer::builder_from_stream(events)
+        .cache_from_env()
+        .build();
     let controller = Controller::for_informer(&informer);
     let run = tokio::spawn(informer.run());
     let outcomes: Vec<_> = controller

@@ -78,7 +78,9 @@ async fn started(
     for name in names {
         server.create(&cm(name, "")).unwrap();
     }
-    let informer = Informer::builder(Api::<ConfigMap>::default_namespaced(server.client())).build();
+    let informer = Informer::builder(Api::<ConfigMap>::default_namespaced(server.client()))
+        .cache_from_env()
+        .build();
     let (store, triggers) =
         ControllerFeed::new(informer.subscribe(SubscribeOptions::default()).unwrap());
     tokio::spawn(informer.run());
@@ -148,7 +150,9 @@ async fn controller_reconciles_the_initial_list_and_live_changes_from_its_own_st
 #[tokio::test]
 async fn the_store_turns_ready_when_an_empty_initial_list_syncs() {
     let server = FakeApiServer::start().await;
-    let informer = Informer::builder(Api::<ConfigMap>::default_namespaced(server.client())).build();
+    let informer = Informer::builder(Api::<ConfigMap>::default_namespaced(server.client()))
+        .cache_from_env()
+        .build();
     let (store, triggers) =
         ControllerFeed::new(informer.subscribe(SubscribeOptions::default()).unwrap());
     assert!(store.is_empty());
@@ -164,7 +168,9 @@ async fn the_store_turns_ready_when_an_empty_initial_list_syncs() {
 async fn the_store_is_not_ready_before_the_subscription_synced() {
     // An informer whose source never lists: nothing syncs.
     let (_source, events) = informer_common::hand_source();
-    let informer = Informer::builder_from_stream(events).build();
+    let informer = Informer::builder_from_stream(events)
+        .cache_from_env()
+        .build();
     let (store, triggers) =
         ControllerFeed::new(informer.subscribe(SubscribeOptions::default()).unwrap());
     tokio::spawn(informer.run());

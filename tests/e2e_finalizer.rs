@@ -320,7 +320,7 @@ async fn e2e_z1_z3_informer_and_runner_through_create_and_delete() -> Result<()>
         return Ok(());
     };
     let api = ns.configmaps();
-    let informer = Informer::builder(api.clone()).build();
+    let informer = Informer::builder(api.clone()).cache_from_env().build();
     let queue = WorkQueue::new();
     tokio::spawn(queue.feed_results(
         informer.subscribe(SubscribeOptions::default())?.keys(),

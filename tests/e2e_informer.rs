@@ -74,6 +74,7 @@ async fn e2e_r2_r8_initial_list_of_2000_paginated_and_streaming() -> Result<()> 
     }
     for (label, client, strategy) in runs {
         let informer = Informer::builder(Api::<ConfigMap>::namespaced(client, &ns.name))
+            .cache_from_env()
             .source_config(source::Config::default().list_strategy(strategy))
             .build();
         let mut errors = informer.errors();
@@ -124,7 +125,7 @@ async fn e2e_i1_i2_create_update_delete_seen_by_three_subscribers() -> Result<()
     let api = ns.configmaps();
     api.create(&post_params(), &configmap("seed", "0")).await?;
 
-    let informer = Informer::builder(api.clone()).build();
+    let informer = Informer::builder(api.clone()).cache_from_env().build();
     // Policies that deliver every notification: a Coalesce subscriber may
     // rightly merge the three into nothing when it lags (see the restart
     // test, which checks Coalesce by final state).
@@ -223,6 +224,7 @@ async fn e2e_i2_label_selector_relabelled_out_is_deleted() -> Result<()> {
     wait_until_cached(&api, &server_state(&api).await?, WAIT).await?;
 
     let informer = Informer::builder(api.clone())
+        .cache_from_env()
         .source_config(source::Config::default().label_selector("app=in"))
         .build();
     let recorder = Recorder::start(informer.subscribe(SubscribeOptions::default())?);
@@ -371,7 +373,7 @@ async fn e2e_l3_i3_per_subscriber_resync_period() -> Result<()> {
     let api = ns.configmaps();
     let created = create_configmaps(&api, "r", 3, 3).await?;
 
-    let informer = Informer::builder(api.clone()).build();
+    let informer = Informer::builder(api.clone()).cache_from_env().build();
     let resyncing = Recorder::start(
         informer.subscribe(SubscribeOptions::default().resync(Duration::from_secs(1)))?,
     );
@@ -427,7 +429,7 @@ async fn e2e_l1_l2_late_subscriber_gets_a_replay() -> Result<()> {
     let api = ns.configmaps();
     create_configmaps(&api, "l", 5, 5).await?;
 
-    let informer = Informer::builder(api.clone()).build();
+    let informer = Informer::builder(api.clone()).cache_from_env().build();
     let early = Recorder::start(informer.subscribe(SubscribeOptions::default())?);
     let run = spawn_run(&informer);
     synced(&informer).await?;
@@ -496,7 +498,7 @@ async fn e2e_i1_i2_pods_add_update_delete() -> Result<()> {
     };
     let pods: Api<Pod> = Api::namespaced(client.clone(), &ns.name);
 
-    let informer = Informer::builder(pods.clone()).build();
+    let informer = Informer::builder(pods.clone()).cache_from_env().build();
     let recorder = Recorder::start(informer.subscribe(SubscribeOptions::default())?);
     let run = spawn_run(&informer);
     synced(&informer).await?;

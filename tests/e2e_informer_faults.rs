@@ -104,6 +104,7 @@ async fn e2e_r4_apiserver_killed_and_restarted_under_writes() -> Result<()> {
     create_configmaps(&api, "w", 10, 10).await?;
 
     let informer = Informer::builder(api.clone())
+        .cache_from_env()
         .source_config(quick_retries())
         .build();
     let mut errors = informer.errors();
@@ -203,6 +204,7 @@ async fn e2e_r4_forced_410_relists_and_tombstones_deletions() -> Result<()> {
     // read that exact revision from etcd, so a relist is refused too, and
     // the source falls back to a consistent list (R1).
     let informer = Informer::builder(Api::<ConfigMap>::namespaced(nocache, &ns.name))
+        .cache_from_env()
         .source_config(
             quick_retries()
                 .page_size(100)
@@ -315,6 +317,7 @@ async fn e2e_r9_forbidden_reaches_the_error_stream_and_retries() -> Result<()> {
     let denied: Api<ConfigMap> = Api::namespaced(cluster.norights_client().await?, &ns.name);
 
     let informer = Informer::builder(denied)
+        .cache_from_env()
         .source_config(quick_retries())
         .build();
     let errors = informer.errors();

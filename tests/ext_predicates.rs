@@ -139,6 +139,7 @@ async fn p2_a_resync_is_not_put_to_the_predicate() {
 async fn p2_a_subscriber_with_a_resync_period_gets_its_rounds_through_a_predicate() {
     let (source, events) = hand_source();
     let informer = Informer::builder_from_stream(events)
+        .cache_from_env()
         .resync_check_period(Duration::from_secs(1))
         .build();
     let mut labelled = informer

@@ -325,7 +325,7 @@ async fn z1_z2_z3_the_informer_brings_the_object_back_after_each_write() {
     let api = api(&server);
     server.create(&cm("app", &[], false)).unwrap();
 
-    let informer = Informer::builder(api.clone()).build();
+    let informer = Informer::builder(api.clone()).cache_from_env().build();
     let queue = WorkQueue::new();
     tokio::spawn(
         queue.feed_results(

@@ -25,6 +25,7 @@ fn run_future_is_send_and_static() {
     let informer = Informer::<ConfigMap>::builder_from_stream(futures::stream::empty::<
         Result<kube_informer::source::Event<ConfigMap>, std::io::Error>,
     >())
+    .cache_from_env()
     .build();
     let run = informer.run();
     send_static(&run);
@@ -37,6 +38,7 @@ fn i11_sync_wait_futures_are_send() {
     let informer = Informer::<ConfigMap>::builder_from_stream(futures::stream::empty::<
         Result<kube_informer::source::Event<ConfigMap>, std::io::Error>,
     >())
+    .cache_from_env()
     .build();
     send(&informer.wait_for_sync(std::time::Duration::from_secs(1)));
     let rt = tokio::runtime::Builder::new_current_thread()

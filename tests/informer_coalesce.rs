@@ -16,7 +16,9 @@ async fn coalesce_subscriber_stalled_during_10k_updates_stays_bounded_and_conver
     const KEYS: usize = 100;
     const UPDATES: usize = 10_000;
     let (source, events) = hand_source();
-    let informer = Informer::builder_from_stream(events).build();
+    let informer = Informer::builder_from_stream(events)
+        .cache_from_env()
+        .build();
     let stalled = informer
         .subscribe(SubscribeOptions::default().lag(Lag::Coalesce))
         .unwrap();

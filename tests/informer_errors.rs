@@ -31,6 +31,7 @@ async fn r9_every_source_error_reaches_errors_callback_and_count() {
         Ok(Event::Added(cm("b", "3"))),
     ]);
     let informer = Informer::builder_from_stream(events)
+        .cache_from_env()
         .on_error({
             let calls = Arc::clone(&calls);
             move |_| {
@@ -78,7 +79,9 @@ async fn r9_every_source_error_reaches_errors_callback_and_count() {
 #[tokio::test]
 async fn r9_every_error_stream_gets_every_error() {
     let (source, events) = hand_source();
-    let informer = Informer::builder_from_stream(events).build();
+    let informer = Informer::builder_from_stream(events)
+        .cache_from_env()
+        .build();
     let first = informer.errors();
     let second = informer.errors();
     let run = tokio::spawn(informer.run());
@@ -105,6 +108,7 @@ async fn transform_runs_before_caching() {
         }),
     ]);
     let informer = Informer::builder_from_stream(events)
+        .cache_from_env()
         .transform(|mut cm: ConfigMap| {
             cm.metadata.labels = Some([("seen".to_string(), "yes".to_string())].into());
             Ok(cm)
@@ -137,6 +141,7 @@ async fn r9_a_refused_transform_skips_the_object_and_reports_it() {
         }),
     ]);
     let informer = Informer::builder_from_stream(events)
+        .cache_from_env()
         .transform(|cm: ConfigMap| {
             if cm.metadata.name.as_deref() == Some("secret") {
                 return Err("not for this cache".into());

@@ -20,7 +20,9 @@ use kube_informer::{
 #[tokio::test(start_paused = true)]
 async fn l7_stop_before_run_ends_everything() {
     let (_source, events) = hand_source();
-    let informer = Informer::builder_from_stream(events).build();
+    let informer = Informer::builder_from_stream(events)
+        .cache_from_env()
+        .build();
     let mut subscription = informer.subscribe(SubscribeOptions::default()).unwrap();
     let errors = informer.errors();
     informer.stop();
@@ -41,6 +43,7 @@ async fn l7_a_cancelled_token_without_run_ends_waiting_streams() {
     let token = tokio_util::sync::CancellationToken::new();
     let (_source, events) = hand_source();
     let informer = Informer::builder_from_stream(events)
+        .cache_from_env()
         .cancellation_token(token.clone())
         .build();
     let subscription = informer.subscribe(SubscribeOptions::default()).unwrap();
@@ -76,7 +79,9 @@ async fn l7_a_cancelled_token_without_run_ends_waiting_streams() {
 fn store_and_subscription(
     events: impl futures::Stream<Item = SourceItem> + Send + 'static,
 ) -> (Store<ConfigMap>, Subscription<ConfigMap>) {
-    let informer = Informer::builder_from_stream(events).build();
+    let informer = Informer::builder_from_stream(events)
+        .cache_from_env()
+        .build();
     let subscription = informer.subscribe(SubscribeOptions::default()).unwrap();
     tokio::spawn(informer.run());
     (informer.store(), subscription)
@@ -141,6 +146,7 @@ async fn l9_a_panicking_transform_skips_the_object_and_reports_it() {
         }),
     ]);
     let informer = Informer::builder_from_stream(events)
+        .cache_from_env()
         .transform(|cm: ConfigMap| {
             assert!(
                 cm.metadata.name.as_deref() != Some("boom"),
@@ -175,7 +181,9 @@ async fn l9_a_panicking_stream_stops_the_informer_with_the_reason() {
         assert!(i < 2, "stream broke");
         Ok::<_, std::io::Error>(Event::Added(cm(&format!("o{i}"), "1")))
     });
-    let informer = Informer::builder_from_stream(events).build();
+    let informer = Informer::builder_from_stream(events)
+        .cache_from_env()
+        .build();
     let errors = informer.errors();
     let mut subscription = informer.subscribe(SubscribeOptions::default()).unwrap();
     let result = informer.run().await;
@@ -204,6 +212,7 @@ async fn l9_a_panicking_stream_stops_the_informer_with_the_reason() {
 async fn l9_a_panicking_on_error_still_reaches_error_streams() {
     let events = futures::stream::iter([Err::<Event<ConfigMap>, _>(std::io::Error::other("x"))]);
     let informer = Informer::builder_from_stream(events)
+        .cache_from_env()
         .on_error(|_| panic!("callback broke"))
         .build();
     let errors = informer.errors();
@@ -228,7 +237,9 @@ async fn l10_a_full_bounded_subscriber_stops_the_source_being_read() {
     let events = futures::stream::iter(
         (0..EVENTS).map(|i| Ok::<_, std::io::Error>(Event::Modified(cm("a", &i.to_string())))),
     );
-    let informer = Informer::builder_from_stream(events).build();
+    let informer = Informer::builder_from_stream(events)
+        .cache_from_env()
+        .build();
     let subscription = informer
         .subscribe(SubscribeOptions::default().lag(Lag::Bounded(1)))
         .unwrap();
@@ -249,6 +260,7 @@ async fn l10_a_full_bounded_subscriber_stops_the_source_being_read() {
 async fn l3_resync_durations_too_long_for_the_clock_never_panic() {
     let (source, events) = hand_source();
     let informer = Informer::builder_from_stream(events)
+        .cache_from_env()
         .resync_check_period(Duration::MAX)
         .build();
     let subscription = informer
@@ -271,7 +283,9 @@ async fn l3_resync_durations_too_long_for_the_clock_never_panic() {
 #[tokio::test]
 async fn l11_coalesce_frees_the_slot_of_a_cancelled_key() {
     let (source, events) = hand_source();
-    let informer = Informer::builder_from_stream(events).build();
+    let informer = Informer::builder_from_stream(events)
+        .cache_from_env()
+        .build();
     let subscription = informer
         .subscribe(SubscribeOptions::default().lag(Lag::Coalesce))
         .unwrap();
@@ -297,7 +311,9 @@ async fn e1_a_403_prints_once_and_keeps_its_type() {
         message: "configmaps is forbidden: cannot watch".into(),
     };
     let events = futures::stream::iter([Err::<Event<ConfigMap>, _>(forbidden)]);
-    let informer = Informer::builder_from_stream(events).build();
+    let informer = Informer::builder_from_stream(events)
+        .cache_from_env()
+        .build();
     let errors = informer.errors();
     informer.run().await.unwrap();
     let errors: Vec<Error> = errors.collect().await;

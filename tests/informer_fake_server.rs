@@ -29,7 +29,7 @@ async fn builder_api_lists_watches_and_notifies() {
     let server = FakeApiServer::start().await;
     let a = server.create(&cm("a", "")).unwrap();
     let api: Api<ConfigMap> = Api::default_namespaced(server.client());
-    let informer = Informer::builder(api).build();
+    let informer = Informer::builder(api).cache_from_env().build();
     let mut subscription = informer.subscribe(SubscribeOptions::default()).unwrap();
     let run = tokio::spawn(informer.run());
 
@@ -77,7 +77,7 @@ async fn r9_api_errors_reach_the_user_and_the_informer_recovers() {
         2,
     );
     let api: Api<ConfigMap> = Api::default_namespaced(server.client());
-    let informer = Informer::builder(api).build();
+    let informer = Informer::builder(api).cache_from_env().build();
     let mut errors = informer.errors();
     let run = tokio::spawn(informer.run());
     let first = errors.next().await.unwrap();

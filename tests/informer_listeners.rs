@@ -21,7 +21,9 @@ async fn l1_late_subscriber_during_a_burst_gets_replay_then_live() {
     const KEYS: usize = 50;
     const ROUNDS: usize = 40;
     let (source, events) = hand_source();
-    let informer = Informer::builder_from_stream(events).build();
+    let informer = Informer::builder_from_stream(events)
+        .cache_from_env()
+        .build();
     let run = tokio::spawn(informer.run());
     relist(&source, &[], "0");
     assert!(informer.wait_until_synced().await);
@@ -93,7 +95,9 @@ async fn l1_late_subscriber_during_a_burst_gets_replay_then_live() {
 #[tokio::test]
 async fn l2_subscription_syncs_after_its_initial_items_are_read() {
     let (source, events) = hand_source();
-    let informer = Informer::builder_from_stream(events).build();
+    let informer = Informer::builder_from_stream(events)
+        .cache_from_env()
+        .build();
     let mut early = informer.subscribe(SubscribeOptions::default()).unwrap();
     let run = tokio::spawn(informer.run());
     relist(&source, &[cm("a", "1"), cm("b", "1")], "1");
@@ -127,6 +131,7 @@ async fn l3_only_due_subscribers_get_resyncs() {
     let (source, events) = hand_source();
     // The 2 s subscriber lowers the 60 s check period before the start.
     let informer = Informer::builder_from_stream(events)
+        .cache_from_env()
         .resync_check_period(Duration::from_secs(60))
         .build();
     let mut every_2s = informer
@@ -171,6 +176,7 @@ async fn l3_only_due_subscribers_get_resyncs() {
 async fn l3_zero_check_period_never_resyncs() {
     let (source, events) = hand_source();
     let informer = Informer::builder_from_stream(events)
+        .cache_from_env()
         .resync_check_period(Duration::ZERO)
         .build();
     let mut s = informer
@@ -190,7 +196,9 @@ async fn l3_zero_check_period_never_resyncs() {
 #[tokio::test]
 async fn l5_dropped_subscription_does_not_stop_the_informer() {
     let (source, events) = hand_source();
-    let informer = Informer::builder_from_stream(events).build();
+    let informer = Informer::builder_from_stream(events)
+        .cache_from_env()
+        .build();
     let dropped = informer.subscribe(SubscribeOptions::default()).unwrap();
     let mut kept = informer.subscribe(SubscribeOptions::default()).unwrap();
     let run = tokio::spawn(informer.run());
@@ -216,7 +224,9 @@ async fn l5_dropped_subscription_does_not_stop_the_informer() {
 #[tokio::test]
 async fn l6_subscribe_after_stop_is_an_error() {
     let (source, events) = hand_source();
-    let informer = Informer::builder_from_stream(events).build();
+    let informer = Informer::builder_from_stream(events)
+        .cache_from_env()
+        .build();
     let open = informer
         .subscribe(SubscribeOptions::default().lag(Lag::Coalesce))
         .unwrap();
@@ -239,7 +249,9 @@ async fn l6_subscribe_after_stop_is_an_error() {
 #[tokio::test]
 async fn l6_pending_subscription_ends_when_the_informer_stops() {
     let (_source, events) = hand_source();
-    let informer = Informer::builder_from_stream(events).build();
+    let informer = Informer::builder_from_stream(events)
+        .cache_from_env()
+        .build();
     let run = informer.run();
     let mut run = Box::pin(run);
     // Start it: the writer now waits for events.
@@ -255,7 +267,9 @@ async fn l6_pending_subscription_ends_when_the_informer_stops() {
 #[tokio::test]
 async fn l8_the_informer_runs_while_anything_can_observe_it() {
     let (source, events) = hand_source();
-    let informer = Informer::builder_from_stream(events).build();
+    let informer = Informer::builder_from_stream(events)
+        .cache_from_env()
+        .build();
     let mut subscription = informer.subscribe(SubscribeOptions::default()).unwrap();
     let errors = informer.errors();
     let run = tokio::spawn(informer.run());
@@ -282,6 +296,7 @@ async fn cancellation_token_stops_and_run_runs_once() {
     let token = tokio_util::sync::CancellationToken::new();
     let (_source, events) = hand_source();
     let informer = Informer::builder_from_stream(events)
+        .cache_from_env()
         .cancellation_token(token.clone())
         .build();
     let run = tokio::spawn(informer.run());
@@ -297,7 +312,9 @@ async fn cancellation_token_stops_and_run_runs_once() {
 #[tokio::test]
 async fn dropping_the_run_future_before_or_after_it_started() {
     let (source, events) = hand_source();
-    let informer = Informer::builder_from_stream(events).build();
+    let informer = Informer::builder_from_stream(events)
+        .cache_from_env()
+        .build();
     drop(informer.run());
     let mut run = Box::pin(informer.run());
     assert!(futures::poll!(run.as_mut()).is_pending());

@@ -140,7 +140,9 @@ async fn check(ops: Vec<Op>, subscribers: Vec<Subscriber>, source_pacing: Vec<u8
         .filter_map(|i| i.as_ref().ok().cloned())
         .collect();
     let (source, stream) = hand_source();
-    let informer = Informer::builder_from_stream(stream).build();
+    let informer = Informer::builder_from_stream(stream)
+        .cache_from_env()
+        .build();
     let options = |s: &Subscriber| {
         SubscribeOptions::default().lag(if s.coalesce {
             Lag::Coalesce

@@ -21,6 +21,7 @@ async fn observe(
     let informer = Informer::builder_from_stream(futures::stream::iter(
         events.into_iter().map(Ok::<_, std::io::Error>),
     ))
+    .cache_from_env()
     .build();
     let subscription = informer.subscribe(SubscribeOptions::default()).unwrap();
     informer.run().await.unwrap();
@@ -97,6 +98,7 @@ async fn i2_deleted_carries_the_queued_object_and_tombstones_are_final_state_unk
 async fn i3_same_resource_version_is_a_resync_and_reaches_only_due_subscribers() {
     let (source, events) = hand_source();
     let informer = Informer::builder_from_stream(events)
+        .cache_from_env()
         .resync_check_period(Duration::from_secs(1))
         .build();
     let mut due = informer
@@ -201,7 +203,9 @@ async fn i4_in_initial_list_only_before_the_fifo_synced() {
 #[tokio::test]
 async fn i4_empty_initial_list_syncs() {
     let (source, events) = hand_source();
-    let informer = Informer::builder_from_stream(events).build();
+    let informer = Informer::builder_from_stream(events)
+        .cache_from_env()
+        .build();
     let run = tokio::spawn(informer.run());
     relist(&source, &[], "1");
     assert!(informer.wait_until_synced().await);
@@ -231,7 +235,9 @@ async fn i5_one_keys_deltas_apply_oldest_first_without_interleaving() {
         send(&source, event);
     }
     drop(source);
-    let informer = Informer::builder_from_stream(events).build();
+    let informer = Informer::builder_from_stream(events)
+        .cache_from_env()
+        .build();
     let subscription = informer.subscribe(SubscribeOptions::default()).unwrap();
     informer.run().await.unwrap();
     assert_eq!(
@@ -261,6 +267,7 @@ async fn l3_resync_check_period_starts_over_after_a_relist() {
     let start = tokio::time::Instant::now();
     let (source, events) = hand_source();
     let informer = Informer::builder_from_stream(events)
+        .cache_from_env()
         .resync_check_period(Duration::from_secs(10))
         .build();
     let mut sub = informer

@@ -135,6 +135,7 @@ async fn check(case: Case) -> Result<(), TestCaseError> {
     let (source, events) = hand_source();
     let token = CancellationToken::new();
     let informer = Informer::builder_from_stream(events)
+        .cache_from_env()
         .cancellation_token(token.clone())
         .build();
 

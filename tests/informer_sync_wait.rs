@@ -27,6 +27,7 @@ fn forbidden() -> ApiStatus {
 /// An informer on ConfigMaps in namespace `web` labelled `app=web`, running.
 fn web_configmaps(server: &FakeApiServer) -> Informer<ConfigMap> {
     let informer = Informer::builder(Api::<ConfigMap>::namespaced(server.client(), "web"))
+        .cache_from_env()
         .source_config(source::Config::default().label_selector("app=web"))
         .build();
     tokio::spawn(informer.run());
@@ -134,7 +135,9 @@ async fn i7_a_forbidden_list_is_refused_at_once_naming_the_resource_and_message(
 #[tokio::test(start_paused = true)]
 async fn i7_a_refusal_ends_a_wait_whether_it_came_before_or_during_it() {
     let (source, events) = api_like_source();
-    let informer = Informer::builder_from_stream(events).build();
+    let informer = Informer::builder_from_stream(events)
+        .cache_from_env()
+        .build();
     tokio::spawn(informer.run());
 
     let waiting = tokio::spawn({
@@ -169,7 +172,9 @@ async fn i7_a_refusal_ends_a_wait_whether_it_came_before_or_during_it() {
 #[tokio::test(start_paused = true)]
 async fn i7_a_refusal_no_longer_stands_once_a_list_is_answered() {
     let (source, events) = api_like_source();
-    let informer = Informer::builder_from_stream(events).build();
+    let informer = Informer::builder_from_stream(events)
+        .cache_from_env()
+        .build();
     tokio::spawn(informer.run());
     source.unbounded_send(Err(watch_error(403, "no"))).unwrap();
     assert!(matches!(
@@ -239,6 +244,7 @@ async fn i7_a_resource_the_server_does_not_serve_is_not_found() {
         "web",
         &widgets,
     ))
+    .cache_from_env()
     .build();
     tokio::spawn(informer.run());
 
@@ -325,7 +331,9 @@ async fn i8_a_list_failing_with_500_times_out_with_the_last_error() {
 #[tokio::test(start_paused = true)]
 async fn i8_an_informer_that_is_not_running_times_out_without_an_error() {
     let server = FakeApiServer::start().await;
-    let informer = Informer::builder(Api::<ConfigMap>::all(server.client())).build();
+    let informer = Informer::builder(Api::<ConfigMap>::all(server.client()))
+        .cache_from_env()
+        .build();
     let error = informer
         .wait_for_sync(Duration::from_secs(5))
         .await
@@ -352,7 +360,9 @@ async fn i8_an_informer_that_is_not_running_times_out_without_an_error() {
 #[tokio::test(start_paused = true)]
 async fn i8_a_plain_stream_informer_times_out_with_its_own_error() {
     let (source, events) = hand_source();
-    let informer = Informer::builder_from_stream(events).build();
+    let informer = Informer::builder_from_stream(events)
+        .cache_from_env()
+        .build();
     tokio::spawn(informer.run());
     source
         .unbounded_send(Err(std::io::Error::other("403 Forbidden, in my own words")))
@@ -380,7 +390,9 @@ async fn i8_a_plain_stream_informer_times_out_with_its_own_error() {
 #[tokio::test(start_paused = true)]
 async fn i8_a_timeout_too_long_for_the_clock_means_no_deadline() {
     let (source, events) = hand_source();
-    let informer = Informer::builder_from_stream(events).build();
+    let informer = Informer::builder_from_stream(events)
+        .cache_from_env()
+        .build();
     tokio::spawn(informer.run());
     let waiting = tokio::spawn({
         let informer = informer.clone();
@@ -397,7 +409,9 @@ async fn i8_a_timeout_too_long_for_the_clock_means_no_deadline() {
 async fn i9_an_informer_stopped_before_it_synced_is_reported_stopped() {
     // Stopped before `run` (L7).
     let (_source, events) = hand_source();
-    let unrun = Informer::builder_from_stream(events).build();
+    let unrun = Informer::builder_from_stream(events)
+        .cache_from_env()
+        .build();
     unrun.stop();
     let error = unrun
         .wait_for_sync(Duration::from_secs(60))
@@ -429,7 +443,9 @@ async fn i9_an_informer_stopped_before_it_synced_is_reported_stopped() {
 
     // A source that ends before its list is done.
     let (source, events) = hand_source();
-    let ended = Informer::builder_from_stream(events).build();
+    let ended = Informer::builder_from_stream(events)
+        .cache_from_env()
+        .build();
     tokio::spawn(ended.run());
     send(&source, Event::ListStart);
     drop(source);
@@ -443,7 +459,9 @@ async fn i9_an_informer_stopped_before_it_synced_is_reported_stopped() {
 #[tokio::test(start_paused = true)]
 async fn i9_an_informer_that_synced_before_it_stopped_is_synced() {
     let (source, events) = hand_source();
-    let informer = Informer::builder_from_stream(events).build();
+    let informer = Informer::builder_from_stream(events)
+        .cache_from_env()
+        .build();
     tokio::spawn(informer.run());
     relist(&source, &[cm("a", "1")], "1");
     drop(source);

@@ -55,6 +55,7 @@ async fn an_indexer_panic_skips_that_version_and_is_reported() {
         Event::Modified(cm("a", "boom", "2")),
         Event::Modified(cm("a", "db", "3")),
     ]))
+    .cache_from_env()
     .indexer("by-app", |cm: &ConfigMap| {
         let app = app(cm).to_owned();
         assert_ne!(app, "boom", "unindexable app");
@@ -97,6 +98,7 @@ async fn an_indexer_panic_skips_that_version_and_is_reported() {
 #[tokio::test]
 async fn strip_managed_fields_composes_with_the_transform() {
     let informer = Informer::builder_from_stream(events(vec![Event::Added(cm("a", "web", "1"))]))
+        .cache_from_env()
         .transform(|mut cm: ConfigMap| {
             // The transform sees the object already stripped.
             assert_eq!(cm.metadata.managed_fields, None);
@@ -126,6 +128,7 @@ async fn keys_with_agrees_with_a_custom_key_function() {
         Event::Added(cm("a", "web", "1")),
         Event::Added(cm("b", "db", "1")),
     ]))
+    .cache_from_env()
     .key_fn(by_uid.clone())
     .build();
     let with_fn = informer.subscribe(Default::default()).unwrap();

@@ -121,6 +121,7 @@ async fn scrape_shows_flow_lag_and_a_forced_relist() {
         ..BackoffConfig::default()
     };
     let informer = Informer::builder(api)
+        .cache_from_env()
         .source_config(source::Config::default().backoff(backoff))
         .build();
     let busy = informer

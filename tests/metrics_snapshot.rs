@@ -41,6 +41,7 @@ async fn a_failed_list_relists_with_cause_error() {
     server.fail_requests(RequestMatch::List, ApiStatus::internal_error(), 1);
     let api: Api<ConfigMap> = Api::default_namespaced(server.client());
     let informer = Informer::builder(api)
+        .cache_from_env()
         .source_config(source::Config::default().backoff(quick_backoff()))
         .build();
     let run = tokio::spawn(informer.run());
@@ -67,6 +68,7 @@ async fn a_refused_streaming_list_counts_as_a_fallback() {
     server.set_streaming_list_supported(false);
     let api: Api<ConfigMap> = Api::default_namespaced(server.client());
     let informer = Informer::builder(api)
+        .cache_from_env()
         .source_config(source::Config::default().list_strategy(ListStrategy::Streaming))
         .build();
     let run = tokio::spawn(informer.run());
@@ -84,8 +86,9 @@ async fn a_refused_streaming_list_counts_as_a_fallback() {
 async fn resource_version_age_grows_between_bookmarks_and_needs_them_on() {
     let server = FakeApiServer::start().await;
     let api: Api<ConfigMap> = Api::default_namespaced(server.client());
-    let informer = Informer::builder(api.clone()).build();
+    let informer = Informer::builder(api.clone()).cache_from_env().build();
     let quiet = Informer::builder(api)
+        .cache_from_env()
         .source_config(source::Config::default().disable_bookmarks())
         .build();
     let runs = [tokio::spawn(informer.run()), tokio::spawn(quiet.run())];
@@ -110,7 +113,9 @@ async fn resource_version_age_grows_between_bookmarks_and_needs_them_on() {
 #[tokio::test]
 async fn fifo_gauges_show_what_waits_behind_a_blocked_writer() {
     let (source, events) = hand_source();
-    let informer = Informer::builder_from_stream(events).build();
+    let informer = Informer::builder_from_stream(events)
+        .cache_from_env()
+        .build();
     // Bounded(1) and never read: the writer waits on it, the FIFO fills.
     let _blocking = informer
         .subscribe(SubscribeOptions::default().lag(Lag::Bounded(1)))
@@ -133,6 +138,7 @@ async fn fifo_gauges_show_what_waits_behind_a_blocked_writer() {
 async fn stats_count_by_kind_with_resyncs_apart() {
     let (source, events) = hand_source();
     let informer = Informer::builder_from_stream(events)
+        .cache_from_env()
         .resync_check_period(Duration::from_secs(1))
         .build();
     let mut sub = informer
@@ -173,7 +179,9 @@ async fn stats_count_by_kind_with_resyncs_apart() {
 #[tokio::test(start_paused = true)]
 async fn handler_time_is_recorded_under_handle() {
     let (source, events) = hand_source();
-    let informer = Informer::builder_from_stream(events).build();
+    let informer = Informer::builder_from_stream(events)
+        .cache_from_env()
+        .build();
     let sub = informer.subscribe(SubscribeOptions::default()).unwrap();
     let probe = informer.clone();
     let run = tokio::spawn(informer.run());

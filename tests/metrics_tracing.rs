@@ -49,6 +49,7 @@ async fn a_forced_410_is_one_warning_and_a_debug_relist_in_the_informer_span() {
         ..BackoffConfig::default()
     };
     let informer = Informer::builder(api)
+        .cache_from_env()
         .source_config(source::Config::default().backoff(backoff))
         .build();
     let run = tokio::spawn(informer.run());

@@ -201,6 +201,7 @@ async fn rw4_wait_for_returns_when_the_informer_stops() {
     let informer = Informer::<ConfigMap>::builder_from_stream(futures::stream::pending::<
         Result<Event<ConfigMap>, std::io::Error>,
     >())
+    .cache_from_env()
     .build();
     let store: Store<ConfigMap> = informer.store();
     let waiting = tokio::spawn(async move { store.wait_for(&key("a"), &version("1")).await });

@@ -31,7 +31,9 @@ async fn a_gated_stream_passes_only_while_leader_and_replays_on_election() {
         }),
     ])
     .chain(futures::stream::pending());
-    let informer = Informer::builder_from_stream(events).build();
+    let informer = Informer::builder_from_stream(events)
+        .cache_from_env()
+        .build();
     let (elected, is_leader) = watch::channel(false);
     let leadership = Leadership::new(is_leader);
     tokio::spawn(leadership.run());

@@ -87,7 +87,9 @@ impl FakeLeases {
     }
 
     fn shard_with(&self, config: ShardConfig) -> Shard {
-        let informer = Informer::builder_from_stream(self.events()).build();
+        let informer = Informer::builder_from_stream(self.events())
+            .cache_from_env()
+            .build();
         Shard::with_parts(self.clone(), informer, config).unwrap()
     }
 

@@ -47,7 +47,9 @@ async fn informer_with(names: &[String]) -> (Informer<ConfigMap>, Events) {
         .unwrap();
     let stream =
         futures::stream::unfold(receiver, |mut r| async move { Some((r.recv().await?, r)) });
-    let informer = Informer::builder_from_stream(stream).build();
+    let informer = Informer::builder_from_stream(stream)
+        .cache_from_env()
+        .build();
     (informer, events)
 }
 

@@ -206,6 +206,7 @@ async fn configmapgen_converges(sim: SimContext) -> Result<(), String> {
 
     // The example's wiring.
     let informer = Informer::builder(Api::<ConfigMapGenerator>::all(client.clone()))
+        .cache_from_env()
         .source_config(source_config())
         .decode_threads(1)
         .build();

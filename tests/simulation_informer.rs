@@ -96,6 +96,7 @@ async fn informer_converges(sim: SimContext) -> Result<(), String> {
         .watch_timeout(Duration::from_secs(60), Duration::from_secs(60))
         .page_size(2);
     let informer = Informer::builder(api.clone())
+        .cache_from_env()
         .source_config(config)
         .decode_threads(1)
         .build();

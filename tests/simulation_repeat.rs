@@ -62,6 +62,7 @@ async fn controller_run(sim: SimContext) -> Result<(), String> {
         })
         .watch_timeout(Duration::from_secs(60), Duration::from_secs(60));
     let informer = Informer::builder(api.clone())
+        .cache_from_env()
         .source_config(config)
         .decode_threads(1)
         .build();

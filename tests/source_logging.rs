@@ -160,6 +160,7 @@ async fn r9_an_informer_logs_each_source_error_once_in_a_span_naming_the_resourc
     let api: kube::Api<k8s_openapi::api::core::v1::ConfigMap> =
         kube::Api::default_namespaced(server.client());
     let informer = kube_informer::Informer::builder(api)
+        .cache_from_env()
         .source_config(
             Config::default()
                 .label_selector("app=web")

@@ -37,7 +37,7 @@ fn names(objects: Vec<Arc<ConfigMap>>) -> Vec<String> {
 /// informer turns into Updated, Added and Deleted; reads follow each write.
 #[test]
 fn i1_get_list_len_follow_upserts_and_deletes() {
-    let writer = Writer::new(Indexers::new());
+    let writer = new_writer(Indexers::new());
     let store = writer.reader();
     assert!(store.is_empty());
     let a = cm("ns", "a", "1");
@@ -52,15 +52,15 @@ fn i1_get_list_len_follow_upserts_and_deletes() {
         .apply_upsert(key("ns/a"), a2.clone())
         .unwrap()
         .unwrap();
-    assert!(Arc::ptr_eq(&old, &a));
-    assert!(Arc::ptr_eq(&store.get(&key("ns/a")).unwrap(), &a2));
+    assert_same(&old, &a);
+    assert_same(&store.get(&key("ns/a")).unwrap(), &a2);
     writer
         .apply_upsert(key("other/b"), cm("other", "b", "1"))
         .unwrap();
     assert_eq!(store.len(), 2);
     assert_eq!(names(store.list()), ["ns/a", "other/b"]);
     let removed = writer.apply_delete(&key("ns/a")).unwrap();
-    assert!(Arc::ptr_eq(&removed, &a2));
+    assert_same(&removed, &a2);
     assert!(writer.apply_delete(&key("ns/a")).is_none());
     assert_eq!(
         store
@@ -75,7 +75,7 @@ fn i1_get_list_len_follow_upserts_and_deletes() {
 // C1
 #[test]
 fn c1_namespace_index_is_built_in() {
-    let writer = Writer::new(Indexers::new());
+    let writer = new_writer(Indexers::new());
     let store = writer.reader();
     writer
         .apply_upsert(key("ns1/a"), cm("ns1", "a", "1"))
@@ -102,7 +102,7 @@ fn c1_namespace_index_is_built_in() {
 // C1
 #[test]
 fn c1_custom_index_refiles_on_update_and_forgets_on_delete() {
-    let writer = Writer::new(by_app());
+    let writer = new_writer(by_app());
     let store = writer.reader();
     writer
         .apply_upsert(key("ns/a"), labelled("ns", "a", "web"))
@@ -151,7 +151,7 @@ fn c1_an_indexer_under_an_existing_name_replaces_it() {
     let indexers =
         Indexers::<ConfigMap>::new().with(NAMESPACE_INDEX, |_| vec!["everything".into()]);
     assert_eq!(indexers.names().collect::<Vec<_>>(), [NAMESPACE_INDEX]);
-    let writer = Writer::new(indexers);
+    let writer = new_writer(indexers);
     let store = writer.reader();
     writer
         .apply_upsert(key("ns/a"), cm("ns", "a", "1"))
@@ -181,7 +181,7 @@ async fn c5_wait_until_synced_wakes_on_mark_synced() {
 /// not give.
 #[tokio::test(flavor = "multi_thread", worker_threads = 3)]
 async fn c2_readers_never_see_objects_and_indexes_disagree() {
-    let writer = Writer::new(by_app());
+    let writer = new_writer(by_app());
     let store = writer.reader();
     let apps = ["a", "b", "c"];
     for i in 0..50 {
@@ -245,7 +245,7 @@ async fn c2_readers_never_see_objects_and_indexes_disagree() {
 /// version leaks into any index.
 #[test]
 fn c3_an_indexer_that_panics_leaves_the_store_as_it_was() {
-    let writer = Writer::new(Indexers::new().with("by-app", |cm: &ConfigMap| {
+    let writer = new_writer(Indexers::new().with("by-app", |cm: &ConfigMap| {
         let app = cm.metadata.labels.as_ref().unwrap()["app"].clone();
         assert_ne!(app, "boom", "cannot index {app}");
         vec![app]
@@ -269,7 +269,7 @@ fn c3_an_indexer_that_panics_leaves_the_store_as_it_was() {
             .to_string()
             .starts_with("index function \"by-app\" panicked")
     );
-    assert!(Arc::ptr_eq(&store.get(&key("ns/a")).unwrap(), &v1));
+    assert_same(&store.get(&key("ns/a")).unwrap(), &v1);
     assert_eq!(names(store.by_index("by-app", "web").unwrap()), ["ns/a"]);
     assert_eq!(store.index_values("by-app").unwrap(), ["web"]);
 
@@ -299,7 +299,7 @@ fn c3_an_indexer_that_panics_leaves_the_store_as_it_was() {
 fn c3_removal_unfiles_the_kept_values_without_calling_the_indexer() {
     let calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let counter = calls.clone();
-    let writer = Writer::new(Indexers::new().with("by-call", move |_: &ConfigMap| {
+    let writer = new_writer(Indexers::new().with("by-call", move |_: &ConfigMap| {
         let n = counter.fetch_add(1, Ordering::SeqCst);
         assert!(n < 2, "index function called again");
         vec![format!("call-{n}")]
@@ -325,7 +325,7 @@ fn c3_removal_unfiles_the_kept_values_without_calling_the_indexer() {
 /// nothing.
 #[test]
 fn f2_get_by_finds_namespaced_and_cluster_scoped_objects() {
-    let writer = Writer::new(Indexers::new());
+    let writer = new_writer(Indexers::new());
     let store = writer.reader();
     writer
         .apply_upsert(key("ns/a"), cm("ns", "a", "1"))
@@ -348,7 +348,7 @@ fn f2_get_by_finds_namespaced_and_cluster_scoped_objects() {
 // C4
 #[test]
 fn c4_namespace_view_lists_and_gets_one_namespace() {
-    let writer = Writer::new(Indexers::new());
+    let writer = new_writer(Indexers::new());
     let store = writer.reader();
     for (ns, name) in [("ns1", "a"), ("ns1", "b"), ("ns2", "a")] {
         writer
@@ -372,7 +372,7 @@ fn c4_namespace_view_lists_and_gets_one_namespace() {
 #[test]
 fn c4_namespace_view_works_without_the_namespace_index() {
     let indexers = Indexers::<ConfigMap>::new().with(NAMESPACE_INDEX, |_| vec!["x".into()]);
-    let writer = Writer::new(indexers);
+    let writer = new_writer(indexers);
     let store = writer.reader();
     writer
         .apply_upsert(key("ns1/a"), cm("ns1", "a", "1"))

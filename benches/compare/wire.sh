@@ -19,6 +19,7 @@
 # WIRE_RUNNERS (default "ours kube-runtime client-go") picks the runners, in
 # the order each pass runs them; besides those three: ours-projection
 # (kube-informer caching metadata + spec.nodeName + status.phase),
+# ours-compact (kube-informer with the compact cache, `compact_cache`),
 # client-go-protobuf (the clientset asking for protobuf, as
 # kube-controller-manager does) and client-go-metadata (client-go's metadata
 # informer, PartialObjectMetadata in protobuf). With either client-go-*
@@ -98,7 +99,7 @@ command_for() {
     ours-before)
       echo "$before_bin wire ours --server $server --subscribers $subscribers" \
         "$([[ $strip == yes ]] && echo --strip)" "$([[ $variant == relist ]] && echo --relist)" ;;
-    ours | ours-projection | kube-runtime)
+    ours | ours-projection | ours-compact | kube-runtime)
       echo "$rust_bin wire $runner --server $server --subscribers $subscribers" \
         "$([[ $strip == yes ]] && echo --strip)" "$([[ $variant == relist ]] && echo --relist)" ;;
     client-go | client-go-protobuf | client-go-metadata)

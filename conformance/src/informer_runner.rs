@@ -158,8 +158,11 @@ impl ScriptRun {
             failed.get_or_insert(e);
             Duration::ZERO
         });
+        // `KUBE_INFORMER_CACHE=compact` runs the scripts against the
+        // compact cache (scripts/suites/conformance.sh does both).
         let informer = Informer::builder_from_stream(events)
             .resync_check_period(check_period)
+            .cache_from_env()
             .build();
         let mut run = Self {
             informer,

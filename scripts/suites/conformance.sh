@@ -58,6 +58,10 @@ run() { CONFORMANCE_GO_DIR="$out_dir" cargo run -q -p kube-informer-conformance 
 echo "conformance: seed $seed, informer scripts: the named ones plus ${CONFORMANCE_INFORMER_SCRIPTS:-200} random"
 run informer --random "${CONFORMANCE_INFORMER_SCRIPTS:-200}" --seed "$seed"
 run informer --client-go v036 --repeat 1
+# The store's compact cache must answer the same (CM1): the pinned release's
+# scripts again, our informer keeping its objects encoded.
+echo "conformance: seed $seed, the informer scripts again with KUBE_INFORMER_CACHE=compact"
+KUBE_INFORMER_CACHE=compact run informer --random "${CONFORMANCE_INFORMER_SCRIPTS:-200}" --seed "$seed"
 
 echo "conformance: seed $seed, ${CONFORMANCE_WORKQUEUE_TRACES:-1000} random work queue traces plus the named corpus"
 run workqueue --random "${CONFORMANCE_WORKQUEUE_TRACES:-1000}" --seed "$seed"

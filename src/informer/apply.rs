@@ -14,7 +14,7 @@ use crate::{
     delta::{DeltaType, Deltas},
     key::ObjectKey,
     notification::{Notification, same_resource_version},
-    store::Writer,
+    store::{Error as StoreError, Replaced, Writer},
 };
 
 /// Applies `deltas` to `store`, oldest first (I5), appends the
@@ -50,15 +50,27 @@ where
         let notification = match delta.delta_type {
             DeltaType::Sync | DeltaType::Replaced | DeltaType::Added | DeltaType::Updated => {
                 let new = delta.object.into_object();
-                match store.apply_upsert(key.clone(), Arc::clone(&new)) {
-                    Ok(Some(old)) => {
+                match store.upsert(key.clone(), Arc::clone(&new)) {
+                    Ok(Replaced::Old(old)) => {
                         let resync = same_resource_version(&*old, &*new);
                         Notification::Updated { old, new, resync }
                     }
-                    Ok(None) => Notification::Added {
+                    Ok(Replaced::Nothing) => Notification::Added {
                         object: new,
                         in_initial_list,
                     },
+                    // A compact store held a version it could not decode
+                    // (CM6): the new one is stored, the old one is unknown,
+                    // so subscribers are told of the object as if new.
+                    Ok(Replaced::Unreadable) => {
+                        reporter.report(Error::Store(Arc::new(StoreError::Undecodable {
+                            key: key.to_string(),
+                        })));
+                        Notification::Added {
+                            object: new,
+                            in_initial_list,
+                        }
+                    }
                     Err(error) => {
                         reporter.report(Error::Store(Arc::new(error)));
                         continue;
@@ -69,7 +81,7 @@ where
                 let final_state_unknown = delta.object.is_tombstone();
                 // Removal files the key out under the index values kept for
                 // it, so it runs no user code and cannot panic.
-                store.apply_delete(&key);
+                store.delete(&key);
                 Notification::Deleted {
                     object: delta.object.into_object(),
                     final_state_unknown,

@@ -15,6 +15,10 @@ use crate::{
     store::Indexers,
 };
 
+mod cache;
+
+pub use cache::CACHE_ENV;
+
 /// The events an informer consumes, errors already wrapped.
 pub(crate) type EventStream<K> = BoxStream<'static, Result<Event<K>, Error>>;
 
@@ -195,6 +199,8 @@ pub(crate) struct Options {
     resync_check_period: Duration,
     on_error: bool,
     cancellation_token: bool,
+    /// [`InformerBuilder::compact_cache`] (`None`: the default store).
+    compact_cache: Option<crate::store::CompactCache>,
 }
 
 /// What a builder holds whatever its origin.
@@ -207,6 +213,7 @@ struct Common<K> {
     key_fn: Option<KeyFn<K>>,
     on_error: Option<ErrorCallback>,
     cancel: Option<CancellationToken>,
+    cache: cache::CacheChoice<K>,
 }
 
 impl<K: Resource + Send + Sync + 'static> Common<K> {
@@ -232,6 +239,7 @@ impl<K: Resource + Send + Sync + 'static> Common<K> {
             cancel: self.cancel,
             resource,
             source_metrics,
+            cache: self.cache,
         })
     }
 }
@@ -252,6 +260,7 @@ where
                 key_fn: None,
                 on_error: None,
                 cancel: None,
+                cache: None,
             },
         }
     }
@@ -619,6 +628,7 @@ where
             resync_check_period: common.resync_check_period,
             on_error: common.on_error.is_some(),
             cancellation_token: common.cancel.is_some(),
+            compact_cache: self.cache_settings(),
         }
     }
 

@@ -237,7 +237,7 @@ where
     }
 
     pub(crate) fn from_parts(parts: Parts<K>) -> Self {
-        let writer = Writer::new(parts.indexers);
+        let writer = Writer::with_codec(parts.indexers, parts.cache);
         let store = writer.reader();
         let distributor = Distributor::new(parts.resync_check_period, store.watch_synced());
         let mut options = FifoOptions::default()

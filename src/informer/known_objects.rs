@@ -13,7 +13,9 @@ pub(crate) struct StoreKnownObjects<K>(pub(crate) Store<K>);
 
 impl<K: Send + Sync> KnownObjects<K> for StoreKnownObjects<K> {
     fn get_by_key(&self, key: &ObjectKey) -> Option<Arc<K>> {
-        self.0.get(key)
+        // Relists and resyncs visit every key once: they must not flush a
+        // compact store's hot set (CM4).
+        self.0.peek(key)
     }
 
     fn list_keys(&self) -> Vec<ObjectKey> {

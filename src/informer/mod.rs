@@ -134,7 +134,9 @@ mod sync_error;
 mod sync_wait;
 
 pub(crate) use builder::Options;
-pub use builder::{DEFAULT_RESYNC_CHECK_PERIOD, FromApi, FromStream, InformerBuilder, Origin};
+pub use builder::{
+    CACHE_ENV, DEFAULT_RESYNC_CHECK_PERIOD, FromApi, FromStream, InformerBuilder, Origin,
+};
 pub use defaults::Defaults;
 pub use error::{Callback, Error, Result, SharedError};
 pub use handle::Informer;

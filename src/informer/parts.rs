@@ -21,4 +21,6 @@ pub(crate) struct Parts<K> {
     pub(crate) resource: Option<WatchedResource>,
     /// Where the list/watch counts what it does (unused by a stream).
     pub(crate) source_metrics: std::sync::Arc<crate::metrics::SourceRecorder>,
+    /// The compact cache's codec and settings; `None`: the default store.
+    pub(crate) cache: Option<(crate::store::Codec<K>, crate::store::CompactCache)>,
 }

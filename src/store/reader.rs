@@ -12,6 +12,7 @@ use tokio::sync::watch;
 
 use super::{
     Error,
+    compact::CompactStats,
     namespace::NamespacedStore,
     shared::{Shared, Waiting},
 };
@@ -25,7 +26,8 @@ use crate::{
 ///
 /// Reads take a shared lock for as long as the call lasts and never await.
 /// Objects come out as `Arc<K>`: the very allocation the informer holds,
-/// which a reader cannot mutate. Only the store's [`Writer`](super::Writer)
+/// which a reader cannot mutate (in a [compact](super::compact) store: an
+/// equal object decoded for the read, or shared from its hot set). Only the store's [`Writer`](super::Writer)
 /// changes it, and an informer never gives its writer out, so what a `Store`
 /// shows always agrees with what the informer's subscribers were told.
 ///
@@ -113,12 +115,45 @@ impl<K> Store<K> {
     /// The lookup behind [`get`](Self::get) and [`get_by`](Self::get_by):
     /// keys are found by their text, so a name needs no `ObjectKey` built.
     fn get_str(&self, key: &str) -> Option<Arc<K>> {
-        self.shared
-            .state
-            .read()
-            .objects
-            .get(key)
-            .map(|e| Arc::clone(&e.object))
+        self.lookup(key, true)
+    }
+
+    /// The object held under `key`; `admit`: a compact store may keep it in
+    /// its hot set (CM4). The lock is released before decoding.
+    fn lookup(&self, key: &str, admit: bool) -> Option<Arc<K>> {
+        let state = self.shared.state.read();
+        if self.shared.compact.is_none() {
+            return state.objects.get(key).and_then(|e| e.object.decoded());
+        }
+        let (key, entry) = state.objects.get_key_value(key)?;
+        let (key, stored) = (key.clone(), entry.object.clone());
+        drop(state);
+        self.shared.resolve(&key, stored, admit)
+    }
+
+    /// The object held under `key`, without admitting it to a compact
+    /// store's hot set: the informer's own reads (relists, resyncs), which
+    /// visit every key once and must not flush the keys users read often.
+    pub(crate) fn peek(&self, key: &ObjectKey) -> Option<Arc<K>> {
+        self.lookup(key.as_str(), false)
+    }
+
+    /// What a compact store has done so far (objects and bytes held
+    /// encoded, hot-set hits, decodes, failures); `None` for a store in the
+    /// default mode.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube_informer::store::{CompactCache, Indexers, Writer};
+    ///
+    /// assert!(Writer::new(Indexers::<ConfigMap>::new()).reader().compact_stats().is_none());
+    /// let compact = Writer::compact(Indexers::<ConfigMap>::new(), CompactCache::default());
+    /// assert_eq!(compact.reader().compact_stats().unwrap().decode_failures, 0);
+    /// ```
+    pub fn compact_stats(&self) -> Option<CompactStats> {
+        self.shared.compact.as_ref().map(|compact| compact.stats())
     }
 
     /// The object held under `key`.
@@ -186,13 +221,21 @@ impl<K> Store<K> {
 
     /// Every object, in no particular order.
     pub fn list(&self) -> Vec<Arc<K>> {
-        self.shared
-            .state
-            .read()
+        let state = self.shared.state.read();
+        if self.shared.compact.is_none() {
+            return state
+                .objects
+                .values()
+                .filter_map(|e| e.object.decoded())
+                .collect();
+        }
+        let entries = state
             .objects
-            .values()
-            .map(|e| Arc::clone(&e.object))
-            .collect()
+            .iter()
+            .map(|(k, e)| (k.clone(), e.object.clone()))
+            .collect();
+        drop(state);
+        self.shared.resolve_all(entries)
     }
 
     /// Every key, in no particular order.
@@ -204,10 +247,25 @@ impl<K> Store<K> {
     /// subscriber's replay is made of.
     pub fn snapshot(&self) -> Vec<(ObjectKey, Arc<K>)> {
         let state = self.shared.state.read();
-        state
+        if self.shared.compact.is_none() {
+            return state
+                .objects
+                .iter()
+                .filter_map(|(k, e)| Some((k.clone(), e.object.decoded()?)))
+                .collect();
+        }
+        let entries: Vec<_> = state
             .objects
             .iter()
-            .map(|(k, e)| (k.clone(), Arc::clone(&e.object)))
+            .map(|(k, e)| (k.clone(), e.object.clone()))
+            .collect();
+        drop(state);
+        entries
+            .into_iter()
+            .filter_map(|(key, stored)| {
+                let object = self.shared.resolve(&key, stored, false)?;
+                Some((key, object))
+            })
             .collect()
     }
 
@@ -228,10 +286,17 @@ impl<K> Store<K> {
     pub fn by_index(&self, index_name: &str, value: &str) -> Result<Vec<Arc<K>>, Error> {
         let position = self.shared.indexers.position(index_name)?;
         let state = self.shared.state.read();
-        Ok(state.indexes[position]
-            .keys(value)
-            .filter_map(|key| state.objects.get(key).map(|e| Arc::clone(&e.object)))
-            .collect())
+        let keys = state.indexes[position].keys(value);
+        if self.shared.compact.is_none() {
+            return Ok(keys
+                .filter_map(|key| state.objects.get(key).and_then(|e| e.object.decoded()))
+                .collect());
+        }
+        let entries = keys
+            .filter_map(|key| Some((key.clone(), state.objects.get(key)?.object.clone())))
+            .collect();
+        drop(state);
+        Ok(self.shared.resolve_all(entries))
     }
 
     /// The keys filed under `value` in the index `index_name`.
@@ -256,18 +321,38 @@ impl<K> Store<K> {
     /// the namespace index when the store still has it.
     pub(super) fn in_namespace(&self, namespace: &str) -> Vec<Arc<K>> {
         let state = self.shared.state.read();
-        match self.shared.indexers.namespace_position() {
+        if self.shared.compact.is_none() {
+            return match self.shared.indexers.namespace_position() {
+                Some(position) => state.indexes[position]
+                    .keys(namespace)
+                    .filter_map(|key| state.objects.get(key).and_then(|e| e.object.decoded()))
+                    .collect(),
+                None => state
+                    .objects
+                    .iter()
+                    .filter(|(key, _)| key.namespace().unwrap_or("") == namespace)
+                    .filter_map(|(_, e)| e.object.decoded())
+                    .collect(),
+            };
+        }
+        let entries: Vec<_> = match self.shared.indexers.namespace_position() {
             Some(position) => state.indexes[position]
                 .keys(namespace)
-                .filter_map(|key| state.objects.get(key).map(|e| Arc::clone(&e.object)))
+                .filter_map(|key| Some((key, &state.objects.get(key)?.object)))
                 .collect(),
             None => state
                 .objects
                 .iter()
                 .filter(|(key, _)| key.namespace().unwrap_or("") == namespace)
-                .map(|(_, e)| Arc::clone(&e.object))
+                .map(|(key, e)| (key, &e.object))
                 .collect(),
-        }
+        };
+        let entries = entries
+            .into_iter()
+            .map(|(key, stored)| (key.clone(), stored.clone()))
+            .collect();
+        drop(state);
+        self.shared.resolve_all(entries)
     }
 
     /// Whether the store's writer marked it synced: for an informer's store,
@@ -359,9 +444,11 @@ impl<K> Store<K> {
     where
         K: Resource,
     {
-        let state = self.shared.state.read();
-        let held = state.objects.get(key).map(|entry| &entry.object);
-        written.seen_in(held.and_then(|object| object.meta().resource_version.as_deref()))
+        let held = self.peek(key);
+        written.seen_in(
+            held.as_deref()
+                .and_then(|object| object.meta().resource_version.as_deref()),
+        )
     }
 
     /// Waits until the store has [caught up](Self::caught_up) with

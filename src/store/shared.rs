@@ -12,7 +12,11 @@ use crate::hash::KeyMap;
 use parking_lot::RwLock;
 use tokio::sync::{Notify, watch};
 
-use super::{index::Index, indexers::Indexers};
+use super::{
+    compact::{Compact, Stored},
+    index::Index,
+    indexers::Indexers,
+};
 use crate::key::ObjectKey;
 
 pub(super) struct Shared<K> {
@@ -27,6 +31,9 @@ pub(super) struct Shared<K> {
     /// not a wake-up. A waiter counts itself before it takes the read lock
     /// to look, so a write after its look sees it counted.
     pub(super) waiting: AtomicUsize,
+    /// The compact cache's codec, hot set and counters; `None` in the
+    /// default mode, where every object is kept decoded.
+    pub(super) compact: Option<Compact<K>>,
 }
 
 /// Objects and indexes under one lock, so no reader sees one without the
@@ -43,7 +50,9 @@ pub(super) struct State<K> {
 /// from exactly what it was filed under, without calling user index
 /// functions again (they may panic, be slow, or have changed their mind).
 pub(super) struct Entry<K> {
-    pub(super) object: Arc<K>,
+    /// Always decoded in the default mode; encoded in the compact mode,
+    /// unless it could not be (CM6).
+    pub(super) object: Stored<K>,
     /// Indexed like `Indexers::entries`; empty (no allocation) when the store
     /// has no custom indexer. The namespace index's slot stays empty: its
     /// value comes from the key.
@@ -51,7 +60,7 @@ pub(super) struct Entry<K> {
 }
 
 impl<K> Shared<K> {
-    pub(super) fn new(indexers: Indexers<K>) -> Self {
+    pub(super) fn new(indexers: Indexers<K>, compact: Option<Compact<K>>) -> Self {
         let indexes = indexers.entries.iter().map(|_| Index::default()).collect();
         Self {
             state: RwLock::new(State {
@@ -62,7 +71,34 @@ impl<K> Shared<K> {
             synced: watch::Sender::new(false),
             changed: Notify::new(),
             waiting: AtomicUsize::new(0),
+            compact,
         }
+    }
+
+    /// `stored` as an object: itself when decoded, else through the
+    /// compact cache (`admit`: may join the hot set, CM4). `None` when its
+    /// bytes do not decode (CM6).
+    pub(super) fn resolve(
+        &self,
+        key: &ObjectKey,
+        stored: Stored<K>,
+        admit: bool,
+    ) -> Option<Arc<K>> {
+        match (stored, &self.compact) {
+            (Stored::Decoded(object), _) => Some(object),
+            (stored, Some(compact)) => compact.resolve(key, stored, admit),
+            // Only a compact store encodes.
+            (Stored::Encoded(_), None) => None,
+        }
+    }
+
+    /// Resolves `(key, stored)` pairs taken under the read lock, after it
+    /// was released, leaving out those that do not decode (CM6).
+    pub(super) fn resolve_all(&self, entries: Vec<(ObjectKey, Stored<K>)>) -> Vec<Arc<K>> {
+        entries
+            .into_iter()
+            .filter_map(|(key, stored)| self.resolve(&key, stored, false))
+            .collect()
     }
 
     /// Whether a write that just changed the state must wake waiters; read

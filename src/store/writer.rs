@@ -2,8 +2,11 @@
 
 use std::{collections::hash_map, fmt, mem, sync::Arc};
 
+use serde::{Serialize, de::DeserializeOwned};
+
 use super::{
     Error,
+    compact::{Codec, Compact, CompactCache, Stored},
     indexers::{IndexKind, Indexers},
     reader::Store,
     shared::{Entry, Shared, State},
@@ -50,8 +53,46 @@ impl<K> Writer<K> {
     /// An empty store with these indexers (the namespace index is always
     /// among them), not synced yet.
     pub fn new(indexers: Indexers<K>) -> Self {
+        Self::with_codec(indexers, None)
+    }
+
+    /// An empty compact store (see [`CompactCache`]) with these indexers:
+    /// it keeps each object encoded and decodes it when read (CM1–CM6).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube_informer::{ObjectKey, store::{CompactCache, Indexers, Writer}};
+    ///
+    /// let writer = Writer::compact(Indexers::<ConfigMap>::new(), CompactCache::default());
+    /// let mut cm = ConfigMap::default();
+    /// cm.metadata.namespace = Some("default".into());
+    /// cm.metadata.name = Some("app".into());
+    /// let key = ObjectKey::from_object(&cm)?;
+    /// writer.apply_upsert(key.clone(), Arc::new(cm.clone()))?;
+    ///
+    /// let store = writer.reader();
+    /// assert_eq!(*store.get(&key).unwrap(), cm);
+    /// assert_eq!(store.compact_stats().unwrap().encoded_objects, 1);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn compact(indexers: Indexers<K>, cache: CompactCache) -> Self
+    where
+        K: Serialize + DeserializeOwned,
+    {
+        Self::with_codec(indexers, Some((Codec::json(), cache)))
+    }
+
+    /// A default store (`None`) or a compact one.
+    pub(crate) fn with_codec(
+        indexers: Indexers<K>,
+        compact: Option<(Codec<K>, CompactCache)>,
+    ) -> Self {
+        let compact = compact.map(|(codec, cache)| Compact::new(codec, cache));
         Self {
-            shared: Arc::new(Shared::new(indexers)),
+            shared: Arc::new(Shared::new(indexers, compact)),
         }
     }
 
@@ -62,7 +103,8 @@ impl<K> Writer<K> {
     }
 
     /// Stores `object` under `key` and refiles it in every index, as one step
-    /// that readers see whole. Returns the object it replaced.
+    /// that readers see whole. Returns the object it replaced (in a compact
+    /// store, decoded: CM5; `None` if its bytes did not decode: CM6).
     ///
     /// Custom index functions run first, outside the lock. If one panics the
     /// store is left exactly as it was (the older version, if any, stays
@@ -85,12 +127,65 @@ impl<K> Writer<K> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn apply_upsert(&self, key: ObjectKey, object: Arc<K>) -> Result<Option<Arc<K>>, Error> {
+        Ok(match self.upsert(key, object)? {
+            Replaced::Nothing | Replaced::Unreadable => None,
+            Replaced::Old(old) => Some(old),
+        })
+    }
+
+    /// [`apply_upsert`](Self::apply_upsert), telling a replaced version
+    /// that could not be decoded (CM6) from no replaced version.
+    pub(crate) fn upsert(&self, key: ObjectKey, object: Arc<K>) -> Result<Replaced<K>, Error> {
         // User code first, with no lock held: a slow index function delays
-        // only this writer, and a panicking one changes nothing.
+        // only this writer, and a panicking one changes nothing. So does
+        // encoding (CM2).
         let values = self.shared.indexers.values_of(&object)?;
+        let (stored, kept) = match &self.shared.compact {
+            None => (Stored::Decoded(object), None),
+            Some(compact) => (compact.store(&object), Some(object)),
+        };
+        let new_bytes = match &stored {
+            Stored::Encoded(bytes) => Some(Arc::clone(bytes)),
+            Stored::Decoded(_) => None,
+        };
+        let old = self.write_upsert(&key, stored, values);
+        let Some(old) = old else {
+            return Ok(Replaced::Nothing);
+        };
+        let Some(compact) = &self.shared.compact else {
+            return Ok(old.decoded().map_or(Replaced::Unreadable, Replaced::Old));
+        };
+        compact.forget(&old);
+        let old_bytes = match &old {
+            Stored::Encoded(bytes) => Some(bytes),
+            Stored::Decoded(_) => None,
+        };
+        // A hot key stays hot with the version just written (CM4), and a
+        // hot old version needs no decode (CM5).
+        let new = new_bytes.zip(kept);
+        let was_hot = compact.hot.lock().rewrite(&key, old_bytes, new);
+        Ok(match was_hot {
+            Some(old) => Replaced::Old(old),
+            None => self
+                .shared
+                .resolve(&key, old, false)
+                .map_or(Replaced::Unreadable, Replaced::Old),
+        })
+    }
+
+    /// The locked part of an upsert: swaps the entry and refiles the key.
+    fn write_upsert(
+        &self,
+        key: &ObjectKey,
+        stored: Stored<K>,
+        values: Box<[Vec<String>]>,
+    ) -> Option<Stored<K>> {
         let mut state = self.shared.state.write();
         let State { objects, indexes } = &mut *state;
-        let entry = Entry { object, values };
+        let entry = Entry {
+            object: stored,
+            values,
+        };
         let (old, new) = match objects.entry(key.clone()) {
             hash_map::Entry::Occupied(mut slot) => {
                 let old = mem::replace(slot.get_mut(), entry);
@@ -104,7 +199,7 @@ impl<K> Writer<K> {
                 // A key never changes namespace, so only a new key is filed.
                 IndexKind::Namespace => {
                     if old.is_none() {
-                        index.insert(key.namespace().unwrap_or(""), &key);
+                        index.insert(key.namespace().unwrap_or(""), key);
                     }
                 }
                 IndexKind::Custom(_) => {
@@ -114,10 +209,10 @@ impl<K> Writer<K> {
                         continue;
                     }
                     for value in old_values {
-                        index.remove(value, &key);
+                        index.remove(value, key);
                     }
                     for value in new_values {
-                        index.insert(value, &key);
+                        index.insert(value, key);
                     }
                 }
             }
@@ -127,13 +222,25 @@ impl<K> Writer<K> {
         if wake {
             self.shared.changed.notify_waiters();
         }
-        Ok(old.map(|entry| entry.object))
+        old.map(|entry| entry.object)
     }
 
     /// Removes `key` and its index entries, as one step that readers see
     /// whole. Returns the object removed. Runs no user code: the object is
     /// unfiled from the values kept when it was stored.
     pub fn apply_delete(&self, key: &ObjectKey) -> Option<Arc<K>> {
+        let old = self.remove(key)?;
+        self.shared.resolve(key, old, false)
+    }
+
+    /// [`apply_delete`](Self::apply_delete) without decoding what it
+    /// removed: what the informer calls, which tells subscribers the
+    /// object the FIFO queued.
+    pub(crate) fn delete(&self, key: &ObjectKey) {
+        self.remove(key);
+    }
+
+    fn remove(&self, key: &ObjectKey) -> Option<Stored<K>> {
         let mut state = self.shared.state.write();
         let State { objects, indexes } = &mut *state;
         let old = objects.remove(key)?;
@@ -152,6 +259,14 @@ impl<K> Writer<K> {
         drop(state);
         if wake {
             self.shared.changed.notify_waiters();
+        }
+        if let Some(compact) = &self.shared.compact {
+            compact.forget(&old.object);
+            let old_bytes = match &old.object {
+                Stored::Encoded(bytes) => Some(bytes),
+                Stored::Decoded(_) => None,
+            };
+            let _ = compact.hot.lock().rewrite(key, old_bytes, None);
         }
         Some(old.object)
     }
@@ -174,6 +289,16 @@ impl<K> Writer<K> {
     pub fn mark_synced(&self) {
         self.shared.synced.send_replace(true);
     }
+}
+
+/// What an upsert replaced.
+pub(crate) enum Replaced<K> {
+    /// The key was not held.
+    Nothing,
+    /// This version, decoded.
+    Old(Arc<K>),
+    /// A version whose stored bytes did not decode (CM6).
+    Unreadable,
 }
 
 impl<K> fmt::Debug for Writer<K> {

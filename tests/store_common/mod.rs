@@ -95,3 +95,33 @@ pub fn drain(sub: &mut Subscription<ConfigMap>) -> Vec<String> {
     }
     out
 }
+
+/// Whether the suite runs in the compact cache mode
+/// (`KUBE_INFORMER_CACHE=compact`, the testing aid of
+/// `InformerBuilder::cache_from_env`).
+pub fn compact_mode() -> bool {
+    std::env::var(kube_informer::informer::CACHE_ENV).is_ok_and(|mode| mode == "compact")
+}
+
+/// A store writer in the mode the suite runs in.
+pub fn new_writer(
+    indexers: kube_informer::store::Indexers<ConfigMap>,
+) -> kube_informer::store::Writer<ConfigMap> {
+    use kube_informer::store::{CompactCache, Writer};
+    if compact_mode() {
+        Writer::compact(indexers, CompactCache::default())
+    } else {
+        Writer::new(indexers)
+    }
+}
+
+/// What a read or a write hands back is what was written: the same
+/// allocation in the default mode, an equal object in the compact mode
+/// (CM5).
+pub fn assert_same(got: &Arc<ConfigMap>, written: &Arc<ConfigMap>) {
+    if compact_mode() {
+        assert_eq!(**got, **written);
+    } else {
+        assert!(Arc::ptr_eq(got, written));
+    }
+}

@@ -10,6 +10,8 @@ pub mod kube_runtime;
 #[cfg(feature = "ours")]
 pub mod ours;
 #[cfg(feature = "ours")]
+pub mod ours_compact;
+#[cfg(feature = "ours")]
 pub mod ours_projection;
 pub mod pods;
 pub mod server;
