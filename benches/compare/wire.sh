@@ -20,6 +20,7 @@
 # the order each pass runs them; besides those three: ours-projection
 # (kube-informer caching metadata + spec.nodeName + status.phase),
 # ours-compact (kube-informer with the compact cache, `compact_cache`),
+# ours-projection-compact (the projection in the compact cache),
 # client-go-protobuf (the clientset asking for protobuf, as
 # kube-controller-manager does) and client-go-metadata (client-go's metadata
 # informer, PartialObjectMetadata in protobuf). With either client-go-*
@@ -99,7 +100,7 @@ command_for() {
     ours-before)
       echo "$before_bin wire ours --server $server --subscribers $subscribers" \
         "$([[ $strip == yes ]] && echo --strip)" "$([[ $variant == relist ]] && echo --relist)" ;;
-    ours | ours-projection | ours-compact | kube-runtime)
+    ours | ours-projection | ours-compact | ours-projection-compact | kube-runtime)
       echo "$rust_bin wire $runner --server $server --subscribers $subscribers" \
         "$([[ $strip == yes ]] && echo --strip)" "$([[ $variant == relist ]] && echo --relist)" ;;
     client-go | client-go-protobuf | client-go-metadata)

@@ -3,7 +3,9 @@
 //! `status.phase`), otherwise as runner (a): `Informer::builder(Api)` on
 //! the loopback server, one `subscribe` per subscriber drained by its own
 //! task, every subscriber told about every event. What a controller that
-//! reads three fields of a Pod caches.
+//! reads three fields of a Pod caches. Runner `ours-projection-compact`
+//! keeps the same projection in the compact cache
+//! (`InformerBuilder::compact_cache`).
 
 use super::{
     count::Counter,
@@ -12,27 +14,32 @@ use super::{
 };
 use k8s_openapi::{api::core::v1::Pod, apimachinery::pkg::apis::meta::v1::ObjectMeta};
 use kube::{Api, Client};
-use kube_informer::Informer;
-use serde::Deserialize;
+use kube_informer::{Informer, store::CompactCache};
+use serde::{Deserialize, Serialize};
 
-/// The projection: a Pod's metadata, node and phase.
-#[derive(Debug, Clone, Deserialize)]
+/// The projection: a Pod's metadata, node and phase. `Serialize` only for
+/// the compact cache, which keeps it as JSON.
+#[derive(Debug, Clone, Deserialize, Serialize)]
 pub struct SlimPod {
     metadata: ObjectMeta,
+    #[serde(skip_serializing_if = "Option::is_none")]
     spec: Option<SlimSpec>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     status: Option<SlimStatus>,
 }
 
 /// The projected part of a Pod's spec.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
 struct SlimSpec {
+    #[serde(skip_serializing_if = "Option::is_none")]
     node_name: Option<String>,
 }
 
 /// The projected part of a Pod's status.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 struct SlimStatus {
+    #[serde(skip_serializing_if = "Option::is_none")]
     phase: Option<String>,
 }
 
@@ -56,17 +63,44 @@ impl WireRunner for OursProjectionWire {
     const TOLD_OF_DELETES: bool = true;
 
     fn start(client: Client, strip: bool, subscribers: Vec<Counter>) -> Started {
-        let api: Api<SlimPod> = Api::all(client);
-        let mut builder = Informer::builder(api);
-        if strip {
-            builder = builder.strip_managed_fields();
-        }
-        spawn(builder.build(), subscribers, |counter, pod: &SlimPod| {
-            let version = pod.metadata.resource_version.as_deref().unwrap_or("");
-            counter.observe_parts(version, pod.read());
-        });
-        Started {
-            deletes_applied: None,
-        }
+        start_projection(client, strip, false, subscribers)
+    }
+}
+
+/// See the module docs.
+#[derive(Debug)]
+pub struct OursProjectionCompactWire;
+
+impl WireRunner for OursProjectionCompactWire {
+    const NAME: &'static str = "ours-projection-compact";
+    const TOLD_OF_DELETES: bool = true;
+
+    fn start(client: Client, strip: bool, subscribers: Vec<Counter>) -> Started {
+        start_projection(client, strip, true, subscribers)
+    }
+}
+
+/// The projection's informer, in the compact cache if `compact`, and its
+/// draining subscribers.
+fn start_projection(
+    client: Client,
+    strip: bool,
+    compact: bool,
+    subscribers: Vec<Counter>,
+) -> Started {
+    let api: Api<SlimPod> = Api::all(client);
+    let mut builder = Informer::builder(api);
+    if strip {
+        builder = builder.strip_managed_fields();
+    }
+    if compact {
+        builder = builder.compact_cache(CompactCache::default());
+    }
+    spawn(builder.build(), subscribers, |counter, pod: &SlimPod| {
+        let version = pod.metadata.resource_version.as_deref().unwrap_or("");
+        counter.observe_parts(version, pod.read());
+    });
+    Started {
+        deletes_applied: None,
     }
 }
