@@ -70,6 +70,10 @@ from_packages() {
   mkdir -p "$work"
   tar -xzf "$target/package/kube-informer-$version.crate" -C "$work"
   tar -xzf "$target/package/kube-informer-testing-$version.crate" -C "$work"
+  # The archives keep their files' old mtimes, and the unpacked crates sit at
+  # the same path every run: without a fresh mtime a build left in the
+  # target dir by an earlier run of older sources would count as fresh.
+  find "$work" -type f -exec touch {} +
   informer="$work/kube-informer-$version"
   testing="$work/kube-informer-testing-$version"
   # kube-informer-testing is not on crates.io yet: its .crate stands in.
