@@ -44,7 +44,7 @@
 //!
 //! A store made with [`Writer::compact`] (or by an informer built with
 //! [`InformerBuilder::compact_cache`](crate::InformerBuilder::compact_cache))
-//! keeps each object encoded: its JSON, compressed with LZ4 against a
+//! keeps each object encoded: MessagePack, compressed with LZ4 against a
 //! dictionary made of the first objects it kept; see [`compact`] for its
 //! rules (CM1–CM7) and why this encoding. Reads take the encoded bytes (a
 //! reference count) under the lock and decode after releasing it, so a
@@ -52,19 +52,26 @@
 //! the keys `get` reads often. The `Store` API is the same in both modes.
 //!
 //! From the wire (`benches/compare`, runner `ours-compact`: 50,000
-//! realistic Pods, managedFields stripped, one subscriber; three passes,
-//! each runner beside the default mode, kube-runtime and client-go, load
-//! 2.5–5 on 2 shared cores): RSS per cached Pod 925–1,071 B, against
-//! ≈ 20,820 B in the default mode and 10,070–10,210 B for client-go
-//! (≈ 0.1×); peak RSS ≈ 100 MB against ≈ 1.85 GB; events/s to
-//! quiescence 12,900–13,500 against kube-runtime's 11,000–11,900 and the
-//! default mode's 18,600–20,200 (each write encodes, each update decodes
-//! the replaced version); initial sync 2.4–2.6 s against 1.3–2.1 s.
-//! Reads (`benches/compare/examples/compact_reads.rs`, same Pods, load
-//! ≈ 3.5): a hot `get` ≈ 0.1 µs, as in the default mode; a cold one a
-//! decode, p50 16–21 µs (p99 22–41 µs); `list` of 50,000 ≈ 0.9 s
-//! against ≈ 1 ms; `by_index` of 333 Pods 6–7 ms against 0.06 ms; a write
-//! 16 µs (an update, with its old version decoded, 37 µs) against 2–7 µs.
+//! realistic Pods, one or four subscribers, beside kube-runtime in the
+//! same passes; BENCHMARKS.md has the runs): RSS per cached Pod 887–1,007 B
+//! with managedFields stripped or not, against ≈ 20,800 / 32,900 B in the
+//! default mode and ≈ 10,200 B for client-go (≈ 0.1×). Built with mimalloc
+//! as the global allocator, events/s to quiescence 1.28–1.49×
+//! kube-runtime's at 0.77–0.91× its CPU per event, peak RSS ≈ 140 MB
+//! against its 1.1–1.7 GB. Under glibc's malloc the runs are bimodal: a
+//! subscriber that drops notifications on another thread frees into other
+//! threads' arenas (the objects of a compact store's notifications are
+//! not shared with the store), and when it falls behind the notifications
+//! waiting for it hold decoded objects (peaks of 0.2–1.6 GB, 0.57–0.86×
+//! kube-runtime's events/s); when it keeps up, 0.92–1.31×. A
+//! [`Lag::Bounded`](crate::dispatch::Lag::Bounded) subscription bounds
+//! that backlog. Reads (`benches/compare/examples/compact_reads.rs`, same
+//! Pods, one index): a hot `get` ≈ 0.1 µs, as in the default mode; a cold
+//! one a decode, p50 ≈ 10 µs under mimalloc and 15–22 µs under glibc
+//! (where the heap's state decides); `list` of 50,000 0.60–0.70 s
+//! against ≈ 1 ms; `by_index` of 333 Pods 3–6 ms against 0.06 ms; a write
+//! 10–12 µs (an update, with its old version decoded, 23–34 µs) against
+//! 2–7 µs.
 //! Choose it when memory matters more than read latency: a controller
 //! that reads a few keys per event, or a large cache read rarely.
 //!
@@ -120,6 +127,7 @@ pub mod compact;
 mod hot;
 mod index;
 mod indexers;
+mod lz4_dictionary;
 mod namespace;
 mod reader;
 mod shared;

@@ -82,7 +82,7 @@ impl<K> Writer<K> {
     where
         K: Serialize + DeserializeOwned,
     {
-        Self::with_codec(indexers, Some((Codec::json(), cache)))
+        Self::with_codec(indexers, Some((Codec::msgpack(), cache)))
     }
 
     /// A default store (`None`) or a compact one.

@@ -9,6 +9,9 @@
 //! cargo run --release -p kube-informer-compare --example compact_reads -- [PODS]
 //! ```
 //!
+//! With `--features mimalloc` the process allocates with mimalloc, as the
+//! wire runners built that way do (glibc's malloc otherwise).
+//!
 //! One thread, no writer running during the reads. The hot keys are 64
 //! keys, read in turn, within the default hot set of 256; cold keys are
 //! drawn at random from all PODS (default 50,000), so almost every read
@@ -22,6 +25,10 @@ use kube_informer::{
 };
 use kube_informer_compare::wire::pods::pod;
 use rand::{Rng, SeedableRng, rngs::StdRng};
+
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// Pod `i` at `version`, decoded one at a time so that the process holds
 /// no more Pods than the store does (a heap full of decoded Pods would

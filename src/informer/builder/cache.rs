@@ -58,7 +58,7 @@ where
     where
         K: Serialize + DeserializeOwned,
     {
-        self.common.cache = Some((Codec::json(), cache));
+        self.common.cache = Some((Codec::msgpack(), cache));
         self
     }
 
