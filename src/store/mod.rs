@@ -54,8 +54,9 @@
 //! From the wire (`benches/compare`, runner `ours-compact`: 50,000
 //! realistic Pods, one or four subscribers, beside kube-runtime in the
 //! same passes; BENCHMARKS.md has the runs): RSS per cached Pod 887–1,007 B
-//! with managedFields stripped or not, against ≈ 20,800 / 32,900 B in the
-//! default mode and ≈ 10,200 B for client-go (≈ 0.1×). Built with mimalloc
+//! with managedFields stripped or not under glibc's malloc (1,844–2,241 B
+//! built with mimalloc), against ≈ 20,800 / 32,900 B in the default mode
+//! and ≈ 10,200 B for client-go (≈ 0.1×, ≈ 0.2× with mimalloc). Built with mimalloc
 //! as the global allocator, events/s to quiescence 1.28–1.49×
 //! kube-runtime's at 0.77–0.91× its CPU per event, peak RSS ≈ 140 MB
 //! against its 1.1–1.7 GB. Under glibc's malloc the runs are bimodal: a
