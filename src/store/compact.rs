@@ -95,15 +95,16 @@ use serde::{Serialize, de::DeserializeOwned};
 
 use super::{
     hot::HotSet,
-    lz4_dictionary::{Compressor, Dictionary},
+    lz4_dictionary::{self, Compressor, Dictionary},
 };
 use crate::key::ObjectKey;
 
 /// How many objects' encodings make the LZ4 dictionary: the first ones the store
 /// keeps, usually from the first list, so they look like the rest.
 pub(super) const DICTIONARY_OBJECTS: usize = 8;
-/// LZ4 looks back at most 64 KiB; a longer dictionary is cut to its end.
-const DICTIONARY_MAX: usize = 64 * 1024 - 1;
+/// Gathering stops at what LZ4 can reach back to; [`Dictionary::new`]
+/// keeps the end of a longer one.
+const DICTIONARY_MAX: usize = lz4_dictionary::MAX_OFFSET;
 
 /// Tags of the encoded forms (the first byte of the stored bytes).
 const PLAIN: u8 = 0;

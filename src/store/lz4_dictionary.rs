@@ -31,7 +31,7 @@ const MATCH_START_LIMIT: usize = 12;
 /// The last bytes are always literals.
 const LAST_LITERALS: usize = 5;
 /// The farthest an offset reaches back.
-const MAX_OFFSET: usize = u16::MAX as usize;
+pub(super) const MAX_OFFSET: usize = u16::MAX as usize;
 
 fn read_u32(bytes: &[u8], at: usize) -> u32 {
     u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
