@@ -370,19 +370,10 @@ impl<K> Compact<K> {
         }
     }
 
-    /// `stored` decoded: from the hot set if it holds this very version
-    /// (CM3), else decoded now and, when `admit`, kept in the hot set
-    /// (CM4). `None` (counted and logged) when the bytes do not decode.
-    pub(super) fn resolve(
-        &self,
-        key: &ObjectKey,
-        stored: Stored<K>,
-        admit: bool,
-    ) -> Option<Arc<K>> {
-        let bytes = match stored {
-            Stored::Decoded(object) => return Some(object),
-            Stored::Encoded(bytes) => bytes,
-        };
+    /// The object stored as `bytes`: from the hot set if it holds this very
+    /// version (CM3), else decoded now and, when `admit`, kept in the hot
+    /// set (CM4). `None` (counted and logged) when the bytes do not decode.
+    pub(super) fn resolve(&self, key: &ObjectKey, bytes: Arc<[u8]>, admit: bool) -> Option<Arc<K>> {
         if let Some(object) = self.hot.lock().get(key.as_str(), &bytes) {
             self.hot_hits.fetch_add(1, Ordering::Relaxed);
             return Some(object);
@@ -513,9 +504,7 @@ mod tests {
                 WITH_DICTIONARY
             };
             assert_eq!(bytes[0], expected_tag, "object {i}");
-            let decoded = compact
-                .resolve(&key, Stored::Encoded(bytes), false)
-                .unwrap();
+            let decoded = compact.resolve(&key, bytes, false).unwrap();
             assert_eq!(*decoded, *object);
         }
         assert_eq!(
@@ -535,8 +524,10 @@ mod tests {
         for _ in 0..=DICTIONARY_OBJECTS {
             assert!(matches!(compact.store(&object), Stored::Encoded(_)));
         }
-        let stored = compact.store(&object);
-        let decoded = compact.resolve(&key, stored, false).unwrap();
+        let Stored::Encoded(bytes) = compact.store(&object) else {
+            panic!("an object past the dictionary's is kept encoded");
+        };
+        let decoded = compact.resolve(&key, bytes, false).unwrap();
         assert_eq!(compact.stats().encode_failures, 0);
         (*decoded).clone()
     }
@@ -608,19 +599,11 @@ mod tests {
             b"\x01\x05\x00\x00\x00abc",
             b"\x00\xff\xff\x00\x00zz",
         ] {
-            assert!(
-                compact
-                    .resolve(&key, Stored::Encoded(bytes.into()), true)
-                    .is_none()
-            );
+            assert!(compact.resolve(&key, bytes.into(), true).is_none());
         }
         // An encoding that is not a ConfigMap's.
         let not_a_cm = frame(PLAIN, 4, &lz4_flex::block::compress(b"[1]x"));
-        assert!(
-            compact
-                .resolve(&key, Stored::Encoded(not_a_cm), true)
-                .is_none()
-        );
+        assert!(compact.resolve(&key, not_a_cm, true).is_none());
         assert_eq!(compact.stats().decode_failures, 6);
         assert_eq!(compact.hot.lock().len(), 0);
     }

@@ -86,7 +86,7 @@ impl<K> Shared<K> {
     ) -> Option<Arc<K>> {
         match (stored, &self.compact) {
             (Stored::Decoded(object), _) => Some(object),
-            (stored, Some(compact)) => compact.resolve(key, stored, admit),
+            (Stored::Encoded(bytes), Some(compact)) => compact.resolve(key, bytes, admit),
             // Only a compact store encodes.
             (Stored::Encoded(_), None) => None,
         }
