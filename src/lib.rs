@@ -96,12 +96,13 @@
 //!
 //! Informers built from an `Api` decode a few watch events where they
 //! arrive, on the async runtime's thread that reads them. List pages and
-//! bursts big enough to split go to a pool of threads the crate starts on
-//! first use: one per core, at most four, shared by every informer of the
-//! process, awaited from a blocking task so the runtime's threads stay free
-//! (why a fixed pool, and what it costs, is in BENCHMARKS.md). On a single
-//! core, all decoding stays on the thread that reads. An informer may take
-//! fewer of those threads per batch, or none at all, with
+//! bursts big enough to split are cut into pieces of about a millisecond
+//! of decoding, each a task on the runtime's worker threads, up to one per
+//! core (at most four) at once, while the reading task waits: the crate
+//! starts no thread, and no task waits behind more than one piece (why the
+//! runtime's workers, and what it saves, is in BENCHMARKS.md). On a single
+//! core or a current-thread runtime, all decoding stays on the thread that
+//! reads. An informer may take fewer threads per batch with
 //! [`InformerBuilder::decode_threads`]: with `decode_threads(1)` it decodes
 //! everything on the thread that reads. [`InformerBuilder::plain_decode`]
 //! trades the tuned decoder for plain `serde_json`, same objects and errors.

@@ -265,23 +265,33 @@ async fn decodings(configure: Configure<Recorded>) -> Vec<Decoding> {
 #[tokio::test]
 async fn r11_decode_threads_1_stays_on_the_reading_thread_and_plain_decode_goes_plain() {
     let here = thread::current().id();
-    let on_pool = |decoding: &Decoding| {
-        decoding
-            .thread_name
-            .as_deref()
-            .is_some_and(|name| name.starts_with("kube-informer-decode-"))
-    };
     let tuned = |decoding: &Decoding| decoding.deserializer.contains("Hinted");
 
-    let default = decodings(|b| b).await;
+    // With several workers, big pages and bursts are decoded by the
+    // runtime's workers (in pieces, as tasks), on no thread of the crate's.
+    let default = thread::spawn(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("test-worker")
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(decodings(|b| b))
+    })
+    .join()
+    .unwrap();
     assert_eq!(default.len(), 1200);
-    if thread::available_parallelism().map_or(1, |n| n.get()) > 1 {
-        assert!(
-            default.iter().any(on_pool),
-            "big pages go to the decode threads by default"
-        );
-    }
+    let off_workers: Vec<_> = default
+        .iter()
+        .filter(|d| d.thread_name.as_deref() != Some("test-worker"))
+        .collect();
+    assert!(off_workers.is_empty(), "not on a worker: {off_workers:?}");
     assert!(default.iter().all(tuned), "{:?}", default[0]);
+
+    // On a current-thread runtime, everything where it is read.
+    let current = decodings(|b| b).await;
+    assert_eq!(current.len(), 1200);
+    assert!(current.iter().all(|d| d.thread == here));
 
     let limited = decodings(|b| b.decode_threads(1)).await;
     assert_eq!(limited.len(), 1200);

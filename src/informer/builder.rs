@@ -318,7 +318,7 @@ where
     /// set.
     ///
     /// An informer built from an [`Api`] never builds the managedFields at
-    /// all: its decoder reads past them (on the decode threads), which
+    /// all: its decoder reads past them, which
     /// saves their decoding and freeing as well as their memory. Objects
     /// from [`builder_from_stream`](Informer::builder_from_stream) are
     /// decoded already and have them cleared where they enter the FIFO.
@@ -511,22 +511,22 @@ where
         self
     }
 
-    /// How many decode threads one batch of this informer's objects (a
-    /// list page, or a burst of watch lines that arrived together) may be
-    /// split over.
+    /// How many threads may decode one batch of this informer's objects (a
+    /// list page, or a burst of watch lines that arrived together) at once.
     ///
-    /// By default a batch big enough to split takes as many of the
-    /// process's decode threads as it is worth, up to all of them (one per
-    /// core, at most four, shared by every informer of the process; see
-    /// the crate docs). `threads` lowers that cap for this informer only:
-    /// the pool stays as it is, and a number above its size means its
-    /// size. With `0` or `1` every batch, however big, is decoded where it
-    /// arrives, on the runtime thread that read it: this informer wakes no
-    /// decode thread and hands nothing to a blocking task. That suits an
-    /// informer whose decoding should stay on the runtime's threads (a
-    /// program that budgets its threads, a small collection beside big
-    /// ones); a big relist then holds that runtime thread while it decodes
-    /// each page.
+    /// By default, on a multi-thread tokio runtime, a batch big enough to
+    /// split is cut into pieces of about a millisecond of decoding, each
+    /// decoded by a task of its own on the runtime's worker threads, as
+    /// many at once as the batch is worth, up to one per core (at most
+    /// four); the task that reads waits meanwhile, and no other task waits
+    /// behind more than one piece. The crate starts no thread of its own
+    /// (under glibc's malloc, objects decoded on threads of their own would
+    /// leave the memory of what the watch replaces in heaps nobody
+    /// allocates from again; see BENCHMARKS.md, "Peak RSS and glibc's
+    /// heaps"). `threads` lowers that cap for this informer. With `0` or
+    /// `1`, or on a current-thread runtime, every batch, however big, is
+    /// decoded where it arrives, on the runtime thread that read it, in one
+    /// go: a big relist then holds that thread while it decodes each page.
     ///
     /// The objects, their order and the errors are the same whatever the
     /// number. An [`InformerFactory`](crate::InformerFactory) counts it
@@ -565,8 +565,8 @@ where
     /// decoder is the default because it is faster and leaves less memory
     /// behind (BENCHMARKS.md, "Decoding"). This one is the reference beside
     /// it: to rule the tuned decoder out when an object seems decoded
-    /// wrong, or to measure what it saves. Batches are still split over
-    /// the decode threads as [`decode_threads`](Self::decode_threads) says.
+    /// wrong, or to measure what it saves. Batches are still split into
+    /// pieces as [`decode_threads`](Self::decode_threads) says.
     /// With [`strip_managed_fields`](Self::strip_managed_fields), the
     /// managedFields are decoded, then cleared before the object is queued
     /// (as for [`builder_from_stream`](Informer::builder_from_stream)).

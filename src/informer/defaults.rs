@@ -73,7 +73,7 @@ impl Defaults {
         self
     }
 
-    /// Every informer splits a batch over at most `threads` decode threads
+    /// Every informer decodes a batch on at most `threads` threads at once
     /// ([`InformerBuilder::decode_threads`](super::InformerBuilder::decode_threads)).
     #[must_use]
     pub fn decode_threads(mut self, threads: usize) -> Self {

@@ -141,10 +141,11 @@ pub(crate) struct Wiring {
 
 /// How a source decodes, as its informer asked: the decode options of
 /// `InformerBuilder` (`decode_threads`, `plain_decode`). The default is
-/// the tuned decoder on all of the process's decode threads.
+/// the tuned decoder, big batches in pieces on the runtime's workers.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct DecodeOptions {
-    /// At most this many decode threads per batch; `None`: the pool's size.
+    /// At most this many threads decode a batch at once; `None`: one per
+    /// core, up to four.
     pub(crate) threads: Option<usize>,
     /// Plain `serde_json::from_str` after the R7 probe, instead of the
     /// tuned decoder (see `decode`'s module docs).

@@ -3,7 +3,7 @@
 //!
 //! A page's continue token names the next page, so a relist is a chain; run
 //! one step after another (fetch, read, decode, queue, then ask for the
-//! next page), the decode threads wait for every fetch and the fetch waits
+//! next page), the decoding waits for every fetch and the fetch waits
 //! for every decode. Here each page is read by a task of its own, which asks
 //! for the page after it as soon as it has read its own continue token, and
 //! then decodes its items. The relist takes a page once it is decoded and

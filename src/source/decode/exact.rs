@@ -20,8 +20,8 @@
 //! strips them (`InformerBuilder::strip_managed_fields`): it notes the keys
 //! of the object and of its metadata as they are read, reads past the
 //! managedFields value, and gives the field `null`. The entries are never
-//! built, on the decode threads, instead of being built there and dropped
-//! later on the thread that feeds the FIFO (a `serde_json::Value` tree per
+//! built, where the object is decoded, instead of being built there and
+//! dropped later on the thread that feeds the FIFO (a `serde_json::Value` tree per
 //! entry).
 //!
 //! A hint is only ever a capacity: if the counts fell out of step (a type

@@ -1,14 +1,14 @@
-//! Room in a decode thread's heap, made before it decodes a big chunk.
+//! Room in a thread's heap, made before it decodes a piece of a big batch.
 //!
 //! glibc's malloc gives each thread an arena, and an arena other than the
 //! main one grows its heap with `mprotect`, by just the room the allocation
-//! at hand lacks: about one system call per page. A decode thread filling a
+//! at hand lacks: about one system call per page. A thread filling a
 //! fresh cache (the initial list, a relist) grows its heap by gigabytes that
-//! way, hundreds of thousands of calls, with the decode threads contending
-//! for the process's memory map.
+//! way, hundreds of thousands of calls, with the threads that decode
+//! contending for the process's memory map.
 //!
-//! So before a decode thread decodes a chunk of a big batch, it allocates
-//! blocks adding up to about what the chunk's objects will take and frees
+//! So before a thread decodes a piece of a big batch, it allocates
+//! blocks adding up to about what the piece's objects will take and frees
 //! them at once. The heap then grows a block at a time, and the room stays
 //! usable: when glibc gives the pages of a heap's free top back to the
 //! kernel it keeps them mapped read-write (unless the system forbids

@@ -12,15 +12,15 @@
 //! twice (see `benches/decode.rs` for the difference). Objects are
 //! independent of each other, so a page, or a burst of watch lines that
 //! arrived together, is decoded on several threads when it is big enough
-//! to pay for them ([`parallel`], which also says why all decoding happens
-//! on a fixed set of threads). Before a thread decodes a big chunk it makes
+//! to pay for them ([`parallel`], which also says why on the runtime's
+//! workers). Before a thread decodes a piece of a big batch it makes
 //! room in its heap ([`headroom`]), which would otherwise grow a page at a
 //! time. BENCHMARKS.md ("Decoding: the measurements behind
 //! `source/decode`") has the figures behind these choices.
 //!
 //! Two informer options reach here through the source's `Wiring`, as
 //! fields of [`Decoder`]. `InformerBuilder::decode_threads` caps how many
-//! decode threads one batch takes (the `limit` of `parallel`'s functions;
+//! threads decode one batch at once (the `limit` of `parallel`'s functions;
 //! 1: every batch on the thread that reads it).
 //! `InformerBuilder::plain_decode` takes the plain serde path beside the
 //! tuned one: the probe, then `serde_json::from_str`, with no scan, no
@@ -62,8 +62,8 @@ pub(crate) struct Decoder {
     /// Decode with plain `serde_json::from_str` after the probe: no scan,
     /// no `exact` (`InformerBuilder::plain_decode`).
     plain: bool,
-    /// At most this many decode threads per batch (`parallel`); `None`:
-    /// as many as the pool has (`InformerBuilder::decode_threads`).
+    /// At most this many threads decode a batch at once (`parallel`);
+    /// `None`: one per core, up to four (`InformerBuilder::decode_threads`).
     max_threads: Option<usize>,
 }
 
@@ -87,8 +87,8 @@ impl Decoder {
         self
     }
 
-    /// Splits a batch over at most `threads` decode threads (`None`: the
-    /// pool's size; 0 or 1: decodes every batch on the calling thread).
+    /// Decodes a batch on at most `threads` threads at once (`None`: one
+    /// per core, up to four; 0 or 1: every batch on the calling thread).
     pub(crate) fn max_threads(mut self, threads: Option<usize>) -> Self {
         self.max_threads = threads;
         self
@@ -379,12 +379,12 @@ mod parallel_prop {
             prop_assert_eq!(serial.len(), items.len());
             prop_assert_eq!(&parallel, &serial);
             // As the relist decodes a page: cut by the envelope, decoded
-            // on the decode threads while the caller awaits.
+            // in pieces on the runtime's workers while the caller awaits.
             let ranges = read_envelope(&page).unwrap().items;
             let plain = decoder.clone().plain(true);
             let plain: Vec<String> = decode_on(&parsed.items, threads, page.len(), |raw| plain.object::<ConfigMap>(raw, DecodeTarget::ListItem)).iter().map(summary).collect();
             prop_assert_eq!(&plain, &serial);
-            let detached = tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(
+            let detached = tokio::runtime::Builder::new_multi_thread().worker_threads(2).build().unwrap().block_on(
                 decode_detached(Slices { text: page.clone(), ranges }, usize::MAX, move |item| decoder.object_text::<ConfigMap>(item, DecodeTarget::ListItem)),
             );
             let detached: Vec<String> = detached.iter().map(summary).collect();

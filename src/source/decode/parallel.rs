@@ -13,27 +13,33 @@
 //! A batch too small to split (less than [`MIN_BYTES_PER_THREAD`] of JSON
 //! per thread: about forty realistic Pods, a millisecond of decoding) is
 //! decoded on the thread that asks, in place, so the watch events of a
-//! cluster that flushes one event per chunk cost no thread hand-off and no
-//! wake-up. A bigger batch is cut into chunks for the process's decode
-//! threads (one per core up to [`MAX_THREADS`], shared by all informers of
-//! the process, started on first use): a batch wakes as many threads as it
-//! has chunks, and the objects of big batches all come from the heaps of
-//! threads that keep decoding ([`decode_on`] says how). An informer may
-//! take fewer of them per batch (`InformerBuilder::decode_threads`, the
-//! `limit` of [`splits`], [`decode_all`] and [`decode_detached`]); with a
-//! limit of 1 its batches are all decoded on the thread that reads them,
-//! however big, and it neither wakes nor starts a decode thread.
+//! cluster that flushes one event per chunk cost no hand-off and no
+//! wake-up. A bigger batch awaited by a source (a list page, a watch burst:
+//! [`decode_detached`]) is cut into pieces of about that size, each decoded
+//! by a task of its own on the runtime's worker threads, at most as many at
+//! once as the batch may take (one per core up to [`MAX_THREADS`], lowered
+//! by `InformerBuilder::decode_threads`, the `limit` of [`splits`] and
+//! [`decode_detached`]); with a limit of 1, or on a current-thread runtime,
+//! its batches are decoded in place, however big.
 //!
-//! The pool is a `rayon` pool of its own (not rayon's global pool, which
-//! the program may use for other work). A batch that big is not decoded on
-//! a runtime worker: list pages and watch batches are handed whole to a
-//! blocking task of the runtime ([`decode_detached`]), which the caller
-//! awaits, so the worker runs other tasks meanwhile (a list fetches its
-//! next page). On a machine with one core, or if the pool cannot be
-//! started, batches are decoded on the calling thread, exactly as a serial
-//! decode. BENCHMARKS.md has what this costs in CPU and memory.
+//! Why the runtime's workers and not threads of their own: under glibc's
+//! malloc each thread allocates from an arena of its own, and memory freed
+//! into an arena is reused only by the threads allocating from it. The
+//! objects of a list decoded on threads that then sit idle leave their
+//! memory there when the watch replaces them; the replacements, decoded in
+//! place on the workers, take new memory, and the peak grows by what the
+//! watch replaced (1.5× kube-runtime's at N = 50,000 in BENCHMARKS.md).
+//! Decoded on the workers, the list's objects and their replacements share
+//! arenas. Why pieces: no task of the program waits behind more than one
+//! piece (about a millisecond) on its worker, and the caller's task is free
+//! while the pieces decode (a list fetches its next page meanwhile).
+//!
+//! [`decode_all`] and [`decode_on`] (the decode benchmark and the tests,
+//! which call without awaiting) split over a `rayon` pool of their own,
+//! started on first use, never by an informer.
 
 use super::headroom;
+use futures::StreamExt as _;
 use std::{
     num::NonZeroUsize,
     ops::{Index, Range},
@@ -43,14 +49,15 @@ use std::{
         atomic::{AtomicUsize, Ordering},
     },
 };
+use tokio::runtime::RuntimeFlavor;
 
 /// The least JSON, in bytes, worth a thread of its own: about forty
 /// realistic Pods, a millisecond of decoding, against the tens of
 /// microseconds a split and join cost.
 pub(crate) const MIN_BYTES_PER_THREAD: usize = 128 * 1024;
 
-/// The most decode threads a process starts, however many cores it has:
-/// one writer per informer could not use the objects of more.
+/// The most threads that decode one batch at once, however many cores the
+/// process has: one writer per informer could not use the objects of more.
 const MAX_THREADS: usize = 4;
 
 /// How many threads may decode at once: the cores this process may use,
@@ -88,12 +95,14 @@ pub(crate) fn threads_for(len: usize, bytes: usize, available: usize) -> usize {
     available.min(bytes / MIN_BYTES_PER_THREAD).min(len).max(1)
 }
 
-/// Whether a batch of `len` items and `bytes` bytes is split over several
-/// threads, at most `limit` (and so worth decoding off the caller's
-/// thread). Asks for the pool only then, so an informer whose limit is 1
-/// never starts it.
+/// Whether [`decode_detached`] splits a batch of `len` items and `bytes`
+/// bytes into pieces, at most `limit` at once: when it is big enough and
+/// the current runtime has several workers. The caller copies the batch
+/// out of a buffer it reuses only then.
 pub(crate) fn splits(len: usize, bytes: usize, limit: usize) -> bool {
-    threads_for(len, bytes, available_threads().min(limit)) > 1 && pool().is_some()
+    threads_for(len, bytes, available_threads().min(limit)) > 1
+        && tokio::runtime::Handle::try_current()
+            .is_ok_and(|runtime| runtime.runtime_flavor() == RuntimeFlavor::MultiThread)
 }
 
 /// `items.iter().map(decode).collect()`, on the decode threads, split over
@@ -181,20 +190,19 @@ pub(crate) struct Slices<T = String> {
     pub(crate) ranges: Vec<Range<usize>>,
 }
 
-/// `decode` applied to every object of `slices`, in order, like
-/// [`decode_all`] with the same `limit`; but the caller awaits instead of
-/// blocking its thread.
+/// `decode` applied to every object of `slices`, in order, as a serial
+/// decode gives them; the caller awaits instead of blocking its thread.
 ///
-/// A batch too small to split, or whose `limit` is 1, is decoded in
-/// place. A bigger one is handed whole to a blocking task of the runtime,
-/// which decodes it with the decode threads, so the thread that asked (a
-/// runtime worker) is free meanwhile: it can fetch the next page and run
-/// the tasks that apply the objects already decoded. A blocking task
-/// rather than a job on the decode threads, because tokio's paused test
-/// clock does not jump ahead while a blocking task runs: timers in a
-/// paused test (the watch's inactivity timeout, a resync) see no time
-/// pass during a decode, as before. Outside a tokio runtime the batch is decoded in place. A
-/// panicking `decode` panics here, in the caller, as it would serially.
+/// A batch too small to split, one whose `limit` is 1, or one decoded on a
+/// current-thread runtime or outside a runtime is decoded in place.
+/// Otherwise it is cut into pieces of about [`MIN_BYTES_PER_THREAD`] of
+/// JSON, decoded by tasks spawned on the runtime, at most as many at once
+/// as [`threads_for`] allows, while the caller's task waits (see the
+/// module docs for why there). Each piece first makes room in its thread's
+/// heap (`headroom`). A panicking `decode` panics here, in the caller, as
+/// it would serially; a piece the runtime cancels before it ran (it is
+/// shutting down) is decoded here, so the batch comes back whole. Dropping
+/// the future aborts the pieces not started.
 pub(crate) async fn decode_detached<T, O, F>(slices: Slices<T>, limit: usize, decode: F) -> Vec<O>
 where
     T: AsRef<[u8]> + Index<Range<usize>> + Send + Sync + 'static,
@@ -202,23 +210,78 @@ where
     F: Fn(&T::Output) -> O + Send + Sync + 'static,
 {
     let bytes = slices.text.as_ref().len();
-    let split = splits(slices.ranges.len(), bytes, limit);
+    let len = slices.ranges.len();
+    let in_flight = threads_for(len, bytes, available_threads().min(limit));
+    let runtime = tokio::runtime::Handle::try_current()
+        .ok()
+        .filter(|runtime| in_flight > 1 && runtime.runtime_flavor() == RuntimeFlavor::MultiThread);
+    let Some(runtime) = runtime else {
+        return slices
+            .ranges
+            .iter()
+            .map(|range| decode(&slices.text[range.clone()]))
+            .collect();
+    };
+    // Pieces of about a millisecond of decoding each, as tasks on the
+    // runtime's workers, at most `in_flight` at once: the objects come from
+    // the heaps of the threads that decode the watch's small batches too,
+    // and no piece holds a worker long.
+    let pieces = (bytes / MIN_BYTES_PER_THREAD).clamp(1, len);
+    let chunk = len.div_ceil(pieces);
+    let piece_bytes = bytes / pieces;
     let work = Arc::new((slices, decode));
-    let decode_batch = move |(slices, decode): &(Slices<T>, F)| {
-        decode_all(&slices.ranges, bytes, limit, |range| {
-            decode(&slices.text[range.clone()])
-        })
+    let spawn = |start: usize| {
+        let work = Arc::clone(&work);
+        let end = (start + chunk).min(len);
+        Spawned(runtime.spawn(async move {
+            headroom::make_room(piece_bytes);
+            let (slices, decode) = &*work;
+            slices.ranges[start..end]
+                .iter()
+                .map(|range| decode(&slices.text[range.clone()]))
+                .collect::<Vec<O>>()
+        }))
     };
-    let Some(runtime) = tokio::runtime::Handle::try_current().ok().filter(|_| split) else {
-        return decode_batch(&work);
-    };
-    let job = Arc::clone(&work);
-    match runtime.spawn_blocking(move || decode_batch(&job)).await {
-        Ok(objects) => objects,
-        Err(error) if error.is_panic() => panic::resume_unwind(error.into_panic()),
-        // Cancelled before it ran (the runtime is shutting down): decode
-        // here instead.
-        Err(_) => decode_batch(&work),
+    let mut decoded = futures::stream::iter((0..len).step_by(chunk).map(spawn)).buffered(in_flight);
+    let mut out = Vec::with_capacity(len);
+    while let Some(piece) = futures::StreamExt::next(&mut decoded).await {
+        match piece {
+            Ok(objects) => out.extend(objects),
+            Err(error) if error.is_panic() => panic::resume_unwind(error.into_panic()),
+            // Cancelled before it ran (the runtime is shutting down): that
+            // piece here, so the batch stays whole and in order.
+            Err(_) => {
+                let (slices, decode) = &*work;
+                let start = out.len();
+                let end = (start + chunk).min(len);
+                out.extend(
+                    slices.ranges[start..end]
+                        .iter()
+                        .map(|range| decode(&slices.text[range.clone()])),
+                );
+            }
+        }
+    }
+    out
+}
+
+/// A spawned piece, aborted if the decode that awaits it is dropped.
+struct Spawned<O>(tokio::task::JoinHandle<O>);
+
+impl<O> std::future::Future for Spawned<O> {
+    type Output = Result<O, tokio::task::JoinError>;
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        std::pin::Pin::new(&mut self.0).poll(cx)
+    }
+}
+
+impl<O> Drop for Spawned<O> {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 
@@ -237,30 +300,42 @@ mod tests {
     }
 
     /// Which threads decoded a batch of `n` items of `size` bytes each,
-    /// detached from a current-thread runtime; and the runtime's thread.
+    /// detached from a task of a runtime with `workers` workers (0: a
+    /// current-thread runtime); and the thread of the task that awaited.
     fn decoding_threads(
         n: usize,
         size: usize,
         limit: usize,
+        workers: usize,
     ) -> (Vec<std::thread::ThreadId>, std::thread::ThreadId) {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .build()
-            .unwrap();
-        runtime.block_on(async {
-            let text = vec![b'x'; n * size];
-            let ranges = (0..n).map(|i| i * size..(i + 1) * size).collect();
-            let threads = decode_detached(Slices { text, ranges }, limit, |_: &[u8]| {
-                std::thread::current().id()
+        let runtime = match workers {
+            0 => tokio::runtime::Builder::new_current_thread().build(),
+            n => tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(n)
+                .build(),
+        }
+        .unwrap();
+        runtime.block_on(async move {
+            tokio::spawn(async move {
+                let text = vec![b'x'; n * size];
+                let ranges = (0..n).map(|i| i * size..(i + 1) * size).collect();
+                let threads = decode_detached(Slices { text, ranges }, limit, |_: &[u8]| {
+                    std::thread::current().id()
+                })
+                .await;
+                (threads, std::thread::current().id())
             })
-            .await;
-            (threads, std::thread::current().id())
+            .await
+            .unwrap()
         })
     }
 
-    // A few events are decoded where they arrive: no thread is woken.
+    // A few events are decoded where they arrive: no task is spawned.
     #[test]
     fn small_batches_are_decoded_on_the_calling_thread() {
-        let (threads, caller) = decoding_threads(3, 4_000, usize::MAX);
+        let (threads, caller) = decoding_threads(3, 4_000, usize::MAX, 0);
+        assert!(threads.iter().all(|thread| *thread == caller));
+        let (threads, caller) = decoding_threads(3, 4_000, usize::MAX, 1);
         assert!(threads.iter().all(|thread| *thread == caller));
     }
 
@@ -270,7 +345,7 @@ mod tests {
     #[test]
     fn a_limit_of_one_decodes_big_batches_on_the_calling_thread() {
         for limit in [0, 1] {
-            let (threads, caller) = decoding_threads(500, 4_000, limit);
+            let (threads, caller) = decoding_threads(500, 4_000, limit, 0);
             assert_eq!(threads.len(), 500);
             assert!(
                 threads.iter().all(|thread| *thread == caller),
@@ -280,15 +355,40 @@ mod tests {
         }
     }
 
-    // A burst is decoded off the runtime's thread, which stays free for
-    // other tasks meanwhile (on one core there are no decode threads).
+    // A burst on a current-thread runtime is decoded in place; with
+    // several workers, in pieces spread over them (the caller's task
+    // waits, so its worker decodes pieces too); in order either way.
     #[test]
-    fn big_batches_are_decoded_off_the_runtime_thread() {
-        let (threads, caller) = decoding_threads(500, 4_000, usize::MAX);
+    fn big_batches_are_decoded_in_pieces_on_the_runtime_workers() {
+        let (threads, caller) = decoding_threads(500, 4_000, usize::MAX, 0);
+        assert!(threads.iter().all(|thread| *thread == caller));
+        // 2 MB: 15 pieces of about 128 KiB, each a task on a worker.
+        let (threads, _) = decoding_threads(500, 4_000, usize::MAX, 2);
         assert_eq!(threads.len(), 500);
-        if pool().is_some() {
-            assert!(threads.iter().all(|thread| *thread != caller));
-        }
+        let workers = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("test-worker")
+            .build()
+            .unwrap();
+        let names = workers.block_on(async {
+            tokio::spawn(async {
+                let text = vec![b'x'; 500 * 4_000];
+                let ranges = (0..500).map(|i| i * 4_000..(i + 1) * 4_000).collect();
+                decode_detached(Slices { text, ranges }, usize::MAX, |_: &[u8]| {
+                    std::thread::current().name().map(str::to_owned)
+                })
+                .await
+            })
+            .await
+            .unwrap()
+        });
+        assert!(
+            names
+                .iter()
+                .all(|name| name.as_deref() == Some("test-worker")),
+            "{:?}",
+            names.first()
+        );
     }
 
     #[test]

@@ -68,9 +68,10 @@ impl<T: DeserializeOwned + Send + 'static> Session<T> {
                     let bytes: usize = lines.iter().map(|line| line.len()).sum();
                     let limit = decoder.thread_limit();
                     let decoded = if parallel::splits(lines.len(), bytes, limit) {
-                        // A burst: off this runtime worker, on several
-                        // threads. The lines are copied out of the body's
-                        // buffer, which the next read reuses.
+                        // A burst: in pieces, as tasks on the runtime's
+                        // workers, while this task waits. The lines are
+                        // copied out of the body's buffer, which the next
+                        // read reuses.
                         let mut text = Vec::with_capacity(bytes);
                         let ranges = lines
                             .iter()
@@ -90,7 +91,7 @@ impl<T: DeserializeOwned + Send + 'static> Session<T> {
                     } else {
                         // A few events, as a server that flushes each one
                         // sends them, or any batch of an informer limited
-                        // to one decode thread: here, waking no thread.
+                        // to one thread: here, waking nothing.
                         lines.iter().map(|line| parse_line(line, decoder)).collect()
                     };
                     self.decoded
@@ -117,7 +118,13 @@ impl<T: DeserializeOwned + Send + 'static> Session<T> {
 
 #[cfg(test)]
 mod tests {
-    use std::thread::{self, ThreadId};
+    use std::{
+        sync::{
+            Arc,
+            atomic::{AtomicUsize, Ordering},
+        },
+        thread::{self, ThreadId},
+    };
 
     use super::*;
 
@@ -132,8 +139,9 @@ mod tests {
     }
 
     /// Which threads decoded a burst of 500 lines (2 MB) read at once by
-    /// a watch of a current-thread runtime, and the runtime's thread.
-    fn decoding_threads(decoder: &Decoder) -> (Vec<ThreadId>, ThreadId) {
+    /// a watch of a runtime with one worker, and the worker's thread; and
+    /// how often another task of the runtime ran while the burst decoded.
+    fn decoding_threads(decoder: &Decoder) -> (Vec<ThreadId>, ThreadId, usize) {
         let data = "x".repeat(4_000);
         let lines: String = (0..500)
             .map(|i| {
@@ -142,43 +150,66 @@ mod tests {
                 ) + "\n"
             })
             .collect();
-        let runtime = tokio::runtime::Builder::new_current_thread()
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
             .enable_time()
             .build()
             .unwrap();
-        runtime.block_on(async {
-            let body = WatchBody::new(Box::pin(futures::io::Cursor::new(lines.into_bytes())));
-            let mut session = Session::<DecodedOn>::new(body, Duration::from_secs(60));
-            let mut threads = Vec::new();
-            loop {
-                match session.next(decoder).await {
-                    Received::Line(Ok(WatchLine::Object(_, DecodedOn(thread)))) => {
-                        threads.push(thread);
+        let decoder = decoder.clone();
+        runtime.block_on(async move {
+            tokio::spawn(async move {
+                let ticks = Arc::new(AtomicUsize::new(0));
+                let ticker = tokio::spawn({
+                    let ticks = Arc::clone(&ticks);
+                    async move {
+                        loop {
+                            ticks.fetch_add(1, Ordering::Relaxed);
+                            tokio::task::yield_now().await;
+                        }
                     }
-                    Received::Ended => break,
-                    _ => panic!("not an object, nor the end"),
+                });
+                tokio::task::yield_now().await;
+                let body = WatchBody::new(Box::pin(futures::io::Cursor::new(lines.into_bytes())));
+                let mut session = Session::<DecodedOn>::new(body, Duration::from_secs(60));
+                let mut threads = Vec::new();
+                let before = ticks.load(Ordering::Relaxed);
+                loop {
+                    match session.next(&decoder).await {
+                        Received::Line(Ok(WatchLine::Object(_, DecodedOn(thread)))) => {
+                            threads.push(thread);
+                        }
+                        Received::Ended => break,
+                        _ => panic!("not an object, nor the end"),
+                    }
                 }
-            }
-            (threads, thread::current().id())
+                let during = ticks.load(Ordering::Relaxed) - before;
+                ticker.abort();
+                (threads, thread::current().id(), during)
+            })
+            .await
+            .unwrap()
         })
     }
 
-    // `decode_threads(1)`: a burst is decoded on the thread that read it.
+    // `decode_threads(1)`: a burst is decoded on the thread that read it,
+    // in one go.
     #[test]
     fn a_burst_stays_on_the_reading_thread_with_one_decode_thread() {
-        let (threads, reader) = decoding_threads(&Decoder::new().max_threads(Some(1)));
+        let (threads, reader, _) = decoding_threads(&Decoder::new().max_threads(Some(1)));
         assert_eq!(threads.len(), 500);
         assert!(threads.iter().all(|thread| *thread == reader));
     }
 
-    // By default the same burst leaves the reading thread (unless there
-    // is one core, and no decode thread).
+    // By default the same burst is decoded in pieces, as tasks of the
+    // runtime (here its one worker), and the runtime's other tasks run
+    // between them (unless there is one core: then in one go).
     #[test]
-    fn a_burst_leaves_the_reading_thread_by_default() {
-        let (threads, reader) = decoding_threads(&Decoder::new());
+    fn a_burst_is_decoded_in_pieces_that_let_other_tasks_run() {
+        let (threads, worker, during) = decoding_threads(&Decoder::new());
         assert_eq!(threads.len(), 500);
+        assert!(threads.iter().all(|thread| *thread == worker));
         if thread::available_parallelism().map_or(1, |n| n.get()) > 1 {
-            assert!(threads.iter().all(|thread| *thread != reader));
+            assert!(during > 0, "no other task ran while the burst decoded");
         }
     }
 }
