@@ -75,7 +75,47 @@ struct BookmarkAnnotations<'a> {
 }
 
 /// Parses one line and decodes its object; `Ok(None)` for a blank line.
+///
+/// A line in the exact shape API servers write ([`usual_shape`]) has its
+/// object decoded straight from the line, without first reading the
+/// envelope (a pass over the whole object, its text being most of the
+/// line). That decode succeeds only if the object's text is one whole
+/// JSON value, in which case the line is exactly that envelope, and the
+/// full parse would give the same event. Any failure there, and any other
+/// line, goes through the full parse, which alone decides errors.
 pub(crate) fn parse_line<T: DeserializeOwned>(
+    line: &[u8],
+    decoder: &Decoder,
+) -> Result<Option<WatchLine<T>>, Error> {
+    if let Some((change, object)) = usual_shape(line)
+        && let Ok(object) = decoder.object_text(object, DecodeTarget::WatchObject)
+    {
+        return Ok(Some(WatchLine::Object(change, object)));
+    }
+    parse_envelope(line, decoder)
+}
+
+/// The change and the object's text of a line shaped as every API server
+/// writes object events: `{"type":"ADDED","object":…}` (or `MODIFIED`,
+/// `DELETED`), those two members in that order, no whitespace between the
+/// tokens (around the line is fine). Nothing is checked of the text after
+/// `"object":` but that it is UTF-8 and the line ends with `}`.
+fn usual_shape(line: &[u8]) -> Option<(Change, &str)> {
+    let rest = line.trim_ascii().strip_prefix(br#"{"type":""#)?;
+    let (change, rest) = [
+        (Change::Modified, &b"MODIFIED\""[..]),
+        (Change::Added, &b"ADDED\""[..]),
+        (Change::Deleted, &b"DELETED\""[..]),
+    ]
+    .into_iter()
+    .find_map(|(change, name)| Some((change, rest.strip_prefix(name)?)))?;
+    let object = rest.strip_prefix(br#","object":"#)?.strip_suffix(b"}")?;
+    Some((change, std::str::from_utf8(object).ok()?))
+}
+
+/// [`parse_line`] by reading the envelope first: every line's verdict,
+/// errors included.
+fn parse_envelope<T: DeserializeOwned>(
     line: &[u8],
     decoder: &Decoder,
 ) -> Result<Option<WatchLine<T>>, Error> {
@@ -208,6 +248,74 @@ mod tests {
         ));
         assert!(matches!(parse(""), Ok(None)));
         assert!(matches!(parse(" \r"), Ok(None)));
+    }
+
+    /// What the full parse gives, and what `parse_line` gives, as text.
+    fn both(line: &[u8]) -> (String, String) {
+        let mut decoder = Decoder::new();
+        decoder.learn_list_kind(Some("ConfigMapList"));
+        let full = parse_envelope::<ConfigMap>(line, &decoder);
+        let line = parse_line::<ConfigMap>(line, &decoder);
+        (format!("{line:?}"), format!("{full:?}"))
+    }
+
+    const USUAL: &str =
+        r#"{"type":"MODIFIED","object":{"kind":"ConfigMap","metadata":{"name":"a","labels":{"x":"y"}},"data":{"k":"v","l":"w"}}}"#;
+
+    // The shortcut for lines shaped as servers write them gives what the
+    // full parse gives, for lines of that shape and for lines that only
+    // look like it.
+    #[test]
+    fn usual_lines_parse_as_the_envelope_does() {
+        assert!(usual_shape(USUAL.as_bytes()).is_some());
+        let lines = [
+            USUAL.to_owned(),
+            format!("  {USUAL}\r"),
+            r#"{"type":"ADDED","object":{"metadata":{"name":"a"}}}"#.to_owned(),
+            r#"{"type":"DELETED","object":{"metadata":{"name":"a"}}}"#.to_owned(),
+            // Another member after the object: the full parse takes it.
+            r#"{"type":"ADDED","object":{"metadata":{"name":"a"}},"extra":[1]}"#.to_owned(),
+            // Two objects: a duplicate member, refused by the full parse.
+            r#"{"type":"ADDED","object":{"metadata":{"name":"a"}},"object":{"metadata":{"name":"b"}}}"#.to_owned(),
+            r#"{"type":"ADDED","object":{"metadata":{"name":""}}}"#.to_owned(),
+            r#"{"type":"ADDED","object":{"kind":"Secret","metadata":{"name":"s"}}}"#.to_owned(),
+            r#"{"type":"ADDED","object":null}"#.to_owned(),
+            r#"{"type":"ADDED","object":}"#.to_owned(),
+            r#"{"type":"ADDED","object":{"metadata":{"name":"a"}}"#.to_owned(),
+            r#"{"type":"ADD\u0045D","object":{"metadata":{"name":"a"}}}"#.to_owned(),
+            r#"{"type": "ADDED", "object": {"metadata": {"name": "a"}}}"#.to_owned(),
+            r#"{"type":"ADDEDX","object":{"metadata":{"name":"a"}}}"#.to_owned(),
+        ];
+        for line in &lines {
+            let (line_parse, full) = both(line.as_bytes());
+            assert_eq!(line_parse, full, "{line}");
+        }
+        // Not UTF-8 inside the object.
+        let mut bytes = USUAL.as_bytes().to_vec();
+        bytes[60] = 0xff;
+        let (line_parse, full) = both(&bytes);
+        assert_eq!(line_parse, full);
+        assert!(full.starts_with("Err("), "{full}");
+    }
+
+    proptest::proptest! {
+        // Any single byte of a usual line changed, dropped or doubled: the
+        // two parses still agree.
+        #[test]
+        fn altered_usual_lines_parse_as_the_envelope_does(
+            at in 0..USUAL.len(),
+            byte in proptest::prelude::any::<u8>(),
+            how in 0..3u8,
+        ) {
+            let mut line = USUAL.as_bytes().to_vec();
+            match how {
+                0 => line[at] = byte,
+                1 => { line.remove(at); }
+                _ => line.insert(at, line[at]),
+            }
+            let (line_parse, full) = both(&line);
+            proptest::prop_assert_eq!(line_parse, full);
+        }
     }
 
     /// R7: the object's checks run on watch lines as on list items.
