@@ -23,7 +23,7 @@ use kube_informer_testing::{FakeApiServer, RequestMatch, ResourceType, WatchFaul
 use serde::{Deserialize, Deserializer};
 use serde_json::json;
 
-/// Enough data that a page of 500 is worth several decode threads.
+/// Enough data that a page of 500 is cut into several pieces.
 fn cm(name: &str) -> ConfigMap {
     ConfigMap {
         metadata: ObjectMeta {

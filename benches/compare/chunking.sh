@@ -51,7 +51,10 @@ if [[ -n $before_ref ]]; then
   tree="$work/before-tree"
   rm -rf "$tree"
   mkdir -p "$tree"
-  git -C "$root" archive "$before_ref" | tar -x -C "$tree"
+  # `tar -m`: the files get the time of extraction, not the commit's. With
+  # the commit's times, a build of another ref left in the same target dir
+  # could look newer than these sources, and cargo would run it unrebuilt.
+  git -C "$root" archive "$before_ref" | tar -x -m -C "$tree"
   # The harness of this tree, the crate of the older one.
   rm -rf "$tree/benches/compare"
   cp -r "$here" "$tree/benches/compare"

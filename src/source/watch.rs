@@ -259,8 +259,7 @@ mod tests {
         (format!("{line:?}"), format!("{full:?}"))
     }
 
-    const USUAL: &str =
-        r#"{"type":"MODIFIED","object":{"kind":"ConfigMap","metadata":{"name":"a","labels":{"x":"y"}},"data":{"k":"v","l":"w"}}}"#;
+    const USUAL: &str = r#"{"type":"MODIFIED","object":{"kind":"ConfigMap","metadata":{"name":"a","labels":{"x":"y"}},"data":{"k":"v","l":"w"}}}"#;
 
     // The shortcut for lines shaped as servers write them gives what the
     // full parse gives, for lines of that shape and for lines that only

@@ -30,7 +30,12 @@ fn main() {
     let lines: Vec<String> = (0..LINES)
         // Type first, as API servers write a watch line (and the wire
         // server does); `json!` would sort the keys.
-        .map(|i| format!(r#"{{"type":"MODIFIED","object":{}}}"#, pod(i, 1, 10 + i as u64)))
+        .map(|i| {
+            format!(
+                r#"{{"type":"MODIFIED","object":{}}}"#,
+                pod(i, 1, 10 + i as u64)
+            )
+        })
         .collect();
     let bytes = lines.iter().map(String::len).sum::<usize>() / LINES;
     for mode in ["source", "plain"] {
