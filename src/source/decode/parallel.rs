@@ -35,8 +35,8 @@
 //! while the pieces decode (a list fetches its next page meanwhile).
 //!
 //! [`decode_all`] and [`decode_on`] (the decode benchmark and the tests,
-//! which call without awaiting) split over a `rayon` pool of their own,
-//! started on first use, never by an informer.
+//! which call without awaiting) split over scoped threads of their own;
+//! an informer never calls them.
 
 use super::headroom;
 use futures::StreamExt as _;
@@ -44,10 +44,7 @@ use std::{
     num::NonZeroUsize,
     ops::{Index, Range},
     panic,
-    sync::{
-        Arc, OnceLock,
-        atomic::{AtomicUsize, Ordering},
-    },
+    sync::{Arc, OnceLock},
 };
 use tokio::runtime::RuntimeFlavor;
 
@@ -72,24 +69,6 @@ fn available_threads() -> usize {
     })
 }
 
-/// The process's decode threads; `None` on one core or if they cannot be
-/// started.
-fn pool() -> Option<&'static rayon::ThreadPool> {
-    static POOL: OnceLock<Option<rayon::ThreadPool>> = OnceLock::new();
-    POOL.get_or_init(|| {
-        let threads = available_threads();
-        if threads < 2 {
-            return None;
-        }
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .thread_name(|i| format!("kube-informer-decode-{i}"))
-            .build()
-            .ok()
-    })
-    .as_ref()
-}
-
 /// How many threads a batch of `len` items and `bytes` bytes is split over.
 pub(crate) fn threads_for(len: usize, bytes: usize, available: usize) -> usize {
     available.min(bytes / MIN_BYTES_PER_THREAD).min(len).max(1)
@@ -105,9 +84,8 @@ pub(crate) fn splits(len: usize, bytes: usize, limit: usize) -> bool {
             .is_ok_and(|runtime| runtime.runtime_flavor() == RuntimeFlavor::MultiThread)
 }
 
-/// `items.iter().map(decode).collect()`, on the decode threads, split over
-/// several of them, at most `limit`, when the batch (`bytes` of JSON in
-/// all) is big enough.
+/// `items.iter().map(decode).collect()`, split over several threads, at
+/// most `limit`, when the batch (`bytes` of JSON in all) is big enough.
 pub(crate) fn decode_all<I, O, F>(items: &[I], bytes: usize, limit: usize, decode: F) -> Vec<O>
 where
     I: Sync,
@@ -122,64 +100,45 @@ where
     )
 }
 
-/// `items.iter().map(decode).collect()` in up to `threads` chunks; `bytes`
-/// is the batch's JSON, for the room each thread makes in its heap first
-/// (`headroom`). A panicking `decode` panics here, as it would serially.
-///
-/// One chunk is decoded on the calling thread, in place, and wakes nobody.
-/// More chunks go to the decode threads while the caller waits, so every
-/// object of a big batch comes from a decode thread's heap, which keeps
-/// allocating and so reuses the memory of the objects the writer frees (a
-/// blocking task's thread, which may sit idle or exit, would not). A batch
-/// with a chunk for every decode thread is one `broadcast`, whose first
-/// chunk goes to the next thread in turn, so each thread decodes its share
-/// over time; a batch with fewer chunks is one job per chunk, waking only
-/// as many threads.
+/// `items.iter().map(decode).collect()` in up to `threads` chunks, the
+/// first on the calling thread and each other on a scoped thread of its
+/// own, blocking the caller until all are done; `bytes` is the batch's
+/// JSON, for the room each thread makes in its heap first (`headroom`). A
+/// panicking `decode` panics here, with its own payload, as it would
+/// serially. For callers that cannot await: the decode benchmark
+/// (`unstable::decode`) and the tests; informers decode with
+/// [`decode_detached`].
 pub(crate) fn decode_on<I, O, F>(items: &[I], threads: usize, bytes: usize, decode: F) -> Vec<O>
 where
     I: Sync,
     O: Send,
     F: Fn(&I) -> O + Sync,
 {
-    static TURN: AtomicUsize = AtomicUsize::new(0);
     let parts = threads.clamp(1, items.len().max(1));
-    // One chunk neither needs the pool nor starts it.
-    let Some(pool) = (parts > 1).then(pool).flatten() else {
-        headroom::make_room(bytes);
-        return items.iter().map(&decode).collect();
-    };
-    let workers = pool.current_num_threads();
-    let parts = parts.min(workers);
-    let chunk = items.len().div_ceil(parts);
+    let chunk = items.len().div_ceil(parts).max(1);
     let chunk_bytes = bytes / parts;
     let decode_chunk = |chunk: &[I]| -> Vec<O> {
         headroom::make_room(chunk_bytes);
         chunk.iter().map(&decode).collect()
     };
-    let mut decoded: Vec<Option<Vec<O>>> = if parts == workers {
-        let first = TURN.fetch_add(1, Ordering::Relaxed) % workers;
-        // Thread `index` decodes chunk `(index - first) mod workers`.
-        let mut by_thread = pool.broadcast(|context| {
-            let part = (context.index() + workers - first) % workers;
-            items.chunks(chunk).nth(part).map(decode_chunk)
-        });
-        by_thread.rotate_left(first);
-        by_thread
-    } else {
-        let mut by_chunk: Vec<Option<Vec<O>>> = items.chunks(chunk).map(|_| None).collect();
-        let decode_chunk = &decode_chunk;
-        pool.scope(|scope| {
-            for (chunk, out) in items.chunks(chunk).zip(by_chunk.iter_mut()) {
-                scope.spawn(move |_| *out = Some(decode_chunk(chunk)));
-            }
-        });
-        by_chunk
+    let mut chunks = items.chunks(chunk);
+    let Some(first) = chunks.next() else {
+        return Vec::new();
     };
-    let mut out = Vec::with_capacity(items.len());
-    for part in &mut decoded {
-        out.extend(part.take().unwrap_or_default());
-    }
-    out
+    std::thread::scope(|scope| {
+        let others: Vec<_> = chunks
+            .map(|chunk| scope.spawn(|| decode_chunk(chunk)))
+            .collect();
+        let mut out = Vec::with_capacity(items.len());
+        out.extend(decode_chunk(first));
+        for other in others {
+            match other.join() {
+                Ok(decoded) => out.extend(decoded),
+                Err(payload) => panic::resume_unwind(payload),
+            }
+        }
+        out
+    })
 }
 
 /// Objects cut out of one text (a list page's `String`, a watch batch's
@@ -211,17 +170,11 @@ where
 {
     let bytes = slices.text.as_ref().len();
     let len = slices.ranges.len();
+    if !splits(len, bytes, limit) {
+        return slices.decode(0..len, &decode);
+    }
+    let runtime = tokio::runtime::Handle::current();
     let in_flight = threads_for(len, bytes, available_threads().min(limit));
-    let runtime = tokio::runtime::Handle::try_current()
-        .ok()
-        .filter(|runtime| in_flight > 1 && runtime.runtime_flavor() == RuntimeFlavor::MultiThread);
-    let Some(runtime) = runtime else {
-        return slices
-            .ranges
-            .iter()
-            .map(|range| decode(&slices.text[range.clone()]))
-            .collect();
-    };
     // Pieces of about a millisecond of decoding each, as tasks on the
     // runtime's workers, at most `in_flight` at once: the objects come from
     // the heaps of the threads that decode the watch's small batches too,
@@ -229,40 +182,42 @@ where
     let pieces = (bytes / MIN_BYTES_PER_THREAD).clamp(1, len);
     let chunk = len.div_ceil(pieces);
     let piece_bytes = bytes / pieces;
+    let piece = move |start: usize| start..(start + chunk).min(len);
     let work = Arc::new((slices, decode));
     let spawn = |start: usize| {
         let work = Arc::clone(&work);
-        let end = (start + chunk).min(len);
         Spawned(runtime.spawn(async move {
             headroom::make_room(piece_bytes);
             let (slices, decode) = &*work;
-            slices.ranges[start..end]
-                .iter()
-                .map(|range| decode(&slices.text[range.clone()]))
-                .collect::<Vec<O>>()
+            slices.decode(piece(start), decode)
         }))
     };
     let mut decoded = futures::stream::iter((0..len).step_by(chunk).map(spawn)).buffered(in_flight);
     let mut out = Vec::with_capacity(len);
-    while let Some(piece) = futures::StreamExt::next(&mut decoded).await {
-        match piece {
+    while let Some(objects) = futures::StreamExt::next(&mut decoded).await {
+        match objects {
             Ok(objects) => out.extend(objects),
             Err(error) if error.is_panic() => panic::resume_unwind(error.into_panic()),
             // Cancelled before it ran (the runtime is shutting down): that
             // piece here, so the batch stays whole and in order.
             Err(_) => {
                 let (slices, decode) = &*work;
-                let start = out.len();
-                let end = (start + chunk).min(len);
-                out.extend(
-                    slices.ranges[start..end]
-                        .iter()
-                        .map(|range| decode(&slices.text[range.clone()])),
-                );
+                out.extend(slices.decode(piece(out.len()), decode));
             }
         }
     }
     out
+}
+
+impl<T: Index<Range<usize>>> Slices<T> {
+    /// `decode` applied to the objects `items` (indexes into `ranges`), in
+    /// order, here.
+    fn decode<O, F: Fn(&T::Output) -> O>(&self, items: Range<usize>, decode: &F) -> Vec<O> {
+        self.ranges[items]
+            .iter()
+            .map(|range| decode(&self.text[range.clone()]))
+            .collect()
+    }
 }
 
 /// A spawned piece, aborted if the decode that awaits it is dropped.
@@ -287,6 +242,8 @@ impl<O> Drop for Spawned<O> {
 
 #[cfg(test)]
 mod tests {
+    use std::panic::AssertUnwindSafe;
+
     use super::*;
 
     #[test]
@@ -389,6 +346,45 @@ mod tests {
             "{:?}",
             names.first()
         );
+    }
+
+    /// The message a panic carried.
+    fn message(payload: Box<dyn std::any::Any + Send>) -> String {
+        payload
+            .downcast_ref::<String>()
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    // A decode that panics on another thread panics in the caller, with
+    // its own message, blocking or awaited.
+    #[test]
+    fn a_panicking_decode_panics_in_the_caller_with_its_message() {
+        let items: Vec<u32> = (0..1000).collect();
+        let decode = |i: &u32| {
+            if *i == 900 {
+                panic!("item {i} is bad");
+            }
+            *i
+        };
+        let blocking = std::panic::catch_unwind(|| decode_on(&items, 3, 0, decode));
+        assert_eq!(message(blocking.unwrap_err()), "item 900 is bad");
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .build()
+            .unwrap();
+        let awaited = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            runtime.block_on(async {
+                let text = vec![b'x'; 1000 * 4_000];
+                let ranges = (0..1000).map(|i| i * 4_000..(i + 1) * 4_000).collect();
+                decode_detached(Slices { text, ranges }, usize::MAX, |object: &[u8]| {
+                    assert_ne!(object.len(), 4_000, "a bad object");
+                })
+                .await
+            })
+        }));
+        let message = message(awaited.unwrap_err());
+        assert!(message.contains("a bad object"), "{message}");
     }
 
     #[test]
