@@ -1,5 +1,6 @@
 //! Feeding the FIFO from the source: the producer half of the informer,
-//! and the [`Handoff`] between it and the writer.
+//! the [`Handoff`] between it and the writer, and [`together`], which
+//! drives both on one task.
 //!
 //! This side only ever touches the FIFO (and the error reporter); the store
 //! and the subscribers belong to the writer.
@@ -7,6 +8,7 @@
 use std::{
     panic::AssertUnwindSafe,
     sync::atomic::{AtomicBool, Ordering},
+    task::Poll,
 };
 
 use futures::{FutureExt, Stream, StreamExt};
@@ -28,10 +30,10 @@ pub(crate) const PUMP_HIGH_WATER: usize = 1024;
 /// What the pump and the writer tell each other; each owns everything
 /// else it works with.
 ///
-/// From the pump: an event was fed (`progress`, so the writer notices a FIFO
+/// From the pump: an event was fed (`fed`, so the writer notices a FIFO
 /// that became synced with nothing to pop, such as an empty initial list),
 /// a relist completed (`relisted`, for the resync check timer, L3), the
-/// source ended (the FIFO is closed, then `progress`). From the writer (L10,
+/// source ended (the FIFO is closed, then `fed`). From the writer (L10,
 /// back-pressure): deltas were popped, or it waits (or not) for a full
 /// [`Lag::Bounded`](crate::dispatch::Lag::Bounded) subscriber. The pump
 /// reads the source only while the writer is not waiting and the FIFO holds
@@ -39,7 +41,7 @@ pub(crate) const PUMP_HIGH_WATER: usize = 1024;
 /// stops the source being read, and the FIFO stays bounded.
 #[derive(Debug, Default)]
 pub(crate) struct Handoff {
-    progress: Notify,
+    fed: AtomicBool,
     relisted: AtomicBool,
     writer_waiting: AtomicBool,
     room: Notify,
@@ -65,8 +67,23 @@ impl Handoff {
     }
 
     /// Resolves once the pump fed something or the source ended.
-    pub(crate) async fn progress(&self) {
-        self.progress.notified().await;
+    ///
+    /// This registers no waker, and the pump wakes no one: the writer
+    /// waits here only inside [`together`], which polls it again whenever
+    /// the pump has fed.
+    pub(crate) fn progress(&self) -> impl Future<Output = ()> + '_ {
+        std::future::poll_fn(|_| {
+            if self.fed.swap(false, Ordering::Relaxed) {
+                Poll::Ready(())
+            } else {
+                Poll::Pending
+            }
+        })
+    }
+
+    /// The pump fed an event, or closed the FIFO.
+    fn feed_done(&self) {
+        self.fed.store(true, Ordering::Relaxed);
     }
 
     fn open<K: Resource + Send + Sync + 'static>(&self, fifo: &DeltaFifo<K>) -> bool {
@@ -88,6 +105,49 @@ impl Handoff {
             room.await;
         }
     }
+}
+
+/// Runs the writer and the pump on the caller's task until both end, and
+/// gives how the pump ended.
+///
+/// Each poll runs the writer, then the pump, then the writer again if the
+/// pump fed something, so what arrived is written in the poll that read
+/// it. The pump's signal to the writer is a flag rather than a wake: in one
+/// task a wake is the task waking itself, which tokio's multi-threaded
+/// runtime treats as a yield, queueing the task behind the others and
+/// waking an idle worker to take it. For a watch that delivers one event
+/// per read, as a live API server does, that was a futex or eventfd write,
+/// a second poll and often a move to the other core for every event.
+pub(crate) async fn together<W, S>(writer: W, source: S, handoff: &Handoff) -> SourceEnd
+where
+    W: Future<Output = ()>,
+    S: Future<Output = SourceEnd>,
+{
+    let mut writer = std::pin::pin!(writer);
+    let mut source = std::pin::pin!(source);
+    let mut written = false;
+    let mut end = None;
+    std::future::poll_fn(|cx| {
+        if !written {
+            written = writer.as_mut().poll(cx).is_ready();
+        }
+        if end.is_none() {
+            if let Poll::Ready(ended) = source.as_mut().poll(cx) {
+                end = Some(ended);
+            }
+            if !written && handoff.fed.load(Ordering::Relaxed) {
+                written = writer.as_mut().poll(cx).is_ready();
+            }
+        }
+        match end.take() {
+            Some(ended) if written => Poll::Ready(ended),
+            ended => {
+                end = ended;
+                Poll::Pending
+            }
+        }
+    })
+    .await
 }
 
 /// How the pump ended.
@@ -119,7 +179,7 @@ where
 {
     let end = feed_all(events, fifo, reporter, progress, handoff).await;
     fifo.close();
-    handoff.progress.notify_one();
+    handoff.feed_done();
     end
 }
 
@@ -165,7 +225,7 @@ where
                 reporter.report(error);
             }
         }
-        handoff.progress.notify_one();
+        handoff.feed_done();
         // An always-ready source (an in-memory stream) must still let the
         // writer, which shares this task, make progress.
         tokio::task::coop::consume_budget().await;

@@ -18,7 +18,7 @@ use super::{
     core::Core,
     error::{Callback, Error, Result},
     lifecycle::Wiring,
-    pump::{Handoff, SourceEnd, pump},
+    pump::{Handoff, SourceEnd, pump, together},
     resync::ResyncTimer,
 };
 use crate::{
@@ -114,7 +114,7 @@ where
                     tracing::info!("informer stopped");
                     Outcome::Stopped
                 }
-                ((), end) = futures::future::join(writer, source) => match end {
+                end = together(writer, source, &handoff) => match end {
                     SourceEnd::Panicked(message) => {
                         tracing::warn!("event stream panicked; informer stopped");
                         Outcome::Panicked(Callback::EventStream, message)
