@@ -12,6 +12,12 @@ use kube::Resource;
 /// keeps them encoded, and reads of it return equal objects). A handler cannot mutate the cache through it, which is why this
 /// crate needs no cache mutation detector.
 ///
+/// An object that only notifications hold (the one an update replaced, a
+/// deleted one) is not freed by the subscriber that drops it last: the
+/// informer keeps a reference, and once every subscriber has dropped theirs
+/// frees it on its own task between two rounds of changes, the task that
+/// decodes the watch, whose heap it came from.
+///
 /// # Examples
 ///
 /// ```

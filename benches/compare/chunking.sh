@@ -58,11 +58,15 @@ if [[ -n $before_ref ]]; then
   # The harness of this tree, the crate of the older one.
   rm -rf "$tree/benches/compare"
   cp -r "$here" "$tree/benches/compare"
+  # A target dir of its own: cargo names a path package's build by its path
+  # within its workspace, the same in both trees, so in a shared target
+  # dir the next build of this tree was taken as fresh and copied the older
+  # tree's binary.
   for allocator in "${allocators[@]}"; do
     echo "== building kube-informer-compare at $before_ref ($allocator)" >&2
     # shellcheck disable=SC2046
-    (cd "$tree" && nice cargo build -q --release -p kube-informer-compare $(features_for "$allocator"))
-    cp "$CARGO_TARGET_DIR/release/kube-informer-compare" "$work/compare-before-$allocator"
+    (cd "$tree" && CARGO_TARGET_DIR="$work/before-target" nice cargo build -q --release -p kube-informer-compare $(features_for "$allocator"))
+    cp "$work/before-target/release/kube-informer-compare" "$work/compare-before-$allocator"
   done
 fi
 

@@ -127,6 +127,7 @@ mod lifecycle;
 mod metrics;
 mod parts;
 mod pump;
+mod reclaim;
 mod report;
 mod resync;
 mod run;

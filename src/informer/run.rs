@@ -19,6 +19,7 @@ use super::{
     error::{Callback, Error, Result},
     lifecycle::Wiring,
     pump::{Handoff, SourceEnd, pump, together},
+    reclaim::Reclaim,
     resync::ResyncTimer,
 };
 use crate::{
@@ -181,6 +182,7 @@ async fn write<K>(
     let mut timer = ResyncTimer::new(distributor.resync_check_period());
     let mut synced = false;
     let mut batch = Vec::new();
+    let mut reclaim = Reclaim::default();
     loop {
         // Between two batches: control messages first.
         while let Ok(request) = requests.try_recv() {
@@ -210,6 +212,9 @@ async fn write<K>(
             // L10: while this waits for a full Bounded subscriber, the pump
             // does not read the source.
             handoff.writer_waiting(true);
+            for notification in &batch {
+                reclaim.hold(notification);
+            }
             for notification in batch.drain(..) {
                 distributor.distribute_batched(&key, notification).await;
             }
@@ -223,6 +228,9 @@ async fn write<K>(
             tokio::task::coop::consume_budget().await;
         }
         distributor.end_batch();
+        // What subscribers have dropped since the last round is freed here,
+        // on the thread that decodes the watch (see `reclaim`).
+        reclaim.free_unheld();
         if popped > 0 {
             // Let the pump and timers in between long runs of batches.
             tokio::task::coop::consume_budget().await;
