@@ -16,7 +16,8 @@ use kube::Resource;
 /// deleted one) is not freed by the subscriber that drops it last: the
 /// informer keeps a reference, and once every subscriber has dropped theirs
 /// frees it on its own task between two rounds of changes, the task that
-/// decodes the watch, whose heap it came from.
+/// decodes the watch, whose heap it came from. An informer with no change
+/// to apply lets go of such references after a second.
 ///
 /// # Examples
 ///

@@ -10,7 +10,8 @@
 //! poll per event"). The writer keeps a reference to each such object and,
 //! between two rounds of pops, frees those no one else holds any more, on
 //! the thread that decodes the watch (BENCHMARKS.md, "Replaced objects
-//! freed by the writer").
+//! freed by the writer"). A writer that goes idle lets go of what it holds
+//! after a second, so a quiet informer keeps no object alive for this.
 
 use std::{collections::VecDeque, sync::Arc};
 
@@ -79,6 +80,18 @@ impl<K> Reclaim<K> {
         {
             self.held.pop_front();
         }
+    }
+
+    /// Whether any object is held.
+    pub(crate) fn holds_any(&self) -> bool {
+        !self.held.is_empty()
+    }
+
+    /// Frees every object no one else holds and lets go of the others,
+    /// which whoever drops them last frees: for a writer gone idle.
+    pub(crate) fn release_all(&mut self) {
+        self.free_unheld_all();
+        self.held.clear();
     }
 
     /// Frees every object no one else holds.

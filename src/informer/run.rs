@@ -163,6 +163,10 @@ enum Outcome {
     Panicked(Callback, String),
 }
 
+/// How long the writer, idle, keeps the objects it holds for subscribers to
+/// drop (see `reclaim`) before it lets go of them.
+const RELEASE_WHEN_IDLE: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// The most FIFO pops whose notifications share one wake per subscriber.
 const WAKE_BATCH: usize = 64;
 
@@ -245,6 +249,11 @@ async fn write<K>(
             Some(request) = requests.recv() => register(core, distributor, request),
             now = timer.tick() => resync_round(core, distributor, now),
             () = handoff.progress() => {}
+            // Idle with objects held: free what subscribers have dropped by
+            // then and let go of the rest, so a quiet informer holds none.
+            () = tokio::time::sleep(RELEASE_WHEN_IDLE), if reclaim.holds_any() => {
+                reclaim.release_all();
+            }
         }
     }
 }
