@@ -1,8 +1,8 @@
-//! How often the informer's task runs: once for each event that arrives on
-//! its own, as a live watch delivers them. The source and the writer share
-//! the task; an event read must be written in the same poll, not in a
-//! second one the task schedules for itself (on a multi-threaded runtime
-//! that second poll also woke an idle worker for every event).
+//! IR1: how often the informer's task runs: once for each event that
+//! arrives on its own, as a live watch delivers them. The source and the
+//! writer share the task; an event read must be written in the same poll,
+//! not in a second one the task schedules for itself (on a multi-threaded
+//! runtime that second poll also woke an idle worker for every event).
 
 mod informer_common;
 
@@ -75,22 +75,23 @@ async fn polls_for_lone_events(subscribers: usize) -> usize {
     polls
 }
 
-#[tokio::test]
-async fn an_event_that_arrives_alone_is_written_in_the_poll_that_read_it() {
-    let polls = polls_for_lone_events(1).await;
-    // One poll per event; a few more would be scheduling noise, two per
-    // event the task waking itself.
+/// One poll per event; a few more would be scheduling noise, two per
+/// event the task waking itself.
+fn assert_one_poll_per_event(polls: usize) {
     assert!(
         polls <= EVENTS + EVENTS / 10,
         "{polls} polls of the informer's task for {EVENTS} events"
     );
 }
 
+// IR1
 #[tokio::test]
-async fn every_subscriber_is_told_in_that_same_poll() {
-    let polls = polls_for_lone_events(3).await;
-    assert!(
-        polls <= EVENTS + EVENTS / 10,
-        "{polls} polls of the informer's task for {EVENTS} events"
-    );
+async fn ir1_an_event_that_arrives_alone_is_written_in_the_poll_that_read_it() {
+    assert_one_poll_per_event(polls_for_lone_events(1).await);
+}
+
+// IR1
+#[tokio::test]
+async fn ir1_every_subscriber_is_told_in_that_same_poll() {
+    assert_one_poll_per_event(polls_for_lone_events(3).await);
 }

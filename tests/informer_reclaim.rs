@@ -1,4 +1,4 @@
-//! Objects only notifications hold (the one an update replaced) are freed by
+//! IR2: objects only notifications hold (the one an update replaced) are freed by
 //! the informer once subscribers drop them; an informer with nothing more to
 //! apply keeps none of them alive.
 
@@ -10,8 +10,9 @@ use futures::StreamExt;
 use informer_common::*;
 use kube_informer::{Informer, dispatch::SubscribeOptions, source::Event};
 
+// IR2 (on tokio's paused clock: the sleep below only moves time on)
 #[tokio::test(start_paused = true)]
-async fn a_quiet_informer_keeps_no_replaced_object_alive() {
+async fn ir2_a_quiet_informer_keeps_no_replaced_object_alive() {
     let (source, events) = hand_source();
     let informer = Informer::builder_from_stream(events)
         .cache_from_env()

@@ -24,6 +24,19 @@
 //! due, and only then resyncs the FIFO; the resulting resync updates go
 //! only to the due subscribers (I3, L3).
 //!
+//! Two rules of the run loop's own, not client-go's:
+//!
+//! - **IR1 One poll per lone event.** An event that arrives on its own is
+//!   written to the store and handed to every subscriber in the poll of the
+//!   informer's task that read it: the pump signals the writer with a flag
+//!   and the task never wakes itself for it.
+//! - **IR2 The informer frees what only notifications hold.** An object
+//!   that only notifications hold (the one an update replaced, a deleted
+//!   one) is freed by the writer, between two rounds, once every subscriber
+//!   has dropped it, on the thread that decodes the watch; a writer idle for
+//!   a second lets go of what it still holds, so a quiet informer keeps none
+//!   of them alive.
+//!
 //! # Errors
 //!
 //! The source retries by itself; every error it yields, and every object the

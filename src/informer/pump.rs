@@ -107,7 +107,7 @@ impl Handoff {
     }
 }
 
-/// Runs the writer and the pump on the caller's task until both end, and
+/// Runs the writer and the pump on the caller's task until both end (IR1), and
 /// gives how the pump ended.
 ///
 /// Each poll runs the writer, then the pump, then the writer again if the

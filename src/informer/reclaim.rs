@@ -1,5 +1,5 @@
 //! Objects that only notifications hold, freed on the writer's thread once
-//! every subscriber has dropped them.
+//! every subscriber has dropped them (IR2).
 //!
 //! A notification is often the last holder of the object it carries: the
 //! object an update replaced, a deleted object, and in a compact cache every
@@ -118,7 +118,7 @@ mod tests {
     }
 
     #[test]
-    fn an_object_only_a_notification_holds_is_freed_here_once_handed_out_and_dropped() {
+    fn ir2_an_object_only_a_notification_holds_is_freed_here_once_handed_out_and_dropped() {
         let mut reclaim = Reclaim::default();
         let old = Arc::new(1);
         let new = Arc::new(2);
@@ -144,7 +144,7 @@ mod tests {
     }
 
     #[test]
-    fn a_subscriber_far_behind_keeps_the_held_objects_bounded() {
+    fn ir2_a_subscriber_far_behind_keeps_the_held_objects_bounded() {
         let mut reclaim = Reclaim::default();
         let mut waiting = Vec::new();
         for i in 0..4 * MOST_HELD as u32 {
@@ -165,7 +165,7 @@ mod tests {
     }
 
     #[test]
-    fn a_kept_object_stops_the_cheap_check_but_not_the_bound() {
+    fn ir2_a_kept_object_stops_the_cheap_check_but_not_the_bound() {
         let mut reclaim = Reclaim::default();
         let kept = Notification::Deleted {
             object: Arc::new(0),
