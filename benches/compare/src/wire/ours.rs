@@ -40,6 +40,12 @@ impl WireRunner for OursWire {
         {
             builder = builder.decode_threads(threads);
         }
+        // `COMPARE_PLAIN_DECODE=1`: the builder's `plain_decode()`, for the
+        // runs that measure what the tuned decoder costs and saves
+        // (BENCHMARKS.md, "The tuned decoder against plain serde").
+        if std::env::var_os("COMPARE_PLAIN_DECODE").is_some() {
+            builder = builder.plain_decode();
+        }
         spawn(builder.build(), subscribers, Counter::observe);
         Started {
             deletes_applied: None,
