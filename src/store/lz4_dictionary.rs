@@ -147,7 +147,8 @@ impl Compressor {
 
 /// How many leading bytes `a` and `b` share, compared eight at a time:
 /// an object's matches against the dictionary run to hundreds of bytes,
-/// and comparing them a byte at a time was most of the compressor's work.
+/// and comparing them a byte at a time was a large part of the
+/// compressor's work.
 fn common_prefix(a: &[u8], b: &[u8]) -> usize {
     let len = a.len().min(b.len());
     let (words_a, _) = a[..len].as_chunks::<8>();
