@@ -11,8 +11,9 @@
 //! - `plain`: `from_str` straight into a typed list or event, no checks
 //!   (the floor),
 //!
-//! and the source's page decode on 1 and 2 threads (its decode pool), and
-//! the thread split at the batch sizes around its threshold.
+//! and the source's page decode on 1 and 2 threads (its decode pool), the
+//! thread split at the batch sizes around its threshold, and (`scan_alone`)
+//! the pass over each object's text that comes before its typed decode.
 //!
 //! `cargo bench --bench decode -- --quick` for a short run.
 
@@ -247,6 +248,19 @@ fn watch_lines(c: &mut Criterion) {
             for line in &lines {
                 let parsed: RawLine<'_> = serde_json::from_str(black_box(line)).unwrap();
                 decode_bench::probe(black_box(parsed.object), Some("Pod")).unwrap();
+            }
+        })
+    });
+    // The pass before the typed decode alone (array lengths, R7), on the
+    // objects already cut out of their lines.
+    let objects: Vec<&RawValue> = lines
+        .iter()
+        .map(|line| serde_json::from_str::<RawLine<'_>>(line).unwrap().object)
+        .collect();
+    group.bench_function("scan_alone", |b| {
+        b.iter(|| {
+            for object in &objects {
+                black_box(decode_bench::scan(black_box(object), Some("Pod")));
             }
         })
     });

@@ -40,6 +40,13 @@ pub fn probe(object: &RawValue, kind: Option<&str>) -> Result<(), Error> {
     super::decode::probe_only(object.get(), kind)
 }
 
+/// The pass over an object's text that comes before its typed decode (the
+/// length of every array, and whether R7 plainly holds), without the
+/// decode; how many arrays it counted.
+pub fn scan(object: &RawValue, kind: Option<&str>) -> usize {
+    super::decode::scan_only(object.get(), kind)
+}
+
 /// Decodes one watch line as the source does, against the item kind of
 /// `list_kind` (e.g. `PodList`); the object, if it carries one.
 pub fn watch_line<K: DeserializeOwned>(

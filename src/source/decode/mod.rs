@@ -194,6 +194,12 @@ pub(crate) fn probe_only(object: &str, kind: Option<&str>) -> Result<(), Error> 
     probe::check(object, kind)
 }
 
+/// The pass before a typed decode alone, for the decode benchmark: how
+/// many arrays it counted.
+pub(crate) fn scan_only(object: &str, kind: Option<&str>) -> usize {
+    scan::scan(object, kind).lengths.len()
+}
+
 #[cfg(test)]
 mod tests {
     use k8s_openapi::api::core::v1::ConfigMap;
