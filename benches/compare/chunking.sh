@@ -15,7 +15,8 @@
 # CHUNK_SUBSCRIBERS (default "1 4"), CHUNK_REPEATS (default 2),
 # CHUNK_BEFORE_REF (a git ref: its src/ is built with this benches/compare
 # and run as runner ours-before), CHUNK_DEADLINE (seconds since the epoch:
-# no run starts after it).
+# no run starts after it), SETTLE_MB (memory filled and freed before each
+# run, default 3072, 0 off: settle.sh).
 #
 # Each run is a fresh process (`kube-informer-compare wire`) against one
 # loopback server per chunking; every line goes to
@@ -73,6 +74,8 @@ fi
 # ---- server ------------------------------------------------------------------
 # shellcheck source=server.sh
 source "$here/server.sh"
+# shellcheck source=settle.sh
+source "$here/settle.sh"
 
 run_one() { # runner binary label subscribers
   local line status=0
@@ -80,6 +83,7 @@ run_one() { # runner binary label subscribers
     echo "-- $3 S=$4: skipped, past CHUNK_DEADLINE" >&2
     return 0
   fi
+  settle_memory
   line="$("$2" wire "$1" --server "$server" --subscribers "$4")" || status=$?
   if [[ $status -ne 0 || -z $line ]]; then
     echo "   $3 failed (exit $status)" >&2
@@ -104,7 +108,8 @@ for mode in "${modes[@]}"; do
         # Each runner takes each place in turn: the first run after the
         # server starts, or after another runner's process, can be slower
         # (seen under mimalloc: a 2-3x initial sync with the system time
-        # to match), whichever runner it is.
+        # to match), whichever runner it is. `settle_memory` removes the
+        # cause found for it (settle.sh); the turns stay.
         for i in "${!runners[@]}"; do
           runner="${runners[(i + turn) % ${#runners[@]}]}"
           case $runner in

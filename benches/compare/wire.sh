@@ -15,6 +15,8 @@
 # WIRE_RELIST_REPEATS (default 1) repeats the relist runs; WIRE_DEADLINE
 # (seconds since the epoch) stops starting runs after that time;
 # WIRE_MEASURED_ON is a note on what was measured, shown on the page.
+# SETTLE_MB (default 3072; 0: off) is the memory filled and freed before
+# each run, so every run starts with memory the host has backed (settle.sh).
 #
 # WIRE_RUNNERS (default "ours kube-runtime client-go") picks the runners, in
 # the order each pass runs them; besides those three: ours-projection
@@ -85,6 +87,8 @@ go_bin="$work/client-go-runner"
 # ---- server ----------------------------------------------------------------
 # shellcheck source=server.sh
 source "$here/server.sh"
+# shellcheck source=settle.sh
+source "$here/settle.sh"
 start_wire_server() { # objects
   local encoder=()
   [[ " ${runners[*]} " =~ \ client-go-(protobuf|metadata)\  ]] && encoder=(--protobuf-encoder "$go_bin")
@@ -124,6 +128,7 @@ run_one() { # results runner subscribers strip variant
     return 0
   fi
   echo "-- $runner S=$subscribers strip=$strip $variant (load $(cut -d' ' -f1-3 /proc/loadavg))" >&2
+  settle_memory
   # shellcheck disable=SC2046 # the command line is split on purpose
   line="$($(command_for "$runner" "$subscribers" "$strip" "$variant"))" || status=$?
   if [[ $status -ne 0 || -z $line ]]; then
@@ -170,6 +175,7 @@ if [[ $what == profile ]]; then
   for runner in "${runners[@]}"; do
     data="$work/perf-$runner.data"
     echo "== perf record: $runner, N = $profile_objects, S = 4" >&2
+    settle_memory
     # shellcheck disable=SC2046
     perf record -e cpu-clock -F 1999 -o "$data" -- $(command_for "$runner" 4 no burst) >"$work/perf-$runner.json" 2>"$work/perf-$runner.log"
     perf report -i "$data" --no-children --sort dso,sym --stdio 2>/dev/null >"$work/perf-$runner.txt"
