@@ -33,8 +33,14 @@ const LAST_LITERALS: usize = 5;
 /// The farthest an offset reaches back.
 pub(super) const MAX_OFFSET: usize = u16::MAX as usize;
 
+/// The four bytes at `at`, read as one load: built from four indexed
+/// bytes, the compiler kept four loads, four bounds checks and the shifts
+/// joining them, in the loop that runs for every input byte.
 fn read_u32(bytes: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
+    let (word, _) = bytes[at..]
+        .split_first_chunk::<4>()
+        .expect("four bytes left at `at`");
+    u32::from_le_bytes(*word)
 }
 
 fn hash(sequence: u32) -> usize {
