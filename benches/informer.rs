@@ -13,6 +13,10 @@
 //! bench against a build of the commit before the counters existed (see
 //! `METRICS.md`, "Cost").
 //!
+//! The `compact_` cases run 0 and 1 subscribers with the compact cache
+//! (`store::CompactCache`, no hot set): each update encodes the new version,
+//! and decodes the replaced one only when a subscriber will read it (CM8).
+//!
 //! ```sh
 //! cargo bench --bench informer
 //! ```
@@ -22,7 +26,7 @@ use std::time::Duration;
 use criterion::{BatchSize, Criterion, Throughput, criterion_group};
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::ConfigMap;
-use kube_informer::{Informer, dispatch::SubscribeOptions, source::Event};
+use kube_informer::{Informer, dispatch::SubscribeOptions, source::Event, store::CompactCache};
 
 mod support;
 use support::config_map;
@@ -48,11 +52,19 @@ fn events() -> Vec<Event<ConfigMap>> {
     events
 }
 
-async fn run_once(events: Vec<Event<ConfigMap>>, subscribers: usize, read_metrics: bool) {
-    let informer = Informer::builder_from_stream(futures::stream::iter(
+async fn run_once(
+    events: Vec<Event<ConfigMap>>,
+    subscribers: usize,
+    read_metrics: bool,
+    compact: bool,
+) {
+    let mut builder = Informer::builder_from_stream(futures::stream::iter(
         events.into_iter().map(Ok::<_, std::io::Error>),
-    ))
-    .build();
+    ));
+    if compact {
+        builder = builder.compact_cache(CompactCache::default().hot_objects(0));
+    }
+    let informer = builder.build();
     let counters: Vec<_> = (0..subscribers)
         .map(|_| {
             let subscription = informer
@@ -109,11 +121,20 @@ fn informer_throughput(c: &mut Criterion) {
             group.bench_function(format!("{subscribers}_subscribers{suffix}"), |b| {
                 b.to_async(&runtime).iter_batched(
                     || template.clone(),
-                    |events| run_once(events, subscribers, read),
+                    |events| run_once(events, subscribers, read, false),
                     BatchSize::LargeInput,
                 );
             });
         }
+    }
+    for subscribers in [0, 1] {
+        group.bench_function(format!("compact_{subscribers}_subscribers"), |b| {
+            b.to_async(&runtime).iter_batched(
+                || template.clone(),
+                |events| run_once(events, subscribers, false, true),
+                BatchSize::LargeInput,
+            );
+        });
     }
     group.finish();
 }
@@ -121,17 +142,19 @@ fn informer_throughput(c: &mut Criterion) {
 criterion_group!(benches, informer_throughput);
 
 /// `INFORMER_BENCH_ITERATIONS=n` runs one case `n` times outside Criterion
-/// (`INFORMER_BENCH_SUBSCRIBERS` of them, default 4), to count instructions
-/// with `perf stat -e instructions:u`: a figure the machine's load does not
-/// move the way it moves time.
+/// (`INFORMER_BENCH_SUBSCRIBERS` of them, default 4; the compact cache with
+/// `INFORMER_BENCH_COMPACT=1`), to count instructions with `perf stat -e
+/// instructions:u` or callgrind: a figure the machine's load does not move
+/// the way it moves time.
 fn main() {
     if let Ok(iterations) = std::env::var("INFORMER_BENCH_ITERATIONS") {
         let subscribers = std::env::var("INFORMER_BENCH_SUBSCRIBERS")
             .map_or(4, |n| n.parse().expect("a subscriber count"));
+        let compact = std::env::var_os("INFORMER_BENCH_COMPACT").is_some_and(|v| v == "1");
         let runtime = runtime();
         let template = events();
         for _ in 0..iterations.parse::<usize>().expect("an iteration count") {
-            runtime.block_on(run_once(template.clone(), subscribers, false));
+            runtime.block_on(run_once(template.clone(), subscribers, false, compact));
         }
         return;
     }

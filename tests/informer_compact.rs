@@ -92,6 +92,47 @@ async fn cm5_notifications_carry_the_new_object_and_the_replaced_version() {
     assert_eq!((stats.encoded_objects, stats.decode_failures), (1, 0));
 }
 
+/// CM8: without a subscriber, an update decodes none of the versions it
+/// replaces; with one, each is decoded for its `Updated`. The store ends
+/// the same either way.
+#[tokio::test]
+async fn cm8_without_subscribers_no_replaced_version_is_decoded() {
+    for subscribed in [false, true] {
+        let (source, events) = hand_source();
+        let informer = Informer::builder_from_stream(events)
+            .compact_cache(CompactCache::default().hot_objects(0))
+            .build();
+        let subscription =
+            subscribed.then(|| informer.subscribe(SubscribeOptions::default()).unwrap());
+        let run = tokio::spawn(informer.clone().run());
+        relist(&source, &[cm("a", "1"), cm("b", "1")], "1");
+        send(&source, Event::Modified(cm("a", "2")));
+        send(&source, Event::Modified(cm("b", "2")));
+        send(&source, Event::Modified(cm("a", "3")));
+        drop(source);
+        run.await.unwrap().unwrap();
+
+        let store = informer.store();
+        // Before any read: reads decode too.
+        let stats = store.compact_stats().unwrap();
+        assert_eq!(
+            (stats.decodes, stats.encoded_objects),
+            (if subscribed { 3 } else { 0 }, 2),
+            "subscribed: {subscribed}"
+        );
+        assert_eq!(*store.get_by(Some("default"), "a").unwrap(), cm("a", "3"));
+        assert_eq!(*store.get_by(Some("default"), "b").unwrap(), cm("b", "2"));
+        if let Some(subscription) = subscription {
+            let updates: Vec<String> = subscription
+                .map(|n| describe(&n))
+                .filter(|d| std::future::ready(d.starts_with("updated")))
+                .collect()
+                .await;
+            assert_eq!(updates.len(), 3, "{updates:?}");
+        }
+    }
+}
+
 /// CM1: resyncs re-deliver every object, decoded, as `Updated` with
 /// `resync` set, the same in both modes.
 #[tokio::test(start_paused = true)]

@@ -14,7 +14,7 @@ use crate::{
     delta::{DeltaType, Deltas},
     key::ObjectKey,
     notification::{Notification, same_resource_version},
-    store::{Error as StoreError, Replaced, Writer},
+    store::{Error as StoreError, OldVersion, Replaced, Writer},
 };
 
 /// Applies `deltas` to `store`, oldest first (I5), appends the
@@ -34,10 +34,14 @@ use crate::{
 ///   as it was and sends no notification for that delta; the error goes to
 ///   `reporter` and the informer goes on, so a later version that indexes
 ///   fine is an `Updated` from the last stored one.
+/// - With `old_version` [`OldVersion::IfDecoded`] (no subscriber would read
+///   the notification), an update whose replaced version a compact store
+///   kept encoded gives no notification: the version is not decoded (CM8).
 pub(crate) fn apply_deltas<K>(
     store: &Writer<K>,
     deltas: Deltas<K>,
     in_initial_list: bool,
+    old_version: OldVersion,
     out: &mut Vec<Notification<K>>,
     reporter: &ErrorReporter,
 ) -> ObjectKey
@@ -50,7 +54,7 @@ where
         let notification = match delta.delta_type {
             DeltaType::Sync | DeltaType::Replaced | DeltaType::Added | DeltaType::Updated => {
                 let new = delta.object.into_object();
-                match store.upsert(key.clone(), Arc::clone(&new)) {
+                match store.upsert(key.clone(), Arc::clone(&new), old_version) {
                     Ok(Replaced::Old(old)) => {
                         let resync = same_resource_version(&*old, &*new);
                         Notification::Updated { old, new, resync }
@@ -71,6 +75,7 @@ where
                             in_initial_list,
                         }
                     }
+                    Ok(Replaced::NotDecoded) => continue,
                     Err(error) => {
                         reporter.report(Error::Store(Arc::new(error)));
                         continue;

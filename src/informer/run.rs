@@ -26,6 +26,7 @@ use crate::{
     dispatch::{Distributor, EndReason, Start, SubscribeRequest},
     panic::panic_message,
     resource::WatchedResource,
+    store::OldVersion,
 };
 
 /// The span `run` is instrumented with (E2): the resource in words, and as
@@ -203,7 +204,14 @@ async fn write<K>(
         }
 
         // A round of pops; each subscriber is woken once for the round
-        // (`end_batch`), not once per notification.
+        // (`end_batch`), not once per notification. Subscribers join only
+        // between rounds, so one with none has no reader for the versions
+        // an update replaces, and a compact store need not decode them (CM8).
+        let old_version = if distributor.is_empty() {
+            OldVersion::IfDecoded
+        } else {
+            OldVersion::Decoded
+        };
         let mut popped = 0;
         loop {
             // The producer (the pump) shares this task, so nothing enqueues
@@ -212,7 +220,14 @@ async fn write<K>(
             let in_initial_list = !fifo.has_synced();
             let Some(deltas) = fifo.try_pop() else { break };
             handoff.popped();
-            let key = apply_deltas(store, deltas, in_initial_list, &mut batch, &core.reporter);
+            let key = apply_deltas(
+                store,
+                deltas,
+                in_initial_list,
+                old_version,
+                &mut batch,
+                &core.reporter,
+            );
             // L10: while this waits for a full Bounded subscriber, the pump
             // does not read the source.
             handoff.writer_waiting(true);

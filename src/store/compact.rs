@@ -48,6 +48,14 @@
 //! - **CM7 An option like the others.** The compact cache and its hot-set
 //!   bound are options an [`InformerFactory`](crate::InformerFactory)
 //!   compares: a request that differs is refused.
+//! - **CM8 No decode for no reader.** While an informer has no live
+//!   subscriber, an update decodes the version it replaces only if the hot
+//!   set holds it decoded already: the `Updated` notification that would
+//!   carry it has no one to go to. An informer kept only for its store
+//!   (lookups, indexes) pays for encoding each new version and nothing for
+//!   the old one. Subscribers join between two rounds of the writer, so a
+//!   subscriber never misses a notification for it; one that joins later
+//!   gets the store's objects as its replay (L1).
 //!
 //! # Encoding
 //!

@@ -32,7 +32,7 @@
 //! - **C5 Synced.** A store is not synced until its writer marks it so, and
 //!   is from then on; marking it wakes every
 //!   [`Store::wait_until_synced`].
-//! - **CM1–CM7 Compact cache.** See [`compact`].
+//! - **CM1–CM8 Compact cache.** See [`compact`].
 //! - **RW4 Waiting for a write.** [`Store::wait_for`] returns once the store
 //!   has caught up with a write for its key, by the rules RW1–RW3 of
 //!   [`resource_version`](crate::resource_version), or once the informer
@@ -46,7 +46,7 @@
 //! [`InformerBuilder::compact_cache`](crate::InformerBuilder::compact_cache))
 //! keeps each object encoded: MessagePack, compressed with LZ4 against a
 //! dictionary made of the first objects it kept; see [`compact`] for its
-//! rules (CM1–CM7) and why this encoding. Reads take the encoded bytes (a
+//! rules (CM1–CM8) and why this encoding. Reads take the encoded bytes (a
 //! reference count) under the lock and decode after releasing it, so a
 //! decode never holds up the writer; a small set of decoded objects serves
 //! the keys `get` reads often. The `Store` API is the same in both modes.
@@ -140,8 +140,8 @@ pub use indexers::{IndexFn, Indexers, NAMESPACE_INDEX};
 pub use namespace::NamespacedStore;
 pub(crate) use reader::Owner;
 pub use reader::Store;
-pub(crate) use writer::Replaced;
 pub use writer::Writer;
+pub(crate) use writer::{OldVersion, Replaced};
 
 /// Errors of the store.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -127,15 +127,22 @@ impl<K> Writer<K> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn apply_upsert(&self, key: ObjectKey, object: Arc<K>) -> Result<Option<Arc<K>>, Error> {
-        Ok(match self.upsert(key, object)? {
-            Replaced::Nothing | Replaced::Unreadable => None,
+        Ok(match self.upsert(key, object, OldVersion::Decoded)? {
+            Replaced::Nothing | Replaced::Unreadable | Replaced::NotDecoded => None,
             Replaced::Old(old) => Some(old),
         })
     }
 
     /// [`apply_upsert`](Self::apply_upsert), telling a replaced version
-    /// that could not be decoded (CM6) from no replaced version.
-    pub(crate) fn upsert(&self, key: ObjectKey, object: Arc<K>) -> Result<Replaced<K>, Error> {
+    /// that could not be decoded (CM6) from no replaced version; with
+    /// [`OldVersion::IfDecoded`], a compact store decodes no replaced
+    /// version (CM8).
+    pub(crate) fn upsert(
+        &self,
+        key: ObjectKey,
+        object: Arc<K>,
+        old_version: OldVersion,
+    ) -> Result<Replaced<K>, Error> {
         // User code first, with no lock held: a slow index function delays
         // only this writer, and a panicking one changes nothing. So does
         // encoding (CM2).
@@ -164,9 +171,12 @@ impl<K> Writer<K> {
         // hot old version needs no decode (CM5).
         let new = new_bytes.zip(kept);
         let was_hot = compact.hot.lock().rewrite(&key, old_bytes, new);
-        Ok(match was_hot {
-            Some(old) => Replaced::Old(old),
-            None => self
+        Ok(match (was_hot, old_version) {
+            (Some(old), _) => Replaced::Old(old),
+            (None, OldVersion::IfDecoded) => {
+                old.decoded().map_or(Replaced::NotDecoded, Replaced::Old)
+            }
+            (None, OldVersion::Decoded) => self
                 .shared
                 .resolve(&key, old, false)
                 .map_or(Replaced::Unreadable, Replaced::Old),
@@ -299,6 +309,19 @@ pub(crate) enum Replaced<K> {
     Old(Arc<K>),
     /// A version whose stored bytes did not decode (CM6).
     Unreadable,
+    /// A version a compact store kept encoded and, as asked, did not
+    /// decode (CM8).
+    NotDecoded,
+}
+
+/// Whether an upsert into a compact store decodes the version it replaces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum OldVersion {
+    /// Always: the caller hands it on.
+    Decoded,
+    /// Only when it is at hand decoded (the default mode, the hot set):
+    /// nothing would read it.
+    IfDecoded,
 }
 
 impl<K> fmt::Debug for Writer<K> {

@@ -28,9 +28,12 @@ where
 {
     /// Keeps the informer's objects encoded in its store and decodes them
     /// when read, with `cache`'s bounded set of decoded objects for the
-    /// keys read often (the store's rules CM1–CM6, [`store::compact`](crate::store::compact)).
+    /// keys read often (the store's rules CM1–CM8, [`store::compact`](crate::store::compact)).
     /// Reads cost a decode (15–20 µs for a Pod) unless the key is hot; a
-    /// cached Pod costs about 1 KB of RSS instead of about 21 KB. The `Store` API and
+    /// cached Pod costs about 1 KB of RSS instead of about 21 KB. Each write
+    /// encodes the new version, and each update decodes the version it
+    /// replaces for the `Updated` notification, unless no subscriber is
+    /// live (CM8). The `Store` API and
     /// notifications are unchanged, except that objects read from the store
     /// are equal to, not the same allocation as, those notifications
     /// carried (CM5).
