@@ -14,7 +14,9 @@
 # CHUNK_OBJECTS (default 10000: N Pods, U = 2N updates, D = N/10 deletes),
 # CHUNK_SUBSCRIBERS (default "1 4"), CHUNK_REPEATS (default 2),
 # CHUNK_BEFORE_REF (a git ref: its src/ is built with this benches/compare
-# and run as runner ours-before), CHUNK_DEADLINE (seconds since the epoch:
+# and run as runner ours-before), CHUNK_FLOORS=1 (the wire floors `floor`
+# and `transport` as runners too), CHUNK_SKIP_BUILD=1 (no build: the
+# binaries already in $CARGO_TARGET_DIR/compare), CHUNK_DEADLINE (seconds since the epoch:
 # no run starts after it), SETTLE_MB (memory filled and freed before each
 # run, default 3072, 0 off: settle.sh).
 #
@@ -43,6 +45,8 @@ features_for() { [[ $1 == system ]] || echo "--features $1"; }
 
 # ---- builds ------------------------------------------------------------------
 for allocator in "${allocators[@]}"; do
+  # CHUNK_SKIP_BUILD=1: run the binaries already in $work (compare-ALLOCATOR).
+  [[ ${CHUNK_SKIP_BUILD:-0} == 1 && -x $work/compare-$allocator ]] && continue
   echo "== building kube-informer-compare ($allocator)" >&2
   # shellcheck disable=SC2046
   nice cargo build -q --release -p kube-informer-compare $(features_for "$allocator")
@@ -97,6 +101,9 @@ run_one() { # runner binary label subscribers
 
 runners=(ours kube-runtime)
 [[ -n $before_ref ]] && runners=(ours ours-before kube-runtime)
+# CHUNK_FLOORS=1: the two wire floors too (src/wire/floor.rs): the least an
+# informer on kube's Client can spend, and the watch body alone.
+[[ ${CHUNK_FLOORS:-0} == 1 ]] && runners+=(floor transport)
 turn=0
 for mode in "${modes[@]}"; do
   echo "== chunking $mode, N = $objects" >&2
@@ -115,7 +122,7 @@ for mode in "${modes[@]}"; do
           case $runner in
             ours) run_one ours "$work/compare-$allocator" ours "$subscribers" ;;
             ours-before) run_one ours "$work/compare-before-$allocator" ours-before "$subscribers" ;;
-            kube-runtime) run_one kube-runtime "$work/compare-$allocator" kube-runtime "$subscribers" ;;
+            kube-runtime | floor | transport) run_one "$runner" "$work/compare-$allocator" "$runner" "$subscribers" ;;
           esac
         done
         turn=$((turn + 1))

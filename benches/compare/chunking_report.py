@@ -7,7 +7,7 @@ import sys
 from collections import defaultdict
 
 MIB = 2**20
-ORDER = {"ours": 0, "ours-before": 1, "kube-runtime": 2}
+ORDER = {"ours": 0, "ours-before": 1, "kube-runtime": 2, "floor": 3, "transport": 4}
 
 
 def main(path):

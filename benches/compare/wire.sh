@@ -25,7 +25,9 @@
 # ours-projection-compact (the projection in the compact cache),
 # client-go-protobuf (the clientset asking for protobuf, as
 # kube-controller-manager does) and client-go-metadata (client-go's metadata
-# informer, PartialObjectMetadata in protobuf). With either client-go-*
+# informer, PartialObjectMetadata in protobuf), floor and transport (the
+# wire floors of src/wire/floor.rs: a minimal informer on kube's own watch
+# stream, and the watch body read without decoding). With either client-go-*
 # runner the server is started with --protobuf-encoder (the Go runner
 # encodes the Pods with k8s.io/api's encoder before the server listens, so
 # none of it is in a measured run). WIRE_SUBSCRIBERS (default "1 4") picks
@@ -104,7 +106,7 @@ command_for() {
     ours-before)
       echo "$before_bin wire ours --server $server --subscribers $subscribers" \
         "$([[ $strip == yes ]] && echo --strip)" "$([[ $variant == relist ]] && echo --relist)" ;;
-    ours | ours-projection | ours-compact | ours-projection-compact | kube-runtime)
+    ours | ours-projection | ours-compact | ours-projection-compact | kube-runtime | floor | transport)
       echo "$rust_bin wire $runner --server $server --subscribers $subscribers" \
         "$([[ $strip == yes ]] && echo --strip)" "$([[ $variant == relist ]] && echo --relist)" ;;
     client-go | client-go-protobuf | client-go-metadata)

@@ -22,11 +22,18 @@ LABELS = {
     "ours-projection": "kube-informer projection (metadata + nodeName + phase)",
     "client-go-protobuf": "client-go, protobuf",
     "client-go-metadata": "client-go metadata informer (protobuf)",
+    "floor": "floor: a minimal informer on kube's Api::watch",
+    "transport": "transport: the watch body read, nothing decoded",
 }
 # Every runner the flavours table shows, in its order: what each caches and
 # how it reads the wire.
 FLAVOURS = ["client-go", "client-go-protobuf", "client-go-metadata", "ours", "ours-projection", "kube-runtime"]
 MIB = 2**20
+
+
+def order_of(runner):
+    """Where a runner's rows go: the headline runners first, then the rest."""
+    return RUNNERS.index(runner) if runner in RUNNERS else len(RUNNERS)
 
 
 def load(path):
@@ -143,7 +150,7 @@ def peak_table(groups):
         "| heap in use then (MiB) | free heap kept by the allocator then (MiB) | largest subscriber queue |",
         "|---|---:|---|---:|---:|---:|---:|---:|---:|",
     ]
-    for (runner, variant, strip, subscribers), runs in sorted(groups.items(), key=lambda item: (item[0][3], item[0][2], RUNNERS.index(item[0][0]))):
+    for (runner, variant, strip, subscribers), runs in sorted(groups.items(), key=lambda item: (item[0][3], item[0][2], order_of(item[0][0]))):
         if variant != "burst":
             continue
         # The run with the median peak, so the columns belong together.

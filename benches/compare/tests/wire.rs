@@ -5,6 +5,7 @@
 use kube::Client;
 use kube_informer_compare::wire::{
     drive::{WireOptions, WireReport, WireRunner, client, drive},
+    floor::{FloorWire, TransportWire},
     kube_runtime::KubeRuntimeWire,
     pods::{WireSpec, WireWorkload},
     server::{Chunking, WireServer},
@@ -235,6 +236,25 @@ async fn kube_runtime_reaches_quiescence_with_one_chunk_per_event() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kube_runtime_relists_after_a_410() {
     assert_relist(&relist::<KubeRuntimeWire>(2, false).await);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_floor_tells_every_subscriber_every_event() {
+    let report = burst::<FloorWire>(3, true).await;
+    assert_eq!(report.runner, "floor");
+    assert_burst(&report, OBJECTS as u64 + UPDATES + DELETES);
+}
+
+// The transport floor counts the watch body's lines without decoding them:
+// lines split across chunks, one chunk per event or many, count once each.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_transport_floor_counts_every_watch_line() {
+    for chunking in [Chunking::Backlog, Chunking::PerEvent] {
+        let server = start_server_with(chunking).await;
+        let report = drive_bounded::<TransportWire>(options(server, 2, false, false)).await;
+        assert_eq!(report.runner, "transport");
+        assert_burst(&report, OBJECTS as u64 + UPDATES + DELETES);
+    }
 }
 
 /// W-PB3: the server answers in the first encoding of the `Accept` header

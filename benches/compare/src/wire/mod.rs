@@ -6,6 +6,7 @@
 
 pub mod count;
 pub mod drive;
+pub mod floor;
 pub mod kube_runtime;
 #[cfg(feature = "ours")]
 pub mod ours;
