@@ -101,8 +101,8 @@ run_one() { # runner binary label subscribers
 
 runners=(ours kube-runtime)
 [[ -n $before_ref ]] && runners=(ours ours-before kube-runtime)
-# CHUNK_FLOORS=1: the two wire floors too (src/wire/floor.rs): the least an
-# informer on kube's Client can spend, and the watch body alone.
+# CHUNK_FLOORS=1: the two wire floors too (src/wire/floor.rs): a minimal
+# informer on kube's Client, and the watch body alone.
 [[ ${CHUNK_FLOORS:-0} == 1 ]] && runners+=(floor transport)
 turn=0
 for mode in "${modes[@]}"; do

@@ -1,12 +1,13 @@
-//! Two wire floors: what an informer on kube's `Client` cannot spend less
-//! than, measured in the same harness as the informers.
+//! Two wire floors, measured in the same harness as the informers: what a
+//! minimal informer on kube's `Client` spends, and what the watch body alone
+//! costs.
 //!
-//! - [`FloorWire`] (`floor`): the least an informer can be. The list in
-//!   pages of 500, then kube's own `Api::watch` stream (each line decoded
-//!   into a `WatchEvent<Pod>` by kube), each object kept in a `HashMap` by
-//!   name and sent as an `Arc` down one unbounded channel per subscriber,
-//!   each subscriber drained by its own task. No key queue, no resource
-//!   version checks, no indexes, no replay, no relist.
+//! - [`FloorWire`] (`floor`): an informer with none of an informer's
+//!   logic. The list in pages of 500, then kube's own `Api::watch` stream
+//!   (each line decoded into a `WatchEvent<Pod>` by kube), each object kept
+//!   in a `HashMap` by name and sent as an `Arc` down one unbounded channel
+//!   per subscriber, each subscriber drained by its own task. No key queue,
+//!   no resourceVersion checks, no indexes, no replay, no relist.
 //! - [`TransportWire`] (`transport`): the HTTP body alone. The same list
 //!   (decoded, to count the Pods), then the watch body read from
 //!   `Client::request_stream` and its lines counted, nothing decoded: the
