@@ -5,7 +5,8 @@
 //! - [`FloorWire`] (`floor`): an informer with none of an informer's
 //!   logic. The list in pages of 500, then kube's own `Api::watch` stream
 //!   (each line decoded into a `WatchEvent<Pod>` by kube), each object kept
-//!   in a `HashMap` by name and sent as an `Arc` down one unbounded channel
+//!   in a `HashMap` by namespace and name (as every informer keys its
+//!   objects) and sent as an `Arc` down one unbounded channel
 //!   per subscriber, each subscriber drained by its own task. No key queue,
 //!   no resourceVersion checks, no indexes, no replay, no relist.
 //! - [`TransportWire`] (`transport`): the HTTP body alone. The same list
@@ -85,6 +86,14 @@ impl WireRunner for FloorWire {
     }
 }
 
+/// A Pod's key in the floor's cache: its namespace and name.
+fn key_of(pod: &Pod) -> (Option<String>, String) {
+    (
+        pod.metadata.namespace.clone(),
+        pod.metadata.name.clone().unwrap_or_default(),
+    )
+}
+
 /// The floor's list and watch, until the watch fails.
 async fn run_floor(
     api: &Api<Pod>,
@@ -98,14 +107,14 @@ async fn run_floor(
         }
     };
     let (pods, mut version) = list_all(api).await?;
-    let mut cache: HashMap<String, Arc<Pod>> = HashMap::with_capacity(pods.len());
+    let mut cache: HashMap<(Option<String>, String), Arc<Pod>> = HashMap::with_capacity(pods.len());
     for mut pod in pods {
         if strip {
             strip_managed_fields(&mut pod);
         }
         let pod = Arc::new(pod);
         publish(&pod);
-        cache.insert(pod.metadata.name.clone().unwrap_or_default(), pod);
+        cache.insert(key_of(&pod), pod);
     }
     loop {
         let mut events = pin!(api.watch(&WatchParams::default(), &version).await?);
@@ -128,13 +137,13 @@ async fn run_floor(
             if strip {
                 strip_managed_fields(&mut pod);
             }
-            let name = pod.metadata.name.clone().unwrap_or_default();
+            let key = key_of(&pod);
             let pod = Arc::new(pod);
             publish(&pod);
             if deleted {
-                cache.remove(&name);
+                cache.remove(&key);
             } else {
-                cache.insert(name, pod);
+                cache.insert(key, pod);
             }
         }
     }
