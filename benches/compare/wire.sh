@@ -7,8 +7,10 @@
 #
 # WIRE_BEFORE_BIN (a kube-informer-compare binary built from an older
 # commit) adds runner ours-before, run from that binary between the others
-# in the same passes, its lines kept apart in wire-before-MODE.jsonl: a
-# before/after comparison under the same load.
+# in the same passes, its lines kept apart in wire-before-MODE.jsonl (or
+# wire-before-TAG.jsonl): a before/after comparison under the same load.
+# WIRE_BEFORE_RUNNER (default ours; e.g. ours-compact) is the runner that
+# binary runs as ours-before.
 # WIRE_SKIP_BUILD=1 skips the build and runs the binaries already there;
 # WIRE_BIN names the kube-informer-compare binary to run instead of the build.
 # WIRE_STRIPS (default "no yes") picks the strip-managedFields variants run;
@@ -72,6 +74,7 @@ read -r -a subscriber_counts <<<"${WIRE_SUBSCRIBERS:-1 4}"
 read -r -a runners <<<"${WIRE_RUNNERS:-ours kube-runtime client-go}"
 tag="${WIRE_TAG:-}"
 before_bin="${WIRE_BEFORE_BIN:-}"
+before_runner="${WIRE_BEFORE_RUNNER:-ours}"
 [[ -n $before_bin ]] && runners=(ours-before "${runners[@]}")
 
 # ---- build -----------------------------------------------------------------
@@ -104,7 +107,7 @@ command_for() {
   local runner=$1 subscribers=$2 strip=$3 variant=$4
   case $runner in
     ours-before)
-      echo "$before_bin wire ours --server $server --subscribers $subscribers" \
+      echo "$before_bin wire $before_runner --server $server --subscribers $subscribers" \
         "$([[ $strip == yes ]] && echo --strip)" "$([[ $variant == relist ]] && echo --relist)" ;;
     ours | ours-projection | ours-compact | ours-projection-compact | kube-runtime | floor | transport)
       echo "$rust_bin wire $runner --server $server --subscribers $subscribers" \
@@ -124,7 +127,7 @@ deadline="${WIRE_DEADLINE:-}"
 
 run_one() { # results runner subscribers strip variant
   local results=$1 runner=$2 subscribers=$3 strip=$4 variant=$5 line status=0
-  [[ $runner == ours-before ]] && results="${results%/*}/wire-before-${results##*/wire-}"
+  [[ $runner == ours-before ]] && results="$before_results"
   if [[ -n $deadline && $(date +%s) -ge $deadline ]]; then
     echo "-- $runner S=$subscribers strip=$strip $variant: skipped, past WIRE_DEADLINE" >&2
     return 0
@@ -190,8 +193,9 @@ fi
 
 # ---- runs ------------------------------------------------------------------
 results="$work/wire-${tag:-$mode}.jsonl"
+before_results="$work/wire-before-${tag:-$mode}.jsonl"
 : >"$results"
-[[ -n $before_bin ]] && : >"$work/wire-before-$mode.jsonl"
+[[ -n $before_bin ]] && : >"$before_results"
 load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
 start_wire_server "$objects"
 burst_pass() {
@@ -220,12 +224,13 @@ stop_server
 
 if [[ -n $tag ]]; then
   cp "$results" "$kept/wire-$tag.jsonl"
+  [[ -n $before_bin ]] && cp "$before_results" "$kept/wire-before-$tag.jsonl"
   meta "$kept/wire-meta-$tag.json" "$mode"
   echo "== wrote $kept/wire-$tag.jsonl"
   python3 "$here/wire_report.py" "$kept/wire-$tag.jsonl"
   exit 0
 fi
 cp "$results" "$kept/wire-$mode.jsonl"
-[[ -n $before_bin ]] && cp "$work/wire-before-$mode.jsonl" "$kept/wire-before-$mode.jsonl"
+[[ -n $before_bin ]] && cp "$before_results" "$kept/wire-before-$mode.jsonl"
 meta "$kept/wire-meta-$mode.json" "$mode"
 bash "$here/report.sh" "$mode"
