@@ -91,3 +91,35 @@ impl Operator {
         })
     }
 }
+
+/// What `/metrics` serves: the three informers, the controller's queue and
+/// reconciles, and, when sharded (`gate`), the keys this replica owns among
+/// the sources.
+#[cfg(feature = "prometheus")]
+pub fn metrics_registry(
+    informers: &Informers,
+    controller: &Controller<ConfigMap>,
+    gate: Option<kube_informer::shard::KeyGate>,
+) -> prometheus_client::registry::Registry {
+    use kube_informer::metrics;
+
+    let mut registry = prometheus_client::registry::Registry::default();
+    let (sources, copies, namespaces) = informers;
+    metrics::register_informer(&mut registry, "sources", sources.metrics_reader());
+    metrics::register_informer(&mut registry, "copies", copies.metrics_reader());
+    metrics::register_informer(
+        &mut registry,
+        "target_namespaces",
+        namespaces.metrics_reader(),
+    );
+    metrics::register_work_queue(&mut registry, "mirror", controller.queue().metrics_reader());
+    metrics::register_controller(&mut registry, "mirror", controller.metrics_reader());
+    if let Some(gate) = gate {
+        metrics::register_shard(
+            &mut registry,
+            "mirror",
+            gate.metrics_reader(sources.store()),
+        );
+    }
+    registry
+}

@@ -242,27 +242,7 @@ async fn serve_metrics(
     gate: Option<kube_informer::shard::KeyGate>,
     stop: &CancellationToken,
 ) -> std::io::Result<tokio::task::JoinHandle<std::io::Result<()>>> {
-    use kube_informer::metrics;
-    use prometheus_client::registry::Registry;
-
-    let mut registry = Registry::default();
-    let (sources, copies, namespaces) = informers;
-    metrics::register_informer(&mut registry, "sources", sources.metrics_reader());
-    metrics::register_informer(&mut registry, "copies", copies.metrics_reader());
-    metrics::register_informer(
-        &mut registry,
-        "target_namespaces",
-        namespaces.metrics_reader(),
-    );
-    metrics::register_work_queue(&mut registry, "mirror", controller.queue().metrics_reader());
-    metrics::register_controller(&mut registry, "mirror", controller.metrics_reader());
-    if let Some(gate) = gate {
-        metrics::register_shard(
-            &mut registry,
-            "mirror",
-            gate.metrics_reader(sources.store()),
-        );
-    }
+    let registry = controller::metrics_registry(informers, controller, gate);
     let listener = tokio::net::TcpListener::bind(addr).await?;
     eprintln!(
         "operator: serving /metrics on http://{}/metrics",
