@@ -19,7 +19,7 @@
 //! `benches/queue_vs_client_go.sh` runs this bench and client-go's work
 //! queue on the same shapes (Go benchmarks in
 //! `conformance/go/internal/workqueuebench`) alternately for three rounds;
-//! BENCHMARKS.md ("Work queue") has the table. Medians of one such run
+//! `benches/compare/NOTES.md` ("Work queue") has the table. Medians of one such run
 //! (2026-12-03, load 1.3–1.6 on the shared 2-core machine):
 //!
 //! | shape | work_queue | mpsc floor | ratio | client-go plain queue | client-go ÷ work_queue |

@@ -100,7 +100,8 @@
 //! of decoding, each a task on the runtime's worker threads, up to one per
 //! core (at most four) at once, while the reading task waits: the crate
 //! starts no thread, and no task waits behind more than one piece (why the
-//! runtime's workers, and what it saves, is in BENCHMARKS.md). On a single
+//! runtime's workers is in the source module's docs, and what it saves in
+//! the repository's `benches/compare/NOTES.md`). On a single
 //! core or a current-thread runtime, all decoding stays on the thread that
 //! reads. An informer may take fewer threads per batch with
 //! [`InformerBuilder::decode_threads`]: with `decode_threads(1)` it decodes

@@ -1,11 +1,12 @@
 //! Projections: cache a slim type of your own in place of a full one.
 //!
-//! A cached `Pod` costs about 20–33 KB of heap whatever a controller reads
-//! of it (BENCHMARKS.md, "Where a cached Pod's bytes go"): k8s-openapi's
-//! types keep every optional sub-struct inline. A controller that reads
-//! three fields can cache a struct with those three fields instead. serde
-//! skips every other field of the JSON while decoding, so nothing else is
-//! ever allocated.
+//! A cached `Pod` costs its whole decoded form whatever a controller reads
+//! of it: k8s-openapi's types keep every optional sub-struct inline
+//! (`benches/compare/NOTES.md`, "Where a cached Pod's bytes go", takes one
+//! apart; BENCHMARKS.md compares a projection's cost with the full
+//! type's). A controller that reads three fields can cache a struct with
+//! those three fields instead. serde skips every other field of the JSON
+//! while decoding, so nothing else is ever allocated.
 //!
 //! [`projection!`](crate::projection!) makes such a struct a
 //! [`kube::Resource`] with the identity of the full type: same group,

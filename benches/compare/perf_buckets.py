@@ -1,5 +1,5 @@
 """Sorts `perf report --no-children --sort dso,sym --stdio` output into the
-buckets BENCHMARKS.md shows: decode, allocator, kernel scheduling and futex,
+buckets NOTES.md shows: decode, allocator, kernel scheduling and futex,
 the informer's own logic, and the rest. Called by wire.sh (run.sh
 --wire-profile):
 

@@ -1,16 +1,15 @@
 #!/usr/bin/env bash
-# Replaces the wire section at the top of BENCHMARKS.md with one built from
-# the results kept in benches/compare/results (wire-MODE.jsonl, its meta,
-# wire-profile.json and the hand-written WIRE_NOTES.md), keeping the rest of
-# the page (the in-memory tables) as it is.
+# Regenerates the part of BENCHMARKS.md between its headline markers, and
+# benches/compare/headline.svg, from one wire pass kept in
+# benches/compare/results (wire-TAG.jsonl and wire-meta-TAG.json), with
+# headline.py; the rest of the page is written by hand. Takes a second.
 #
-#   bash benches/compare/report.sh [full|quick]
+#   bash benches/compare/report.sh [TAG]   # default: headline (run.sh --headline's pass)
 set -euo pipefail
-mode="${1:-full}"
+tag="${1:-headline}"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 kept="$here/results"
-python3 "$here/report.py" --wire-only --markdown "$root/BENCHMARKS.md" \
-  --wire-results "$kept/wire-$mode.jsonl" --wire-meta "$kept/wire-meta-$mode.json" \
-  --wire-profile "$kept/wire-profile.json" --wire-notes "$here/WIRE_NOTES.md"
-echo "== wrote the wire section of $root/BENCHMARKS.md"
+python3 "$here/headline.py" "$kept/wire-$tag.jsonl" "$kept/wire-meta-$tag.json" \
+  --page "$root/BENCHMARKS.md" --svg "$here/headline.svg"
+echo "== wrote the headline of $root/BENCHMARKS.md and $here/headline.svg from results/wire-$tag.jsonl"

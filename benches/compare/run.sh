@@ -1,20 +1,27 @@
 #!/usr/bin/env bash
 # Side-by-side benchmark: builds every runner, generates the shared workload,
-# runs one runner at a time and writes BENCHMARKS.md and benches/compare/plot.png.
+# runs one runner at a time.
 #
-#   bash benches/compare/run.sh           # N = 10,000 and 100,000 (about 17 minutes on 2 cores)
-#   bash benches/compare/run.sh --quick   # N = 10,000 only, small U (about 5 minutes)
-#   bash benches/compare/run.sh --wire    # wire mode, N = 50,000 (WIRE_OBJECTS, WIRE_REPEATS to change)
+#   bash benches/compare/run.sh --headline  # BENCHMARKS.md's pass: every runner, N = 50,000, then
+#                                           # the page's table, targets and headline.svg (report.sh);
+#                                           # with WIRE_TAG=x, results/wire-x.jsonl and the page untouched
+#   bash benches/compare/run.sh --wire      # wire mode, N = 50,000 (WIRE_OBJECTS, WIRE_REPEATS,
+#                                           # WIRE_RUNNERS, WIRE_TAG to change; wire.sh)
 #   bash benches/compare/run.sh --wire --quick   # wire mode, N = 10,000, one run each
 #   bash benches/compare/run.sh --wire-profile   # perf profile of each runner, N = 10,000, S = 4
+#   bash benches/compare/run.sh             # in-memory, N = 10,000 and 100,000 (about 17 minutes on 2 cores)
+#   bash benches/compare/run.sh --quick     # in-memory, N = 10,000 only, small U (about 5 minutes)
 #
 # (CPU per event against a real kube-apiserver at a steady update rate is
 # live.sh, run on its own: bash benches/compare/live.sh.)
 #
 # Wire mode starts the loopback server (`kube-informer-compare serve`) and runs
-# kube-informer, kube-runtime and client-go against it, each in its own
-# process with its own HTTP client; its table heads BENCHMARKS.md, above the
-# in-memory tables (rebuilt from the results kept in benches/compare/results).
+# the runners against it, each in its own process with its own HTTP client;
+# the results go to benches/compare/results/wire-TAG.jsonl. --headline runs
+# every runner headline.py knows (WIRE_TAG=headline) and regenerates the part
+# of BENCHMARKS.md between its markers and benches/compare/headline.svg from
+# that one pass. The in-memory page goes to target/compare/in-memory-MODE.md
+# with benches/compare/plot.png; NOTES.md keeps what was learnt from it.
 #
 # Runners: (a) kube-informer's Informer (`ours`; in the slow variant also
 # `ours-coalesce`, the slow subscriber on Lag::Coalesce),
@@ -35,9 +42,22 @@ for arg in "$@"; do
     --quick) mode=quick ;;
     --wire) wire=yes ;;
     --wire-profile) wire=profile ;;
-    *) echo "usage: bash benches/compare/run.sh [--quick] [--wire | --wire-profile]" >&2; exit 2 ;;
+    --headline) wire=headline ;;
+    *) echo "usage: bash benches/compare/run.sh [--quick] [--wire | --wire-profile | --headline]" >&2; exit 2 ;;
   esac
 done
+if [[ $wire == headline ]]; then
+  # One pass with every runner the page shows, then the page from it. With
+  # another WIRE_TAG it is a trial of the pipeline: the headline is printed
+  # and the page is left as it is.
+  tag="${WIRE_TAG:-headline}"
+  WIRE_TAG="$tag" WIRE_RUNNERS="$(cd "$here" && python3 -c 'import headline; print(" ".join(headline.RUNNERS))')" \
+    bash "$here/wire.sh" yes "$mode"
+  if [[ $tag == headline ]]; then
+    exec bash "$here/report.sh" headline
+  fi
+  exec python3 "$here/headline.py" "$here/results/wire-$tag.jsonl" "$here/results/wire-meta-$tag.json"
+fi
 if [[ $wire != no ]]; then
   exec bash "$here/wire.sh" "$wire" "$mode"
 fi
@@ -176,8 +196,9 @@ json.dump({
 }, open(sys.argv[1], "w"), indent=1)
 EOF
 
+page="$work/in-memory-$mode.md"
 "$venv/bin/python" "$here/report.py" \
   --results "$results" --meta "$meta" \
-  --markdown "$root/BENCHMARKS.md" --plot "$here/plot.png" --notes "$here/NOTES.md" \
+  --markdown "$page" --plot "$here/plot.png" \
   --apiserver "$apiserver_results"
-echo "== wrote $root/BENCHMARKS.md and $here/plot.png"
+echo "== wrote $page and $here/plot.png"

@@ -7,8 +7,8 @@
 #
 # WIRE_BEFORE_BIN (a kube-informer-compare binary built from an older
 # commit) adds runner ours-before, run from that binary between the others
-# in the same passes, its lines kept apart in wire-before-MODE.jsonl (or
-# wire-before-TAG.jsonl): a before/after comparison under the same load.
+# in the same passes, its lines kept apart in wire-before-TAG.jsonl: a
+# before/after comparison under the same load.
 # WIRE_BEFORE_RUNNER (default ours; e.g. ours-compact) is the runner that
 # binary runs as ours-before.
 # WIRE_SKIP_BUILD=1 skips the build and runs the binaries already there;
@@ -34,10 +34,11 @@
 # encodes the Pods with k8s.io/api's encoder before the server listens, so
 # none of it is in a measured run). WIRE_SUBSCRIBERS (default "1 4") picks
 # the subscriber counts of the bursts.
-# WIRE_TAG (e.g. pb) keeps a side measurement apart from the page's: its
-# lines go to results/wire-TAG.jsonl and its meta to
-# results/wire-meta-TAG.json, BENCHMARKS.md is left alone, and
-# `python3 wire_report.py results/wire-TAG.jsonl` prints its table.
+# WIRE_TAG (default: the mode, full or quick; `run.sh --headline` sets
+# headline) names the pass: its lines go to results/wire-TAG.jsonl and its
+# meta to results/wire-meta-TAG.json, and `python3 wire_report.py
+# results/wire-TAG.jsonl` prints its tables. Only `report.sh TAG` writes
+# BENCHMARKS.md (its generated part, from one such pass).
 #
 #   WIRE_TAG=pb WIRE_SUBSCRIBERS=1 WIRE_REPEATS=1 WIRE_RELIST_REPEATS=0 \
 #   WIRE_RUNNERS="client-go client-go-protobuf client-go-metadata ours ours-projection kube-runtime" \
@@ -46,10 +47,11 @@
 # One loopback server (`kube-informer-compare serve`) generates the Pods once
 # and serves every run; each run is a fresh runner process with its own HTTP
 # client: kube-informer and kube-runtime (`kube-informer-compare wire`) and
-# client-go (`client-go-runner -wire`). Each prints one JSON line; report.py
-# turns them into the table that heads BENCHMARKS.md. The results are kept in
-# benches/compare/results/wire-MODE.jsonl (and the profile in
-# wire-profile.json) next to the in-memory results the page also shows.
+# client-go (`client-go-runner -wire`). Each prints one JSON line. The
+# results are kept in benches/compare/results/wire-TAG.jsonl (and the
+# profile in wire-profile.json); headline.py turns a pass of every runner
+# into BENCHMARKS.md's table, wire_report.py any pass into the lab notes'
+# tables.
 set -euo pipefail
 
 what=$1 # yes | profile
@@ -72,7 +74,7 @@ relist_repeats="${WIRE_RELIST_REPEATS:-1}"
 read -r -a strips <<<"${WIRE_STRIPS:-no yes}"
 read -r -a subscriber_counts <<<"${WIRE_SUBSCRIBERS:-1 4}"
 read -r -a runners <<<"${WIRE_RUNNERS:-ours kube-runtime client-go}"
-tag="${WIRE_TAG:-}"
+tag="${WIRE_TAG:-$mode}"
 before_bin="${WIRE_BEFORE_BIN:-}"
 before_runner="${WIRE_BEFORE_RUNNER:-ours}"
 [[ -n $before_bin ]] && runners=(ours-before "${runners[@]}")
@@ -192,8 +194,8 @@ if [[ $what == profile ]]; then
 fi
 
 # ---- runs ------------------------------------------------------------------
-results="$work/wire-${tag:-$mode}.jsonl"
-before_results="$work/wire-before-${tag:-$mode}.jsonl"
+results="$work/wire-$tag.jsonl"
+before_results="$work/wire-before-$tag.jsonl"
 : >"$results"
 [[ -n $before_bin ]] && : >"$before_results"
 load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
@@ -222,15 +224,8 @@ for _ in $(seq "$relist_repeats"); do relist_pass; done
 for _ in $(seq 2 "$repeats"); do burst_pass; done
 stop_server
 
-if [[ -n $tag ]]; then
-  cp "$results" "$kept/wire-$tag.jsonl"
-  [[ -n $before_bin ]] && cp "$before_results" "$kept/wire-before-$tag.jsonl"
-  meta "$kept/wire-meta-$tag.json" "$mode"
-  echo "== wrote $kept/wire-$tag.jsonl"
-  python3 "$here/wire_report.py" "$kept/wire-$tag.jsonl"
-  exit 0
-fi
-cp "$results" "$kept/wire-$mode.jsonl"
-[[ -n $before_bin ]] && cp "$before_results" "$kept/wire-before-$mode.jsonl"
-meta "$kept/wire-meta-$mode.json" "$mode"
-bash "$here/report.sh" "$mode"
+cp "$results" "$kept/wire-$tag.jsonl"
+if [[ -n $before_bin ]]; then cp "$before_results" "$kept/wire-before-$tag.jsonl"; fi
+meta "$kept/wire-meta-$tag.json" "$mode"
+echo "== wrote $kept/wire-$tag.jsonl"
+python3 "$here/wire_report.py" "$kept/wire-$tag.jsonl"

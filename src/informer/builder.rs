@@ -522,8 +522,8 @@ where
     /// behind more than one piece. The crate starts no thread of its own
     /// (under glibc's malloc, objects decoded on threads of their own would
     /// leave the memory of what the watch replaces in heaps nobody
-    /// allocates from again; see BENCHMARKS.md, "Peak RSS and glibc's
-    /// heaps"). `threads` lowers that cap for this informer. With `0` or
+    /// allocates from again; see `benches/compare/NOTES.md`, "Peak RSS and
+    /// glibc's heaps"). `threads` lowers that cap for this informer. With `0` or
     /// `1`, or on a current-thread runtime, every batch, however big, is
     /// decoded where it arrives, on the runtime thread that read it, in one
     /// go: a big relist then holds that thread while it decodes each page.
@@ -563,7 +563,8 @@ where
     ///
     /// The objects and the errors are the same either way; the tuned
     /// decoder is the default because it is faster and leaves less memory
-    /// behind (BENCHMARKS.md, "Decoding"). This one is the reference beside
+    /// behind (`benches/compare/NOTES.md`, "The tuned decoder against plain
+    /// serde"). This one is the reference beside
     /// it: to rule the tuned decoder out when an object seems decoded
     /// wrong, or to measure what it saves. Batches are still split into
     /// pieces as [`decode_threads`](Self::decode_threads) says.

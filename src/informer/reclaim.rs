@@ -6,12 +6,13 @@
 //! decoded object. Left alone, whichever subscriber drops it last frees it,
 //! on its own thread, into the heap of the thread that decoded it, while
 //! that thread decodes the next events from the same heap. Under glibc's
-//! malloc that is a wait on the arena's lock for both (BENCHMARKS.md, "One
-//! poll per event"). The writer keeps a reference to each such object and,
-//! between two rounds of pops, frees those no one else holds any more, on
-//! the thread that decodes the watch (BENCHMARKS.md, "Replaced objects
-//! freed by the writer"). A writer that goes idle lets go of what it holds
-//! after a second, so a quiet informer keeps no object alive for this.
+//! malloc that is a wait on the arena's lock for both
+//! (`benches/compare/NOTES.md`, "One poll per event"). The writer keeps a
+//! reference to each such object and, between two rounds of pops, frees
+//! those no one else holds any more, on the thread that decodes the watch
+//! (`benches/compare/NOTES.md`, "Replaced objects freed by the writer").
+//! A writer that goes idle lets go of what it holds after a second, so a
+//! quiet informer keeps no object alive for this.
 
 use std::{collections::VecDeque, sync::Arc};
 

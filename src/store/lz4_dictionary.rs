@@ -6,8 +6,8 @@
 //! same ≈ 20 KB for the store's lifetime and whose inputs are a few KB,
 //! that was most of the compression's cost, and the 8 KB table allocated
 //! per object made glibc's malloc consolidate its free lists on every
-//! write (`compress_into_sink_with_dict` and `malloc_consolidate` were
-//! 4.6 % and 4.3 % of the wire runner's CPU). [`Dictionary`] hashes the
+//! write (both showed among the wire runner's largest costs in a profile,
+//! `benches/compare/NOTES.md`). [`Dictionary`] hashes the
 //! dictionary once; [`Compressor`] keeps the table of the input's
 //! positions between calls. The output is a plain LZ4 block, which
 //! `lz4_flex::block::decompress_into_with_dict` reads with the same

@@ -51,28 +51,16 @@
 //! decode never holds up the writer; a small set of decoded objects serves
 //! the keys `get` reads often. The `Store` API is the same in both modes.
 //!
-//! From the wire (`benches/compare`, runner `ours-compact`: 50,000
-//! realistic Pods, one or four subscribers, beside kube-runtime in the
-//! same passes; BENCHMARKS.md has the runs): RSS per cached Pod 887–1,007 B
-//! with managedFields stripped or not under glibc's malloc (1,844–2,241 B
-//! built with mimalloc), against ≈ 20,800 / 32,900 B in the default mode
-//! and ≈ 10,200 B for client-go (≈ 0.1×, ≈ 0.2× with mimalloc). Built with mimalloc
-//! as the global allocator, events/s to quiescence 1.28–1.49×
-//! kube-runtime's at 0.77–0.91× its CPU per event, peak RSS ≈ 140 MB
-//! against its 1.1–1.7 GB. Under glibc's malloc the runs are bimodal: a
-//! subscriber that drops notifications on another thread frees into other
-//! threads' arenas (the objects of a compact store's notifications are
-//! not shared with the store), and when it falls behind the notifications
-//! waiting for it hold decoded objects (peaks of 0.2–1.6 GB, 0.57–0.86×
-//! kube-runtime's events/s); when it keeps up, 0.92–1.31×. A
+//! What it trades: each write encodes the new version and each update
+//! decodes the version it replaces, and a read that misses the hot set
+//! decodes the object, so a compact store spends CPU per event and per
+//! cold read to keep a small fraction of the decoded objects' memory.
+//! Notifications carry decoded objects the store does not share, so a
+//! subscriber that falls behind holds them until it catches up; a
 //! [`Lag::Bounded`](crate::dispatch::Lag::Bounded) subscription bounds
-//! that backlog. Reads (`benches/compare/examples/compact_reads.rs`, same
-//! Pods, one index): a hot `get` ≈ 0.1 µs, as in the default mode; a cold
-//! one a decode, p50 ≈ 10 µs under mimalloc and 15–22 µs under glibc
-//! (where the heap's state decides); `list` of 50,000 0.60–0.70 s
-//! against ≈ 1 ms; `by_index` of 333 Pods 3–6 ms against 0.06 ms; a write
-//! 10–12 µs (an update, with its old version decoded, 23–34 µs) against
-//! 2–7 µs.
+//! that backlog. BENCHMARKS.md has the figures beside kube-runtime and
+//! client-go; `benches/compare/examples/compact_reads.rs` measures the
+//! reads.
 //! Choose it when memory matters more than read latency: a controller
 //! that reads a few keys per event, or a large cache read rarely.
 //!
@@ -97,21 +85,11 @@
 //! objects plus a separately locked index (the writer holds the index lock
 //! while it updates both, `by_index` holds it while it reads objects); a
 //! sharded-lock design would need the same global index lock, since index
-//! values cross shards. 10,000 ConfigMaps, one label index, median time per
-//! upsert on a 2-core machine shared with other builds (load 7–8), over four
-//! runs:
-//!
-//! | writer upserting with | (a) one `RwLock` | (b) dashmap + index lock |
-//! |---|---|---|
-//! | no reader  | 3.2–4.2 µs (3 runs) | 1.8–6.4 µs (3 runs) |
-//! | 2 reader threads (`get`, `by_index`) | 5.7–15.6 µs, median ≈ 7.3 µs | 5.0–12.4 µs, median ≈ 5.8 µs |
-//!
-//! and a reader doing `get` (+ `by_index` every 64th) while a writer runs:
-//! 22 µs (a) vs 19 µs (b) per read on one run. The ranges overlap and the
-//! sign flipped between runs: on this machine neither candidate won by more
-//! than the noise (at best (b) by ≈ 1.25× with readers, (a) by ≈ 1.5× alone
-//! in two of three runs). One lock stays, because it makes the invariant
-//! obvious and gives `list`, `len` and `snapshot` an atomic view for free.
+//! values cross shards. On two cores neither won by more than the run-to-run
+//! spread, with or without readers beside the writer (the runs are in
+//! `benches/compare/NOTES.md`, "`store`: why one lock"). One
+//! lock stays, because it makes the invariant obvious and gives `list`,
+//! `len` and `snapshot` an atomic view for free.
 //!
 //! # Memory
 //!

@@ -30,7 +30,8 @@
 //!   how much of that size is taken by fields the Pod does not set.
 //!
 //! The totals are live heap, not RSS: the RSS per cached Pod in
-//! BENCHMARKS.md also holds what the allocator keeps free.
+//! BENCHMARKS.md also holds what the allocator keeps free (NOTES.md,
+//! "Where a cached Pod's bytes go", sets the two side by side).
 use std::{
     alloc::{GlobalAlloc, Layout, System},
     collections::{BTreeMap, HashMap},

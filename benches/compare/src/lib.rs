@@ -1,7 +1,9 @@
 //! Side-by-side benchmark of informer implementations on one workload.
 //!
 //! `run.sh` in this directory generates the workload, runs every runner one
-//! at a time in release mode and writes BENCHMARKS.md at the repository root.
+//! at a time in release mode and keeps the results in `results/`;
+//! `headline.py` writes BENCHMARKS.md's table from one wire pass, and
+//! NOTES.md keeps what the other runs found.
 //! This crate holds the workload generator and the Rust runners; client-go's
 //! runner is the Go module in `go/`.
 #![warn(missing_docs, missing_debug_implementations, rust_2018_idioms)]

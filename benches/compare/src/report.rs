@@ -20,7 +20,7 @@ pub struct Report {
     pub slow: bool,
     /// Events fed: N + U + D.
     pub events: u64,
-    /// Notifications each subscriber gets (runners differ: see BENCHMARKS.md).
+    /// Notifications each subscriber gets (runners differ: see NOTES.md, "How each runner works, and what its figures mean").
     pub deliveries_per_subscriber: u64,
     /// Clocked time until every fast subscriber had seen everything.
     pub seconds: f64,

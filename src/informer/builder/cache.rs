@@ -29,8 +29,9 @@ where
     /// Keeps the informer's objects encoded in its store and decodes them
     /// when read, with `cache`'s bounded set of decoded objects for the
     /// keys read often (the store's rules CM1–CM8, [`store::compact`](crate::store::compact)).
-    /// Reads cost a decode (15–20 µs for a Pod) unless the key is hot; a
-    /// cached Pod costs about 1 KB of RSS instead of about 21 KB. Each write
+    /// Reads cost a decode unless the key is hot; a cached object costs a
+    /// small fraction of its decoded size (BENCHMARKS.md, in the
+    /// repository, has the figures for Pods). Each write
     /// encodes the new version, and each update decodes the version it
     /// replaces for the `Updated` notification, unless no subscriber is
     /// live (CM8). The `Store` API and

@@ -5,7 +5,8 @@
 //! two containers, volumes or env vars ends with room for four (or the next
 //! power of two), and the slack stays in the cache for as long as the
 //! object does: a noticeable part of what a cached Pod costs in memory
-//! (BENCHMARKS.md, "Decoding").
+//! (`benches/compare/NOTES.md`, "Decoding: the measurements behind
+//! `source/decode`").
 //!
 //! So before an object is decoded, one pass over its text counts the
 //! elements of every array, in the order the arrays open

@@ -13,13 +13,11 @@
 //! usable: when glibc gives the pages of a heap's free top back to the
 //! kernel it keeps them mapped read-write (unless the system forbids
 //! overcommitting memory), so filling them again takes page faults (as any
-//! fresh memory does) but no `mprotect`. BENCHMARKS.md ("Decoding: the
-//! measurements behind `source/decode`") has the calls and the CPU time
-//! with and without it when decode threads of the crate's own did the
-//! work; "The room made before each piece" measures it with the pieces on
-//! the runtime's workers: under glibc a fifth less time and CPU for an
-//! initial list of 50,000 whole Pods, under mimalloc no difference beyond
-//! the run-to-run spread either way.
+//! fresh memory does) but no `mprotect`. It pays under glibc's malloc and
+//! costs nothing measurable under mimalloc: `benches/compare/NOTES.md`
+//! ("Decoding: the measurements behind `source/decode`", and "The room
+//! made before each piece" with the pieces on the runtime's workers) has
+//! the calls and the CPU time with and without it.
 //!
 //! The blocks are smaller than glibc's smallest mmap threshold (128 KiB),
 //! so they come from the arena whatever the process allocated before, and
@@ -31,8 +29,9 @@
 const BLOCK: usize = 120 * 1024;
 
 /// A decoded object takes about this many times the size of its JSON
-/// (BENCHMARKS.md, "Decoding", has the figures of a realistic Pod, with and
-/// without managedFields).
+/// (`benches/compare/NOTES.md`, "Decoding: the measurements behind
+/// `source/decode`", has the figures of a realistic Pod, with and without
+/// managedFields).
 const GROWTH: usize = 8;
 
 /// The most room made for one chunk.

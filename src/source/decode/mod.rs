@@ -15,7 +15,7 @@
 //! to pay for them ([`parallel`], which also says why on the runtime's
 //! workers). Before a thread decodes a piece of a big batch it makes
 //! room in its heap ([`headroom`]), which would otherwise grow a page at a
-//! time. BENCHMARKS.md ("Decoding: the measurements behind
+//! time. `benches/compare/NOTES.md` ("Decoding: the measurements behind
 //! `source/decode`") has the figures behind these choices.
 //!
 //! Two informer options reach here through the source's `Wiring`, as
@@ -138,7 +138,8 @@ impl Decoder {
 
     /// The plain path: the probe decides R7, then `serde_json::from_str`.
     /// Same objects and same errors as the tuned path, which is faster
-    /// (BENCHMARKS.md); here to rule it out, and to compare with it.
+    /// (`benches/compare/NOTES.md`, "The tuned decoder against plain
+    /// serde"); here to rule it out, and to compare with it.
     fn plain_text<T: DeserializeOwned>(&self, text: &str, what: DecodeTarget) -> Result<T, Error> {
         probe::check(text, self.expected_kind.as_deref())?;
         serde_json::from_str(text).map_err(|source| Error::Decode { what, source })

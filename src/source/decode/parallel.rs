@@ -28,7 +28,8 @@
 //! objects of a list decoded on threads that then sit idle leave their
 //! memory there when the watch replaces them; the replacements, decoded in
 //! place on the workers, take new memory, and the peak grows by what the
-//! watch replaced (1.5× kube-runtime's at N = 50,000 in BENCHMARKS.md).
+//! watch replaced (`benches/compare/NOTES.md`, "Peak RSS and glibc's
+//! heaps").
 //! Decoded on the workers, the list's objects and their replacements share
 //! arenas. Why pieces: no task of the program waits behind more than one
 //! piece (about a millisecond) on its worker, and the caller's task is free

@@ -9,9 +9,9 @@
 //!
 //! The pass looks only at the bytes that give JSON its structure and jumps
 //! over strings with `memchr`, so it costs a fraction of the typed decode
-//! (about 4 µs of the 28 µs a realistic Pod's watch line takes to decode:
-//! `benches/decode.rs`, `watch_line/scan_alone` and `source`); it replaces
-//! a second parse of the whole object by the R7 probe.
+//! (`benches/decode.rs` measures both: `watch_line/scan_alone` and
+//! `source`); it replaces a second parse of the whole object by the R7
+//! probe.
 //!
 //! The R7 verdict is one-sided on purpose. [`R7::Passes`] is given only
 //! when the text is unambiguous (no escapes in the keys and values that

@@ -2,8 +2,9 @@
 //! (`reflector::store_shared` + `WatchStreamExt::reflect_shared`), with one
 //! `ReflectHandle` per subscriber.
 //!
-//! Two properties of kube-runtime 5.0 shape this runner, and BENCHMARKS.md
-//! states them next to the figures:
+//! Two properties of kube-runtime 5.0 shape this runner, and NOTES.md
+//! ("How each runner works, and what its figures mean") states them next
+//! to the figures:
 //!
 //! - Subscribers are told about applied objects only. The store forgets a
 //!   deleted object and the handles never hear of it, so each subscriber gets

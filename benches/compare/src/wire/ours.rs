@@ -32,7 +32,7 @@ impl WireRunner for OursWire {
             builder = builder.strip_managed_fields();
         }
         // `COMPARE_DECODE_THREADS=n`: the builder's `decode_threads(n)`, for
-        // the runs that compare where objects are decoded (BENCHMARKS.md,
+        // the runs that compare where objects are decoded (NOTES.md,
         // "Peak RSS and glibc's heaps").
         if let Some(threads) = std::env::var("COMPARE_DECODE_THREADS")
             .ok()
@@ -42,7 +42,7 @@ impl WireRunner for OursWire {
         }
         // `COMPARE_PLAIN_DECODE=1`: the builder's `plain_decode()`, for the
         // runs that measure what the tuned decoder costs and saves
-        // (BENCHMARKS.md, "The tuned decoder against plain serde").
+        // (NOTES.md, "The tuned decoder against plain serde").
         if std::env::var_os("COMPARE_PLAIN_DECODE").is_some() {
             builder = builder.plain_decode();
         }
