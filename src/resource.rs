@@ -228,9 +228,9 @@ mod tests {
         }
     }
 
-    // E2
+    // ER2
     #[test]
-    fn e2_labels_name_the_resource_and_default_to_the_type() {
+    fn er2_labels_name_the_resource_and_default_to_the_type() {
         let metadata = WatchedResource::of_type::<
             kube::core::PartialObjectMeta<k8s_openapi::api::core::v1::Pod>,
         >();

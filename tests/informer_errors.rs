@@ -49,7 +49,7 @@ async fn r9_every_source_error_reaches_errors_callback_and_count() {
         .map(|e| format!("{:#}", anyhow::Error::from(e.clone())))
         .collect();
     assert_eq!(messages.len(), 3, "{messages:?}");
-    // E1: a stream's own error type stays reachable.
+    // ER1: a stream's own error type stays reachable.
     assert!(matches!(&errors[0], Error::Stream(e) if e.downcast_ref::<std::io::Error>().is_some()));
     assert!(messages[0].contains("list failed: 500"));
     assert!(messages[1].contains("connection reset"));

@@ -1,5 +1,5 @@
 //! Failure semantics: nothing ends silently, nothing stalls, nothing grows
-//! without bound (L7–L11, E1).
+//! without bound (L7–L11, ER1).
 
 mod informer_common;
 
@@ -301,9 +301,9 @@ async fn l11_coalesce_frees_the_slot_of_a_cancelled_key() {
     assert_eq!(subscription.pending_keys(), 0);
 }
 
-// E1
+// ER1
 #[tokio::test]
-async fn e1_a_403_prints_once_and_keeps_its_type() {
+async fn er1_a_403_prints_once_and_keeps_its_type() {
     let forbidden = source::Error::WatchEvent {
         resource: "configmaps in namespace default".into(),
         code: 403,

@@ -310,7 +310,7 @@ async fn i8_a_list_failing_with_500_times_out_with_the_last_error() {
         error.to_string(),
         r#"configmaps in namespace web with labels "app=web" did not sync within 30s while its source was failing"#
     );
-    // E1: the whole story is along the chain, each part once.
+    // ER1: the whole story is along the chain, each part once.
     let chain = format!("{:#}", anyhow::Error::from(error.clone()));
     assert!(
         chain.starts_with(&format!("{error}: list/watch failed: list of configmaps")),

@@ -144,7 +144,7 @@ async fn r9_source_errors_are_yielded_not_logged_and_events_name_the_resource() 
     assert_eq!(field(watch, "resource").as_deref(), Some("configmaps"));
 }
 
-// R9 and E2, the informer's side: an informer built from an `Api` logs each
+// R9 and ER2, the informer's side: an informer built from an `Api` logs each
 // source error once, at WARN, inside its span, and that span names the
 // resource the way the source does (not the Rust type).
 #[tokio::test(flavor = "current_thread", start_paused = true)]

@@ -1,5 +1,5 @@
 //! Store reads and indexes, written through the store's one `Writer`: the
-//! store's rules C1–C5, and F2, I1, I2 and L9 where they meet the store.
+//! store's rules ST1–ST5, and F2, I1, I2 and L9 where they meet the store.
 
 mod store_common;
 
@@ -72,9 +72,9 @@ fn i1_get_list_len_follow_upserts_and_deletes() {
     );
 }
 
-// C1
+// ST1
 #[test]
-fn c1_namespace_index_is_built_in() {
+fn st1_namespace_index_is_built_in() {
     let writer = new_writer(Indexers::new());
     let store = writer.reader();
     writer
@@ -99,9 +99,9 @@ fn c1_namespace_index_is_built_in() {
     assert!(store.by_index(NAMESPACE_INDEX, "ns2").unwrap().is_empty());
 }
 
-// C1
+// ST1
 #[test]
-fn c1_custom_index_refiles_on_update_and_forgets_on_delete() {
+fn st1_custom_index_refiles_on_update_and_forgets_on_delete() {
     let writer = new_writer(by_app());
     let store = writer.reader();
     writer
@@ -130,9 +130,9 @@ fn c1_custom_index_refiles_on_update_and_forgets_on_delete() {
     assert_eq!(store.index_keys("by-app", "db").unwrap(), [key("ns/a")]);
 }
 
-// C1
+// ST1
 #[test]
-fn c1_unknown_index_is_an_error() {
+fn st1_unknown_index_is_an_error() {
     let writer = Writer::<ConfigMap>::new(Indexers::new());
     let store = writer.reader();
     assert_eq!(
@@ -145,9 +145,9 @@ fn c1_unknown_index_is_an_error() {
     );
 }
 
-// C1
+// ST1
 #[test]
-fn c1_an_indexer_under_an_existing_name_replaces_it() {
+fn st1_an_indexer_under_an_existing_name_replaces_it() {
     let indexers =
         Indexers::<ConfigMap>::new().with(NAMESPACE_INDEX, |_| vec!["everything".into()]);
     assert_eq!(indexers.names().collect::<Vec<_>>(), [NAMESPACE_INDEX]);
@@ -159,9 +159,9 @@ fn c1_an_indexer_under_an_existing_name_replaces_it() {
     assert_eq!(store.index_values(NAMESPACE_INDEX).unwrap(), ["everything"]);
 }
 
-// C5
+// ST5
 #[tokio::test]
-async fn c5_wait_until_synced_wakes_on_mark_synced() {
+async fn st5_wait_until_synced_wakes_on_mark_synced() {
     let writer = Writer::<ConfigMap>::new(Indexers::new());
     let store = writer.reader();
     assert!(!store.has_synced());
@@ -176,11 +176,11 @@ async fn c5_wait_until_synced_wakes_on_mark_synced() {
     store.wait_until_synced().await;
 }
 
-/// C2: readers racing a writer that keeps moving objects between index
+/// ST2: readers racing a writer that keeps moving objects between index
 /// values never see an object filed under a value its index function does
 /// not give.
 #[tokio::test(flavor = "multi_thread", worker_threads = 3)]
-async fn c2_readers_never_see_objects_and_indexes_disagree() {
+async fn st2_readers_never_see_objects_and_indexes_disagree() {
     let writer = new_writer(by_app());
     let store = writer.reader();
     let apps = ["a", "b", "c"];
@@ -240,11 +240,11 @@ async fn c2_readers_never_see_objects_and_indexes_disagree() {
     assert_eq!(every, 50);
 }
 
-/// C3, L9: an index function that panics refuses the write: the older
+/// ST3, L9: an index function that panics refuses the write: the older
 /// version stays, filed under its older values, and no value of the refused
 /// version leaks into any index.
 #[test]
-fn c3_an_indexer_that_panics_leaves_the_store_as_it_was() {
+fn st3_an_indexer_that_panics_leaves_the_store_as_it_was() {
     let writer = new_writer(Indexers::new().with("by-app", |cm: &ConfigMap| {
         let app = cm.metadata.labels.as_ref().unwrap()["app"].clone();
         assert_ne!(app, "boom", "cannot index {app}");
@@ -292,11 +292,11 @@ fn c3_an_indexer_that_panics_leaves_the_store_as_it_was() {
     assert!(store.index_values("by-app").unwrap().is_empty());
 }
 
-/// C3: removal unfiles the values the object was stored under, without
+/// ST3: removal unfiles the values the object was stored under, without
 /// calling the index function again: a function whose answer changes between
 /// calls (or that would panic now) cannot leave a stale entry behind.
 #[test]
-fn c3_removal_unfiles_the_kept_values_without_calling_the_indexer() {
+fn st3_removal_unfiles_the_kept_values_without_calling_the_indexer() {
     let calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let counter = calls.clone();
     let writer = new_writer(Indexers::new().with("by-call", move |_: &ConfigMap| {
@@ -345,9 +345,9 @@ fn f2_get_by_finds_namespaced_and_cluster_scoped_objects() {
     assert!(store.get_by(Some("ns"), "").is_none());
 }
 
-// C4
+// ST4
 #[test]
-fn c4_namespace_view_lists_and_gets_one_namespace() {
+fn st4_namespace_view_lists_and_gets_one_namespace() {
     let writer = new_writer(Indexers::new());
     let store = writer.reader();
     for (ns, name) in [("ns1", "a"), ("ns1", "b"), ("ns2", "a")] {
@@ -367,10 +367,10 @@ fn c4_namespace_view_lists_and_gets_one_namespace() {
     assert!(store.namespace("ns3").list().is_empty());
 }
 
-/// C4: with the namespace index replaced by a user index, the namespace
+/// ST4: with the namespace index replaced by a user index, the namespace
 /// view still answers by the keys' namespaces.
 #[test]
-fn c4_namespace_view_works_without_the_namespace_index() {
+fn st4_namespace_view_works_without_the_namespace_index() {
     let indexers = Indexers::<ConfigMap>::new().with(NAMESPACE_INDEX, |_| vec!["x".into()]);
     let writer = new_writer(indexers);
     let store = writer.reader();

@@ -17,7 +17,7 @@ pub type SharedError = Arc<dyn StdError + Send + Sync + 'static>;
 /// otherwise. The others are returned by the call that failed. Cloning is
 /// cheap: the cause is shared.
 ///
-/// E1: the cause stays reachable. A list/watch failure is
+/// ER1: the cause stays reachable. A list/watch failure is
 /// [`Error::Source`] with the concrete [`source::Error`] (match on it, or
 /// find it with `downcast_ref` along [`std::error::Error::source`]); any
 /// other stream's error is [`Error::Stream`]. No message repeats its cause:
@@ -82,7 +82,7 @@ pub enum Error {
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // E1: never the cause's text; `source()` gives it.
+        // ER1: never the cause's text; `source()` gives it.
         match self {
             Error::Source(_) => f.write_str("list/watch failed"),
             Error::Stream(_) => f.write_str("the event stream failed"),

@@ -45,6 +45,15 @@
 //! builder's [`on_error`](InformerBuilder::on_error) callback and sent to
 //! every [`Informer::errors`] stream (R9). None of them stops the informer.
 //!
+//! - **ER1 The cause stays reachable.** A list/watch failure is
+//!   [`Error::Source`] holding the concrete
+//!   [`source::Error`](crate::source::Error), any other stream's error is
+//!   [`Error::Stream`]; no message repeats its cause, so the chain printed
+//!   through `source()` names each cause once.
+//! - **ER2 Logged once, where it happened.** Each error is logged once, at
+//!   WARN with its whole chain, inside the `informer` span, which names the
+//!   resource (group, version, plural, namespace) rather than the Rust type.
+//!
 //! # Waiting for the first sync
 //!
 //! [`Informer::wait_until_synced`] waits for the first sync as long as it

@@ -1,6 +1,6 @@
 //! Fan-out of runtime errors: every error the informer meets while running
 //! reaches every [`Informer::errors`](super::Informer::errors) stream, the
-//! builder's callback and the error counter (R9), and is logged once (E2).
+//! builder's callback and the error counter (R9), and is logged once (ER2).
 
 use std::{
     any::Any,

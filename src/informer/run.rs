@@ -29,7 +29,7 @@ use crate::{
     store::OldVersion,
 };
 
-/// The span `run` is instrumented with (E2): the resource in words, and as
+/// The span `run` is instrumented with (ER2): the resource in words, and as
 /// fields the labels its metrics carry (group, version, plural, namespace
 /// or `all`), so two informers of one Rust type (two `DynamicObject`
 /// informers, or one kind in two namespaces) log under different names.

@@ -148,7 +148,7 @@ impl SyncError {
 
 impl fmt::Display for SyncError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // E1: the last error of a timeout is its `source()`, not repeated
+        // ER1: the last error of a timeout is its `source()`, not repeated
         // here; a refusal's message is the server's, kept as a field.
         match self {
             Self::TimedOut {
@@ -309,7 +309,7 @@ mod tests {
         assert!(SyncError::from_answer(&crd, 410, "gone").is_none());
     }
 
-    // I8, E1: a timeout's last error is its source, not part of its message.
+    // I8, ER1: a timeout's last error is its source, not part of its message.
     #[test]
     fn i8_a_timeout_keeps_its_last_error_as_the_source() {
         let resource = configmaps_in(None);

@@ -5,7 +5,7 @@
 //!
 //! # Rules
 //!
-//! Tests are named after them. Every store rule (C1–C5, RW4) holds in both
+//! Tests are named after them. Every store rule (ST1–ST5, RW4) holds in both
 //! modes.
 //!
 //! - **CM1 Same answers.** A compact store answers every read (`get`,
@@ -14,7 +14,7 @@
 //!   equal to those written, as the default store does; only pointer
 //!   identity differs (CM5).
 //! - **CM2 Indexes at write.** Index functions run on the decoded object
-//!   the writer was given, once per stored version (C3); a read never runs
+//!   the writer was given, once per stored version (ST3); a read never runs
 //!   them, and never decodes to answer `index_keys` or `index_values`.
 //! - **CM3 Never stale.** The hot set serves a decoded object only for the
 //!   exact encoded version the store holds under its key at the read:

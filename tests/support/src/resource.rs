@@ -274,7 +274,7 @@ mod tests {
     }
 
     #[test]
-    fn st3_parses_subresource_paths() {
+    fn ss3_parses_subresource_paths() {
         let (p, name, sub) =
             CollectionPath::parse_object("/api/v1/namespaces/ns/pods/p/status").unwrap();
         assert_eq!(

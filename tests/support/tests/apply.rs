@@ -59,6 +59,7 @@ async fn sa2_sa3_sa4_sa6_two_managers_conflict_force_and_removal() {
         )]
     );
     assert!(created.metadata.creation_timestamp.is_some());
+    // GN1: a created object gets a UUID-shaped uid.
     let uid = created.metadata.uid.clone().unwrap();
     assert_eq!(uid.len(), 36, "UUID-shaped: {uid}");
 

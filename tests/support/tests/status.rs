@@ -21,10 +21,10 @@ fn deployment() -> Deployment {
 }
 
 #[tokio::test]
-async fn st1_st2_status_writes_change_only_status_and_object_writes_keep_it() {
+async fn ss1_ss2_status_writes_change_only_status_and_object_writes_keep_it() {
     let server = FakeApiServer::start().await;
     let api: Api<Deployment> = Api::namespaced(server.client(), "default");
-    // ST1: a created object starts without the status its body carried.
+    // SS1: a created object starts without the status its body carried.
     let created = api
         .create(&PostParams::default(), &deployment())
         .await
@@ -32,7 +32,7 @@ async fn st1_st2_status_writes_change_only_status_and_object_writes_keep_it() {
     assert_eq!(created.status, None);
     assert_eq!(created.metadata.generation, Some(1));
 
-    // ST2: a status patch that also touches spec and labels changes status only.
+    // SS2: a status patch that also touches spec and labels changes status only.
     let patch = Patch::Merge(json!({
         "metadata": {"labels": {"sneaky": "1"}},
         "spec": {"replicas": 5},
@@ -60,7 +60,7 @@ async fn st1_st2_status_writes_change_only_status_and_object_writes_keep_it() {
         .clone();
     assert_eq!(entry.subresource.as_deref(), Some("status"));
 
-    // ST1: a replace of the object with another status keeps the stored one.
+    // SS1: a replace of the object with another status keeps the stored one.
     let mut replacement = patched.clone();
     replacement.status.as_mut().unwrap().replicas = Some(100);
     replacement.spec.as_mut().unwrap().replicas = Some(2);
@@ -110,7 +110,7 @@ async fn st1_st2_status_writes_change_only_status_and_object_writes_keep_it() {
 }
 
 #[tokio::test]
-async fn st3_status_of_kinds_without_it_and_of_missing_objects_is_404() {
+async fn ss3_status_of_kinds_without_it_and_of_missing_objects_is_404() {
     let server = FakeApiServer::start().await;
     let cms: Api<ConfigMap> = Api::namespaced(server.client(), "default");
     let mut cm = ConfigMap::default();
@@ -130,7 +130,7 @@ async fn st3_status_of_kinds_without_it_and_of_missing_objects_is_404() {
 }
 
 #[tokio::test]
-async fn st1_custom_resources_have_status_when_registered_with_it() {
+async fn ss1_custom_resources_have_status_when_registered_with_it() {
     let server = FakeApiServer::start().await;
     let widgets = ResourceType::new("example.com", "v1", "widgets", "Widget", true)
         .with_status_subresource(true);

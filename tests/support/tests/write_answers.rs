@@ -410,6 +410,7 @@ async fn wr5_wr8_bodies_that_do_not_decode_get_the_api_servers_messages() {
     assert_eq!(code, 415);
     assert_eq!(body["message"], "415: Unsupported Media Type");
     assert_eq!(body["details"], json!({}));
+    // SM6: a custom resource refuses a strategic merge patch.
     post(&server, WIDGETS, widget("w")).await;
     let (code, body) = send(
         &server,

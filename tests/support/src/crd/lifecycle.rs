@@ -85,7 +85,7 @@ fn initial_status(definition: &Definition) -> Value {
 }
 
 /// Sets the status of a CRD about to be created over HTTP: the create path
-/// drops a body's status for kinds with a status subresource (ST1), and a
+/// drops a body's status for kinds with a status subresource (SS1), and a
 /// CRD's creation sets its own (CR3).
 pub(crate) fn status_on_create(rt: &ResourceType, object: &mut Value) {
     if rt.group != CRD_GROUP || rt.plural != CRD_PLURAL {

@@ -76,7 +76,7 @@ pub(super) fn create(
 }
 
 /// `object` as it is about to be created: server-set metadata dropped,
-/// `status` dropped when a subresource owns it (ST1), and managedFields
+/// `status` dropped when a subresource owns it (SS1), and managedFields
 /// recording its owner.
 pub(super) fn prepare_new(
     state: &State,

@@ -272,6 +272,7 @@ mod tests {
             target["spec"]["template"]["spec"]["containers"],
             json!([{"name": "a"}])
         );
+        // SM6: an unknown `$patch` value is the API server's 500.
         let bad = json!({"metadata": {"$patch": "bogus"}});
         assert_eq!(patch(&apps(), &mut target, &bad).unwrap_err().code, 500);
     }

@@ -3,11 +3,11 @@
 //!
 //! # Rules
 //!
-//! - ST1: for a kind with a `/status` subresource, a write of the object
+//! - SS1: for a kind with a `/status` subresource, a write of the object
 //!   keeps the stored `status` (a created object starts without one).
-//! - ST2: a write of `…/status` changes `status` alone: everything else in
+//! - SS2: a write of `…/status` changes `status` alone: everything else in
 //!   the body (spec, labels, annotations, finalizers, …) is ignored.
-//! - ST3: `…/status` of a kind without that subresource, or any other
+//! - SS3: `…/status` of a kind without that subresource, or any other
 //!   subresource, is 404 `NotFound`; a missing object is 404 with its name.
 
 use serde_json::Value;
@@ -40,7 +40,7 @@ impl Target {
     }
 
     /// `candidate` cut down to what this write may change of `current`
-    /// (ST1, ST2); `None` for a creation.
+    /// (SS1, SS2); `None` for a creation.
     pub(super) fn confine(
         self,
         rt: &ResourceType,
