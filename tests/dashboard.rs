@@ -8,18 +8,18 @@
 //!
 //! # Rules
 //!
-//! - **D1** Every metric a query or a variable reads is served. A histogram
+//! - **DB1** Every metric a query or a variable reads is served. A histogram
 //!   `x` is served as `x_bucket`, `x_sum` and `x_count`, never as `x`.
-//! - **D2** Every label a matcher, a `by`/`without`, an `on`/`group_left`
+//! - **DB2** Every label a matcher, a `by`/`without`, an `on`/`group_left`
 //!   or a variable's `label_values` names is on the series it applies to
 //!   (`job` and `instance` count: Prometheus adds them to every series).
-//! - **D3** A quantile is taken over buckets still grouped by `le`, and the
+//! - **DB3** A quantile is taken over buckets still grouped by `le`, and the
 //!   two sides of a vector operation carry the same labels or say which to
 //!   match `on`.
-//! - **D4** A legend names only labels the query's result carries.
-//! - **D5** Every query goes to the `${datasource}` variable and uses only
+//! - **DB4** A legend names only labels the query's result carries.
+//! - **DB5** Every query goes to the `${datasource}` variable and uses only
 //!   variables the dashboard defines.
-//! - **D6** Every panel's description opens with the question it answers;
+//! - **DB6** Every panel's description opens with the question it answers;
 //!   the four rows (cache freshness, queue, reconciles, shards) are there;
 //!   panels fit the 24-column grid without overlapping.
 //!
@@ -121,7 +121,7 @@ fn queries(dashboard: &Value) -> Vec<(String, &str, Option<&str>)> {
     all
 }
 
-/// D1–D4 over the whole dashboard: what its queries and variables read,
+/// DB1–DB4 over the whole dashboard: what its queries and variables read,
 /// against what `served` holds.
 fn problems(dashboard: &Value, served: &Served) -> Vec<String> {
     let mut problems = Vec::new();
@@ -179,9 +179,9 @@ fn copied(server: &FakeApiServer) -> bool {
         .any(|cm| cm.namespace().as_deref() == Some("t1") && cm.name_any() == "apps.a")
 }
 
-// D1, D2, D3, D4
+// DB1, DB2, DB3, DB4
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn d1_d4_every_query_reads_what_a_sharded_operator_serves() {
+async fn db1_db4_every_query_reads_what_a_sharded_operator_serves() {
     let dashboard = dashboard();
     let server = FakeApiServer::start().await;
     server.register(&ResourceType::of::<Lease>());
@@ -305,9 +305,9 @@ fn variables_used(text: &str) -> Vec<String> {
     used
 }
 
-// D5
+// DB5
 #[test]
-fn d5_every_query_goes_to_the_datasource_variable_and_uses_defined_variables() {
+fn db5_every_query_goes_to_the_datasource_variable_and_uses_defined_variables() {
     let dashboard = dashboard();
     let datasource = serde_json::json!({"type": "prometheus", "uid": "${datasource}"});
     let defined: BTreeSet<&str> = variables(&dashboard)
@@ -371,9 +371,9 @@ fn d5_every_query_goes_to_the_datasource_variable_and_uses_defined_variables() {
     }
 }
 
-// D6
+// DB6
 #[test]
-fn d6_every_panel_says_which_question_it_answers_in_four_rows() {
+fn db6_every_panel_says_which_question_it_answers_in_four_rows() {
     let dashboard = dashboard();
     assert!(dashboard["schemaVersion"].as_u64().unwrap() >= 39);
     let top = dashboard["panels"].as_array().unwrap();
@@ -435,9 +435,9 @@ fn check(expr: &str, legend: Option<&str>) -> Vec<String> {
     problems
 }
 
-// D1
+// DB1
 #[test]
-fn d1_a_metric_the_scrape_lacks_is_named_and_nothing_else_is() {
+fn db1_a_metric_the_scrape_lacks_is_named_and_nothing_else_is() {
     let good = r#"sum by (informer) (rate(kube_informer_errors_total{job=~"$job", informer=~"$informer"}[$__rate_interval]))"#;
     assert_eq!(check(good, Some("{{informer}}")), Vec::<String>::new());
 
@@ -451,9 +451,9 @@ fn d1_a_metric_the_scrape_lacks_is_named_and_nothing_else_is() {
     );
 }
 
-// D1
+// DB1
 #[test]
-fn d1_a_histogram_is_served_as_bucket_sum_and_count_not_by_its_name() {
+fn db1_a_histogram_is_served_as_bucket_sum_and_count_not_by_its_name() {
     for served in ["_bucket", "_sum", "_count"] {
         let expr = format!("sum by (name) (rate(workqueue_queue_duration_seconds{served}[5m]))");
         assert_eq!(check(&expr, None), Vec::<String>::new(), "{expr}");
@@ -463,9 +463,9 @@ fn d1_a_histogram_is_served_as_bucket_sum_and_count_not_by_its_name() {
     assert!(problems[0].contains("is a histogram: query workqueue_queue_duration_seconds_bucket"));
 }
 
-// D2
+// DB2
 #[test]
-fn d2_a_label_the_series_lacks_is_named_in_matchers_groupings_and_variables() {
+fn db2_a_label_the_series_lacks_is_named_in_matchers_groupings_and_variables() {
     assert_eq!(
         check(r#"kube_informer_errors_total{subscriber="a"}"#, None),
         ["q: kube_informer_errors_total has no label `subscriber` to match on"]
@@ -501,9 +501,9 @@ fn d2_a_label_the_series_lacks_is_named_in_matchers_groupings_and_variables() {
     assert_eq!(problems.len(), 1, "{problems:?}");
 }
 
-// D3
+// DB3
 #[test]
-fn d3_a_quantile_without_le_and_sides_that_cannot_pair_are_named() {
+fn db3_a_quantile_without_le_and_sides_that_cannot_pair_are_named() {
     let quantile = |by: &str| {
         check(
             &format!(
@@ -539,9 +539,9 @@ fn d3_a_quantile_without_le_and_sides_that_cannot_pair_are_named() {
     );
 }
 
-// D4
+// DB4
 #[test]
-fn d4_a_legend_naming_a_label_the_result_lacks_is_named() {
+fn db4_a_legend_naming_a_label_the_result_lacks_is_named() {
     let expr = "sum by (informer) (kube_informer_subscription_pending)";
     assert_eq!(
         check(expr, Some("{{informer}} pending")),

@@ -1,6 +1,6 @@
 //! Each query of a dashboard, checked against what a scrape served: the
-//! metrics it reads (D1), the labels it names (D2), the shape of its
-//! quantiles and vector matches (D3) and its legend (D4).
+//! metrics it reads (DB1), the labels it names (DB2), the shape of its
+//! quantiles and vector matches (DB3) and its legend (DB4).
 //!
 //! The check follows the labels through the expression as Prometheus
 //! does: a selector has the labels its metric was served with, `rate` and
@@ -104,7 +104,7 @@ pub fn query(
 }
 
 /// Checks a variable's `label_values(selector, label)` query: the selector
-/// as a query, and the label on its result (D2).
+/// as a query, and the label on its result (DB2).
 pub fn label_values(served: &Served, text: &str, place: &str, problems: &mut Vec<String>) {
     let inner = text
         .trim()
@@ -178,7 +178,7 @@ impl Check<'_> {
         }
     }
 
-    /// D1 and D2 at the leaves: the metric is served, and has every label
+    /// DB1 and DB2 at the leaves: the metric is served, and has every label
     /// its matchers name.
     fn selector(&mut self, metric: &str, matchers: &[String]) -> Shape {
         let Some(labels) = self.served.labels(metric) else {
@@ -214,7 +214,7 @@ impl Check<'_> {
             },
             "histogram_quantile" => match (args.first(), vector(1)) {
                 (Some(Shape::Scalar), Some(Some(mut labels))) => {
-                    // D3: buckets summed away from `le` make no quantile.
+                    // DB3: buckets summed away from `le` make no quantile.
                     if labels.remove("le") {
                         Shape::Vector(Some(labels))
                     } else {
@@ -303,7 +303,7 @@ impl Check<'_> {
             _ => return Shape::Vector(None),
         };
         let Some(matching) = matching else {
-            // D3: one-to-one on every label; sets that differ pair nothing.
+            // DB3: one-to-one on every label; sets that differ pair nothing.
             if op != "or" && left != right {
                 self.problem(format!(
                     "`{op}` pairs {} by {left:?} with {} by {right:?}: no series match; \
@@ -355,7 +355,7 @@ impl Check<'_> {
         Shape::Vector(ok.then_some(kept))
     }
 
-    /// D4: every `{{label}}` of the legend is on the query's result.
+    /// DB4: every `{{label}}` of the legend is on the query's result.
     fn legend(&mut self, legend: &str, shape: &Shape) {
         let labels = match shape {
             Shape::Vector(Some(labels)) => labels.clone(),
