@@ -25,6 +25,11 @@
 //!   turns on (with the `prometheus` feature:
 //!   `cargo run --features prometheus --example operator -- --fake --metrics-addr 127.0.0.1:9090`);
 //!   sharded, it serves the shard's metrics too.
+//!
+//! With `RUST_LOG` set (e.g. `RUST_LOG=warn,kube_informer=info`) the
+//! crate's log lines go to stderr: the informers' list/watch errors are
+//! reported there (and in the metrics), not by the reconciles' error lines.
+//! Without it nothing is logged but those lines.
 
 mod controller;
 mod demo;
@@ -90,8 +95,23 @@ fn parse_args() -> Result<Args, String> {
     Ok(args)
 }
 
+/// Sends the crate's log lines to stderr when `RUST_LOG` asks for them.
+fn init_logging() {
+    use std::io::IsTerminal;
+    let Ok(filter) = tracing_subscriber::EnvFilter::try_from_default_env() else {
+        return;
+    };
+    // stderr, as the reconciles' errors: stdout is the sharded mode's record.
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .init();
+}
+
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    init_logging();
     let args = match parse_args() {
         Ok(args) => args,
         Err(message) => {
