@@ -28,6 +28,9 @@ METRICS = {
     "relists_error": ("kube_informer_relists_total", {"cause": "error"}),
     "cached_sources": ("kube_informer_store_objects", {"informer": "sources"}),
     "cached_copies": ("kube_informer_store_objects", {"informer": "copies"}),
+    # Resync notifications handed to the controller: a round can repair a
+    # missed event, so the end check says whether one ran.
+    "resyncs": ("kube_informer_subscription_delivered_total", {"kind": "resync"}),
 }
 
 # Source errors by class (kube_informer_source_errors_total{class=...}).

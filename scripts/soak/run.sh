@@ -12,8 +12,9 @@
 #   SOAK_TAG=name bash scripts/soak/run.sh    # results under results/name
 #
 # Settings are soak.py's (SOAK_MINUTES, SOAK_RATE, SOAK_RESTART_EVERY,
-# SOAK_COMPACT_EVERY, SOAK_SAMPLE_SECONDS, SOAK_SEED); RUST_LOG, when set,
-# replaces the operator's log filter (warn,kube_informer=info).
+# SOAK_COMPACT_EVERY, SOAK_SAMPLE_SECONDS, SOAK_SEED, SOAK_OPERATOR_RESYNC);
+# RUST_LOG, when set, replaces the operator's log filter
+# (warn,kube_informer=info).
 #
 # Steps: build the operator (--all-features, dev profile), start a private
 # cluster with e2e/cluster.sh run (its own state directory, stopped at the

@@ -14,6 +14,8 @@ The cluster comes from the environment e2e/cluster.sh exports
     SOAK_COMPACT_EVERY=3   etcd compactions, half a period after the restarts
     SOAK_SAMPLE_SECONDS=5  sampling period
     SOAK_SEED=1            the churn's random seed
+    SOAK_OPERATOR_RESYNC   the operator's --resync in seconds (its own
+                           default, 300, when unset; 0: never)
 
 With fewer than 15 minutes the restart and compaction periods shrink to a
 third of the run, so a short try (SOAK_MINUTES=3) sees each happen.
@@ -44,8 +46,9 @@ import churn
 import probe
 from kubeapi import Client, Kubeconfig
 
-# The operator's resync period (examples/operator/main.rs, RESYNC): a copy
-# still wrong after it was missed by every event, not just late.
+# The operator's default resync period (examples/operator/main.rs, RESYNC):
+# how long the end check goes on when it fails, to tell a copy that is late
+# from one no resync puts right.
 OPERATOR_RESYNC_SECONDS = 300
 QUIET_SECONDS = 30  # no reconcile for this long, an empty queue: quiet
 QUIET_LIMIT_SECONDS = 600
@@ -94,8 +97,9 @@ class Soak:
     def start_operator(self):
         env = dict(os.environ, KUBECONFIG=os.environ["KUBE_INFORMER_E2E_KUBECONFIG"])
         env.setdefault("RUST_LOG", "warn,kube_informer=info")
+        resync = os.environ.get("SOAK_OPERATOR_RESYNC")
         self.operator = subprocess.Popen(
-            [self.binary, "--metrics-addr", "127.0.0.1:0"],
+            [self.binary, "--metrics-addr", "127.0.0.1:0", *(["--resync", resync] if resync else [])],
             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace",
         )
         log = open(os.path.join(self.results, "operator.log"), "a", encoding="utf-8")
@@ -142,6 +146,12 @@ class Soak:
                 next_at += period
                 self.sampling.wait(max(0.0, next_at - time.monotonic()))
 
+    def resyncs(self):
+        try:
+            return int(self.metrics()["resyncs"])
+        except Exception:
+            return None
+
     def metrics(self):
         samples = probe.scrape(self.metrics_addr)
         return {c: probe.metric_sum(samples, n, l) for c, (n, l) in probe.METRICS.items()}
@@ -186,7 +196,8 @@ class Soak:
                 by_kind = {}
                 for kind, _, _ in found:
                     by_kind[kind] = by_kind.get(kind, 0) + 1
-                self.event("check", phase=phase, held=not found, differences=by_kind, examples=found[:10])
+                self.event("check", phase=phase, held=not found, differences=by_kind, examples=found[:10],
+                           resyncs=self.resyncs())
                 if first is None:
                     first = not found
                 if not found:
@@ -236,7 +247,8 @@ class Soak:
         sample_period = setting("SOAK_SAMPLE_SECONDS", 5)
         seed = int(setting("SOAK_SEED", 1))
         self.write_meta(minutes=minutes, rate=rate, restart_every_s=restart_every,
-                        compact_every_s=compact_every, sample_seconds=sample_period, seed=seed)
+                        compact_every_s=compact_every, sample_seconds=sample_period, seed=seed,
+                        operator_resync_s=float(os.environ.get("SOAK_OPERATOR_RESYNC") or OPERATOR_RESYNC_SECONDS))
 
         driver = churn.Churn(self.churn_client, seed, os.path.join(self.results, "churn.jsonl"))
         driver.setup()
@@ -268,7 +280,7 @@ class Soak:
         stop.set()
         thread.join(60)
         self.event("churn-end", writes=driver.writes, failures=driver.failures,
-                   copy_misses=driver.misses, stuck=thread.is_alive())
+                   copy_misses=driver.misses, stuck=thread.is_alive(), resyncs=self.resyncs())
 
         self.wait_quiet("end")
         held = self.check_until_held("end", OPERATOR_RESYNC_SECONDS + 60)
