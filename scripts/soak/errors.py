@@ -57,7 +57,7 @@ CAUSES = [
     (
         "transport",
         re.compile(
-            r"\(Connect\)|Connection refused|connection reset|peer closed connection|error reading a body"
+            r"\(Connect\)|\(SendRequest\)|Connection refused|connection reset|peer closed connection|error reading a body"
             r"|broken pipe|IncompleteMessage|connection closed|timed out|unexpected EOF",
             re.I,
         ),
