@@ -9,6 +9,8 @@
 //! cargo run --example operator -- --fake  # an in-process fake API server, no cluster
 //! # one of several replicas sharing the sources through Leases:
 //! cargo run --example operator -- --shard mirror --identity "$POD_NAME" --lease-namespace operators
+//! # no periodic resync (default: every 300 s): copies follow events and relists alone
+//! cargo run --example operator -- --resync 0
 //! ```
 //!
 //! - `mirror.rs`: what a source's copies should be, and the writes that make
@@ -25,6 +27,11 @@
 //!   turns on (with the `prometheus` feature:
 //!   `cargo run --features prometheus --example operator -- --fake --metrics-addr 127.0.0.1:9090`);
 //!   sharded, it serves the shard's metrics too.
+//!
+//! With `RUST_LOG` set (e.g. `RUST_LOG=warn,kube_informer=info`) the
+//! crate's log lines go to stderr: the informers' list/watch errors are
+//! reported there (and in the metrics), not by the reconciles' error lines.
+//! Without it nothing is logged but those lines.
 
 mod controller;
 mod demo;
@@ -47,15 +54,28 @@ use sharding::{ReconcileLog, ShardArgs};
 
 /// Reconciles at most this many sources at once.
 const CONCURRENCY: usize = 4;
-/// How often every source and every copy's source is reconciled again.
+/// How often every source and every copy's source is reconciled again,
+/// unless `--resync SECONDS` says otherwise (0: never).
 const RESYNC: Duration = Duration::from_secs(300);
 
 /// What the command line asks for.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Args {
     fake: bool,
     metrics_addr: Option<SocketAddr>,
     shard: Option<ShardArgs>,
+    resync: Duration,
+}
+
+impl Default for Args {
+    fn default() -> Self {
+        Self {
+            fake: false,
+            metrics_addr: None,
+            shard: None,
+            resync: RESYNC,
+        }
+    }
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -80,6 +100,14 @@ fn parse_args() -> Result<Args, String> {
                         .map_err(|e| format!("--metrics-addr {value:?}: {e}"))?,
                 );
             }
+            // Off, a soak shows whether events alone keep the copies right.
+            "--resync" => {
+                let value = words.next().ok_or("--resync needs a number of seconds")?;
+                let seconds = value
+                    .parse()
+                    .map_err(|e| format!("--resync {value:?}: {e}"))?;
+                args.resync = Duration::from_secs(seconds);
+            }
             other => return Err(format!("unknown argument {other:?} (try --fake)")),
         }
     }
@@ -90,8 +118,23 @@ fn parse_args() -> Result<Args, String> {
     Ok(args)
 }
 
+/// Sends the crate's log lines to stderr when `RUST_LOG` asks for them.
+fn init_logging() {
+    use std::io::IsTerminal;
+    let Ok(filter) = tracing_subscriber::EnvFilter::try_from_default_env() else {
+        return;
+    };
+    // stderr, as the reconciles' errors: stdout is the sharded mode's record.
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .init();
+}
+
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    init_logging();
     let args = match parse_args() {
         Ok(args) => args,
         Err(message) => {
@@ -133,7 +176,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         None => None,
     };
 
-    let operator = Operator::start(client.clone(), labels.clone(), RESYNC, Defaults::new()).await?;
+    let operator =
+        Operator::start(client.clone(), labels.clone(), args.resync, Defaults::new()).await?;
     let stop = CancellationToken::new();
     let gate = shard.as_ref().map(|(shard, _)| shard.gate());
     let log = args.shard.as_ref().map(|s| ReconcileLog::new(&s.identity));
