@@ -8,6 +8,16 @@
 //! pass: once the generated run is over and the replicas are left to settle,
 //! every key is owned by exactly one live replica.
 //!
+//! S8 (checked after every step too): each replica's view holds, for every
+//! other member's Lease, exactly the newest version its driver handed the
+//! state machine (by a notification or a confirming list), counts it alive
+//! exactly while less than a Lease duration has passed since that version
+//! was first handed, and fences only that version, once it expired. The
+//! reference is [`Shown`], kept beside each replica from what its driver
+//! hands on. The driver takes notifications in while a list is out and
+//! hands them on after the list, each observed when it arrived, as the
+//! membership task does.
+//!
 //! The general property ends work within a few generated steps, so it
 //! rarely keeps work running across a whole handover; a second property
 //! (S2) starts work on a settled ring, changes the member set, and lets the
@@ -142,12 +152,75 @@ struct PendingWrite {
     stage: WriteStage,
 }
 
+/// What a driver hands its state machine about one Lease.
+#[derive(Clone, Debug)]
+enum News {
+    Version(LeaseRecord),
+    Deleted(Member),
+}
+
+/// S8's reference for one replica: for each other member's Lease, the
+/// newest version its driver handed on (the simulated server's
+/// resourceVersions are integers in one order across Leases) and when that
+/// version was first handed on.
+#[derive(Debug, Default)]
+struct Shown {
+    leases: BTreeMap<String, (LeaseRecord, Instant)>,
+}
+
+fn rv_of(record: &LeaseRecord) -> u64 {
+    record.resource_version.parse().unwrap()
+}
+
+impl Shown {
+    fn observe(&mut self, me: &str, record: LeaseRecord, at: Instant) {
+        let name = record.member.id.to_string();
+        if name == me {
+            return;
+        }
+        match self.leases.get(&name) {
+            Some((seen, _)) if rv_of(seen) >= rv_of(&record) => {}
+            _ => {
+                self.leases.insert(name, (record, at));
+            }
+        }
+    }
+
+    fn remove(&mut self, member: &Member) {
+        let name = member.id.to_string();
+        if self
+            .leases
+            .get(&name)
+            .is_some_and(|(seen, _)| seen.member.incarnation == member.incarnation)
+        {
+            self.leases.remove(&name);
+        }
+    }
+
+    /// A whole list read at `at`: what it lacks is gone.
+    fn replace(&mut self, me: &str, records: &[LeaseRecord], at: Instant) {
+        let mut before = std::mem::take(&mut self.leases);
+        for record in records {
+            let name = record.member.id.to_string();
+            if let Some(seen) = before.remove(&name) {
+                self.leases.insert(name, seen);
+            }
+            self.observe(me, record.clone(), at);
+        }
+    }
+}
+
 struct Replica {
     name: String,
     core: Handover,
     alive: bool,
     /// How far into the server's log this replica's watch has delivered.
     cursor: usize,
+    /// Delivered while its list is out, with when each arrived: handed on
+    /// after the list's answer.
+    arrived: Vec<(News, Instant)>,
+    /// What its driver handed on (S8).
+    shown: Shown,
     write: Option<PendingWrite>,
     /// A Lease of this name found on create: the next write replaces it.
     adopt: Option<u64>,
@@ -164,6 +237,8 @@ impl Replica {
             name,
             alive: true,
             cursor: 0,
+            arrived: Vec::new(),
+            shown: Shown::default(),
             write: None,
             adopt: None,
             list: None,
@@ -331,6 +406,18 @@ impl Sim {
             start_write(r, now, plan.ack);
         }
         for record in plan.fence {
+            // S8: a fence names the newest version handed on, expired.
+            let (shown, at) = r
+                .shown
+                .leases
+                .get(record.member.id.as_str())
+                .unwrap_or_else(|| panic!("{} fences {record:?}, never shown", r.name));
+            assert_eq!(*shown, record, "{} fences a version not the newest", r.name);
+            assert!(
+                now >= *at + LEASE_DURATION,
+                "{} fences a live Lease",
+                r.name
+            );
             let rv = record.resource_version.parse().unwrap();
             r.fences.push((record.member.id.to_string(), rv, false));
         }
@@ -348,16 +435,11 @@ impl Sim {
             Op::Deliver(i) => {
                 let n = self.replicas.len();
                 let r = &mut self.replicas[i % n];
-                // The driver awaits a list before it reads the next
-                // notification: nothing is delivered while one is out.
-                if matches!(r.list, Some((_, Some(_)))) {
-                    return;
-                }
                 if let Some((name, lease)) = self.server.log.get(r.cursor).cloned() {
                     r.cursor += 1;
                     if r.alive {
-                        match lease {
-                            Some(lease) => r.core.observe(record(&name, &lease), now),
+                        let news = match lease {
+                            Some(lease) => News::Version(record(&name, &lease)),
                             None => {
                                 // A delete event carries the last state; the
                                 // uid is what matters.
@@ -369,9 +451,16 @@ impl Sim {
                                     })
                                     .flatten()
                                     .unwrap_or_default();
-                                r.core.remove(&Member::new(name.as_str(), uid.as_str()));
+                                News::Deleted(Member::new(name.as_str(), uid.as_str()))
                             }
+                        };
+                        // The driver takes notifications in while a list is
+                        // out and hands them on after its answer.
+                        if matches!(r.list, Some((_, Some(_)))) {
+                            r.arrived.push((news, now));
+                            return;
                         }
+                        hand(r, news, now);
                     }
                 }
                 self.tick(i);
@@ -465,6 +554,7 @@ impl Sim {
                         // forgets it, as it does on not-found.
                         let seen = r.core.view().get(&MemberId::new(name.as_str())).cloned();
                         if let Some(seen) = seen {
+                            r.shown.remove(&seen.member);
                             r.core.remove(&seen.member);
                         }
                     }
@@ -489,7 +579,11 @@ impl Sim {
                 if let Some(r) = self.replica(i)
                     && let Some((set, Some(snapshot))) = r.list.take()
                 {
+                    r.shown.replace(&r.name, &snapshot, now);
                     r.core.confirm(&set, snapshot, now);
+                    for (news, at) in std::mem::take(&mut r.arrived) {
+                        hand(r, news, at);
+                    }
                 }
                 self.tick(i);
             }
@@ -523,6 +617,7 @@ impl Sim {
                     r.alive = false;
                     r.in_flight.clear();
                     r.list = None;
+                    r.arrived.clear();
                 }
             }
             Op::Restart(i) => {
@@ -541,6 +636,40 @@ impl Sim {
         }
         if self.check_each_step {
             self.check_one_holder();
+            self.check_fresh_views();
+        }
+    }
+
+    /// S8: every live replica's view is [`Shown`]: the newest version of
+    /// each Lease handed on, alive exactly while less than a Lease duration
+    /// has passed since it was first handed on.
+    fn check_fresh_views(&self) {
+        for r in self.replicas.iter().filter(|r| r.alive) {
+            let view = r.core.view();
+            let held: BTreeMap<String, &LeaseRecord> = view
+                .records()
+                .map(|record| (record.member.id.to_string(), record))
+                .collect();
+            let shown: BTreeMap<String, &LeaseRecord> = r
+                .shown
+                .leases
+                .iter()
+                .map(|(name, (record, _))| (name.clone(), record))
+                .collect();
+            if held != shown {
+                self.dump();
+            }
+            assert_eq!(held, shown, "{}'s view is not what it was shown", r.name);
+            for (record, at) in r.shown.leases.values() {
+                assert_eq!(
+                    view.is_live(&record.member.id, self.now),
+                    self.now < *at + LEASE_DURATION,
+                    "{} judges {} by another time than it first saw {}",
+                    r.name,
+                    record.member.id,
+                    record.resource_version
+                );
+            }
         }
     }
 
@@ -575,6 +704,7 @@ impl Sim {
                 self.replicas[i].in_flight.clear();
                 self.round(i);
                 self.check_one_holder();
+                self.check_fresh_views();
             }
             self.step(&Op::Advance(500));
         }
@@ -638,6 +768,20 @@ impl Sim {
     }
 }
 
+/// The driver hands `news`, which arrived at `at`, to the state machine.
+fn hand(r: &mut Replica, news: News, at: Instant) {
+    match news {
+        News::Version(record) => {
+            r.shown.observe(&r.name, record.clone(), at);
+            r.core.observe(record, at);
+        }
+        News::Deleted(member) => {
+            r.shown.remove(&member);
+            r.core.remove(&member);
+        }
+    }
+}
+
 fn start_write(r: &mut Replica, now: Instant, ack: Option<Fingerprint>) {
     let precondition = match r.core.own_lease() {
         Some(own) => Some(own.resource_version.parse().unwrap()),
@@ -658,9 +802,9 @@ proptest! {
         ..ProptestConfig::default()
     })]
 
-    // S2, S3, S4, S5
+    // S2, S3, S4, S5, S8
     #[test]
-    fn s4_no_key_is_held_by_two_members_in_any_interleaving(
+    fn s4_s8_no_key_has_two_holders_and_every_view_is_fresh_in_any_interleaving(
         replicas in 1usize..=4,
         ops in prop::collection::vec(op(), 0..400),
     ) {

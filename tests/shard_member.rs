@@ -1,5 +1,12 @@
-//! S2, S3, S5, S7 and the Lease's fields: the membership task ([`Shard`])
-//! against an in-memory Lease server, on tokio's paused clock.
+//! S2, S3, S5, S7, S8 and the Lease's fields: the membership task
+//! ([`Shard`]) against an in-memory Lease server, on tokio's paused clock.
+//!
+//! The server delivers every change to every watch at once, so a member
+//! that reads its informer fences only what it saw expire: every fence it
+//! receives names the Lease's version written at least a Lease duration
+//! before, and no newer one written before the fence (S8; a change made at
+//! the very instant of the fence is the one race allowed). The server
+//! records every fence that breaks this, and the tests check none does.
 //!
 //! Besides the scenarios, one property drives whole replicas (membership
 //! task, gate, guards) through generated joins, kills, stops and work held
@@ -41,6 +48,9 @@ impl std::error::Error for Never {}
 #[derive(Clone, Default)]
 struct FakeLeases {
     state: Arc<Mutex<State>>,
+    /// The Lease of the member that sends through this handle, so a
+    /// delete of another Lease is a fence.
+    caller: Option<String>,
 }
 
 #[derive(Default)]
@@ -55,6 +65,52 @@ struct State {
     held: BTreeMap<String, Instant>,
     /// The next write to each of these Leases is held this long.
     held_once: BTreeMap<String, Duration>,
+    /// Each Lease's changes: the version written (`None`: deleted), when,
+    /// and its duration.
+    history: BTreeMap<String, Vec<Change>>,
+    /// Write requests (create or replace, answered or not) per Lease.
+    writes: BTreeMap<String, usize>,
+    /// Fences that succeeded: (fencer, fenced Lease).
+    fenced: Vec<(String, String)>,
+    /// Fences that break S8, described.
+    stale_fences: Vec<String>,
+}
+
+struct Change {
+    version: Option<u64>,
+    at: Instant,
+    duration: Duration,
+}
+
+impl State {
+    /// S8 for a fence of `name` at `version` sent now by `fencer`: that
+    /// version was written at least its duration ago, and nothing changed
+    /// the Lease since, before this instant.
+    fn check_fence(&mut self, fencer: &str, name: &str, version: &str) {
+        let now = Instant::now();
+        let changes = self.history.get(name).map(Vec::as_slice).unwrap_or(&[]);
+        let fenced = changes
+            .iter()
+            .position(|c| c.version.map(|v| v.to_string()).as_deref() == Some(version));
+        let problem = match fenced {
+            None => Some("a version never written".to_owned()),
+            Some(i) if now < changes[i].at + changes[i].duration => Some(format!(
+                "a version written {:?} before",
+                now - changes[i].at
+            )),
+            Some(i) => changes[i + 1..].iter().find(|c| c.at < now).map(|c| {
+                format!(
+                    "a version replaced {:?} before (by {:?})",
+                    now - c.at,
+                    c.version
+                )
+            }),
+        };
+        if let Some(problem) = problem {
+            self.stale_fences
+                .push(format!("{fencer} fenced {name}@{version}: {problem}"));
+        }
+    }
 }
 
 impl State {
@@ -90,7 +146,22 @@ impl FakeLeases {
         let informer = Informer::builder_from_stream(self.events())
             .cache_from_env()
             .build();
-        Shard::with_parts(self.clone(), informer, config).unwrap()
+        let api = Self {
+            caller: Some(config.lease_name()),
+            ..self.clone()
+        };
+        Shard::with_parts(api, informer, config).unwrap()
+    }
+
+    /// S8: no fence so far was sent on a stale view.
+    fn check_fresh_fences(&self) {
+        let stale = &self.state.lock().stale_fences;
+        assert!(stale.is_empty(), "fences on stale views: {stale:#?}");
+    }
+
+    /// Write requests to `lease` so far.
+    fn writes_to(&self, lease: &str) -> usize {
+        self.state.lock().writes.get(lease).copied().unwrap_or(0)
     }
 
     fn fail_writes(&self, lease: &str, fail: bool) {
@@ -152,8 +223,18 @@ impl FakeLeases {
         state.rv += 1;
         lease.metadata.resource_version = Some(state.rv.to_string());
         let name = lease.metadata.name.clone().unwrap();
+        let seconds = lease.spec.as_ref().and_then(|s| s.lease_duration_seconds);
+        state.history.entry(name.clone()).or_default().push(Change {
+            version: Some(state.rv),
+            at: Instant::now(),
+            duration: Duration::from_secs(seconds.unwrap_or(0).max(0) as u64),
+        });
         state.leases.insert(name, lease.clone());
         lease
+    }
+
+    fn count_write(&self, name: &str) {
+        *self.state.lock().writes.entry(name.to_owned()).or_default() += 1;
     }
 }
 
@@ -198,12 +279,14 @@ impl FakeLeases {
 impl LeaseApi for FakeLeases {
     async fn create(&self, lease: Lease) -> Result<Lease, LeaseError> {
         let name = lease.metadata.name.clone().unwrap();
+        self.count_write(&name);
         self.held(&name, move |server| server.create_now(lease))
             .await
     }
 
     async fn replace(&self, lease: Lease) -> Result<Lease, LeaseError> {
         let name = lease.metadata.name.clone().unwrap();
+        self.count_write(&name);
         self.held(&name, move |server| server.replace_now(lease))
             .await
     }
@@ -214,6 +297,10 @@ impl LeaseApi for FakeLeases {
 
     async fn delete_if(&self, name: &str, resource_version: &str) -> Result<(), LeaseError> {
         let mut state = self.state.lock();
+        let fencer = self.caller.as_deref().filter(|caller| *caller != name);
+        if let Some(fencer) = fencer {
+            state.check_fence(fencer, name, resource_version);
+        }
         match state.leases.get(name) {
             None => Err(LeaseError::NotFound),
             Some(l) if l.metadata.resource_version.as_deref() != Some(resource_version) => {
@@ -222,6 +309,18 @@ impl LeaseApi for FakeLeases {
             Some(_) => {
                 let gone = state.leases.remove(name).unwrap();
                 state.rv += 1;
+                state
+                    .history
+                    .entry(name.to_owned())
+                    .or_default()
+                    .push(Change {
+                        version: None,
+                        at: Instant::now(),
+                        duration: Duration::ZERO,
+                    });
+                if let Some(fencer) = fencer {
+                    state.fenced.push((fencer.to_owned(), name.to_owned()));
+                }
                 state.emit(|| Event::Deleted(gone.clone()));
                 Ok(())
             }
@@ -346,30 +445,40 @@ async fn s3_one_unanswered_write_costs_a_member_nothing() {
     );
 }
 
-// S3 with three members and the timings of a fast ring (Lease 3 s, renew
-// deadline 2 s, retry 0.5 s): while one member's writes hang for 12 s the
-// others take its keys over, and no key is ever owned by two members.
-#[tokio::test(start_paused = true)]
-async fn s3_no_key_has_two_owners_while_a_members_writes_hang() {
-    let server = FakeLeases::default();
-    let fast = |identity: &str| {
-        ShardConfig::new("ring", identity)
-            .lease_duration(Duration::from_secs(3))
-            .renew_deadline(Duration::from_secs(2))
-            .retry_period(Duration::from_millis(500))
-    };
-    let (a, b, c) = (
+/// A fast ring's timings: Lease 3 s, renew deadline 2 s, retry 0.5 s.
+fn fast(identity: &str) -> ShardConfig {
+    ShardConfig::new("ring", identity)
+        .lease_duration(Duration::from_secs(3))
+        .renew_deadline(Duration::from_secs(2))
+        .retry_period(Duration::from_millis(500))
+}
+
+/// Members `a`, `b` and `c` of a fast ring, running, once they share 200
+/// keys (keep the tasks); and the keys.
+async fn fast_ring(server: &FakeLeases) -> ([Shard; 3], [JoinHandle<()>; 3], Vec<ObjectKey>) {
+    let members = [
         server.shard_with(fast("a")),
         server.shard_with(fast("b")),
         server.shard_with(fast("c")),
-    );
-    let _tasks = [spawn(&a), spawn(&b), spawn(&c)];
+    ];
+    let tasks = [spawn(&members[0]), spawn(&members[1]), spawn(&members[2])];
     let keys: Vec<ObjectKey> = keys().into_iter().take(200).collect();
+    let [a, b, c] = &members;
     until(Duration::from_secs(10), || {
-        owner_counts(&[&a, &b, &c], &keys).iter().all(|n| *n == 1)
+        owner_counts(&[a, b, c], &keys).iter().all(|n| *n == 1)
     })
     .await
     .expect("the members share the keys");
+    (members, tasks, keys)
+}
+
+// S3 with three members and the timings of a fast ring: while one member's
+// writes hang for 12 s the others take its keys over, and no key is ever
+// owned by two members.
+#[tokio::test(start_paused = true)]
+async fn s3_no_key_has_two_owners_while_a_members_writes_hang() {
+    let server = FakeLeases::default();
+    let ([a, b, c], _tasks, keys) = fast_ring(&server).await;
     let of_a: Vec<ObjectKey> = keys.iter().filter(|k| a.gate().owns(k)).cloned().collect();
     assert!(!of_a.is_empty());
 
@@ -388,6 +497,74 @@ async fn s3_no_key_has_two_owners_while_a_members_writes_hang() {
     })
     .await
     .expect("every key has one owner again");
+}
+
+// S8: a member whose writes hang is fenced, and its creates then hang as
+// well, for longer than a Lease duration. Its membership task keeps
+// reading its informer while each create waits, so it sees the live
+// members renew and fences neither; once its writes are answered it joins
+// again.
+#[tokio::test(start_paused = true)]
+async fn s8_a_member_whose_writes_hang_fences_no_live_member() {
+    let server = FakeLeases::default();
+    let ([a, b, c], _tasks, keys) = fast_ring(&server).await;
+    server.hold_writes("ring-a", Duration::from_secs(12));
+    until(Duration::from_secs(10), || {
+        let state = server.state.lock();
+        state.fenced.iter().any(|(_, lease)| lease == "ring-a")
+    })
+    .await
+    .expect("b or c fenced a");
+    until(Duration::from_secs(30), || {
+        owner_counts(&[&a, &b, &c], &keys).iter().all(|n| *n == 1)
+            && keys.iter().any(|k| a.gate().owns(k))
+    })
+    .await
+    .expect("a joins again once its writes are answered");
+    server.check_fresh_fences();
+    let fences: Vec<_> = server.state.lock().fenced.clone();
+    assert!(
+        fences.iter().all(|(_, lease)| lease == "ring-a"),
+        "only a was fenced: {fences:?}"
+    );
+}
+
+// S8: a fenced member whose writes fail at once tries to create its Lease
+// again once per retry period, not in a loop; meanwhile it follows the
+// ring and fences nobody.
+#[tokio::test(start_paused = true)]
+async fn s8_a_member_that_cannot_write_sends_one_write_per_retry_period() {
+    let server = FakeLeases::default();
+    let (a, b) = (server.shard("a"), server.shard("b"));
+    let _tasks = [spawn(&a), spawn(&b)];
+    let keys = keys();
+    until(Duration::from_secs(10), || {
+        owner_counts(&[&a, &b], &keys).iter().all(|n| *n == 1)
+    })
+    .await
+    .expect("shared");
+
+    server.fail_writes("ring-a", true);
+    until(Duration::from_secs(30), || {
+        !server.names().contains(&"ring-a".to_owned())
+    })
+    .await
+    .expect("b fences a");
+    let before = server.writes_to("ring-a");
+    tokio::time::sleep(Duration::from_secs(20)).await;
+    let sent = server.writes_to("ring-a") - before;
+    // A retry period (2 s) after each failure: ten in 20 s, one more for
+    // the instant the window opened on.
+    assert!((9..=11).contains(&sent), "{sent} writes in 20 s");
+    server.check_fresh_fences();
+
+    server.fail_writes("ring-a", false);
+    until(Duration::from_secs(20), || {
+        owner_counts(&[&a, &b], &keys).iter().all(|n| *n == 1)
+            && keys.iter().any(|k| a.gate().owns(k))
+    })
+    .await
+    .expect("a joins again once it can write");
 }
 
 // S4, S5
@@ -879,6 +1056,7 @@ async fn run_steps(steps: Vec<Step>) {
             }
         }
         check_one_holder(&replicas, &keys);
+        server.check_fresh_fences();
     }
     // The work ends; the live replicas share every key again. A write held
     // by a Hang step (up to 20 s) still lands when its hold ends, and the
@@ -897,6 +1075,7 @@ async fn run_steps(steps: Vec<Step>) {
             .count();
         assert_eq!(owners, 1, "{key} has {owners} owners after settling");
     }
+    server.check_fresh_fences();
 }
 
 proptest::proptest! {
@@ -909,9 +1088,10 @@ proptest::proptest! {
     // `shard_handover` properties replay only through the state machine):
     // replicas hold work on owned keys for generated times while others
     // join and die; no key is ever owned by one live replica while another
-    // still works on it.
+    // still works on it. S8: every fence, also by a replica whose writes
+    // hang, names a version that expired and was not replaced.
     #[test]
-    fn s2_whole_replicas_hand_a_key_over_only_after_its_work_ends(
+    fn s2_s8_whole_replicas_hand_keys_over_after_their_work_and_fence_on_fresh_views(
         steps in proptest::collection::vec(step(), 1..40),
     ) {
         tokio::runtime::Builder::new_current_thread()

@@ -80,18 +80,20 @@ impl<K> Channel<K> {
         }
     }
 
-    /// Queues `n` unless the queue is bounded and full, or nobody listens.
+    /// Queues `n` unless the queue is bounded and full (and not asked to
+    /// take it `past_bound`, as on a stop, L12), or nobody listens.
     /// The receiver is not woken here: a waiting receiver's waker comes back
     /// in [`Offer::Queued`] and is taken out of the state, so however many
     /// notifications follow before the receiver polls again, it is handed
     /// out once.
-    pub(crate) fn offer(&self, key: &ObjectKey, n: Notification<K>) -> Offer<K> {
+    pub(crate) fn offer(&self, key: &ObjectKey, n: Notification<K>, past_bound: bool) -> Offer<K> {
         let waker = {
             let mut state = self.state.lock();
             if state.receiver_dropped || state.phase != Phase::Open {
                 return Offer::Gone;
             }
             if let Lag::Bounded(cap) = self.lag
+                && !past_bound
                 && state.queue.len() >= cap.max(1)
             {
                 return Offer::Full(n);

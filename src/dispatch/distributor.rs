@@ -10,7 +10,11 @@
 
 use std::{fmt, sync::Arc, task::Waker, time::Duration};
 
-use tokio::{sync::watch, time::Instant};
+use tokio::{
+    sync::{futures::Notified, watch},
+    time::Instant,
+};
+use tokio_util::sync::CancellationToken;
 
 use super::{
     EndReason, Error, SubscribeOptions, Subscription,
@@ -66,6 +70,10 @@ pub struct Distributor<K> {
     /// Wakers of receivers handed something in the current batch, woken by
     /// [`end_batch`](Distributor::end_batch).
     held: Vec<Waker>,
+    /// Cancelled to stop: from then on nothing waits for room (L12).
+    stop: Option<CancellationToken>,
+    /// A stop was seen while a `Bounded` queue was full.
+    stopping: bool,
 }
 
 struct Listener<K> {
@@ -86,6 +94,8 @@ impl<K> Distributor<K> {
             closed: false,
             upstream_synced,
             held: Vec::new(),
+            stop: None,
+            stopping: false,
         }
     }
 
@@ -152,8 +162,9 @@ impl<K> Distributor<K> {
     ///
     /// It never waits for `Unbounded` or `Coalesce` subscribers; it waits for
     /// room in a full `Bounded` subscriber's queue (L4), which holds up every
-    /// other subscriber meanwhile. Not cancel-safe: a cancelled call may
-    /// have delivered to some subscribers only.
+    /// other subscriber meanwhile, until the stop given to
+    /// [`stop_on`](Self::stop_on) comes (L12). Not cancel-safe: a cancelled
+    /// call may have delivered to some subscribers only.
     pub async fn distribute(&mut self, key: &ObjectKey, notification: Notification<K>) {
         self.distribute_batched(key, notification).await;
         self.end_batch();
@@ -211,7 +222,7 @@ impl<K> Distributor<K> {
                 // Ask to be woken before offering, so room made in between
                 // is not missed.
                 let space = listener.channel.space.notified();
-                match listener.channel.offer(key, n) {
+                match listener.channel.offer(key, n, self.stopping) {
                     Offer::Queued(waker) => {
                         self.held.extend(waker);
                         break;
@@ -224,7 +235,7 @@ impl<K> Distributor<K> {
                         n = back;
                         // The full receiver may be one whose wake is held.
                         wake_all(&mut self.held);
-                        space.await;
+                        self.stopping = !room_or_stop(space, self.stop.as_ref()).await;
                     }
                 }
             }
@@ -232,6 +243,53 @@ impl<K> Distributor<K> {
         if gone {
             self.prune();
         }
+    }
+
+    /// Lets a stop end every wait for room (L12): once `stop` is cancelled,
+    /// a full `Bounded` queue takes what it is handed past its bound rather
+    /// than hold the caller up, so the notification being distributed
+    /// reaches every subscriber at once and
+    /// [`is_stopping`](Self::is_stopping) tells the caller to end its batch
+    /// there. Without it, only room ends a wait.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::{sync::Arc, time::Duration};
+    /// use futures::StreamExt;
+    /// use kube_informer::{Notification, ObjectKey};
+    /// use kube_informer::dispatch::{Lag, SubscribeOptions};
+    /// use kube_informer::unstable::dispatch::Distributor;
+    /// use tokio::sync::watch;
+    /// use tokio_util::sync::CancellationToken;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let (_synced, upstream) = watch::channel(true);
+    /// let mut distributor = Distributor::<String>::new(Duration::ZERO, upstream);
+    /// let stop = CancellationToken::new();
+    /// distributor.stop_on(stop.clone());
+    /// let full = distributor.subscribe(SubscribeOptions::default().lag(Lag::Bounded(1)), []);
+    /// let key: ObjectKey = "default/x".parse()?;
+    /// let added = |v: &str| Notification::Added { object: Arc::new(v.to_string()), in_initial_list: false };
+    /// distributor.distribute(&key, added("1")).await; // fills the queue
+    /// stop.cancel();
+    /// distributor.distribute(&key, added("2")).await; // past the bound: no wait
+    /// assert!(distributor.is_stopping());
+    /// distributor.close();
+    /// assert_eq!(full.count().await, 2);
+    /// # Ok(()) }
+    /// ```
+    pub fn stop_on(&mut self, stop: CancellationToken) {
+        self.stop = Some(stop);
+    }
+
+    /// Whether the stop given to [`stop_on`](Self::stop_on) ended a wait
+    /// for room: from then on full `Bounded` queues take notifications past
+    /// their bound, and the caller should stop handing them out once the
+    /// one it is handing out has reached every subscriber (L12).
+    pub fn is_stopping(&self) -> bool {
+        self.stopping
     }
 
     /// Ends a batch begun by [`distribute_batched`](Self::distribute_batched):
@@ -312,6 +370,20 @@ impl<K> Distributor<K> {
     }
 }
 
+/// Waits for `space` (room in a full queue); `false` if `stop` came first,
+/// or had come already.
+async fn room_or_stop(space: Notified<'_>, stop: Option<&CancellationToken>) -> bool {
+    let Some(stop) = stop else {
+        space.await;
+        return true;
+    };
+    tokio::select! {
+        biased;
+        () = stop.cancelled() => false,
+        () = space => true,
+    }
+}
+
 /// Wakes and forgets every waker in `held`.
 fn wake_all(held: &mut Vec<Waker>) {
     // `drain` keeps the vector's capacity for the next batch.
@@ -334,6 +406,7 @@ impl<K> fmt::Debug for Distributor<K> {
             .field("started", &self.started)
             .field("closed", &self.closed)
             .field("held_wakes", &self.held.len())
+            .field("stopping", &self.stopping)
             .finish()
     }
 }

@@ -108,6 +108,12 @@ impl Life {
         self.stop.is_cancelled()
     }
 
+    /// The token that asks for a stop, for what must observe it without
+    /// the life (the distributor's waits for room, L12).
+    pub(crate) fn stop_token(&self) -> CancellationToken {
+        self.stop.clone()
+    }
+
     /// Resolves once a stop is asked for.
     pub(crate) async fn stop_requested_wait(&self) {
         self.stop.cancelled().await;

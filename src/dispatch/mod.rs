@@ -19,7 +19,9 @@
 //!   that stalls grows its own queue; nobody else waits.
 //! - [`Lag::Bounded`]: when its queue is full the distributor waits for room,
 //!   which delays every other subscriber and the informer behind it. Use it
-//!   only when back-pressure on the whole informer is what you want.
+//!   only when back-pressure on the whole informer is what you want. A stop
+//!   ends the wait: the rest of the batch is queued past the bound, so a
+//!   subscriber that never reads cannot hold a stop up (L12).
 //! - [`Lag::Coalesce`]: while it lags, only the newest state per key is kept,
 //!   in the order keys first became pending; nobody else waits. Merges:
 //!   `Added + Updated → Added(newest)`, `Updated(a→b) + Updated(b→c) →

@@ -115,6 +115,20 @@
 //! before `run` ends subscriptions and error streams, makes
 //! `wait_until_synced` return `false`, and a later `run` resolves at once.
 //!
+//! L12: a stop takes effect between two batches of the writer, never
+//! inside one. The source is not read after it; the batch being handed out
+//! when it comes (a round of at most 64 FIFO pops, whose notifications
+//! share one wake per subscriber) is finished for every subscriber, then
+//! every subscription ends after what was queued for it. So every
+//! subscriber has been handed the same notifications, and folding what
+//! each one yields gives the store as the writer left it. A full
+//! [`Lag::Bounded`](crate::dispatch::Lag::Bounded) subscriber does not
+//! hold the stop up: a wait for room in its queue ends at the stop, the
+//! notification then goes into it past its bound, and the batch ends after
+//! the pop being handed out, so the queue exceeds its bound by at most that
+//! pop's notifications. Only a stop does this: a `run` future dropped
+//! while the writer waits for room ends where it was.
+//!
 //! # Lifetime
 //!
 //! L8: an informer lives while any [`Informer`] clone, [`Store`](crate::Store)

@@ -155,12 +155,16 @@ where
 pub(crate) enum SourceEnd {
     /// The source ended.
     Ended,
+    /// A stop was asked for; the source was left unread.
+    Stopped,
     /// The source panicked, with this message; it cannot be polled again.
     Panicked(String),
 }
 
 /// Moves every source event into `fifo` until the source ends, then closes
-/// the FIFO so the writer drains what is queued and ends.
+/// the FIFO so the writer drains what is queued and ends; or until `stop`
+/// resolves, and then reads nothing more and leaves the FIFO as it is (the
+/// writer stops at the end of its batch, L12).
 ///
 /// Source errors and objects the FIFO refuses go to `reporter`; the source is
 /// expected to retry by itself, so an error never ends the pump. Source
@@ -172,13 +176,22 @@ pub(crate) async fn pump<K, S>(
     reporter: &ErrorReporter,
     progress: &SyncProgress,
     handoff: &Handoff,
+    stop: impl Future<Output = ()>,
 ) -> SourceEnd
 where
     K: Resource + Send + Sync + 'static,
     S: Stream<Item = Result<Event<K>, Error>>,
 {
-    let end = feed_all(events, fifo, reporter, progress, handoff).await;
-    fifo.close();
+    let end = tokio::select! {
+        biased;
+        () = stop => SourceEnd::Stopped,
+        end = feed_all(events, fifo, reporter, progress, handoff) => end,
+    };
+    if !matches!(end, SourceEnd::Stopped) {
+        fifo.close();
+    }
+    // Either way the writer looks again: at a closed FIFO to drain, or at
+    // the stop.
     handoff.feed_done();
     end
 }

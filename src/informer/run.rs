@@ -4,7 +4,8 @@
 //! The writer is the only code that writes the store or hands notifications
 //! to subscribers. Subscribe requests and resync ticks are handled between
 //! two batches, so a late subscriber's replay is taken at one consistent
-//! point (L1) and a resync round never splits a key's batch.
+//! point (L1) and a resync round never splits a key's batch. A stop is seen
+//! there too, so it never splits a batch between subscribers (L12).
 
 use std::{mem, panic::AssertUnwindSafe, sync::Arc};
 
@@ -97,10 +98,13 @@ where
             ..
         } = &mut teardown;
         distributor.mark_started();
+        distributor.stop_on(core.life.stop_token());
         let handoff = Handoff::default();
         // The pump and the writer share this task and only the handoff;
         // the writer ends once the pump has closed the FIFO and it has
-        // drained it.
+        // drained it, or at the end of its batch once a stop came (L12):
+        // the stop is not a branch around both, which would cut a batch
+        // some subscribers had and others had not.
         let writer = write(&core, distributor, requests, &handoff);
         let source = pump(
             events,
@@ -108,24 +112,23 @@ where
             &core.reporter,
             &core.sync_progress,
             &handoff,
+            core.life.stop_requested_wait(),
         );
         let body = async {
-            tokio::select! {
-                biased;
-                () = core.life.stop_requested_wait() => {
+            match together(writer, source, &handoff).await {
+                SourceEnd::Panicked(message) if !core.life.stop_requested() => {
+                    tracing::warn!("event stream panicked; informer stopped");
+                    Outcome::Panicked(Callback::EventStream, message)
+                }
+                SourceEnd::Ended if !core.life.stop_requested() => {
+                    tracing::info!("source ended; informer stopped");
+                    Outcome::Finished
+                }
+                // Asked to stop, also while the writer drained an ended source.
+                _ => {
                     tracing::info!("informer stopped");
                     Outcome::Stopped
                 }
-                end = together(writer, source, &handoff) => match end {
-                    SourceEnd::Panicked(message) => {
-                        tracing::warn!("event stream panicked; informer stopped");
-                        Outcome::Panicked(Callback::EventStream, message)
-                    }
-                    SourceEnd::Ended => {
-                        tracing::info!("source ended; informer stopped");
-                        Outcome::Finished
-                    }
-                },
             }
         };
         // L9: a panic nothing caught closer to its cause stops the informer
@@ -173,7 +176,7 @@ const WAKE_BATCH: usize = 64;
 
 /// The single writer: pops the FIFO, applies, distributes; between batches,
 /// registers subscribers and runs resync rounds. Returns once the FIFO is
-/// closed and empty.
+/// closed and empty, or at the end of a batch once a stop came (L12).
 async fn write<K>(
     core: &Core<K>,
     distributor: &mut Distributor<K>,
@@ -189,7 +192,13 @@ async fn write<K>(
     let mut batch = Vec::new();
     let mut reclaim = Reclaim::default();
     loop {
-        // Between two batches: control messages first.
+        // Between two batches: a stop ends the writer here, with every
+        // subscriber handed the same notifications (L12).
+        if core.life.stop_requested() {
+            distributor.end_batch();
+            return;
+        }
+        // Then control messages.
         while let Ok(request) = requests.try_recv() {
             register(core, distributor, request);
         }
@@ -240,7 +249,13 @@ async fn write<K>(
             handoff.writer_waiting(false);
             mark_synced_once(core, &mut synced);
             popped += 1;
-            if popped == WAKE_BATCH || !tokio::task::coop::has_budget_remaining() {
+            // A stop that ended a wait for room ends the batch at this pop,
+            // so full `Bounded` queues go past their bound by at most the
+            // rest of one pop's notifications (L12).
+            if popped == WAKE_BATCH
+                || distributor.is_stopping()
+                || !tokio::task::coop::has_budget_remaining()
+            {
                 break;
             }
             // One unit per pop, as between rounds; it cannot yield here.

@@ -171,8 +171,9 @@ impl Handover {
     }
 
     /// A Lease of the ring seen at `now` (a notification of the Lease
-    /// informer). The own Lease is ignored here: its state comes from
-    /// [`written`](Self::written).
+    /// informer, at the instant it arrived); a version older than one
+    /// already seen changes nothing (S8). The own Lease is ignored here:
+    /// its state comes from [`written`](Self::written).
     pub fn observe(&mut self, record: LeaseRecord, now: Instant) {
         if record.member.id != self.me {
             self.view.observe(record, now);

@@ -6,10 +6,10 @@
 use std::{fmt, future::Future, pin::pin, sync::Arc, time::Duration};
 
 use futures::{
-    FutureExt, StreamExt,
+    FutureExt,
     future::{BoxFuture, Either},
 };
-use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
+use k8s_openapi::api::coordination::v1::Lease;
 use kube::Api;
 use parking_lot::Mutex;
 use tokio::time::{Instant, sleep_until};
@@ -20,13 +20,15 @@ use super::{
     config::{ConfigError, ShardConfig},
     gate::KeyGate,
     handover::Handover,
-    lease::{LeaseApi, LeaseError, lease_record, own_lease, render},
+    intake::Intake,
+    lease::{LeaseApi, LeaseError, lease_record},
     ownership::Ownership,
     stream::ShardedStream,
+    view::LeaseRecord,
+    writer::{LeaseWriter, WriteTimes},
 };
 use crate::{
     Notification, Store,
-    dispatch::SubscribeOptions,
     informer::{self, Informer},
     source,
 };
@@ -234,95 +236,6 @@ impl<A: LeaseApi> LeaseApi for Bounded<A> {
     }
 }
 
-/// The own Lease's writer: create, renew with the current acknowledgement,
-/// recover from conflicts.
-struct LeaseWriter {
-    name: String,
-    /// The version of a Lease of this name found on create (left by an
-    /// earlier process of the same identity): the next write replaces it.
-    adopt: Option<String>,
-    /// The spec of the own Lease as last written or read: a renewal keeps
-    /// its acquire time and transition count.
-    spec: Option<LeaseSpec>,
-}
-
-impl LeaseWriter {
-    /// One write; says when the next may follow.
-    async fn write<A: LeaseApi>(
-        &mut self,
-        api: &A,
-        config: &ShardConfig,
-        core: &mut Handover,
-        ack: Option<super::Fingerprint>,
-    ) -> Next {
-        let sent_at = Instant::now();
-        let version = core
-            .own_lease()
-            .map(|own| own.resource_version.clone())
-            .or_else(|| self.adopt.clone());
-        let prior = version.as_ref().and(self.spec.as_ref());
-        let lease = render(
-            &self.name,
-            &config.ring,
-            config.lease_duration,
-            ack,
-            version.as_deref(),
-            prior,
-        );
-        let result = match version {
-            Some(_) => api.replace(lease).await,
-            None => api.create(lease).await,
-        };
-        match result {
-            Ok(lease) => {
-                self.adopt = None;
-                self.spec = lease.spec.clone();
-                if let Some(own) = own_lease(&lease) {
-                    core.written(sent_at, own);
-                }
-                Next::Period
-            }
-            Err(LeaseError::NotFound) => {
-                tracing::warn!(lease = %self.name, "own lease is gone: fenced, joining again");
-                self.adopt = None;
-                self.spec = None;
-                core.lease_lost();
-                Next::Now
-            }
-            Err(LeaseError::AlreadyExists | LeaseError::Conflict) => {
-                match api.get(&self.name).await {
-                    Ok(current) => {
-                        self.spec = current.as_ref().and_then(|l| l.spec.clone());
-                        if core.own_lease().is_some() {
-                            core.read_own(current.as_ref().and_then(own_lease));
-                        } else {
-                            self.adopt = current.and_then(|l| l.metadata.resource_version);
-                        }
-                        Next::Now
-                    }
-                    Err(error) => {
-                        tracing::warn!(lease = %self.name, %error, "cannot read own lease");
-                        Next::Period
-                    }
-                }
-            }
-            Err(error) => {
-                tracing::warn!(lease = %self.name, %error, "cannot write own lease");
-                Next::Period
-            }
-        }
-    }
-}
-
-/// When the own Lease is written next.
-enum Next {
-    /// A retry period later: the write succeeded, or failed in a way a
-    /// retry now would not fix.
-    Period,
-    /// At once: a conflict was resolved, or the Lease must be created.
-    Now,
-}
-
 async fn run_loop<A: LeaseApi>(
     api: A,
     informer: Informer<Lease>,
@@ -340,18 +253,23 @@ async fn run_loop<A: LeaseApi>(
         config.renew_deadline,
         config.retry_period,
     );
-    let mut writer = LeaseWriter {
-        name,
-        adopt: None,
-        spec: None,
-    };
-    let mut leases = informer.subscribe(SubscribeOptions::default())?;
-    let mut informer_run = pin!(informer.run().fuse());
+    let mut writer = LeaseWriter::new(name);
+    let mut intake = Intake::start(&informer)?;
     let selector = config.selector();
-    let mut next_write = Instant::now();
+    let mut writes = WriteTimes::new(Instant::now());
     let mut next_confirm = Instant::now();
 
     loop {
+        // S8: what the informer delivered, also while a request was out,
+        // is in the view before anything is decided on it.
+        intake.apply(&mut core);
+        if let Some(ended) = intake.take_end() {
+            ended?;
+            break;
+        }
+        if stop.is_cancelled() {
+            break;
+        }
         let now = Instant::now();
         // Registered before the in-flight check, so a guard dropped after
         // it wakes this loop.
@@ -361,32 +279,29 @@ async fn run_loop<A: LeaseApi>(
         let plan = core.plan(now, busy);
 
         // Every plan's fences are acted on: planning records them as sent.
-        for record in &plan.fence {
-            tracing::info!(member = %record.member.id, "lease expired: fencing it");
-            match api
-                .delete_if(record.member.id.as_str(), &record.resource_version)
-                .await
-            {
-                Ok(()) | Err(LeaseError::NotFound) => core.remove(&record.member),
-                Err(LeaseError::Conflict) => {}
-                Err(error) => tracing::warn!(member = %record.member.id, %error, "cannot fence"),
-            }
+        if !plan.fence.is_empty() {
+            intake.during(fence(&api, &mut core, &plan.fence)).await;
         }
-        if plan.write_now || now >= next_write {
-            next_write = match writer.write(&api, &config, &mut core, plan.ack).await {
-                Next::Period => Instant::now() + config.retry_period,
-                Next::Now => Instant::now(),
-            };
+        let write_at = writes.due(plan.write_now);
+        if now >= write_at {
+            let next = intake
+                .during(writer.write(&api, &config, &mut core, plan.ack))
+                .await;
+            writes.after(next, Instant::now(), config.retry_period);
             continue;
         }
         if let Some(set) = &plan.confirm
             && now >= next_confirm
         {
-            next_confirm = now + config.retry_period / 4;
-            match api.list(&selector).await {
+            let listed = intake.during(api.list(&selector)).await;
+            let read_at = Instant::now();
+            // Counted from the answer, so however slow lists are, the loop
+            // waits (and hears a stop) between two of them.
+            next_confirm = read_at + config.retry_period / 4;
+            match listed {
                 Ok(list) => {
                     let records = list.iter().filter_map(lease_record).collect();
-                    if core.confirm(set, records, Instant::now()) {
+                    if core.confirm(set, records, read_at) {
                         tracing::info!(members = set.len(), fingerprint = %set.fingerprint(), "acquired keys");
                     }
                 }
@@ -394,37 +309,37 @@ async fn run_loop<A: LeaseApi>(
             }
             continue;
         }
-        let mut wake = plan.wake_at.map_or(next_write, |at| at.min(next_write));
+        let mut wake = plan.wake_at.map_or(write_at, |at| at.min(write_at));
         if plan.confirm.is_some() {
             wake = wake.min(next_confirm);
         }
         tokio::select! {
             biased;
             () = stop.cancelled() => break,
-            notification = leases.next() => match notification {
-                Some(Notification::Deleted { object, .. }) => {
-                    if let Some(record) = lease_record(&object) {
-                        core.remove(&record.member);
-                    }
-                }
-                Some(notification) => {
-                    if let Some(record) = lease_record(notification.object()) {
-                        core.observe(record, Instant::now());
-                    }
-                }
-                None => break,
-            },
+            () = intake.next() => {}
             () = &mut released => {}
             () = sleep_until(wake) => {}
-            result = &mut informer_run => {
-                result?;
-                break;
-            }
         }
     }
     leave(&api, &mut core, &gate, config.renew_deadline).await;
     informer.stop();
     Ok(())
+}
+
+/// Deletes each expired Lease of `records`, conditional on the version
+/// seen expiring (S5), and forgets the ones that are gone.
+async fn fence<A: LeaseApi>(api: &A, core: &mut Handover, records: &[LeaseRecord]) {
+    for record in records {
+        tracing::info!(member = %record.member.id, "lease expired: fencing it");
+        match api
+            .delete_if(record.member.id.as_str(), &record.resource_version)
+            .await
+        {
+            Ok(()) | Err(LeaseError::NotFound) => core.remove(&record.member),
+            Err(LeaseError::Conflict) => {}
+            Err(error) => tracing::warn!(member = %record.member.id, %error, "cannot fence"),
+        }
+    }
 }
 
 /// A graceful leave: nothing handed out any more, the work in flight

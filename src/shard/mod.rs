@@ -59,6 +59,27 @@
 //!   for the work in flight, then deletes its Lease so the others need not
 //!   wait for it to expire. If work is still in flight a renew deadline
 //!   after the stop, it leaves the Lease in place to expire instead.
+//! - **S8 A fresh view.** A member judges each other member's Lease by the
+//!   newest version it has been shown, from the instant it first saw that
+//!   version: a notification or a list that shows an older version (in
+//!   RW1's order; for opaque versions, the same one) changes nothing, and
+//!   a list gives a version already seen no new time. Its membership task
+//!   keeps its Lease informer running and takes in its notifications while
+//!   its own Lease requests are out, each observed when it arrived, and
+//!   hands them all to the state machine before it plans again; a write
+//!   that failed is retried a retry period later, never at once. So no
+//!   fence, no member counted alive or expired in an adopted set and no
+//!   confirmation rests on a version older than the newest the informer
+//!   has delivered, and a member fences a Lease only on the version it saw
+//!   expire, whatever its own requests are doing (hanging, failing, or
+//!   creating a Lease again after it was fenced). Checked in
+//!   `tests/shard_handover.rs`, after every generated step, against a
+//!   reference of the versions each driver handed on (each view holds
+//!   exactly the newest, counted alive exactly while less than a Lease
+//!   duration has passed since it was first handed on, and every fence
+//!   names it); and in `tests/shard_member.rs`, whose server delivers
+//!   every change at once, so every fence must name a version written at
+//!   least a Lease duration before and not replaced since.
 //!
 //! # The Lease's fields
 //!
@@ -203,6 +224,7 @@ mod config;
 mod gate;
 pub(crate) mod handover;
 mod hash;
+mod intake;
 #[cfg(feature = "leader-election")]
 pub mod leader;
 pub(crate) mod lease;
@@ -210,6 +232,7 @@ mod member;
 mod ownership;
 mod stream;
 pub(crate) mod view;
+mod writer;
 
 pub use assign::{Fingerprint, Member, MemberId, MemberSet, ParseFingerprintError};
 pub use config::{ConfigError, ShardConfig};

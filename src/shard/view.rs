@@ -1,11 +1,12 @@
 //! [`MembershipView`]: the ring's Leases as this replica has seen them, and
 //! which members are alive by this replica's own clock.
 
-use std::{collections::BTreeMap, time::Duration};
+use std::{cmp::Ordering, collections::BTreeMap, time::Duration};
 
 use tokio::time::Instant;
 
 use super::assign::{Fingerprint, Member, MemberId};
+use crate::resource_version::compare;
 
 /// What the ring needs from one member's Lease.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -50,23 +51,36 @@ pub struct LeaseRecord {
 /// let mut view = MembershipView::new();
 /// view.observe(record.clone(), t0);
 /// assert!(view.is_live(&record.member.id, t0 + Duration::from_secs(14)));
-/// // The same version seen again later is not a renewal.
+/// // The same version seen again later is not a renewal, nor is an older
+/// // one delivered late (S8).
 /// view.observe(record.clone(), t0 + Duration::from_secs(10));
+/// let older = LeaseRecord { resource_version: "6".into(), ..record.clone() };
+/// assert!(!view.observe(older, t0 + Duration::from_secs(11)));
 /// assert!(!view.is_live(&record.member.id, t0 + Duration::from_secs(15)));
+/// assert_eq!(view.get(&record.member.id), Some(&record));
 /// ```
 #[derive(Debug, Default, Clone)]
 pub struct MembershipView {
     leases: BTreeMap<MemberId, Observed>,
 }
 
-/// Whether `record` is the version of the Lease already `seen`, so not a
-/// renewal: the same resourceVersion of the same incarnation. Not the
+/// Whether `record` is news beside the version of the Lease already
+/// `seen` (S8): a later resourceVersion when the two compare (RW1; versions
+/// of one resource are ordered across objects, so across incarnations too),
+/// else any other version or incarnation (RW2). An older version is not
+/// news however late it arrives: a notification the informer delivers
+/// after a list showed something newer says nothing new. Not the
 /// informer's resync rule (`notification::same_resource_version`): a
 /// record holds the resourceVersion as read, and a new uid with an equal
-/// resourceVersion is a new Lease, so news.
-fn same_version(seen: &LeaseRecord, record: &LeaseRecord) -> bool {
-    seen.resource_version == record.resource_version
-        && seen.member.incarnation == record.member.incarnation
+/// opaque resourceVersion is a new Lease, so news.
+fn is_news(seen: &LeaseRecord, record: &LeaseRecord) -> bool {
+    match compare(&record.resource_version, &seen.resource_version) {
+        Some(order) => order == Ordering::Greater,
+        None => {
+            seen.resource_version != record.resource_version
+                || seen.member.incarnation != record.member.incarnation
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -81,12 +95,13 @@ impl MembershipView {
         Self::default()
     }
 
-    /// Records a Lease as seen at `now`. A new resourceVersion (or a new
+    /// Records a Lease as seen at `now`. A newer resourceVersion (or a new
     /// incarnation) counts as a renewal observed at `now`; the same version
-    /// seen again changes nothing. Returns whether it was a renewal.
+    /// seen again, or an older one, changes nothing (S8). Returns whether it
+    /// was a renewal.
     pub fn observe(&mut self, record: LeaseRecord, now: Instant) -> bool {
         match self.leases.get_mut(&record.member.id) {
-            Some(seen) if same_version(&seen.record, &record) => false,
+            Some(seen) if !is_news(&seen.record, &record) => false,
             _ => {
                 self.leases.insert(
                     record.member.id.clone(),
@@ -105,23 +120,22 @@ impl MembershipView {
         self.leases.remove(id).map(|o| o.record)
     }
 
-    /// Replaces the whole view with a complete list taken at `now` (a relist
-    /// or a confirming read): Leases missing from it are forgotten, the
-    /// others are observed as by [`observe`](Self::observe).
+    /// Replaces the whole view with a complete list read at `now` (a
+    /// relist or a confirming read), which must be newer than everything
+    /// observed before it: Leases missing from it are forgotten, the others
+    /// are observed as by [`observe`](Self::observe), so a version already
+    /// seen keeps the time it was first seen (S8).
     pub fn replace(&mut self, records: impl IntoIterator<Item = LeaseRecord>, now: Instant) {
         let mut next = BTreeMap::new();
         for record in records {
-            let observed_at = match self.leases.remove(&record.member.id) {
-                Some(seen) if same_version(&seen.record, &record) => seen.observed_at,
-                _ => now,
-            };
-            next.insert(
-                record.member.id.clone(),
-                Observed {
+            let observed = match self.leases.remove(&record.member.id) {
+                Some(seen) if !is_news(&seen.record, &record) => seen,
+                _ => Observed {
                     record,
-                    observed_at,
+                    observed_at: now,
                 },
-            );
+            };
+            next.insert(observed.record.member.id.clone(), observed);
         }
         self.leases = next;
     }
