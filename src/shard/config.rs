@@ -67,6 +67,9 @@ pub enum ConfigError {
     /// Leases count whole seconds.
     #[error("lease duration must be a whole number of seconds, at least one")]
     LeaseDurationNotWholeSeconds,
+    /// An empty holder identity reads as "no holder" to every other replica.
+    #[error("the identity must not be empty")]
+    EmptyIdentity,
 }
 
 impl ShardConfig {

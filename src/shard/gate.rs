@@ -306,6 +306,29 @@ impl KeyGate {
         MetricsReader::new(move || Some(gate.metrics(&store)))
     }
 
+    /// Waits until no work is in flight, or until `give_up`; returns
+    /// whether none is left. A graceful leave waits here before it gives
+    /// its Lease up.
+    pub(crate) async fn wait_idle(&self, give_up: Instant) -> bool {
+        loop {
+            // Registered before the count is read, so a guard dropped in
+            // between wakes this loop.
+            let mut released = std::pin::pin!(self.inner.released.notified());
+            released.as_mut().enable();
+            if self.in_flight() == 0 {
+                return true;
+            }
+            if Instant::now() >= give_up {
+                return false;
+            }
+            tokio::select! {
+                biased;
+                () = &mut released => {}
+                () = sleep_until(give_up) => {}
+            }
+        }
+    }
+
     /// Resolves when a guard is dropped after this call began (register
     /// before checking [`released_busy`](Self::released_busy) to miss none).
     pub async fn released(&self) {

@@ -166,6 +166,31 @@ fn ack_of(lease: &Lease) -> Option<Fingerprint> {
         .ok()
 }
 
+/// The `acquireTime` and `leaseTransitions` that `holder` writes at `now`
+/// over a Lease whose spec was `prior` (`None`: a create), as client-go
+/// leader election's record has them: a create acquires and counts no
+/// transition; the same holder keeps both; another holder (or none) before
+/// means a new acquisition and one more transition.
+pub(crate) fn acquisition(
+    holder: &str,
+    prior: Option<&LeaseSpec>,
+    now: &MicroTime,
+) -> (MicroTime, i32) {
+    let Some(prior) = prior else {
+        return (now.clone(), 0);
+    };
+    let transitions = prior.lease_transitions.unwrap_or(0);
+    match &prior.acquire_time {
+        Some(acquired) if prior.holder_identity.as_deref() == Some(holder) => {
+            (acquired.clone(), transitions)
+        }
+        // Same holder but no acquire time recorded: record one now; not a
+        // transition.
+        None if prior.holder_identity.as_deref() == Some(holder) => (now.clone(), transitions),
+        _ => (now.clone(), transitions.saturating_add(1)),
+    }
+}
+
 /// The Lease a member writes: ring label, acknowledgement, holder, duration
 /// and renew time; conditional on `resource_version` when given.
 ///
@@ -185,23 +210,7 @@ pub(crate) fn render(
     prior: Option<&LeaseSpec>,
 ) -> Lease {
     let now = MicroTime(k8s_openapi::jiff::Timestamp::now());
-    let (acquire_time, lease_transitions) = match prior {
-        None => (now.clone(), 0),
-        Some(prior) => {
-            let transitions = prior.lease_transitions.unwrap_or(0);
-            match &prior.acquire_time {
-                Some(acquired) if prior.holder_identity.as_deref() == Some(name) => {
-                    (acquired.clone(), transitions)
-                }
-                // Same holder but no acquire time recorded: record one now;
-                // not a transition.
-                None if prior.holder_identity.as_deref() == Some(name) => {
-                    (now.clone(), transitions)
-                }
-                _ => (now.clone(), transitions.saturating_add(1)),
-            }
-        }
-    };
+    let (acquire_time, lease_transitions) = acquisition(name, prior, &now);
     Lease {
         metadata: ObjectMeta {
             name: Some(name.to_owned()),

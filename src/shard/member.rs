@@ -352,20 +352,7 @@ async fn leave<A: LeaseApi>(
     deadline: std::time::Duration,
 ) {
     gate.set_ownership(Ownership::nothing());
-    let give_up = Instant::now() + deadline;
-    loop {
-        let mut released = pin!(gate.released_notify().notified());
-        released.as_mut().enable();
-        if gate.in_flight() == 0 || Instant::now() >= give_up {
-            break;
-        }
-        tokio::select! {
-            biased;
-            () = &mut released => {}
-            () = sleep_until(give_up) => {}
-        }
-    }
-    if gate.in_flight() > 0 {
+    if !gate.wait_idle(Instant::now() + deadline).await {
         // Work still running: deleting the Lease now would let another
         // replica start on the same keys. Leave it to expire.
         return;

@@ -215,9 +215,17 @@
 //!
 //! # Leader election
 //!
-//! For work that must run once, behind the `leader-election` feature,
-//! `leader::Leadership` gates a stream or a future on holding a Lease
-//! through the `kube-lease-manager` crate.
+//! For work that must run on one replica at a time, behind the
+//! `leader-election` feature, `leader::Leadership` runs client-go's
+//! election over one Lease (the incumbent keeps it while it renews, others
+//! take it over once they observed it unchanged for a Lease duration, a
+//! stop releases it) with this module's Lease requests and their deadline,
+//! and gates work through a [`KeyGate`] that owns every key while leading.
+//! As here, the leader stops acting a renew deadline after it sent its last
+//! successful renewal, whatever its requests are waiting on, and every
+//! write is conditional on the resourceVersion it replaces, so a late one
+//! never moves another holder's Lease. Its rules are LE1–LE7 in
+//! `shard::leader`.
 
 mod assign;
 mod config;

@@ -45,6 +45,9 @@
 //! another kind, end watches ([`FakeApiServer::close_watches`]), send
 //! bookmarks ([`FakeApiServer::send_bookmark`]), refuse streaming lists, and
 //! ignore `limit` for `resourceVersion=0` as the API server's cache does.
+//! One client's connection alone can be cut and healed
+//! ([`FakeApiServer::linked_client`]): its requests are held meanwhile and
+//! land late, as across a network partition.
 //!
 //! Timeouts and delays use tokio's clock: with `start_paused = true` a test
 //! shares one runtime with the server, and idle time jumps forward.
@@ -128,6 +131,7 @@ mod field_set;
 mod gc;
 mod http;
 mod json_patch;
+mod link;
 mod list;
 mod managed_fields;
 mod merge_keys;
@@ -163,6 +167,7 @@ use tokio::{sync::Notify, task::JoinHandle};
 
 pub use faults::WriteTarget;
 pub use faults::{ApiStatus, RequestMatch, WatchFault};
+pub use link::{HeldRequest, Link};
 pub use record::RecordedRequest;
 pub use resource::{ResourceType, ScopeName};
 pub use simulation::{
