@@ -27,6 +27,9 @@
 //! # Ok(()) }
 //! ```
 //!
+//! New to the crate? The [`guide`] reads in order, from a first informer
+//! to a tested, sharded operator.
+//!
 //! # What is where, by the question you have
 //!
 //! - *How do I cache and watch a resource?* [`Informer`] (built with
@@ -38,9 +41,12 @@
 //!   indexes from [`store::Indexers`]), [`NamespacedStore`], keyed by
 //!   [`ObjectKey`].
 //! - *How do I cache less?* [`InformerBuilder::strip_managed_fields`],
-//!   [`Informer::metadata_builder`] (metadata only), or a slim type of
-//!   your own with the fields you read: [`projection!`] (see
-//!   [`projection`](mod@projection)).
+//!   [`Informer::metadata_builder`] (metadata only), a slim type of your
+//!   own with the fields you read: [`projection!`] (see
+//!   [`projection`](mod@projection)), or objects kept compressed and
+//!   decoded when read: [`InformerBuilder::compact_cache`] (see
+//!   [`store::compact`]). They combine; [`guide::memory`] has what each
+//!   costs.
 //! - *How am I told about changes?* [`Subscription`] (a stream of
 //!   [`Notification`]s; per-subscriber [`SubscribeOptions`]: resync
 //!   period, [`Lag`] policy, name), its end in [`dispatch::EndReason`],
@@ -191,9 +197,10 @@
 //!    predicates, a runner, shutdown and reconcile metrics over shared
 //!    informers; the finalizer helper a reconcile calls (it returns the
 //!    runner's `Action` and talks to the API server through `kube` only).
-//! 9. `error`, `unstable` — the one error every module's converts into;
-//!    re-exports of writer-side parts for tests and for wiring of one's
-//!    own, outside the semver promise.
+//! 9. `error`, `unstable`, `guide` — the one error every module's
+//!    converts into; re-exports of writer-side parts for tests and for
+//!    wiring of one's own, outside the semver promise; the guide's pages,
+//!    which hold no code.
 #![warn(
     missing_docs,
     missing_debug_implementations,
@@ -213,6 +220,7 @@ pub mod ext;
 pub mod factory;
 pub mod fifo;
 pub mod finalizer;
+pub mod guide;
 mod hash;
 pub mod informer;
 pub mod key;

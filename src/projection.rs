@@ -31,8 +31,51 @@
 //! - a full type with `DynamicType = ()` (every k8s-openapi type and every
 //!   `#[derive(CustomResource)]` type).
 //!
-//! To drop managedFields too (the biggest part of a Pod's metadata), add
-//! [`InformerBuilder::strip_managed_fields`](crate::InformerBuilder::strip_managed_fields).
+//! A projection keeps `ObjectMeta` whole, managedFields included: they
+//! are most of a projected Pod's memory unless
+//! [`InformerBuilder::strip_managed_fields`](crate::InformerBuilder::strip_managed_fields)
+//! leaves them out, so a projection wants the strip too ([the guide's
+//! chapter on memory](crate::guide::memory) has the figures of both).
+//!
+//! # kube-derive's `inherit`
+//!
+//! kube-derive's `#[derive(Resource)]` with `#[resource(inherit = "Pod")]`
+//! writes the same [`kube::Resource`] impl as [`projection!`](crate::projection!):
+//! the full type's identity, the metadata from the `metadata` field. This
+//! crate sees nothing but that impl, so it treats a type made either way
+//! alike. The macro spares a program kube's `derive` feature
+//! and any `kube` or `k8s-openapi` import of its own, and takes the full
+//! type as a type rather than a string:
+//!
+//! ```
+//! use k8s_openapi::api::core::v1::Pod;
+//! use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+//! use kube::{Api, Resource};
+//! use kube_informer::Informer;
+//! use kube_informer_testing::FakeApiServer;
+//! use serde::Deserialize;
+//!
+//! #[derive(Resource, Debug, Clone, Deserialize)]
+//! #[resource(inherit = "Pod")]
+//! struct MetaPod {
+//!     metadata: ObjectMeta,
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let server = FakeApiServer::start().await;
+//! let mut pod = Pod::default();
+//! pod.metadata.namespace = Some("shop".into());
+//! pod.metadata.name = Some("web-1".into());
+//! server.create(&pod)?;
+//!
+//! let informer = Informer::builder(Api::<MetaPod>::all(server.client())).build();
+//! tokio::spawn(informer.run());
+//! assert!(informer.wait_until_synced().await);
+//! assert!(informer.store().get_by(Some("shop"), "web-1").is_some());
+//! informer.stop();
+//! # Ok(()) }
+//! ```
 //!
 //! # Rules
 //!

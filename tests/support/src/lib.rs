@@ -31,7 +31,12 @@
 //!   empties them; `propagationPolicy` Background, Foreground and Orphan
 //!   are carried out through `ownerReferences` by a garbage collector that
 //!   runs inside the write; a deleted namespace terminates, its contents go,
-//!   then it does.
+//!   then it does. A `DELETE` that names no policy (kube's
+//!   `DeleteParams::default()`) is a background deletion, as on
+//!   kube-apiserver: once the owner is gone, every dependent whose owners
+//!   are all gone is deleted too (rules DL7 and GC2). A test that deletes
+//!   a controller's object with the default options therefore sees the
+//!   objects it owns go with it; `DeleteParams::orphan()` keeps them.
 //!   Objects may be created in a namespace that has no Namespace object.
 //!
 //! What it can be told to do ([`FakeApiServer::fail_requests`],
@@ -359,8 +364,10 @@ impl FakeApiServer {
     /// Deletes an object of any resource as a `DELETE` without options does:
     /// an object with finalizers is marked with a `deletionTimestamp` and
     /// returned as it now is; one without goes, and its last state is
-    /// returned. Its dependents are garbage-collected and a namespace's
-    /// contents deleted before this returns.
+    /// returned. Without options the deletion is a background one (DL7):
+    /// once the object is gone, its dependents (through their
+    /// `ownerReferences`) are garbage-collected, and a namespace's contents
+    /// deleted, before this returns.
     pub fn delete_value(
         &self,
         resource: &ResourceType,
