@@ -32,7 +32,7 @@
 //! - **C5 Synced.** A store is not synced until its writer marks it so, and
 //!   is from then on; marking it wakes every
 //!   [`Store::wait_until_synced`].
-//! - **CM1–CM8 Compact cache.** See [`compact`].
+//! - **CM1–CM9 Compact cache.** See [`compact`].
 //! - **RW4 Waiting for a write.** [`Store::wait_for`] returns once the store
 //!   has caught up with a write for its key, by the rules RW1–RW3 of
 //!   [`resource_version`](crate::resource_version), or once the informer
@@ -46,35 +46,28 @@
 //! [`InformerBuilder::compact_cache`](crate::InformerBuilder::compact_cache))
 //! keeps each object encoded: MessagePack, compressed with LZ4 against a
 //! dictionary made of the first objects it kept; see [`compact`] for its
-//! rules (CM1–CM8) and why this encoding. Reads take the encoded bytes (a
+//! rules (CM1–CM9) and why this encoding. Reads take the encoded bytes (a
 //! reference count) under the lock and decode after releasing it, so a
 //! decode never holds up the writer; a small set of decoded objects serves
-//! the keys `get` reads often. The `Store` API is the same in both modes.
+//! the keys `get` reads often. The `Store` API is the same in both modes,
+//! and so is every object read (an object whose encoding would not read
+//! back equal is kept decoded, CM9).
 //!
-//! From the wire (`benches/compare`, runner `ours-compact`: 50,000
-//! realistic Pods, one or four subscribers, beside kube-runtime in the
-//! same passes; BENCHMARKS.md has the runs): RSS per cached Pod 887–1,007 B
-//! with managedFields stripped or not under glibc's malloc (1,844–2,241 B
-//! built with mimalloc), against ≈ 20,800 / 32,900 B in the default mode
-//! and ≈ 10,200 B for client-go (≈ 0.1×, ≈ 0.2× with mimalloc). Built with mimalloc
-//! as the global allocator, events/s to quiescence 1.28–1.49×
-//! kube-runtime's at 0.77–0.91× its CPU per event, peak RSS ≈ 140 MB
-//! against its 1.1–1.7 GB. Under glibc's malloc the runs are bimodal: a
-//! subscriber that drops notifications on another thread frees into other
-//! threads' arenas (the objects of a compact store's notifications are
-//! not shared with the store), and when it falls behind the notifications
-//! waiting for it hold decoded objects (peaks of 0.2–1.6 GB, 0.57–0.86×
-//! kube-runtime's events/s); when it keeps up, 0.92–1.31×. A
+//! What it costs: each write encodes the new version and decodes it back
+//! to check it (CM9); an update decodes the version it replaces when a
+//! subscriber will read it (CM8); a read by key decodes unless the key is
+//! hot, and `list`, `by_index` and a snapshot decode every object they
+//! return that is not. What it saves: most of the memory of the cached
+//! objects. The figures (RSS per cached Pod, events/s from the wire
+//! beside kube-runtime, read and write latencies from
+//! `benches/compare/examples/compact_reads.rs` and `benches/store.rs`)
+//! live in BENCHMARKS.md. The objects of a compact store's notifications
+//! are not shared with the store, so a subscriber that falls behind holds
+//! decoded objects in the notifications waiting for it; a
 //! [`Lag::Bounded`](crate::dispatch::Lag::Bounded) subscription bounds
-//! that backlog. Reads (`benches/compare/examples/compact_reads.rs`, same
-//! Pods, one index): a hot `get` ≈ 0.1 µs, as in the default mode; a cold
-//! one a decode, p50 ≈ 10 µs under mimalloc and 15–22 µs under glibc
-//! (where the heap's state decides); `list` of 50,000 0.60–0.70 s
-//! against ≈ 1 ms; `by_index` of 333 Pods 3–6 ms against 0.06 ms; a write
-//! 10–12 µs (an update, with its old version decoded, 23–34 µs) against
-//! 2–7 µs.
-//! Choose it when memory matters more than read latency: a controller
-//! that reads a few keys per event, or a large cache read rarely.
+//! that backlog. Choose it when memory matters more than read latency: a
+//! controller that reads a few keys per event, or a large cache read
+//! rarely.
 //!
 //! # Consistency
 //!
