@@ -27,9 +27,9 @@ use serde::{Deserialize, Serialize};
 use tracing::info;
 
 /// What a generator asks for: a ConfigMap holding `content`.
-#[derive(CustomResource, Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[derive(CustomResource, Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[kube(group = "nullable.se", version = "v1", kind = "ConfigMapGenerator")]
-#[kube(shortname = "cmg", namespaced)]
+#[kube(shortname = "cmg", namespaced, derive = "PartialEq")]
 pub struct ConfigMapGeneratorSpec {
     /// The value of the ConfigMap's `content` key.
     pub content: String,

@@ -11,8 +11,8 @@
 //! - **CM1 Same answers.** A compact store answers every read (`get`,
 //!   `get_by`, `list`, `list_keys`, `snapshot`, `by_index`, `index_keys`,
 //!   `index_values`, namespace views, `caught_up`, `wait_for`) with objects
-//!   equal to those written, as the default store does; only pointer
-//!   identity differs (CM5).
+//!   equal to those written, as the default store does, for every object
+//!   (CM9 says how); only pointer identity differs (CM5).
 //! - **CM2 Indexes at write.** Index functions run on the decoded object
 //!   the writer was given, once per stored version (ST3); a read never runs
 //!   them, and never decodes to answer `index_keys` or `index_values`.
@@ -30,18 +30,21 @@
 //! - **CM5 Identity.** [`Writer::apply_upsert`](super::Writer::apply_upsert)
 //!   returns the replaced object decoded (from the hot set when it is
 //!   there). Objects read from a compact store are equal to, not the same
-//!   allocation as, what was written and what notifications carried; in
-//!   the default mode they are the same allocation.
+//!   allocation as, what was written and what notifications carried
+//!   (unless the store kept the object decoded, CM6, CM9); in the default
+//!   mode they are the same allocation.
 //! - **CM6 Failures are counted, never panics.** An object that cannot be
-//!   encoded is kept decoded (and counted in
-//!   [`CompactStats::encode_failures`]); stored bytes that cannot be
-//!   decoded are left out of the read's answer (a `get` finds nothing, a
-//!   `list` skips them), counted in [`CompactStats::decode_failures`] and
-//!   logged: a read cannot fail in the `Store` API, and an object the store
-//!   cannot show is better missing than made up. If the first objects of a
-//!   type do not decode back, the store stops encoding and keeps every
-//!   later object decoded. An update whose replaced version cannot be
-//!   decoded is written; the informer reports
+//!   encoded, or whose encoding does not decode, is kept decoded (and
+//!   counted in [`CompactStats::encode_failures`]); stored bytes that
+//!   cannot be decoded are left out of the read's answer (a `get` finds
+//!   nothing, a `list` skips them), counted in
+//!   [`CompactStats::decode_failures`] and logged: a read cannot fail in
+//!   the `Store` API, and an object the store cannot show is better
+//!   missing than made up. If one of the first objects (those that make
+//!   the dictionary) does not decode back, the store stops encoding and
+//!   keeps every later object decoded: the type's serde impls do not read
+//!   what they write. An update whose replaced version cannot be decoded
+//!   is written; the informer reports
 //!   [`Error::Undecodable`](super::Error::Undecodable) and tells
 //!   subscribers `Added` (the old version is unknown);
 //!   [`Writer::apply_upsert`](super::Writer::apply_upsert) returns `None`.
@@ -52,37 +55,55 @@
 //!   subscriber, an update decodes the version it replaces only if the hot
 //!   set holds it decoded already: the `Updated` notification that would
 //!   carry it has no one to go to. An informer kept only for its store
-//!   (lookups, indexes) pays for encoding each new version and nothing for
-//!   the old one. Subscribers join between two rounds of the writer, so a
-//!   subscriber never misses a notification for it; one that joins later
-//!   gets the store's objects as its replay (L1).
+//!   (lookups, indexes) pays for encoding each new version (and checking
+//!   it, CM9) and nothing for the old one. Subscribers join between two
+//!   rounds of the writer, so a subscriber never misses a notification
+//!   for it; one that joins later gets the store's objects as its replay
+//!   (L1).
+//! - **CM9 Lossless or kept whole.** Before the store keeps an object's
+//!   bytes it reads them back as a read will (decompressed against the
+//!   dictionary, decoded) and compares the result with the object written,
+//!   by the type's `PartialEq`. An object that does not come back equal is
+//!   kept decoded, as it was written, and counted in
+//!   [`CompactStats::lossy_encodings`]; the objects around it are encoded
+//!   as usual. See Lossless objects.
+//!
+//! # Lossless objects
+//!
+//! An encoding can decode without error to another object. k8s-openapi
+//! writes a `Time` in whole seconds and a `MicroTime` in microseconds, so
+//! an object whose times have finer digits comes back without them. An API
+//! server's objects never have them; a source fed by hand, a transform that
+//! stamps times, or a test fixture may. The loss happens in the type's
+//! `Serialize`, before there are any bytes: checking that the bytes decode,
+//! or that the decoded object encodes to the same bytes again, cannot see
+//! it. Only the object written still holds the digits, so the check
+//! compares with it, which costs one decode per write (BENCHMARKS.md has
+//! the figures). Keeping such an object decoded, rather than refusing the
+//! write or the type, keeps the store exact and every other object
+//! compact; the counter says how many writes it concerned.
+//!
+//! This is why the compact cache asks for `K: PartialEq`. The types of
+//! k8s-openapi and kube's `DynamicObject` have it; a custom resource
+//! derives it (`#[kube(derive = "PartialEq")]` beside `#[derive(PartialEq)]`
+//! on its spec and status). The check is as good as that `PartialEq`: one
+//! that ignores a field lets a loss in that field through, and one under
+//! which an object is not equal to itself (an `f64` field holding NaN)
+//! keeps that object decoded.
 //!
 //! # Encoding
 //!
-//! `benches/compare/examples/compact_codecs.rs` measured candidates on the
-//! wire table's Pods without managedFields (2,000 Pods, 2-core shared
-//! machine, load ≈ 1; encode into a fresh buffer, decode includes the
-//! decompression):
-//!
-//! | encoding | bytes / Pod | encode | decode p50 |
-//! |---|---|---|---|
-//! | JSON | 2,941 | 15.6 µs | 11.6 µs |
-//! | JSON + LZ4 | 1,780 | 14.5 µs | 12.5 µs |
-//! | JSON + LZ4 + dictionary | 429 | 16.1 µs | 12.3 µs |
-//! | MessagePack (field names) | 2,458 | 11.6 µs | 9.1 µs |
-//! | MessagePack + LZ4 | 1,655 | 12.7 µs | 9.6 µs |
-//! | MessagePack + LZ4 + dictionary | 384 | 14.8 µs | 9.5 µs |
-//!
-//! MessagePack with field names and a dictionary is what the store keeps:
-//! the smallest, and the cheapest to write and to read (into a reused
-//! buffer, a Pod encodes in ≈ 7 µs against ≈ 9.4 µs for JSON, and decodes
-//! in ≈ 10.8 µs against ≈ 13.8 µs; with managedFields 12.3 / 17.3 µs
-//! against 15.7 / 20.5 µs). Written with field names, a struct is a map
-//! keyed by its serde names, as in JSON, so the `Deserialize` of every
+//! MessagePack with field names, compressed with LZ4 against a dictionary,
+//! is what the store keeps: of the candidates
+//! `benches/compare/examples/compact_codecs.rs` measured on realistic Pods
+//! (JSON and MessagePack, each alone, with LZ4, and with LZ4 and a
+//! dictionary) it was the smallest, and the cheapest to write and to read;
+//! figures live in BENCHMARKS.md. Written with field names, a struct is a
+//! map keyed by its serde names, as in JSON, so the `Deserialize` of every
 //! Kubernetes type (and of `serde_json::Value`, which `DynamicObject` and
-//! managedFields hold) reads it back; the first objects of every store are
-//! checked to decode back all the same (CM6). LZ4 (`lz4_flex`, pure Rust)
-//! decompresses a Pod in about a microsecond; its dictionary is plain
+//! managedFields hold) reads it back; every object is checked to read
+//! back as itself all the same (CM9). LZ4 (`lz4_flex`, pure Rust) decompresses
+//! a Pod in a small part of its decode's time; its dictionary is plain
 //! prefix data, here the encodings of the first 8 objects kept. The store
 //! compresses with a small LZ4 block compressor of its own
 //! (`lz4_dictionary`), which hashes that dictionary once for the store's
@@ -177,10 +198,15 @@ pub struct CompactStats {
     pub hot_hits: u64,
     /// Objects decoded to answer reads or to return a replaced version.
     pub decodes: u64,
-    /// Objects kept decoded because they could not be encoded (CM6).
+    /// Writes whose object was kept decoded because it could not be
+    /// encoded, or its encoding did not decode (CM6).
     pub encode_failures: u64,
     /// Reads that left an object out because its bytes did not decode (CM6).
     pub decode_failures: u64,
+    /// Writes whose object was kept decoded because its encoding decoded to
+    /// an object not equal to it (CM9), such as one with a `Time` finer
+    /// than whole seconds, which an API server never sends.
+    pub lossy_encodings: u64,
 }
 
 /// How a store turns objects into bytes and back: fixed when the store is
@@ -188,6 +214,10 @@ pub struct CompactStats {
 pub(crate) struct Codec<K> {
     encode: fn(&K, &mut Vec<u8>) -> Result<(), rmp_serde::encode::Error>,
     decode: fn(&[u8]) -> Result<K, rmp_serde::decode::Error>,
+    /// Whether a decoded object is the one written (CM9): the type's
+    /// `PartialEq`, the only view of an object that does not go through
+    /// its `Serialize`, which is where a loss happens.
+    equal: fn(&K, &K) -> bool,
 }
 
 impl<K> Clone for Codec<K> {
@@ -204,7 +234,7 @@ impl<K> fmt::Debug for Codec<K> {
     }
 }
 
-impl<K: Serialize + DeserializeOwned> Codec<K> {
+impl<K: Serialize + DeserializeOwned + PartialEq> Codec<K> {
     /// MessagePack with field names: a struct is written as a map keyed by
     /// its serde names, as in JSON, so every type whose `Deserialize`
     /// reads maps (all Kubernetes types do) reads it back.
@@ -212,6 +242,7 @@ impl<K: Serialize + DeserializeOwned> Codec<K> {
         Self {
             encode: |object, out| rmp_serde::encode::write_named(out, object),
             decode: |bytes| rmp_serde::from_slice(bytes),
+            equal: |decoded, written| decoded == written,
         }
     }
 }
@@ -271,6 +302,7 @@ pub(super) struct Compact<K> {
     decodes: AtomicU64,
     encode_failures: AtomicU64,
     decode_failures: AtomicU64,
+    lossy_encodings: AtomicU64,
 }
 
 impl<K> Compact<K> {
@@ -293,19 +325,21 @@ impl<K> Compact<K> {
             decodes: AtomicU64::new(0),
             encode_failures: AtomicU64::new(0),
             decode_failures: AtomicU64::new(0),
+            lossy_encodings: AtomicU64::new(0),
         }
     }
 
     /// The form `object` is stored in: encoded, or decoded when it cannot
-    /// be (CM6). Called by the one writer, outside the store's lock.
-    pub(super) fn store(&self, object: &Arc<K>) -> Stored<K> {
-        match self.encode(object) {
+    /// be (CM6) or would not read back equal (CM9). Called by the one
+    /// writer, outside the store's lock.
+    pub(super) fn store(&self, key: &ObjectKey, object: &Arc<K>) -> Stored<K> {
+        match self.encode(key, object) {
             Some(bytes) => Stored::Encoded(bytes),
             None => Stored::Decoded(Arc::clone(object)),
         }
     }
 
-    fn encode(&self, object: &K) -> Option<Arc<[u8]>> {
+    fn encode(&self, key: &ObjectKey, object: &K) -> Option<Arc<[u8]>> {
         let mut training = self.training.lock();
         if training.disabled {
             return None;
@@ -321,14 +355,15 @@ impl<K> Compact<K> {
         scratch.clear();
         if let Err(error) = (self.codec.encode)(object, scratch) {
             self.encode_failures.fetch_add(1, Ordering::Relaxed);
-            tracing::error!(%error, "compact cache: an object could not be encoded; it is kept decoded");
+            tracing::error!(%key, %error, "compact cache: an object could not be encoded; it is kept decoded");
             return None;
         }
         let Ok(length) = u32::try_from(scratch.len()) else {
             self.encode_failures.fetch_add(1, Ordering::Relaxed);
             return None;
         };
-        let bytes = match self.dictionary.get() {
+        let dictionary = self.dictionary.get();
+        let bytes = match dictionary {
             Some(dictionary) => {
                 // The header and the block are written into one buffer, so
                 // the stored bytes are its one copy.
@@ -338,31 +373,49 @@ impl<K> Compact<K> {
                 compressor.compress(scratch, dictionary, compressed);
                 Arc::from(&compressed[..])
             }
-            None => {
-                // Until the dictionary is made, each of the first objects
-                // is checked to decode back (a type whose serde impls do
-                // not round-trip through the encoding would lose objects), then
-                // joins the dictionary.
-                if (self.codec.decode)(scratch).is_err() {
-                    *disabled = true;
-                    self.encode_failures.fetch_add(1, Ordering::Relaxed);
-                    tracing::error!(
-                        "compact cache: an object's encoding does not decode back; this store keeps objects decoded from now on"
-                    );
-                    return None;
-                }
-                let bytes = frame(PLAIN, length, &lz4_flex::block::compress(scratch));
-                samples.extend_from_slice(scratch);
-                *sampled += 1;
-                if *sampled >= DICTIONARY_OBJECTS || samples.len() >= DICTIONARY_MAX {
-                    let dictionary = Dictionary::new(samples);
-                    *samples = Vec::new();
-                    // Only this writer sets it, under the training lock.
-                    let _ = self.dictionary.set(dictionary);
-                }
-                bytes
-            }
+            None => frame(PLAIN, length, &lz4_flex::block::compress(scratch)),
         };
+        // CM9: the bytes are read back as a read will read them, and kept
+        // only if that gives the object written.
+        match unframe(&bytes, dictionary.map(Dictionary::bytes), |encoded| {
+            (self.codec.decode)(encoded).map_err(|e| e.to_string())
+        }) {
+            Ok(decoded) if (self.codec.equal)(&decoded, object) => {}
+            Ok(_) => {
+                // A loss is a property of one object (a time with finer
+                // digits than its type writes), so the store goes on
+                // encoding; the counter, not the log, tells how often.
+                if self.lossy_encodings.fetch_add(1, Ordering::Relaxed) == 0 {
+                    tracing::warn!(%key, "compact cache: an object's encoding reads back as a different object; it is kept decoded (further ones are logged at debug level)");
+                } else {
+                    tracing::debug!(%key, "compact cache: an object's encoding reads back as a different object; it is kept decoded");
+                }
+                return None;
+            }
+            Err(error) => {
+                self.encode_failures.fetch_add(1, Ordering::Relaxed);
+                if dictionary.is_none() {
+                    // One of the first objects: most likely a type whose
+                    // serde impls do not read what they write, which would
+                    // pay an encoding and a failed decode for every object.
+                    *disabled = true;
+                    tracing::error!(%key, %error, "compact cache: an object's encoding does not decode back; this store keeps objects decoded from now on");
+                } else {
+                    tracing::error!(%key, %error, "compact cache: an object's encoding does not decode back; it is kept decoded");
+                }
+                return None;
+            }
+        }
+        if dictionary.is_none() {
+            samples.extend_from_slice(scratch);
+            *sampled += 1;
+            if *sampled >= DICTIONARY_OBJECTS || samples.len() >= DICTIONARY_MAX {
+                let dictionary = Dictionary::new(samples);
+                *samples = Vec::new();
+                // Only this writer sets it, under the training lock.
+                let _ = self.dictionary.set(dictionary);
+            }
+        }
         self.encoded_objects.fetch_add(1, Ordering::Relaxed);
         self.encoded_bytes
             .fetch_add(bytes.len() as u64, Ordering::Relaxed);
@@ -418,6 +471,7 @@ impl<K> Compact<K> {
             decodes: self.decodes.load(Ordering::Relaxed),
             encode_failures: self.encode_failures.load(Ordering::Relaxed),
             decode_failures: self.decode_failures.load(Ordering::Relaxed),
+            lossy_encodings: self.lossy_encodings.load(Ordering::Relaxed),
         }
     }
 }
@@ -503,7 +557,7 @@ mod tests {
         let key: ObjectKey = "ns/a".parse().unwrap();
         for i in 0..DICTIONARY_OBJECTS * 2 {
             let object = cm(&format!("a{i}"), &"x".repeat(i));
-            let Stored::Encoded(bytes) = compact.store(&object) else {
+            let Stored::Encoded(bytes) = compact.store(&key, &object) else {
                 panic!("a ConfigMap encodes");
             };
             let expected_tag = if i < DICTIONARY_OBJECTS {
@@ -524,15 +578,15 @@ mod tests {
     /// Encodes `object` past the dictionary's objects and decodes it back.
     fn round_trip<K>(object: K) -> K
     where
-        K: Serialize + DeserializeOwned + Clone,
+        K: Serialize + DeserializeOwned + PartialEq + Clone,
     {
         let compact = Compact::new(Codec::<K>::msgpack(), CompactCache::default());
         let key: ObjectKey = "ns/a".parse().unwrap();
         let object = Arc::new(object);
         for _ in 0..=DICTIONARY_OBJECTS {
-            assert!(matches!(compact.store(&object), Stored::Encoded(_)));
+            assert!(matches!(compact.store(&key, &object), Stored::Encoded(_)));
         }
-        let Stored::Encoded(bytes) = compact.store(&object) else {
+        let Stored::Encoded(bytes) = compact.store(&key, &object) else {
             panic!("an object past the dictionary's is kept encoded");
         };
         let decoded = compact.resolve(&key, bytes, false).unwrap();
@@ -617,7 +671,7 @@ mod tests {
     }
 
     /// A type whose encoding does not decode back.
-    #[derive(Debug)]
+    #[derive(Debug, PartialEq)]
     struct OneWay;
     impl Serialize for OneWay {
         fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -634,14 +688,73 @@ mod tests {
     #[test]
     fn cm6_a_type_that_does_not_round_trip_is_kept_decoded() {
         let compact = Compact::new(Codec::<OneWay>::msgpack(), CompactCache::default());
+        let key: ObjectKey = "ns/a".parse().unwrap();
         for _ in 0..3 {
             assert!(matches!(
-                compact.store(&Arc::new(OneWay)),
+                compact.store(&key, &Arc::new(OneWay)),
                 Stored::Decoded(_)
             ));
         }
         let stats = compact.stats();
         assert_eq!((stats.encoded_objects, stats.encode_failures), (0, 1));
+    }
+
+    /// A type whose `Serialize` writes `kept` and drops `dropped`, as
+    /// k8s-openapi's `Time` drops sub-second digits: its encodings all
+    /// decode, to an equal object only when `dropped` was 0.
+    #[derive(Debug, PartialEq)]
+    struct Truncating {
+        kept: u32,
+        dropped: u32,
+    }
+    impl Serialize for Truncating {
+        fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            s.serialize_u32(self.kept)
+        }
+    }
+    impl<'de> serde::Deserialize<'de> for Truncating {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            let kept = u32::deserialize(d)?;
+            Ok(Self { kept, dropped: 0 })
+        }
+    }
+
+    #[test]
+    fn cm9_an_object_that_reads_back_different_is_kept_decoded_before_and_after_the_dictionary() {
+        let compact = Compact::new(Codec::<Truncating>::msgpack(), CompactCache::default());
+        let key: ObjectKey = "ns/a".parse().unwrap();
+        let mut encoded = 0;
+        for i in 0..DICTIONARY_OBJECTS as u32 * 3 {
+            // Every third object loses its `dropped`.
+            let object = Arc::new(Truncating {
+                kept: i,
+                dropped: u32::from(i % 3 == 1),
+            });
+            match compact.store(&key, &object) {
+                Stored::Encoded(bytes) => {
+                    assert_eq!(object.dropped, 0, "object {i} was encoded");
+                    assert_eq!(*compact.resolve(&key, bytes, false).unwrap(), *object);
+                    encoded += 1;
+                }
+                Stored::Decoded(kept) => {
+                    assert_eq!(object.dropped, 1, "object {i} was kept decoded");
+                    assert!(Arc::ptr_eq(&kept, &object), "kept as it was written");
+                }
+            }
+        }
+        assert!(
+            compact.dictionary.get().is_some(),
+            "lossy objects do not stop the store"
+        );
+        let stats = compact.stats();
+        assert_eq!(
+            (
+                stats.encoded_objects,
+                stats.lossy_encodings,
+                stats.encode_failures
+            ),
+            (encoded, DICTIONARY_OBJECTS as u64, 0)
+        );
     }
 }
 

@@ -57,7 +57,9 @@ impl<K> Writer<K> {
     }
 
     /// An empty compact store (see [`CompactCache`]) with these indexers:
-    /// it keeps each object encoded and decodes it when read (CM1–CM6).
+    /// it keeps each object encoded and decodes it when read (CM1–CM9).
+    /// An object whose encoding would not read back equal to it, by `K`'s
+    /// `PartialEq`, is kept decoded instead (CM9).
     ///
     /// # Examples
     ///
@@ -80,7 +82,7 @@ impl<K> Writer<K> {
     /// ```
     pub fn compact(indexers: Indexers<K>, cache: CompactCache) -> Self
     where
-        K: Serialize + DeserializeOwned,
+        K: Serialize + DeserializeOwned + PartialEq,
     {
         Self::with_codec(indexers, Some((Codec::msgpack(), cache)))
     }
@@ -149,7 +151,7 @@ impl<K> Writer<K> {
         let values = self.shared.indexers.values_of(&object)?;
         let (stored, kept) = match &self.shared.compact {
             None => (Stored::Decoded(object), None),
-            Some(compact) => (compact.store(&object), Some(object)),
+            Some(compact) => (compact.store(&key, &object), Some(object)),
         };
         let new_bytes = match &stored {
             Stored::Encoded(bytes) => Some(Arc::clone(bytes)),

@@ -28,16 +28,24 @@ where
 {
     /// Keeps the informer's objects encoded in its store and decodes them
     /// when read, with `cache`'s bounded set of decoded objects for the
-    /// keys read often (the store's rules CM1–CM8, [`store::compact`](crate::store::compact)).
-    /// Reads cost a decode unless the key is hot; a cached object costs a
-    /// small fraction of its decoded size (BENCHMARKS.md, in the
-    /// repository, has the figures for Pods). Each write
-    /// encodes the new version, and each update decodes the version it
-    /// replaces for the `Updated` notification, unless no subscriber is
-    /// live (CM8). The `Store` API and
-    /// notifications are unchanged, except that objects read from the store
-    /// are equal to, not the same allocation as, those notifications
-    /// carried (CM5).
+    /// keys read often (the store's rules CM1–CM9, [`store::compact`](crate::store::compact)).
+    /// A cached object takes a small fraction of its decoded memory;
+    /// a read decodes unless the key is hot. Each write encodes the new
+    /// version and decodes it back to check it, and each update decodes
+    /// the version it replaces for the `Updated` notification, unless no
+    /// subscriber is live (CM8); BENCHMARKS.md has the figures. The `Store`
+    /// API and notifications are unchanged, except that objects read from
+    /// the store are equal to, not the same allocation as, those
+    /// notifications carried (CM5).
+    ///
+    /// Every object reads back equal to the one written: one whose
+    /// encoding would decode to another object (a `Time` with sub-second
+    /// digits, which k8s-openapi writes in whole seconds) is kept decoded
+    /// and counted in [`CompactStats::lossy_encodings`](crate::store::CompactStats::lossy_encodings)
+    /// (CM9). The check compares by `K`'s `PartialEq`: k8s-openapi's types
+    /// and `DynamicObject` have it, and a custom resource derives it with
+    /// `#[kube(derive = "PartialEq")]` and `#[derive(PartialEq)]` on its
+    /// spec and status.
     ///
     /// # Examples
     ///
@@ -60,7 +68,7 @@ where
     /// ```
     pub fn compact_cache(mut self, cache: CompactCache) -> Self
     where
-        K: Serialize + DeserializeOwned,
+        K: Serialize + DeserializeOwned + PartialEq,
     {
         self.common.cache = Some((Codec::msgpack(), cache));
         self
@@ -72,8 +80,9 @@ where
     /// builder chose it already; otherwise changes nothing. It lets one
     /// test suite run in both modes without being built twice. It is a
     /// method the suites call, not a default every builder reads, because
-    /// encoding needs `K: Serialize`, which the constructors do not ask
-    /// for (projections, for one, only deserialize).
+    /// the compact cache needs `K: Serialize + PartialEq`, which the
+    /// constructors do not ask for (projections, for one, only
+    /// deserialize).
     ///
     /// # Examples
     ///
@@ -88,7 +97,7 @@ where
     /// ```
     pub fn cache_from_env(self) -> Self
     where
-        K: Serialize + DeserializeOwned,
+        K: Serialize + DeserializeOwned + PartialEq,
     {
         if self.common.cache.is_none() && compact_from_env() {
             self.compact_cache(CompactCache::default())

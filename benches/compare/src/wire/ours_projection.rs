@@ -17,9 +17,10 @@ use kube::{Api, Client};
 use kube_informer::{Informer, store::CompactCache};
 use serde::{Deserialize, Serialize};
 
-/// The projection: a Pod's metadata, node and phase. `Serialize` only for
-/// the compact cache, which keeps it as JSON.
-#[derive(Debug, Clone, Deserialize, Serialize)]
+/// The projection: a Pod's metadata, node and phase. `Serialize` and
+/// `PartialEq` only for the compact cache, which keeps it encoded and
+/// checks that it reads back equal.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 pub struct SlimPod {
     metadata: ObjectMeta,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -29,7 +30,7 @@ pub struct SlimPod {
 }
 
 /// The projected part of a Pod's spec.
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
 struct SlimSpec {
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -37,7 +38,7 @@ struct SlimSpec {
 }
 
 /// The projected part of a Pod's status.
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 struct SlimStatus {
     #[serde(skip_serializing_if = "Option::is_none")]
     phase: Option<String>,
