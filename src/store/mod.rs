@@ -12,24 +12,24 @@
 //! Tests are named after them. What the informer does with a write's result
 //! is its own rule (I1, I2); how keys are spelled is F2.
 //!
-//! - **C1 Indexes.** Every store has the [`NAMESPACE_INDEX`]; an indexer
+//! - **ST1 Indexes.** Every store has the [`NAMESPACE_INDEX`]; an indexer
 //!   added under a name already used replaces the older one. An object is
 //!   filed under the values its index function gives for the version
 //!   stored, refiled when that version is replaced and unfiled when it is
 //!   removed. An index name no indexer has is an [`Error::UnknownIndex`];
 //!   a value nothing is filed under gives an empty list.
-//! - **C2 Whole writes.** A write changes an object and its index entries
+//! - **ST2 Whole writes.** A write changes an object and its index entries
 //!   as one step: a reader never sees one without the other (see
 //!   Consistency).
-//! - **C3 Index functions.** They run once per stored version; replacing or
+//! - **ST3 Index functions.** They run once per stored version; replacing or
 //!   removing that version unfiles the values kept with it, without calling
 //!   the function again. One that panics refuses the write with
 //!   [`Error::IndexerPanicked`] and leaves the store as it was (L9). See
 //!   Index functions.
-//! - **C4 Namespace view.** [`Store::namespace`] lists and gets the objects
+//! - **ST4 Namespace view.** [`Store::namespace`] lists and gets the objects
 //!   of one namespace by the namespace part of their keys, as the store is
 //!   at each call, also when the namespace index was replaced by a user's.
-//! - **C5 Synced.** A store is not synced until its writer marks it so, and
+//! - **ST5 Synced.** A store is not synced until its writer marks it so, and
 //!   is from then on; marking it wakes every
 //!   [`Store::wait_until_synced`].
 //! - **CM1–CM9 Compact cache.** See [`compact`].
