@@ -164,7 +164,10 @@ async fn the_store_turns_ready_when_an_empty_initial_list_syncs() {
         .unwrap();
 }
 
-#[tokio::test]
+// On the paused clock the wait below ends only once every task is idle, so
+// the informer has had every chance to (wrongly) turn the store ready, however
+// slowly the machine schedules it.
+#[tokio::test(start_paused = true)]
 async fn the_store_is_not_ready_before_the_subscription_synced() {
     // An informer whose source never lists: nothing syncs.
     let (_source, events) = informer_common::hand_source();
@@ -176,7 +179,7 @@ async fn the_store_is_not_ready_before_the_subscription_synced() {
     tokio::spawn(informer.run());
     tokio::spawn(triggers.for_each(|_| async {}));
     assert!(
-        tokio::time::timeout(Duration::from_millis(200), store.wait_until_ready())
+        tokio::time::timeout(Duration::from_secs(60), store.wait_until_ready())
             .await
             .is_err(),
         "a controller must not reconcile on a store that has not synced"

@@ -144,7 +144,7 @@ async fn a_full_bounded_subscriber_is_woken_before_the_distributor_waits() {
         }
         d.end_batch();
     };
-    tokio::time::timeout(Duration::from_secs(10), batch)
+    tokio::time::timeout(Duration::from_secs(60), batch)
         .await
         .expect("the batch completes: the full subscriber was woken");
     assert_eq!(consumer.await.unwrap(), 20);

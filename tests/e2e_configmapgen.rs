@@ -270,9 +270,9 @@ async fn e2e_configmapgen_c2_c7_owns_its_configmap_follows_enter_and_stops_on_si
         .status()
         .await?;
     ensure!(signalled.success(), "kill -TERM {pid}: {signalled}");
-    let status = tokio::time::timeout(Duration::from_secs(5), child.wait())
+    let status = tokio::time::timeout(STEP, child.wait())
         .await
-        .context("the example did not exit within 5 s of SIGTERM")??;
+        .with_context(|| format!("the example did not exit within {STEP:?} of SIGTERM"))??;
     ensure!(
         status.success(),
         "the example exited with {status} after SIGTERM"

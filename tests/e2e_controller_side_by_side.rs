@@ -115,6 +115,12 @@ const RETRY: Duration = Duration::from_millis(200);
 /// A phase is over when the state is the expected one and no reconcile has
 /// run for this long.
 const QUIET: Duration = Duration::from_millis(1500);
+/// How often [`settle`] looks.
+const LOOK_EVERY: Duration = Duration::from_millis(100);
+/// A look of [`settle`] this much later than [`LOOK_EVERY`] says the
+/// process was paused: the controllers could not run either, so the quiet
+/// window starts again.
+const PAUSED: Duration = Duration::from_secs(1);
 /// The longest a phase may take to settle. After the restart both clients
 /// wait out their watch backoff (steps of up to 30 s, with jitter) before
 /// they list again: that phase settled after 40–60 s here.
@@ -605,8 +611,14 @@ async fn apply_all(
 }
 
 /// Waits until every side holds `expected` and has been quiet for [`QUIET`].
+///
+/// Quiet counts only time in which this loop kept its pace: on a loaded
+/// machine a pause of the whole process holds the controllers' work too,
+/// and a reconcile due during it runs after it, so a window that a pause
+/// fills is not a quiet one ([`PAUSED`]).
 async fn settle(sides: &[&Arc<Side>], expected: &State, phase: &str) -> Result<Duration> {
     let started = Instant::now();
+    let mut running_since = started;
     loop {
         let mut waiting = Vec::new();
         for side in sides {
@@ -626,7 +638,7 @@ async fn settle(sides: &[&Arc<Side>], expected: &State, phase: &str) -> Result<D
                 waiting.push(format!("{}: still reconciling", side.label));
             }
         }
-        if waiting.is_empty() {
+        if waiting.is_empty() && running_since.elapsed() >= QUIET {
             return Ok(started.elapsed());
         }
         if started.elapsed() > SETTLE_LIMIT {
@@ -635,7 +647,11 @@ async fn settle(sides: &[&Arc<Side>], expected: &State, phase: &str) -> Result<D
                 waiting.join("; ")
             );
         }
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        let asleep = Instant::now();
+        tokio::time::sleep(LOOK_EVERY).await;
+        if asleep.elapsed() > LOOK_EVERY + PAUSED {
+            running_since = Instant::now();
+        }
     }
 }
 

@@ -383,7 +383,7 @@ async fn e2e_l3_i3_per_subscriber_resync_period() -> Result<()> {
 
     // Two rounds per object: about 2 s with a 1 s period.
     let rounds = resyncing
-        .wait_for(Duration::from_secs(15), "two resync rounds", |log| {
+        .wait_for(Duration::from_secs(60), "two resync rounds", |log| {
             let resyncs: Vec<_> = log.iter().filter(|n| n.is_resync()).cloned().collect();
             let per_object = created
                 .iter()

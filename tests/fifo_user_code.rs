@@ -66,7 +66,7 @@ fn within_deadline(what: &str, call: impl FnOnce(&DeltaFifo<ConfigMap>) + Send +
         let _ = done.send(fifo.len());
     });
     assert!(
-        finished.recv_timeout(Duration::from_secs(10)).is_ok(),
+        finished.recv_timeout(Duration::from_secs(60)).is_ok(),
         "{what} ran user code under the FIFO's lock"
     );
 }

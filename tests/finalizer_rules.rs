@@ -365,7 +365,7 @@ async fn z1_z2_z3_the_informer_brings_the_object_back_after_each_write() {
     let wait_for = |want: Vec<&'static str>| {
         let events = events.clone();
         async move {
-            tokio::time::timeout(Duration::from_secs(10), async {
+            tokio::time::timeout(Duration::from_secs(60), async {
                 while *events.lock() != want {
                     tokio::time::sleep(Duration::from_millis(10)).await;
                 }
@@ -381,9 +381,13 @@ async fn z1_z2_z3_the_informer_brings_the_object_back_after_each_write() {
 
     server.delete::<ConfigMap>(Some("default"), "app").unwrap();
     wait_for(vec!["apply", "cleanup"]).await;
-    while api.get_opt("app").await.unwrap().is_some() {
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    tokio::time::timeout(Duration::from_secs(60), async {
+        while api.get_opt("app").await.unwrap().is_some() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .expect("the object goes once its finalizer is removed");
     queue.shutdown();
     driver.await.unwrap();
 }

@@ -6,6 +6,7 @@
 
 use std::{
     borrow::Cow,
+    collections::HashMap,
     sync::Mutex,
     thread::{self, ThreadId},
     time::Duration,
@@ -118,7 +119,7 @@ async fn observe(configure: Configure<ConfigMap>) -> (Vec<ConfigMap>, Vec<String
 
     let mut seen = Vec::new();
     while seen.len() < 3 {
-        let error = tokio::time::timeout(Duration::from_secs(10), errors.next())
+        let error = tokio::time::timeout(Duration::from_secs(60), errors.next())
             .await
             .unwrap_or_else(|_| panic!("3 errors expected, got {seen:?}"))
             .expect("errors ended");
@@ -134,9 +135,53 @@ async fn observe(configure: Configure<ConfigMap>) -> (Vec<ConfigMap>, Vec<String
         .map(|cm| (**cm).clone())
         .collect();
     objects.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
+    take_server_times(&server, &mut objects);
     informer.stop();
     run.await.unwrap().unwrap();
     (objects, seen)
+}
+
+/// Checks the times the server's clock wrote into `objects` (their
+/// `creationTimestamp` and `managedFields` times) against the server's own
+/// objects, then clears them. That clock is the server's start plus the
+/// whole seconds since (GN2 of kube-informer-testing): on a real clock an
+/// object written a second later on a slower run carries another time, so
+/// runs with other options are compared on everything else.
+fn take_server_times(server: &FakeApiServer, objects: &mut [ConfigMap]) {
+    let times = |object: &serde_json::Value, managed_fields: bool| {
+        let metadata = &object["metadata"];
+        let entries = metadata["managedFields"].as_array().cloned();
+        let managed = entries
+            .filter(|_| managed_fields)
+            .unwrap_or_default()
+            .iter()
+            .map(|entry| entry["time"].clone())
+            .collect::<Vec<_>>();
+        (metadata["creationTimestamp"].clone(), managed)
+    };
+    let on_server: HashMap<String, serde_json::Value> = server
+        .objects_value(&ResourceType::of::<ConfigMap>())
+        .into_iter()
+        .map(|object| {
+            (
+                object["metadata"]["name"].as_str().unwrap().to_owned(),
+                object,
+            )
+        })
+        .collect();
+    for object in objects {
+        let name = object.metadata.name.clone().unwrap();
+        let managed_fields = object.metadata.managed_fields.is_some();
+        assert_eq!(
+            times(&serde_json::to_value(&*object).unwrap(), managed_fields),
+            times(&on_server[&name], managed_fields),
+            "{name}: the server's times"
+        );
+        object.metadata.creation_timestamp = None;
+        for entry in object.metadata.managed_fields.iter_mut().flatten() {
+            entry.time = None;
+        }
+    }
 }
 
 #[tokio::test]

@@ -13,9 +13,9 @@ use kube_informer::{Informer, InformerFactory, Notification, dispatch::Subscribe
 use kube_informer_testing::{ApiStatus, FakeApiServer, RequestMatch};
 
 async fn next_description(subscription: &mut kube_informer::Subscription<ConfigMap>) -> String {
-    let n = tokio::time::timeout(Duration::from_secs(10), subscription.next())
+    let n = tokio::time::timeout(Duration::from_secs(60), subscription.next())
         .await
-        .expect("no notification within 10 s")
+        .expect("no notification within 60 s")
         .expect("subscription ended");
     describe(&n)
 }

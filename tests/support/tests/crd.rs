@@ -425,7 +425,7 @@ async fn cr6_deleting_the_crd_deletes_its_objects_and_ends_their_watches() {
     let names = |events: Vec<(String, String)>| events;
     let ended = |what| move |_| panic!("the {what} watch did not end");
     let v1_seen: Vec<_> = tokio::time::timeout(
-        std::time::Duration::from_secs(10),
+        std::time::Duration::from_secs(60),
         v1_events
             .map(|e| match e.unwrap() {
                 WatchEvent::Deleted(f) => ("DELETED".to_owned(), f.name_any()),
@@ -443,7 +443,7 @@ async fn cr6_deleting_the_crd_deletes_its_objects_and_ends_their_watches() {
         ]
     );
     let beta_seen: Vec<_> = tokio::time::timeout(
-        std::time::Duration::from_secs(10),
+        std::time::Duration::from_secs(60),
         beta_events
             .map(|e| match e.unwrap() {
                 WatchEvent::Deleted(o) => (o.types.clone().unwrap().api_version, o.name_any()),

@@ -29,11 +29,11 @@ async fn send(
     stream.write_all(request.as_bytes()).await.unwrap();
     let mut answer = Vec::new();
     tokio::time::timeout(
-        std::time::Duration::from_secs(10),
+        std::time::Duration::from_secs(60),
         stream.read_to_end(&mut answer),
     )
     .await
-    .expect("the server answers within 10 s")
+    .expect("the server answers within 60 s")
     .unwrap();
     let answer = String::from_utf8(answer).unwrap();
     let (head, body) = answer.split_once("\r\n\r\n").unwrap();

@@ -46,7 +46,7 @@ where
 {
     let mut seen = Vec::new();
     while seen.len() < n {
-        let event = tokio::time::timeout(Duration::from_secs(10), stream.try_next())
+        let event = tokio::time::timeout(Duration::from_secs(60), stream.try_next())
             .await
             .expect("the watch delivers the event")
             .expect("the watch has no error")

@@ -22,12 +22,12 @@ pub fn api_error<T: std::fmt::Debug>(result: kube::Result<T>) -> (u16, String, S
 }
 
 /// The next event's type and object, bookmarks skipped; fails the test if
-/// none comes within 10 s, the watch errs or it ends.
+/// none comes within 60 s, the watch errs or it ends.
 pub async fn next_event<K>(
     stream: &mut (impl Stream<Item = kube::Result<WatchEvent<K>>> + Unpin),
 ) -> (&'static str, K) {
     loop {
-        let event = tokio::time::timeout(Duration::from_secs(10), stream.try_next())
+        let event = tokio::time::timeout(Duration::from_secs(60), stream.try_next())
             .await
             .expect("the watch delivers the event")
             .expect("the watch has no error")
