@@ -36,6 +36,7 @@ COMPACT_TARGETS=(
   informer_polls
   informer_reclaim
   informer_rules
+  informer_stop_batch
   informer_stop_prop
   informer_sync_wait
   library_store
