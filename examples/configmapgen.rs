@@ -10,7 +10,7 @@
 //!
 //! The CRD must be installed: `ConfigMapGenerator::crd()`, as
 //! `tests/e2e_configmapgen.rs` does before it runs this program on a real
-//! kube-apiserver. Enter reconciles every generator; SIGINT or SIGTERM stops
+//! kube-apiserver; without it the program says so and exits with status 1. Enter reconciles every generator; SIGINT or SIGTERM stops
 //! after the reconciles that run (a second signal at once).
 
 use std::{io::BufRead, sync::Arc, time::Duration};
@@ -24,7 +24,7 @@ use kube::{
 use kube_informer::prelude::*;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use tracing::info;
+use tracing::{info, warn};
 
 /// What a generator asks for: a ConfigMap holding `content`.
 #[derive(CustomResource, Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
@@ -112,10 +112,16 @@ async fn main() -> Result<(), kube_informer::Error> {
     while let Some(outcome) = outcomes.next().await {
         match outcome {
             Ok((key, action)) => info!(%key, ?action, "reconciled"),
-            // The controller could not start: its stream ends with this.
-            Err(error) if error.key().is_none() => return Err(error.into()),
-            // A failed reconcile: its error is logged once, in its span.
-            Err(_) => {}
+            // The controller could not start (the CRD not installed, no
+            // RBAC rule for it): the message says why, and the stream ends
+            // with it; so does the program, with a failure.
+            Err(error) if error.key().is_none() => {
+                eprintln!("configmapgen: {error}");
+                std::process::exit(1);
+            }
+            // A failed reconcile: the controller logs none itself, and the
+            // key is retried as `error_policy` says.
+            Err(error) => warn!(%error, "reconcile failed"),
         }
     }
     info!("stopped");

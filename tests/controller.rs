@@ -1,4 +1,4 @@
-//! The controller's rules (C1–C9 in `src/controller/mod.rs`) on the fake
+//! The controller's rules (C1–C12 in `src/controller/mod.rs`) on the fake
 //! API server, on tokio's paused clock.
 
 use std::{
@@ -363,6 +363,101 @@ async fn c3_a_source_that_never_lists_times_out() {
         waited >= Duration::from_secs(30) && waited < Duration::from_secs(40),
         "{waited:?}"
     );
+}
+
+/// Runs a controller that reconciles nothing and collects its stream.
+async fn outcomes_of<K: kube_informer::source::Watchable>(
+    controller: Controller<K>,
+) -> Vec<Outcome<std::convert::Infallible>> {
+    controller
+        .run(
+            |_object: Arc<K>, _ctx: Arc<()>| async { Ok(Action::done()) },
+            |_, _, _| Action::backoff(),
+            Arc::new(()),
+        )
+        .collect()
+        .await
+}
+
+/// C3, C12: a custom resource whose CRD is not installed ends the stream
+/// with one error whose plain message says so, on one line: the resource
+/// and the 404, and what to install.
+#[tokio::test(start_paused = true)]
+async fn c3_c12_an_unserved_resource_ends_the_stream_with_its_cause() {
+    use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
+    let server = FakeApiServer::start().await;
+    let gvk = GroupVersionKind::gvk("nullable.se", "v1", "ConfigMapGenerator");
+    let generators = ApiResource::from_gvk_with_plural(&gvk, "configmapgenerators");
+    let api = Api::<DynamicObject>::all_with(server.client(), &generators);
+    let started = tokio::time::Instant::now();
+    let all = outcomes_of(Controller::new_with(api, generators)).await;
+    assert!(started.elapsed() < Duration::from_secs(5), "fails fast");
+    let [Err(error @ Error::Sync(SyncError::NotFound { .. }))] = &all[..] else {
+        panic!("expected one sync error, got {all:?}");
+    };
+    let message = error.to_string();
+    for says in [
+        "the controller's caches did not sync",
+        "configmapgenerators",
+        "nullable.se",
+        "is not served by the API server (404)",
+        "install the CustomResourceDefinition",
+    ] {
+        assert!(message.contains(says), "{says:?} missing from {message:?}");
+    }
+    assert!(!message.contains('\n'), "one line: {message:?}");
+    // Nothing more to say: no source repeats it.
+    assert!(std::error::Error::source(error).is_none());
+}
+
+/// C12: a sync that timed out says so in its message, and its source is
+/// the last list error, which the message does not repeat.
+#[tokio::test(start_paused = true)]
+async fn c12_a_timed_out_sync_names_its_last_error_once_in_the_chain() {
+    let server = FakeApiServer::start().await;
+    server.fail_requests(RequestMatch::List, ApiStatus::internal_error(), usize::MAX);
+    let controller = Controller::new(Api::<ConfigMap>::all(server.client()))
+        .sync_timeout(Duration::from_secs(30));
+    let all = outcomes_of(controller).await;
+    let [Err(error @ Error::Sync(SyncError::TimedOut { .. }))] = &all[..] else {
+        panic!("expected a timed-out sync, got {all:?}");
+    };
+    let message = error.to_string();
+    assert!(
+        message.contains("configmaps did not sync within 30s"),
+        "{message}"
+    );
+    let cause = std::error::Error::source(error)
+        .expect("the last list error")
+        .to_string();
+    assert!(!message.contains(&cause), "{message:?} repeats {cause:?}");
+}
+
+/// C12: a controller that cannot be set up says why in its message.
+#[tokio::test(start_paused = true)]
+async fn c12_a_refused_setup_names_its_cause() {
+    let server = FakeApiServer::start().await;
+    let factory = InformerFactory::new(server.client());
+    factory
+        .build(Api::<ConfigMap>::all(server.client()), |b| {
+            b.strip_managed_fields()
+        })
+        .unwrap();
+    let controller = Controller::with_factory(&factory, Api::<Deployment>::all(server.client()))
+        .unwrap()
+        .owns(Api::<ConfigMap>::all(server.client()));
+    let all = outcomes_of(controller).await;
+    let [Err(error @ Error::Setup(_))] = &all[..] else {
+        panic!("expected a setup error, got {all:?}");
+    };
+    let message = error.to_string();
+    assert!(
+        message.starts_with("the controller could not be set up: an informer for")
+            && message.contains("configmaps")
+            && message.contains("other options"),
+        "{message}"
+    );
+    factory.shutdown().await;
 }
 
 #[tokio::test(start_paused = true)]

@@ -1,5 +1,6 @@
-//! The finalizer helper (Z1–Z5, `kube_informer::finalizer`) against a real
-//! kube-apiserver on a real etcd: the finalizer goes on before any Apply,
+//! The finalizer helper (Z1–Z5, Z9, `kube_informer::finalizer`) against a
+//! real kube-apiserver on a real etcd: the finalizer goes on before Apply,
+//! which runs on the server's answer,
 //! a deleted object is cleaned up and then disappears, a failed cleanup
 //! keeps it, and a concurrent change to the finalizers makes the JSON
 //! patch's `test` fail instead of writing over it.
@@ -121,12 +122,15 @@ fn refusal(error: &kube::Error) -> Result<(u16, String, String)> {
     }
 }
 
-/// Z1, Z2: the first call puts the finalizer on and runs nothing; the next,
-/// on the object as the server then holds it, runs Apply.
+/// Z1, Z9, Z2: the first call puts the finalizer on, then runs Apply; the
+/// next, on the object as the server then holds it, runs Apply again.
 #[tokio::test]
-async fn e2e_z1_z2_finalizer_goes_on_before_apply() -> Result<()> {
-    let Some(Scene { ns, _hold, .. }) =
-        Scene::start("e2e_z1_z2_finalizer_goes_on_before_apply", Access::Shared).await?
+async fn e2e_z1_z9_z2_finalizer_goes_on_before_apply() -> Result<()> {
+    let Some(Scene { ns, _hold, .. }) = Scene::start(
+        "e2e_z1_z9_z2_finalizer_goes_on_before_apply",
+        Access::Shared,
+    )
+    .await?
     else {
         return Ok(());
     };
@@ -138,7 +142,7 @@ async fn e2e_z1_z2_finalizer_goes_on_before_apply() -> Result<()> {
         let created = create(&api, name, before).await?;
         let (outcome, events) = run(&api, created, Ok(Action::requeue(STEP))).await?;
         ensure!(
-            outcome? == Action::Done && events.is_empty(),
+            outcome? == Action::requeue(STEP) && events == ["apply"],
             "{name}: {events:?}"
         );
         let now = get(&api, name).await?.context("still there")?;
@@ -305,10 +309,10 @@ async fn e2e_z5_a_recreated_object_is_not_patched() -> Result<()> {
     ns.delete().await
 }
 
-/// Z1, Z2, Z3 as a controller runs them: an informer feeds a runner whose
-/// reconcile calls the helper. A new object gets the finalizer, comes back
-/// through the watch and is applied; deleted, it is cleaned up and leaves
-/// the API server and then the cache.
+/// Z1, Z9, Z2, Z3 as a controller runs them: an informer feeds a runner
+/// whose reconcile calls the helper. A new object gets the finalizer and is
+/// applied, comes back through the watch and is applied again; deleted, it
+/// is cleaned up once and leaves the API server and then the cache.
 #[tokio::test]
 async fn e2e_z1_z3_informer_and_runner_through_create_and_delete() -> Result<()> {
     let Some(Scene { ns, _hold, .. }) = Scene::start(
@@ -374,7 +378,7 @@ async fn e2e_z1_z3_informer_and_runner_through_create_and_delete() -> Result<()>
         Ok(api.create(&post_params(), &configmap("app", "1")).await?)
     })
     .await?;
-    wait_for(&["apply"]).await?;
+    wait_for(&["apply", "apply"]).await?;
     let live = get(&api, "app").await?.context("live")?;
     ensure!(live.finalizers() == [OURS], "{:?}", live.finalizers());
 
@@ -383,7 +387,7 @@ async fn e2e_z1_z3_informer_and_runner_through_create_and_delete() -> Result<()>
         Ok(())
     })
     .await?;
-    wait_for(&["apply", "cleanup"]).await?;
+    wait_for(&["apply", "apply", "cleanup"]).await?;
     let key = format!("{}/app", ns.name).parse()?;
     within(WAIT, "the object leaves the server and the cache", async {
         while get(&api, "app").await?.is_some() || store.get(&key).is_some() {

@@ -1,4 +1,4 @@
-//! The finalizer helper (Z1–Z7) against the fake API server, which applies
+//! The finalizer helper (Z1–Z7, Z9–Z11) against the fake API server, which applies
 //! JSON patches with `test` and deletes as kube-apiserver does: a deleted
 //! object with finalizers is marked with a `deletionTimestamp` and goes
 //! with its last finalizer. Tests also create objects already "being
@@ -15,13 +15,15 @@ use k8s_openapi::{
 };
 use kube::{Api, ResourceExt};
 use kube_informer::{
-    Informer, SubscribeOptions,
+    Informer, ObjectKey, SubscribeOptions,
     ext::NotificationStreamExt,
-    finalizer::{self, Event, PATCH_TIMEOUT, finalizer},
+    finalizer::{self, Event, FinalizerApi, PATCH_TIMEOUT, finalizer},
+    own_writes::WriteLog,
     queue::WorkQueue,
+    resource_version::Written,
     runner::{Action, Runner},
 };
-use kube_informer_testing::{FakeApiServer, RequestMatch};
+use kube_informer_testing::{ApiStatus, FakeApiServer, RequestMatch};
 use parking_lot::Mutex;
 
 const OURS: &str = "example.com/cleanup";
@@ -59,10 +61,11 @@ fn seen(event: &Event<ConfigMap>) -> &'static str {
     }
 }
 
-/// Runs `finalizer` with a reconcile that records each event and answers
-/// `answer`; returns its outcome and the events seen.
-async fn run(
-    api: &Api<ConfigMap>,
+/// Runs `finalizer` through `api` (a plain or a recorded `Api`) with a
+/// reconcile that records each event and answers `answer`; returns its
+/// outcome and the events seen.
+async fn run<A: FinalizerApi<ConfigMap>>(
+    api: &A,
     object: ConfigMap,
     answer: Result<Action, Failed>,
 ) -> (Outcome, Vec<&'static str>) {
@@ -86,10 +89,11 @@ fn api_code(error: &kube::Error) -> Option<(u16, &str)> {
     }
 }
 
-/// Z1: an object without the finalizer gets it, appended after the ones it
-/// has, and the reconcile does not run.
+/// Z1, Z9: an object without the finalizer gets it, appended after the
+/// ones it has; then Apply runs on the object the server answered with,
+/// which carries it, and Apply's action comes back.
 #[tokio::test]
-async fn z1_adds_the_finalizer_before_acting() {
+async fn z1_z9_adds_the_finalizer_then_applies_the_answer() {
     let server = FakeApiServer::start().await;
     let api = api(&server);
     for (name, before, after) in [
@@ -97,12 +101,50 @@ async fn z1_adds_the_finalizer_before_acting() {
         ("other", &[OTHER][..], &[OTHER, OURS][..]),
     ] {
         let created = server.create(&cm(name, before, false)).unwrap();
-        let (outcome, events) =
-            run(&api, created, Ok(Action::requeue(Duration::from_secs(9)))).await;
-        assert_eq!(outcome.unwrap(), Action::Done, "{name}");
-        assert!(events.is_empty(), "{name}: {events:?}");
-        assert_eq!(api.get(name).await.unwrap().finalizers(), after, "{name}");
+        let applied: Arc<Mutex<Option<ConfigMap>>> = Arc::default();
+        let every = Action::requeue(Duration::from_secs(9));
+        let outcome = finalizer(&api, OURS, Arc::new(created), |event| {
+            let applied = applied.clone();
+            async move {
+                match event {
+                    Event::Apply(object) => *applied.lock() = Some((*object).clone()),
+                    Event::Cleanup(_) => panic!("cleanup of a live object"),
+                }
+                Ok::<_, Failed>(every)
+            }
+        })
+        .await;
+        assert_eq!(outcome.unwrap(), every, "{name}");
+        let stored = api.get(name).await.unwrap();
+        assert_eq!(stored.finalizers(), after, "{name}");
+        let applied = applied.lock().take().expect("Apply ran");
+        assert_eq!(applied.finalizers(), after, "{name}");
+        assert_eq!(applied.resource_version(), stored.resource_version());
     }
+}
+
+/// Z1, Z9: a refused addition runs no Apply; an Apply that fails after the
+/// finalizer went on is Apply's error, and the finalizer stays.
+#[tokio::test]
+async fn z1_z9_no_apply_without_the_finalizer_and_its_error_after() {
+    let server = FakeApiServer::start().await;
+    let api = api(&server);
+    let first = server.create(&cm("app", &[], false)).unwrap();
+    server.fail_requests(RequestMatch::Update, ApiStatus::service_unavailable(), 1);
+    let (outcome, events) = run(&api, first.clone(), Ok(Action::Done)).await;
+    assert!(
+        matches!(&outcome, Err(finalizer::Error::AddFinalizer(e)) if api_code(e) == Some((503, "ServiceUnavailable"))),
+        "{outcome:?}"
+    );
+    assert!(events.is_empty(), "{events:?}");
+
+    let (outcome, events) = run(&api, first, Err(Failed)).await;
+    assert!(
+        matches!(outcome, Err(finalizer::Error::ApplyFailed(Failed))),
+        "{outcome:?}"
+    );
+    assert_eq!(events, ["apply"]);
+    assert_eq!(api.get("app").await.unwrap().finalizers(), [OURS]);
 }
 
 /// Z2: with the finalizer on, a live object goes to Apply; its action or
@@ -299,6 +341,7 @@ async fn z7_a_patch_without_an_answer_fails_at_its_deadline() {
 
     let started = tokio::time::Instant::now();
     let (outcome, events) = run(&api, object, Ok(Action::Done)).await;
+    // Z1: no answer, no Apply.
     assert!(
         matches!(
             outcome,
@@ -315,12 +358,124 @@ async fn z7_a_patch_without_an_answer_fails_at_its_deadline() {
     assert!(api.get("app").await.unwrap().finalizers().is_empty());
 }
 
-/// Z1, Z2, Z3 through an informer and a runner: the first reconcile only
-/// adds the finalizer, the write brings the object back and the next one
-/// applies; a deletion brings a cleanup and the finalizer's removal, and
-/// the object goes.
+/// Z10: through a `RecordedApi` the addition is recorded at the version it
+/// left, and the removal that let the object go as its deletion (RW9).
 #[tokio::test]
-async fn z1_z2_z3_the_informer_brings_the_object_back_after_each_write() {
+async fn z10_the_patches_are_recorded_in_the_write_log() {
+    let server = FakeApiServer::start().await;
+    let log = WriteLog::new();
+    let key: ObjectKey = "default/app".parse().unwrap();
+    let recorded = log.api(api(&server), key.clone());
+    let created = server.create(&cm("app", &[], false)).unwrap();
+
+    let (outcome, events) = run(&recorded, created, Ok(Action::Done)).await;
+    assert_eq!((outcome.unwrap(), events), (Action::Done, vec!["apply"]));
+    let added = api(&server).get("app").await.unwrap();
+    let writes = log.take(&key);
+    assert_eq!(writes.len(), 1, "{writes:?}");
+    assert_eq!(
+        (writes[0].group.as_str(), writes[0].resource.as_str()),
+        ("", "configmaps")
+    );
+    assert_eq!(writes[0].key, key);
+    assert_eq!(
+        writes[0].written,
+        Written::Version(added.resource_version().unwrap())
+    );
+
+    server.delete::<ConfigMap>(Some("default"), "app").unwrap();
+    let deleting = api(&server).get("app").await.unwrap();
+    let (outcome, events) = run(&recorded, deleting, Ok(Action::Done)).await;
+    assert_eq!((outcome.unwrap(), events), (Action::Done, vec!["cleanup"]));
+    assert!(api(&server).get_opt("app").await.unwrap().is_none());
+    let writes = log.take(&key);
+    assert_eq!(writes.len(), 1, "{writes:?}");
+    assert_eq!(writes[0].written, Written::Deleted);
+}
+
+/// Z11: a removal refused by a 503 after a cleanup that succeeded: through
+/// a `RecordedApi` the retry sends the removal only; through a plain `Api`
+/// the cleanup runs again.
+#[tokio::test]
+async fn z11_a_failed_removal_is_retried_without_a_second_cleanup() {
+    let server = FakeApiServer::start().await;
+    let log = WriteLog::new();
+    let key: ObjectKey = "default/app".parse().unwrap();
+    let recorded = log.api(api(&server), key.clone());
+    let plain = api(&server);
+    for (through, cleanups) in [
+        ("recorded", vec!["cleanup"]),
+        ("plain", vec!["cleanup", "cleanup"]),
+    ] {
+        let deleting = server.create(&cm("app", &[OURS], true)).unwrap();
+        server.fail_requests(RequestMatch::Update, ApiStatus::service_unavailable(), 1);
+        let mut seen = Vec::new();
+        for attempt in 0..2 {
+            let (outcome, events) = match through {
+                "recorded" => run(&recorded, deleting.clone(), Ok(Action::Done)).await,
+                _ => run(&plain, deleting.clone(), Ok(Action::Done)).await,
+            };
+            seen.extend(events);
+            match attempt {
+                0 => assert!(
+                    matches!(&outcome, Err(finalizer::Error::RemoveFinalizer(e)) if api_code(e) == Some((503, "ServiceUnavailable"))),
+                    "{through}: {outcome:?}"
+                ),
+                _ => assert_eq!(outcome.unwrap(), Action::Done, "{through}"),
+            }
+        }
+        assert_eq!(seen, cleanups, "{through}");
+        assert!(plain.get_opt("app").await.unwrap().is_none(), "{through}");
+    }
+}
+
+/// Z11: what is kept is the cleanup of one object: a removal refused by a
+/// stale read's 422 is retried on the newer object without a second
+/// cleanup, and an object created again under the name gets its own.
+#[tokio::test]
+async fn z11_a_finished_cleanup_belongs_to_its_object() {
+    let server = FakeApiServer::start().await;
+    let log = WriteLog::new();
+    let recorded = log.api(api(&server), "default/app".parse().unwrap());
+
+    let stale = server.create(&cm("app", &[OTHER, OURS], true)).unwrap();
+    // Another writer drops its finalizer: ours moves from index 1 to 0.
+    server.update(&cm("app", &[OURS], true)).unwrap();
+    let (outcome, events) = run(&recorded, stale, Ok(Action::Done)).await;
+    let Err(finalizer::Error::RemoveFinalizer(error)) = outcome else {
+        panic!("{outcome:?}");
+    };
+    assert_eq!(api_code(&error), Some((422, "Invalid")));
+    assert_eq!(events, ["cleanup"]);
+    let newer = api(&server).get("app").await.unwrap();
+    let (outcome, events) = run(&recorded, newer, Ok(Action::Done)).await;
+    assert_eq!((outcome.unwrap(), events), (Action::Done, vec![]));
+    assert!(api(&server).get_opt("app").await.unwrap().is_none());
+
+    // A cleanup kept for one object (its removal refused by a 503) ...
+    let first = server.create(&cm("app", &[OURS], true)).unwrap();
+    server.fail_requests(RequestMatch::Update, ApiStatus::service_unavailable(), 1);
+    let (outcome, events) = run(&recorded, first.clone(), Ok(Action::Done)).await;
+    assert!(
+        matches!(outcome, Err(finalizer::Error::RemoveFinalizer(_))),
+        "{outcome:?}"
+    );
+    assert_eq!(events, ["cleanup"]);
+    // ... whose finalizer another writer removes, so it goes ...
+    server.update(&cm("app", &[], true)).unwrap();
+    // ... is not the cleanup of the object created again under its name.
+    let again = server.create(&cm("app", &[OURS], true)).unwrap();
+    assert_ne!(again.uid(), first.uid());
+    let (outcome, events) = run(&recorded, again, Ok(Action::Done)).await;
+    assert_eq!((outcome.unwrap(), events), (Action::Done, vec!["cleanup"]));
+}
+
+/// Z1, Z9, Z2, Z3 through an informer and a runner: the first reconcile
+/// adds the finalizer and applies; the write brings the object back and
+/// the next one applies again; a deletion brings one cleanup and the
+/// finalizer's removal, and the object goes.
+#[tokio::test]
+async fn z1_z9_z2_z3_the_informer_brings_the_object_back_after_each_write() {
     let server = FakeApiServer::start().await;
     let api = api(&server);
     server.create(&cm("app", &[], false)).unwrap();
@@ -374,13 +529,14 @@ async fn z1_z2_z3_the_informer_brings_the_object_back_after_each_write() {
             .unwrap_or_else(|_| panic!("events {:?}, wanted {want:?}", events.lock()));
         }
     };
-    wait_for(vec!["apply"]).await;
-    // One reconcile added the finalizer, the next (for the write) applied.
+    wait_for(vec!["apply", "apply"]).await;
+    // One reconcile added the finalizer and applied, the next (for the
+    // write) applied again.
     assert_eq!(*runs.lock(), 2);
     assert_eq!(api.get("app").await.unwrap().finalizers(), [OURS]);
 
     server.delete::<ConfigMap>(Some("default"), "app").unwrap();
-    wait_for(vec!["apply", "cleanup"]).await;
+    wait_for(vec!["apply", "apply", "cleanup"]).await;
     tokio::time::timeout(Duration::from_secs(60), async {
         while api.get_opt("app").await.unwrap().is_some() {
             tokio::time::sleep(Duration::from_millis(10)).await;

@@ -1,7 +1,7 @@
 //! Reading one's own writes: comparing resourceVersions (RW1–RW3 in
 //! `src/resource_version.rs`), waiting for a store to show a write (RW4 in
 //! `src/store/mod.rs`), recording writes (RW5, RW6 in
-//! `src/own_writes/mod.rs`) and the controller's gate (RW7, RW8 in
+//! `src/own_writes/mod.rs`), recording a write that deleted (RW9) and the controller's gate (RW7, RW8 in
 //! `src/controller/mod.rs`), the gate proven on the fake API server with
 //! lagging watches, on tokio's paused clock.
 
@@ -367,6 +367,54 @@ async fn rw6_take_forgets_that_parent_only() {
     log.record(&first, write("a", "5"));
     log.record(&first, RecordedWrite::new(&secrets, key("a"), version("6")));
     assert_eq!(log.take(&first).len(), 2);
+}
+
+/// RW9: the update that empties the finalizers of an object being deleted
+/// deletes it, and is recorded as the deletion; an update that leaves a
+/// finalizer is recorded at its version.
+#[tokio::test]
+async fn rw9_a_write_that_let_the_object_go_is_recorded_as_its_deletion() {
+    let server = FakeApiServer::start().await;
+    let api = Api::<ConfigMap>::namespaced(server.client(), "default");
+    let log = WriteLog::new();
+    let parent = key("parent");
+    let recorded = log.api(api.clone(), parent.clone());
+    let mut held = cm("a", "");
+    held.metadata.finalizers = Some(vec!["a.io/x".into(), "b.io/y".into()]);
+    server.create(&held).unwrap();
+    let marked = match recorded
+        .delete("a", &DeleteParams::default())
+        .await
+        .unwrap()
+    {
+        either::Either::Left(marked) => marked,
+        either::Either::Right(status) => panic!("deleted at once: {status:?}"),
+    };
+    assert_eq!(
+        log.take(&parent)[0].written,
+        version(marked.metadata.resource_version.as_deref().unwrap())
+    );
+
+    let one_left = Patch::Merge(serde_json::json!({"metadata": {"finalizers": ["b.io/y"]}}));
+    let patched = recorded
+        .patch("a", &PatchParams::default(), &one_left)
+        .await
+        .unwrap();
+    assert_eq!(
+        log.take(&parent)[0].written,
+        version(patched.metadata.resource_version.as_deref().unwrap())
+    );
+
+    let none_left = Patch::Merge(serde_json::json!({"metadata": {"finalizers": null}}));
+    let last = recorded
+        .patch("a", &PatchParams::default(), &none_left)
+        .await
+        .unwrap();
+    assert!(last.metadata.deletion_timestamp.is_some());
+    assert!(api.get_opt("a").await.unwrap().is_none());
+    let writes = log.take(&parent);
+    assert_eq!((writes.len(), &writes[0].key), (1, &key("a")));
+    assert_eq!(writes[0].written, Written::Deleted);
 }
 
 /// What the child-making reconciler did.

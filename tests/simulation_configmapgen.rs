@@ -21,6 +21,7 @@
 #[allow(dead_code)] // the example's `main`
 #[path = "../examples/configmapgen.rs"]
 mod configmapgen;
+mod simulation_common;
 
 use std::{collections::BTreeMap, sync::Arc, time::Duration};
 
@@ -29,15 +30,11 @@ use futures::{StreamExt, channel::mpsc};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::{
     Api, Resource, ResourceExt,
-    api::{DeleteParams, Patch, PatchParams, PostParams},
+    api::{DeleteParams, PostParams},
 };
-use kube_informer::{
-    Informer,
-    controller::Controller,
-    source::{BackoffConfig, Config},
-};
+use kube_informer::{Informer, controller::Controller};
 use kube_informer_testing::{FaultMix, ResourceType, SimContext, Simulation};
-use serde_json::json;
+use simulation_common::{gone_or_ok, retry, set_content, source_config};
 use tokio_util::sync::CancellationToken;
 
 const NS: &str = "apps";
@@ -53,15 +50,6 @@ const SETTLE: Duration = Duration::from_secs(30);
 /// Longer than the example's 5-minute requeue.
 const QUIET_FOR: Duration = Duration::from_secs(400);
 
-fn source_config<K>() -> Config<K> {
-    Config::default()
-        .backoff(BackoffConfig {
-            jitter: 0.0,
-            ..BackoffConfig::default()
-        })
-        .watch_timeout(Duration::from_secs(60), Duration::from_secs(60))
-}
-
 fn generator(name: &str, content: &str) -> ConfigMapGenerator {
     let mut generator = ConfigMapGenerator::new(
         name,
@@ -71,28 +59,6 @@ fn generator(name: &str, content: &str) -> ConfigMapGenerator {
     );
     generator.metadata.namespace = Some(NS.into());
     generator
-}
-
-/// Retries `attempt` until it reports done (faults refuse many requests).
-async fn retry<F, Fut>(mut attempt: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    for _ in 0..100 {
-        if attempt().await {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
-fn gone_or_ok<T>(result: Result<T, kube::Error>) -> bool {
-    match result {
-        Ok(_) => true,
-        Err(kube::Error::Api(status)) => status.code == 404,
-        Err(_) => false,
-    }
 }
 
 /// The user: random edits, creations and deletions of generators, hand
@@ -106,27 +72,8 @@ async fn user(sim: SimContext, ticks: mpsc::UnboundedSender<()>) {
         let content = format!("v{step}");
         match sim.random_below(5) {
             0 | 1 => {
-                retry(|| async {
-                    match generators.get_opt(&name).await {
-                        Err(_) => false,
-                        Ok(None) => gone_or_ok(
-                            generators
-                                .create(&PostParams::default(), &generator(&name, &content))
-                                .await,
-                        ),
-                        Ok(Some(current)) => {
-                            let patch = Patch::Merge(json!({
-                                "metadata": {"resourceVersion": current.resource_version()},
-                                "spec": {"content": content},
-                            }));
-                            generators
-                                .patch(&name, &PatchParams::default(), &patch)
-                                .await
-                                .is_ok()
-                        }
-                    }
-                })
-                .await;
+                retry(|| set_content(&generators, &name, &content, || generator(&name, &content)))
+                    .await;
             }
             2 => {
                 retry(|| async {

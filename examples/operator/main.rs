@@ -207,11 +207,24 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         |_, _, _| Action::backoff(),
         Arc::new((operator.mirror, log)),
     );
-    let runner = tokio::spawn(outcomes.for_each(|outcome| async move {
-        if let Err(error) = outcome {
-            eprintln!("{error}; retrying");
+    let runner = tokio::spawn({
+        let stop = stop.clone();
+        async move {
+            let mut outcomes = std::pin::pin!(outcomes);
+            let mut fatal = None;
+            while let Some(outcome) = outcomes.next().await {
+                match outcome {
+                    // The controller could not start; its stream ends.
+                    Err(error) if error.key().is_none() => fatal = Some(error.to_string()),
+                    Err(error) => eprintln!("{error}; retrying"),
+                    Ok(_) => {}
+                }
+            }
+            // However it ended, there is nothing left to wait for.
+            stop.cancel();
+            fatal
         }
-    }));
+    });
 
     let result = match &server {
         Some(server) => {
@@ -228,12 +241,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
                     s.identity, s.ring
                 ),
             }
-            let _ = tokio::signal::ctrl_c().await;
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                () = stop.cancelled() => {}
+            }
             stop.cancel();
             Ok(())
         }
     };
-    runner.await?;
+    let fatal = runner.await?;
     if let Some((shard, membership)) = shard {
         // Leave the ring: hand the keys over and delete the Lease.
         shard.stop();
@@ -255,6 +271,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     match args.shard {
         None => println!("{summary}"),
         Some(_) => eprintln!("{summary}"),
+    }
+    if let Some(error) = fatal {
+        // The controller never ran: say why, and fail.
+        eprintln!("operator: {error}");
+        std::process::exit(1);
     }
     result
 }

@@ -8,6 +8,7 @@ use futures::{
     stream::{self, BoxStream},
 };
 use kube::{Api, Resource};
+use tracing::Level;
 
 use super::{SetupError, own_writes::Cache, shutdown::Shutdown};
 use crate::{
@@ -127,6 +128,8 @@ pub struct Controller<K: Resource> {
     pub(super) caches: Vec<Cache>,
     /// The gate's log and deadline, when it is on (RW7).
     pub(super) own_writes: Option<(WriteLog, Duration)>,
+    /// The level failed reconciles are logged at, if at all (C13).
+    pub(super) reconcile_error_log: Option<Level>,
 }
 
 impl<K> Controller<K>
@@ -270,6 +273,7 @@ impl<K: Watchable> Controller<K> {
             name,
             caches,
             own_writes: None,
+            reconcile_error_log: None,
         }
     }
 
@@ -538,7 +542,11 @@ impl<K: Watchable> Controller<K> {
     /// and deletions always pass, and resyncs never reach it: the
     /// controller takes no resync (C2). Changes of owned and watched
     /// objects are not filtered (see
-    /// [`ext::predicate`](crate::ext::predicate)).
+    /// [`ext::predicate`](crate::ext::predicate)). The
+    /// [finalizer helper](crate::finalizer::finalizer) applies in the call
+    /// that added its finalizer (Z9), so it needs no event of that write,
+    /// which [`predicate::generation()`](crate::ext::predicate::generation)
+    /// drops.
     ///
     /// # Examples
     ///
@@ -730,6 +738,11 @@ impl<K: Watchable> Controller<K> {
     /// resourceVersion that moved on, RW2). Pick `deadline` as the
     /// staleness the reconciler can bear, a few seconds for most.
     ///
+    /// Give the [finalizer helper](crate::finalizer::finalizer) a
+    /// [`RecordedApi`](crate::own_writes::RecordedApi) of `log` too: its
+    /// patches are then waited for like any other write (Z10), and a
+    /// deletion is cleaned up once (Z11).
+    ///
     /// # Examples
     ///
     /// ```
@@ -838,6 +851,42 @@ impl<K: Watchable> Controller<K> {
         self
     }
 
+    /// Logs each failed or panicking reconcile at `level`, one line inside
+    /// its `reconciling object` span, or none with `None`, the default
+    /// (C13).
+    ///
+    /// The stream yields every failure either way ([`Error::Reconcile`],
+    /// [`Error::Panicked`]). As with kube-runtime's `Controller`, which
+    /// logs none, the program that consumes the stream decides what to
+    /// log, so by default nothing is logged twice. Turn this on when the
+    /// stream's errors are not logged, or to have the span's fields
+    /// (`object.ref`, `reconcile.id`) on the line.
+    ///
+    /// [`Error::Reconcile`]: super::Error::Reconcile
+    /// [`Error::Panicked`]: super::Error::Panicked
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube::Api;
+    /// use kube_informer::controller::Controller;
+    /// use kube_informer_testing::FakeApiServer;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let server = FakeApiServer::start().await;
+    /// // The stream's errors are not read: the controller logs them.
+    /// let controller = Controller::new(Api::<ConfigMap>::all(server.client()))
+    ///     .log_reconcile_errors(tracing::Level::WARN);
+    /// # drop(controller);
+    /// # }
+    /// ```
+    pub fn log_reconcile_errors(mut self, level: impl Into<Option<Level>>) -> Self {
+        self.reconcile_error_log = level.into();
+        self
+    }
+
     /// The name on the controller's spans, logs and metrics; by default
     /// the kind in lower case, e.g. `deployment`.
     pub fn name(mut self, name: impl Into<String>) -> Self {
@@ -919,6 +968,7 @@ impl<K: Resource> fmt::Debug for Controller<K> {
             .field("priorities", &self.priorities)
             .field("sharded", &self.gate.is_some())
             .field("sync_timeout", &self.sync_timeout)
+            .field("reconcile_error_log", &self.reconcile_error_log)
             .finish_non_exhaustive()
     }
 }

@@ -24,16 +24,26 @@
 //!
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! let client = Client::try_default().await?;
-//! Controller::new(Api::<Deployment>::all(client.clone()))
+//! let outcomes = Controller::new(Api::<Deployment>::all(client.clone()))
 //!     .owns(Api::<ConfigMap>::all(client.clone()))
 //!     .shutdown_on_signal()
-//!     .run(reconcile, |_object, _error, _ctx| Action::backoff(), Arc::new(client))
-//!     .for_each(|outcome| async move {
-//!         if let Err(error) = outcome {
+//!     .run(reconcile, |_object, _error, _ctx| Action::backoff(), Arc::new(client));
+//! let mut outcomes = std::pin::pin!(outcomes);
+//! while let Some(outcome) = outcomes.next().await {
+//!     match outcome {
+//!         Ok((key, action)) => println!("reconciled {key}: {action:?}"),
+//!         // The controller cannot start (C3): the message says why (C12),
+//!         // e.g. a CustomResourceDefinition that is not installed. The
+//!         // stream ends after it; so does the program, with a failure.
+//!         Err(error) if error.key().is_none() => {
 //!             eprintln!("{error}");
+//!             std::process::exit(1);
 //!         }
-//!     })
-//!     .await;
+//!         // One reconcile failed; its key is retried (C5). The controller
+//!         // logs nothing itself unless asked to (C13).
+//!         Err(error) => eprintln!("{error}"),
+//!     }
+//! }
 //! # Ok(()) }
 //! ```
 //!
@@ -98,8 +108,8 @@
 //! - **C8 Observability.** Each reconcile runs in a `reconciling object`
 //!   span carrying the controller's name, the object's key
 //!   (`object.ref`), whether it was deleted, and a random `reconcile.id`;
-//!   each failed or panicking reconcile logs exactly one line at `ERROR` in
-//!   that span. The reconcile metrics ([`ControllerMetrics`](crate::metrics::ControllerMetrics))
+//!   a failed or panicking reconcile is logged there only as C13 says. The
+//!   reconcile metrics ([`ControllerMetrics`](crate::metrics::ControllerMetrics))
 //!   carry controller-runtime's names and meanings.
 //! - **C9 Sharding.** With [`shard`](Controller::shard) only keys the gate
 //!   owns enter the queue, every key the replica acquires is queued, and a
@@ -122,6 +132,23 @@
 //!   `period` (within the informer's resync check period), from a
 //!   subscription of its own, so a resync round queues every cached key
 //!   once and changes still queue theirs as C2 says.
+//! - **C12 A controller that cannot start says why.** The error that ends
+//!   the stream at start, [`Error::Sync`] or [`Error::Setup`], names its
+//!   cause in its plain `Display`, on one line: the resource and what the
+//!   API server answered (not served (404), with the CustomResourceDefinition
+//!   to install; refused (401/403), with the RBAC rule to add), that it did
+//!   not sync in time, or why the factory or informer refused. A program
+//!   that prints `{error}` says why it stops;
+//!   [`source`](std::error::Error::source) goes on with what the line does
+//!   not repeat (a timeout's last list/watch error).
+//! - **C13 Failures are the stream's to report.** Every failed and
+//!   panicking reconcile is an item of the stream ([`Error::Reconcile`],
+//!   [`Error::Panicked`]). The controller logs none of them unless
+//!   [`log_reconcile_errors(level)`](Controller::log_reconcile_errors) is
+//!   set, and then exactly one line for each, at `level`, in its
+//!   `reconciling object` span (C8). kube-runtime's `Controller` does the
+//!   same (it yields reconcile errors and logs none), so a program that
+//!   logs its stream's errors logs each one once.
 //! - **RW7 Reading its own writes.** With
 //!   [`read_own_writes(log, deadline)`](Controller::read_own_writes), a
 //!   key's reconcile first takes the writes `log` recorded under that key

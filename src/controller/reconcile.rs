@@ -5,7 +5,7 @@ use std::{fmt, future::Future, panic::AssertUnwindSafe, sync::Arc};
 
 use futures::FutureExt;
 use tokio::time::Instant;
-use tracing::Instrument;
+use tracing::{Instrument, Level};
 
 use super::{Error, Observed, observed::Tombstones, own_writes::OwnWritesGate};
 use crate::{
@@ -15,6 +15,20 @@ use crate::{
     runner::Action,
     store::Store,
 };
+
+/// One `tracing` event at a level chosen when the controller is built
+/// (C13): tracing's macros take the level as a constant.
+macro_rules! event_at {
+    ($level:expr, $($fields:tt)+) => {
+        match $level {
+            Level::ERROR => tracing::event!(Level::ERROR, $($fields)+),
+            Level::WARN => tracing::event!(Level::WARN, $($fields)+),
+            Level::INFO => tracing::event!(Level::INFO, $($fields)+),
+            Level::DEBUG => tracing::event!(Level::DEBUG, $($fields)+),
+            Level::TRACE => tracing::event!(Level::TRACE, $($fields)+),
+        }
+    };
+}
 
 /// A failed reconcile as the runner carries it: what the stream reports,
 /// and what the key gets next (the error policy's answer, computed where
@@ -38,6 +52,8 @@ pub(super) struct Reconcile<K, C, R, P> {
     pub(super) unknown_keys: bool,
     /// The read-your-own-writes gate, when it is on (RW7).
     pub(super) own_writes: Option<OwnWritesGate>,
+    /// The level failures are logged at, if at all (C13).
+    pub(super) error_log: Option<Level>,
 }
 
 impl<K, C, R, P, Fut, E> Reconcile<K, C, R, P>
@@ -110,7 +126,9 @@ where
                 }
                 Ok(Some(Err(error))) => {
                     this.recorder.finished(ReconcileResult::Error, took);
-                    span.in_scope(|| tracing::error!(%error, "reconcile failed"));
+                    if let Some(level) = this.error_log {
+                        span.in_scope(|| event_at!(level, %error, "reconcile failed"));
+                    }
                     let next = (this.error_policy)(key.clone(), observed, &error, this.ctx.clone());
                     Err(Failed {
                         error: Error::Reconcile { key, error },
@@ -121,7 +139,9 @@ where
                     let message = panic_message(payload);
                     this.recorder.panicked();
                     this.recorder.finished(ReconcileResult::Error, took);
-                    span.in_scope(|| tracing::error!(panic = %message, "reconcile panicked"));
+                    if let Some(level) = this.error_log {
+                        span.in_scope(|| event_at!(level, panic = %message, "reconcile panicked"));
+                    }
                     Err(Failed {
                         error: Error::Panicked { key, message },
                         next: Action::Backoff,

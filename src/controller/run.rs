@@ -245,6 +245,7 @@ impl<K: Watchable> Controller<K> {
             name,
             caches,
             own_writes,
+            reconcile_error_log,
         } = self;
         let own_writes = own_writes.map(|(log, deadline)| OwnWritesGate {
             log,
@@ -282,6 +283,7 @@ impl<K: Watchable> Controller<K> {
             name: name.into(),
             unknown_keys: entry == Entry::ByKey,
             own_writes,
+            error_log: reconcile_error_log,
         });
         let own = own_factory.then(|| factory.clone()).flatten();
         async_stream::stream! {

@@ -41,11 +41,9 @@
 //! # Rules
 //!
 //! - **Z1 Add before acting.** An object that is not being deleted and
-//!   lacks the finalizer gets it through a JSON patch, and the reconcile is
-//!   not called: [`finalizer`] returns [`Action::Done`]. The write changes
-//!   the object, so its informer delivers it again and its key is queued;
-//!   that reconcile finds the finalizer and runs [`Event::Apply`]. So
-//!   `Apply` never acts on an object whose deletion could skip `Cleanup`.
+//!   lacks the finalizer gets it through a JSON patch before the reconcile
+//!   is called. So `Apply` never acts on an object whose deletion could
+//!   skip `Cleanup`; when the patch fails, the reconcile is not called.
 //! - **Z2 Apply.** An object that is not being deleted and has the
 //!   finalizer is handed to the reconcile as [`Event::Apply`]; its
 //!   [`Action`] is returned, its error as [`Error::ApplyFailed`]. The
@@ -78,6 +76,35 @@
 //! - **Z8 Spawnable.** The future [`finalizer`] returns is `Send` when its
 //!   reconcile's is, and its types are `Send + Sync`, so a reconcile that
 //!   calls it runs on a spawned task.
+//! - **Z9 Apply without waiting for the echo.** Once the patch of Z1 is
+//!   accepted, the reconcile runs [`Event::Apply`] in the same call, on
+//!   the object the API server answered with (it carries the finalizer),
+//!   and its [`Action`] or [`Error::ApplyFailed`] is returned. Nothing
+//!   depends on the write coming back through a watch, so a controller's
+//!   [`predicate`](crate::controller::Controller::predicate) may drop that
+//!   event: adding a finalizer leaves `metadata.generation` as it was, and
+//!   [`predicate::generation()`](crate::ext::predicate::generation) turns
+//!   it away. (kube-runtime's helper returns after the patch and waits for
+//!   the event; with a generation predicate its `Apply` never comes.)
+//! - **Z10 Recorded patches.** Given a [`RecordedApi`] (see
+//!   [`FinalizerApi`]), the helper sends both patches through it, so its
+//!   [`WriteLog`](crate::own_writes::WriteLog) records them under the
+//!   `RecordedApi`'s key (RW5): the addition at the version it left, a
+//!   removal that let the object go as its deletion (RW9). With
+//!   [`read_own_writes`](crate::controller::Controller::read_own_writes)
+//!   the key's next reconcile waits until the cache shows them, so a
+//!   lagging cache hands no object that still carries the removed
+//!   finalizer to one more `Cleanup`.
+//! - **Z11 One cleanup per deletion.** Given a [`RecordedApi`], a cleanup
+//!   that succeeded is kept in its log, for the object's uid and the
+//!   finalizer, until the removal of that finalizer lands (or answers 404:
+//!   the object is gone). A later call for that object while it still
+//!   carries the finalizer does not run [`Event::Cleanup`] again: it sends
+//!   the removal only, and returns [`Action::Done`] when it lands. So,
+//!   with Z10 and the controller's gate, a removal refused by a 503 or by a
+//!   stale read's 422 costs a retry of the patch, not a second cleanup.
+//!   The log lives in memory: after a restart the cleanup of an object
+//!   still being deleted runs again, so cleanups must stay safe to repeat.
 //!
 //! # The patches
 //!
@@ -115,14 +142,20 @@
 //! # Retries and stale reads
 //!
 //! The reconcile may run more than once for one change: after a
-//! [`Error::CleanupFailed`] or [`Error::RemoveFinalizer`] the cleanup runs
-//! again, so it must be safe to repeat. An `Apply` may run on an object
-//! whose deletion has just begun on the server, as any reconcile may.
+//! [`Error::CleanupFailed`] the cleanup runs again, and after a
+//! [`Error::RemoveFinalizer`] too unless the helper was given a
+//! [`RecordedApi`] (Z11), so it must be safe to repeat. `Apply` runs again
+//! whenever the object's key is reconciled again, the echo of the
+//! finalizer's own addition included when no predicate drops it. An
+//! `Apply` may run on an object whose deletion has just begun on the
+//! server, as any reconcile may.
 //!
 //! A reconcile that reads an object older than the server's (a cache that
 //! has not seen the last write yet, say the finalizer just added) sends a
 //! patch whose test fails: a 422, returned as an error and retried, never
-//! a wrong write.
+//! a wrong write. With a [`RecordedApi`] and the controller's gate, the
+//! reconcile that follows a patch waits for the cache to show it (Z10),
+//! so this is rare.
 //!
 //! # Deadline
 //!
@@ -131,22 +164,25 @@
 //! answers fails it as [`Error::AddFinalizer`] or [`Error::RemoveFinalizer`]
 //! carrying a [`kube::Error::Service`], as kube's own timeouts are
 //! reported. The reconcile's own awaits are its business.
+//!
+//! [`RecordedApi`]: crate::own_writes::RecordedApi
 
+mod cleanups;
 mod error;
 mod name;
 mod patch;
+mod target;
 
 use std::{fmt::Debug, future::Future, sync::Arc, time::Duration};
 
-use kube::{
-    Api, Resource,
-    api::{Patch, PatchParams},
-};
+use kube::Resource;
 use serde::{Serialize, de::DeserializeOwned};
 
 use crate::runner::Action;
+use cleanups::Cleanups;
 
 pub use error::Error;
+pub use target::FinalizerApi;
 
 /// How long a finalizer patch may take: kube-apiserver ends a request
 /// after 60 s by default (`--request-timeout`), so past 70 s no answer is
@@ -166,21 +202,24 @@ pub enum Event<K> {
 }
 
 /// Runs `reconcile` for `object` under the finalizer `name`: adds the
-/// finalizer first (Z1), hands live objects to [`Event::Apply`] (Z2),
-/// deleted ones to [`Event::Cleanup`] and then removes the finalizer
-/// (Z3), leaves deleted objects without it alone (Z4); see the [module
-/// docs](self) for the rules and the patches.
+/// finalizer first (Z1) and then applies (Z9), hands live objects to
+/// [`Event::Apply`] (Z2), deleted ones to [`Event::Cleanup`] and then
+/// removes the finalizer (Z3), leaves deleted objects without it alone
+/// (Z4); see the [module docs](self) for the rules and the patches.
 ///
-/// `api` must reach the object's namespace (`Api::namespaced`) or, for a
+/// `api` is a [`kube::Api`] or, to record the patches and keep a cleanup
+/// from running twice, a [`RecordedApi`] (Z10, Z11; see [`FinalizerApi`]).
+/// It must reach the object's namespace (`Api::namespaced`) or, for a
 /// cluster-scoped kind, the cluster (`Api::all`); `name` is a qualified
 /// name such as `example.com/cleanup`. `object` is the state the decision
-/// is made from, usually the cache's; at most one request is sent.
+/// is made from, usually the cache's; the helper sends at most one request
+/// of its own.
 ///
 /// # Examples
 ///
 /// Against the fake API server from `kube-informer-testing`: a new object
-/// gets the finalizer and no `Apply`; the next reconcile, on the object as
-/// it is then, runs `Apply`.
+/// gets the finalizer, then `Apply` runs on the object the server answered
+/// with; a deleted one is cleaned up and goes.
 ///
 /// ```
 /// use std::{sync::Arc, time::Duration};
@@ -206,24 +245,29 @@ pub enum Event<K> {
 /// let cm = server.create(&cm)?;
 /// let api = Api::<ConfigMap>::namespaced(server.client(), "default");
 ///
-/// // The finalizer goes on; `handle` does not run.
+/// // The finalizer goes on, then `handle` applies.
 /// let first = finalizer(&api, "example.com/cleanup", Arc::new(cm), handle).await?;
-/// assert_eq!(first, Action::Done);
-/// let cm = api.get("app").await?;
-/// assert_eq!(cm.finalizers(), ["example.com/cleanup"]);
+/// assert_eq!(first, Action::requeue(Duration::from_secs(300)));
+/// assert_eq!(api.get("app").await?.finalizers(), ["example.com/cleanup"]);
 ///
-/// let second = finalizer(&api, "example.com/cleanup", Arc::new(cm), handle).await?;
-/// assert_eq!(second, Action::requeue(Duration::from_secs(300)));
+/// api.delete("app", &Default::default()).await?;
+/// let deleting = api.get("app").await?; // held by the finalizer
+/// let cleaned = finalizer(&api, "example.com/cleanup", Arc::new(deleting), handle).await?;
+/// assert_eq!(cleaned, Action::Done);
+/// assert!(api.get_opt("app").await?.is_none());
 /// # Ok(()) }
 /// ```
-pub async fn finalizer<K, F, Fut, E>(
-    api: &Api<K>,
+///
+/// [`RecordedApi`]: crate::own_writes::RecordedApi
+pub async fn finalizer<K, A, F, Fut, E>(
+    api: &A,
     name: &str,
     object: Arc<K>,
     reconcile: F,
 ) -> Result<Action, Error<E>>
 where
     K: Resource + Clone + DeserializeOwned + Serialize + Debug,
+    A: FinalizerApi<K>,
     F: FnOnce(Event<K>) -> Fut,
     Fut: Future<Output = Result<Action, E>>,
 {
@@ -235,56 +279,73 @@ where
         .filter(|n| !n.is_empty())
         .ok_or(Error::UnnamedObject)?;
     let namespace = meta.namespace.as_deref().filter(|n| !n.is_empty());
-    if namespace != api.namespace() {
+    let api_namespace = api.api().namespace();
+    if namespace != api_namespace {
         return Err(Error::WrongNamespace {
             object: namespace.map(str::to_owned),
-            api: api.namespace().map(str::to_owned),
+            api: api_namespace.map(str::to_owned),
         });
     }
+    let cleanups = Cleanups::of(api.recorded().map(|recorded| recorded.log()), meta, name);
     let ours = !patch::positions(meta, name).is_empty();
     let deleting = meta.deletion_timestamp.is_some();
+    if !deleting {
+        cleanups.live();
+    }
     match (deleting, ours) {
-        // Z1
+        // Z1, then Z9 on the object the server answered with.
         (false, false) => {
             let add = patch::add(meta, name);
-            send(api, object_name, add)
+            let added: K = target::send(api, object_name, add)
                 .await
                 .map_err(Error::AddFinalizer)?;
-            Ok(Action::Done)
+            let meta = added.meta();
+            if meta.deletion_timestamp.is_none() && !patch::positions(meta, name).is_empty() {
+                reconcile(Event::Apply(Arc::new(added)))
+                    .await
+                    .map_err(Error::ApplyFailed)
+            } else {
+                // A server that took the patch holds the finalizer, and it
+                // refuses a new one on an object being deleted: an answer
+                // without it is no object to apply.
+                Ok(Action::Done)
+            }
         }
         // Z2
         (false, true) => reconcile(Event::Apply(object))
             .await
             .map_err(Error::ApplyFailed),
-        // Z3: the patch is computed from the object the cleanup was given.
+        // Z3, Z11: the patch is computed from the object the cleanup was given.
         (true, true) => {
             let remove = patch::remove(meta, name);
             let object_name = object_name.to_owned();
-            let action = reconcile(Event::Cleanup(object))
-                .await
-                .map_err(Error::CleanupFailed)?;
-            send(api, &object_name, remove)
-                .await
-                .map_err(Error::RemoveFinalizer)?;
-            Ok(action)
+            let action = if cleanups.finished_before() {
+                Action::Done
+            } else {
+                let action = reconcile(Event::Cleanup(object))
+                    .await
+                    .map_err(Error::CleanupFailed)?;
+                cleanups.finished();
+                action
+            };
+            match target::send::<K, A>(api, &object_name, remove).await {
+                Ok(_) => {
+                    cleanups.settled();
+                    Ok(action)
+                }
+                Err(error) => {
+                    if matches!(&error, kube::Error::Api(status) if status.code == 404) {
+                        // Gone: there is no finalizer left to remove.
+                        cleanups.settled();
+                    }
+                    Err(Error::RemoveFinalizer(error))
+                }
+            }
         }
         // Z4
-        (true, false) => Ok(Action::Done),
-    }
-}
-
-/// Sends one JSON patch, within [`PATCH_TIMEOUT`].
-async fn send<K>(api: &Api<K>, name: &str, operations: serde_json::Value) -> kube::Result<()>
-where
-    K: Resource + Clone + DeserializeOwned + Debug,
-{
-    // The operations are built by this module, so this cannot fail; were
-    // it to, it is reported as a request that could not be built.
-    let operations = serde_json::from_value(operations).map_err(kube::Error::SerdeError)?;
-    let (params, patch) = (PatchParams::default(), Patch::Json::<()>(operations));
-    let request = api.patch(name, &params, &patch);
-    match tokio::time::timeout(PATCH_TIMEOUT, request).await {
-        Ok(answer) => answer.map(drop),
-        Err(elapsed) => Err(kube::Error::Service(Box::new(elapsed))),
+        (true, false) => {
+            cleanups.settled();
+            Ok(Action::Done)
+        }
     }
 }

@@ -5,7 +5,7 @@ use std::fmt::{self, Debug};
 use either::Either;
 use kube::{
     Api, Resource,
-    api::{DeleteParams, Patch, PatchParams, PostParams},
+    api::{DeleteParams, ObjectMeta, Patch, PatchParams, PostParams},
     core::Status,
 };
 use serde::{Serialize, de::DeserializeOwned};
@@ -93,10 +93,28 @@ impl<K: Resource> RecordedApi<K> {
         self.log.record(&self.parent, write);
     }
 
+    /// The log the writes are recorded in.
+    pub(crate) fn log(&self) -> &WriteLog {
+        &self.log
+    }
+
     /// Records the object a write answered with, if it can be keyed and
-    /// carries a resourceVersion (RW5).
+    /// carries a resourceVersion (RW5), or as deleted when the write let it
+    /// go (RW9).
     fn record_object(&self, object: &K) {
-        let version = object.meta().resource_version.clone();
+        let meta = object.meta();
+        if went_with_the_write(meta) {
+            match ObjectKey::from_object(object) {
+                Ok(key) => self.record(key, Written::Deleted),
+                Err(error) => tracing::debug!(
+                    parent = %self.parent,
+                    %error,
+                    "a write's answer has no key; not recorded"
+                ),
+            }
+            return;
+        }
+        let version = meta.resource_version.clone();
         match (ObjectKey::from_object(object), version) {
             (Ok(key), Some(version)) => self.record(key, Written::Version(version)),
             (key, version) => tracing::debug!(
@@ -175,7 +193,8 @@ where
     /// `Api::delete`, recorded: an object in the answer (its deletion waits
     /// for finalizers) is recorded at its resourceVersion, a `Status` (it
     /// is gone) as [`Written::Deleted`] of `name` in the `Api`'s namespace
-    /// (RW5). See the [type docs](RecordedApi) for an example.
+    /// (RW5), and so is an object answered as its last state (RW9). See
+    /// the [type docs](RecordedApi) for an example.
     pub async fn delete(&self, name: &str, dp: &DeleteParams) -> kube::Result<Either<K, Status>> {
         let deleted = self.api.delete(name, dp).await?;
         match &deleted {
@@ -191,6 +210,19 @@ where
     }
 }
 
+/// Whether the API server deleted the object in the write that answered
+/// with `meta` (RW9): it is being deleted, with no grace period left and no
+/// finalizer to wait for. kube-apiserver deletes such an object in the same
+/// write that emptied its finalizers, answers with its last state, and the
+/// caches then lose the key rather than hold that version. A Pod in its
+/// grace period (a non-zero `deletionGracePeriodSeconds`) stays until its
+/// kubelet confirms, so it is not gone.
+fn went_with_the_write(meta: &ObjectMeta) -> bool {
+    meta.deletion_timestamp.is_some()
+        && meta.deletion_grace_period_seconds == Some(0)
+        && meta.finalizers.as_deref().unwrap_or_default().is_empty()
+}
+
 impl<K> fmt::Debug for RecordedApi<K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RecordedApi")
@@ -198,5 +230,40 @@ impl<K> fmt::Debug for RecordedApi<K> {
             .field("resource", &self.resource)
             .field("parent", &self.parent)
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::{apimachinery::pkg::apis::meta::v1::Time, jiff::Timestamp};
+    use kube::api::ObjectMeta;
+
+    use super::went_with_the_write;
+
+    fn meta(deleting: bool, grace: Option<i64>, finalizers: &[&str]) -> ObjectMeta {
+        ObjectMeta {
+            deletion_timestamp: deleting.then_some(Time(Timestamp::UNIX_EPOCH)),
+            deletion_grace_period_seconds: grace,
+            finalizers: Some(finalizers.iter().map(|f| f.to_string()).collect()),
+            ..ObjectMeta::default()
+        }
+    }
+
+    /// RW9: only an object being deleted with no grace period and no
+    /// finalizer left went with the write.
+    #[test]
+    fn rw9_gone_means_deleting_no_grace_no_finalizer() {
+        assert!(went_with_the_write(&meta(true, Some(0), &[])));
+        assert!(went_with_the_write(&ObjectMeta {
+            finalizers: None,
+            ..meta(true, Some(0), &[])
+        }));
+        // Finalizers left: it stays.
+        assert!(!went_with_the_write(&meta(true, Some(0), &["a.io/x"])));
+        // A Pod in its grace period stays until its kubelet confirms.
+        assert!(!went_with_the_write(&meta(true, Some(30), &[])));
+        assert!(!went_with_the_write(&meta(true, None, &[])));
+        // Not being deleted.
+        assert!(!went_with_the_write(&meta(false, Some(0), &[])));
     }
 }

@@ -3,9 +3,9 @@
 use std::{fmt, sync::Arc};
 
 use kube::{Api, Resource};
-use parking_lot::Mutex;
+use parking_lot::{Mutex, MutexGuard};
 
-use super::RecordedApi;
+use super::{RecordedApi, cleanups::FinishedCleanups};
 use crate::{hash::KeyMap, key::ObjectKey, resource::WatchedResource, resource_version::Written};
 
 /// One write the API server accepted: which object, and what it left (RW5).
@@ -98,6 +98,8 @@ pub(super) fn resource_of<K: Resource>(api: &Api<K>) -> (String, String) {
 #[derive(Clone, Default)]
 pub struct WriteLog {
     parents: Arc<Mutex<KeyMap<ObjectKey, Vec<RecordedWrite>>>>,
+    /// Cleanups of the finalizer helper whose finalizer is still on (Z11).
+    cleanups: Arc<Mutex<FinishedCleanups>>,
 }
 
 impl WriteLog {
@@ -165,12 +167,19 @@ impl WriteLog {
     pub fn parents(&self) -> usize {
         self.parents.lock().len()
     }
+
+    /// The finalizer helper's finished cleanups (Z11), locked; never held
+    /// across an await.
+    pub(crate) fn cleanups(&self) -> MutexGuard<'_, FinishedCleanups> {
+        self.cleanups.lock()
+    }
 }
 
 impl fmt::Debug for WriteLog {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("WriteLog")
             .field("parents", &self.parents())
+            .field("finished_cleanups", &self.cleanups().len())
             .finish()
     }
 }

@@ -41,8 +41,21 @@
 //!   until taken, so a log fed by a controller holds, at most, the writes
 //!   of each key's last reconcile.
 //!
+//! - **RW9 A write that deleted.** An answer that is the object's last
+//!   state, deleted by the write itself, is recorded as
+//!   [`Written::Deleted`], not at its resourceVersion, which no cache will
+//!   ever hold: it carries a `deletionTimestamp`,
+//!   `deletionGracePeriodSeconds: 0` and no finalizer, as kube-apiserver
+//!   answers the update that removed the last finalizer of an object being
+//!   deleted. A Pod in its grace period is not gone yet, and is recorded at
+//!   its version.
+//!
 //! The controller's gate has its own rules (RW7, RW8) in
-//! [`controller`](crate::controller).
+//! [`controller`](crate::controller). The
+//! [finalizer helper](crate::finalizer::finalizer) given a [`RecordedApi`]
+//! records its patches here (Z10), and keeps in the log the cleanups that
+//! finished while their finalizer was still on, so that a retry does not
+//! run them again (Z11).
 //!
 //! # Bad input
 //!
@@ -50,6 +63,7 @@
 //! and answered as `kube::Api` answered it, only not recorded.
 
 mod api;
+mod cleanups;
 mod log;
 
 pub use api::RecordedApi;
