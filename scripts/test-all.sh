@@ -48,6 +48,7 @@ COMPACT_TARGETS=(
   shard_member
   shard_stream
   simulation_configmapgen
+  simulation_finalizer
   simulation_informer
   simulation_repeat
   source_logging
