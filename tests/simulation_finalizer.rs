@@ -65,13 +65,14 @@ const STEPS: u64 = 12;
 const CONVERGE_WITHIN: Duration = Duration::from_secs(120);
 
 /// What a generator asks for: a ConfigMap holding `content`.
-#[derive(CustomResource, Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[derive(CustomResource, Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[kube(
     group = "nullable.se",
     version = "v1",
     kind = "ConfigMapGenerator",
     namespaced,
-    status = "GeneratorStatus"
+    status = "GeneratorStatus",
+    derive = "PartialEq"
 )]
 pub struct ConfigMapGeneratorSpec {
     /// The value of the ConfigMap's `content` key.
