@@ -8,8 +8,9 @@
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube_informer::{Informer, informer::CACHE_ENV, source::Event};
 
+// CM10
 #[test]
-fn cache_from_env_keeps_objects_encoded_exactly_when_the_variable_says_compact() {
+fn cm10_cache_from_env_keeps_objects_encoded_exactly_when_the_variable_says_compact() {
     let compact = std::env::var(CACHE_ENV).is_ok_and(|mode| mode == "compact");
     let events = futures::stream::empty::<Result<Event<ConfigMap>, std::io::Error>>();
     let informer = Informer::builder_from_stream(events)

@@ -537,13 +537,17 @@ async fn z1_z9_z2_z3_the_informer_brings_the_object_back_after_each_write() {
 
     server.delete::<ConfigMap>(Some("default"), "app").unwrap();
     wait_for(vec!["apply", "apply", "cleanup"]).await;
-    tokio::time::timeout(Duration::from_secs(60), async {
-        while api.get_opt("app").await.unwrap().is_some() {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    })
+    // Watched for: the limit only bounds a hang.
+    tokio::time::timeout(
+        Duration::from_secs(60),
+        kube_runtime::wait::await_condition(api.clone(), "app", |object: Option<&ConfigMap>| {
+            object.is_none()
+        }),
+    )
     .await
-    .expect("the object goes once its finalizer is removed");
+    .expect("the object goes once its finalizer is removed")
+    .unwrap();
+    assert!(api.get_opt("app").await.unwrap().is_none());
     queue.shutdown();
     driver.await.unwrap();
 }

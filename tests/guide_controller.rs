@@ -46,7 +46,7 @@ const NS: &str = "apps";
 /// refused write, on 20 seeds. A failing seed prints itself and how to
 /// run it alone (`SIM_SEED=<seed>`).
 #[test]
-fn cmg1_to_cmg4_create_edit_delete_on_20_seeds() {
+fn cmg1_cmg2_cmg3_cmg4_create_edit_delete_on_20_seeds() {
     Simulation::seeds(0..20)
         .faults(faults())
         .run(create_edit_delete);

@@ -510,8 +510,9 @@ async fn unsafe_timings_and_an_empty_identity_are_refused() {
     ));
 }
 
+// LE8
 #[tokio::test(start_paused = true)]
-async fn a_second_run_is_refused() {
+async fn le8_a_second_run_is_refused() {
     let server = FakeApiServer::start().await;
     let a = Replica::start(&server, "a");
     assert!(matches!(

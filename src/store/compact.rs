@@ -67,6 +67,10 @@
 //!   kept decoded, as it was written, and counted in
 //!   [`CompactStats::lossy_encodings`]; the objects around it are encoded
 //!   as usual. See Lossless objects.
+//! - **CM10 The testing aid's switch.** An informer built with
+//!   [`InformerBuilder::cache_from_env`](crate::InformerBuilder::cache_from_env)
+//!   keeps its objects encoded exactly when `KUBE_INFORMER_CACHE` is
+//!   `compact`, and decoded otherwise, so one test build runs in both modes.
 //!
 //! # Lossless objects
 //!

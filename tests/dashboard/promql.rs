@@ -466,8 +466,9 @@ mod tests {
         }
     }
 
+    // DB7
     #[test]
-    fn grouping_before_or_after_the_arguments_reads_the_same() {
+    fn db7_grouping_before_or_after_the_arguments_reads_the_same() {
         let before =
             parse(r#"sum by (le, name) (rate(x_bucket{name=~"$queue"}[$__rate_interval]))"#);
         let after = parse(r#"sum(rate(x_bucket{name=~"$queue"}[$__rate_interval])) by (le, name)"#);
@@ -486,8 +487,9 @@ mod tests {
         );
     }
 
+    // DB7
     #[test]
-    fn precedence_puts_division_under_comparison() {
+    fn db7_precedence_puts_division_under_comparison() {
         let Ok(Expr::Binary { op, lhs, rhs, .. }) = parse("a / b > 0") else {
             panic!();
         };
@@ -496,8 +498,9 @@ mod tests {
         assert!(matches!(*lhs, Expr::Binary { ref op, .. } if op == "/"));
     }
 
+    // DB7
     #[test]
-    fn matching_and_group_modifiers_are_read() {
+    fn db7_matching_and_group_modifiers_are_read() {
         let Ok(Expr::Binary { matching, .. }) = parse("a * on (name) group_left (owner) b") else {
             panic!();
         };
@@ -511,16 +514,18 @@ mod tests {
         );
     }
 
+    // DB7
     #[test]
-    fn a_name_matcher_names_the_metric_and_strings_keep_their_braces() {
+    fn db7_a_name_matcher_names_the_metric_and_strings_keep_their_braces() {
         assert_eq!(
             parse(r#"{__name__="x", a="}{,"}"#),
             Ok(selector("x", &["a"]))
         );
     }
 
+    // DB7
     #[test]
-    fn what_the_reader_does_not_know_is_refused() {
+    fn db7_what_the_reader_does_not_know_is_refused() {
         assert!(parse("x offset 5m").is_err());
         assert!(parse("sum(x").is_err());
         assert!(parse(r#"{a="b"}"#).is_err());

@@ -79,6 +79,11 @@
 //! - **LE7 Work under leadership.** `run_while_leader` starts its work only
 //!   while leading, counts it as work in flight (so a release waits for
 //!   it), and drops it at the instant leadership ends.
+//! - **LE8 One election per `Leadership`.** [`Leadership::run`] on a
+//!   leadership whose election runs or has run returns
+//!   [`Error::AlreadyRunning`]: two loops
+//!   writing one identity's claims would each count the other's writes as
+//!   their own.
 //!
 //! # The guarantee
 //!
