@@ -561,7 +561,6 @@ const KNOWN_CYCLES: &[(&str, &[&str])] = &[
     ("controller", &["controller/builder.rs", "controller/run.rs"]),
     ("informer", &["informer/builder/", "informer/core.rs", "informer/handle.rs", "informer/lifecycle.rs", "informer/metrics.rs", "informer/parts.rs", "informer/pump.rs", "informer/run.rs", "informer/sync_wait.rs"]),
     ("informer::builder", &["informer/builder.rs", "informer/builder/cache.rs"]),
-    ("own_writes", &["own_writes/api.rs", "own_writes/log.rs"]),
     ("queue", &["queue/guard.rs", "queue/stream.rs", "queue/work_queue.rs"]),
     ("queue", &["queue/ready.rs", "queue/state.rs"]),
     ("runner", &["runner/reconciles.rs", "runner/runner.rs"]),
