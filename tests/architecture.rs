@@ -563,7 +563,6 @@ const KNOWN_CYCLES: &[(&str, &[&str])] = &[
     ("informer::builder", &["informer/builder.rs", "informer/builder/cache.rs"]),
     ("queue", &["queue/guard.rs", "queue/stream.rs", "queue/work_queue.rs"]),
     ("queue", &["queue/ready.rs", "queue/state.rs"]),
-    ("runner", &["runner/reconciles.rs", "runner/runner.rs"]),
     ("source", &["source/decode/", "source/list.rs", "source/mod.rs", "source/prefetch.rs", "source/stream/", "source/watch.rs"]),
     ("source::stream", &["source/stream/mod.rs", "source/stream/observe.rs", "source/stream/paginated.rs", "source/stream/streaming.rs", "source/stream/watching.rs"]),
     ("store", &["store/namespace.rs", "store/reader.rs"]),
