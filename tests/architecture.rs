@@ -565,7 +565,6 @@ const KNOWN_CYCLES: &[(&str, &[&str])] = &[
     ("queue", &["queue/ready.rs", "queue/state.rs"]),
     ("source", &["source/decode/", "source/list.rs", "source/mod.rs", "source/prefetch.rs", "source/stream/", "source/watch.rs"]),
     ("source::stream", &["source/stream/mod.rs", "source/stream/observe.rs", "source/stream/paginated.rs", "source/stream/streaming.rs", "source/stream/watching.rs"]),
-    ("store", &["store/namespace.rs", "store/reader.rs"]),
 ];
 
 #[test]
