@@ -561,8 +561,6 @@ const KNOWN_CYCLES: &[(&str, &[&str])] = &[
     ("controller", &["controller/builder.rs", "controller/run.rs"]),
     ("informer", &["informer/builder/", "informer/core.rs", "informer/handle.rs", "informer/lifecycle.rs", "informer/metrics.rs", "informer/parts.rs", "informer/pump.rs", "informer/run.rs", "informer/sync_wait.rs"]),
     ("informer::builder", &["informer/builder.rs", "informer/builder/cache.rs"]),
-    ("source", &["source/decode/", "source/list.rs", "source/mod.rs", "source/prefetch.rs", "source/stream/", "source/watch.rs"]),
-    ("source::stream", &["source/stream/mod.rs", "source/stream/observe.rs", "source/stream/paginated.rs", "source/stream/streaming.rs", "source/stream/watching.rs"]),
 ];
 
 #[test]

@@ -11,7 +11,7 @@ use super::{Informer, error::Error, report::ErrorCallback};
 use crate::{
     key::{KeyFn, default_key_fn},
     resource::WatchedResource,
-    source::{self, Event, Wiring},
+    source::{self, Event, SourceSetup},
     store::Indexers,
 };
 
@@ -26,14 +26,14 @@ pub(crate) type EventStream<K> = BoxStream<'static, Result<Event<K>, Error>>;
 /// says otherwise.
 pub const DEFAULT_RESYNC_CHECK_PERIOD: Duration = Duration::from_secs(30);
 
-/// Opens a list/watch with its final config and wiring. A closure holding
+/// Opens a list/watch with its final config and setup. A closure holding
 /// the `Api`, so the list/watch bounds stay on the constructors and off the
 /// builder type, and so the `Api`'s type may differ from the informer's
 /// (metadata informers watch `Api<K>` and cache `PartialObjectMeta<K>`).
 /// Which resource it reads is not asked of it: the builder reads that from
 /// the `Api`'s URL beside it (`InformerBuilder::resource`), before
 /// anything is opened, so the factory can share informers by it.
-type OpenSource<K> = Box<dyn FnOnce(source::Config<K>, Wiring) -> EventStream<K> + Send>;
+type OpenSource<K> = Box<dyn FnOnce(source::Config<K>, SourceSetup) -> EventStream<K> + Send>;
 
 /// The transform set with [`InformerBuilder::transform`].
 type Transform<K> = crate::fifo::TransformFn<K>;
@@ -443,8 +443,8 @@ where
         Self::with_source(origin::ApiSource {
             url: api.resource_url().to_owned(),
             config: source::Config::default(),
-            open: Box::new(move |config, wiring| {
-                wrap_errors(source::wired_source(api, config, wiring))
+            open: Box::new(move |config, setup| {
+                wrap_errors(source::wired_source(api, config, setup))
             }),
             decode: source::DecodeOptions::default(),
         })
@@ -643,12 +643,12 @@ where
         // threads), so the FIFO need not clear them; the plain decoder
         // builds them, and the FIFO clears them.
         let plain = source.decode.plain;
-        let wiring = Wiring {
+        let setup = SourceSetup {
             metrics: Arc::clone(&metrics),
             skip_managed_fields: common.strip_managed_fields && !plain,
             decode: source.decode,
         };
-        let events = (source.open)(source.config, wiring);
+        let events = (source.open)(source.config, setup);
         common.build(events, Some(resource), plain, metrics)
     }
 }
@@ -683,8 +683,8 @@ where
         Self::with_source(origin::ApiSource {
             url: api.resource_url().to_owned(),
             config: source::Config::default(),
-            open: Box::new(move |config, wiring| {
-                wrap_errors(source::wired_metadata_source(api, config, wiring))
+            open: Box::new(move |config, setup| {
+                wrap_errors(source::wired_metadata_source(api, config, setup))
             }),
             decode: source::DecodeOptions::default(),
         })
