@@ -559,8 +559,6 @@ fn raw_string_end(chars: &[char], start: usize) -> Option<usize> {
 /// its loop is gone (the test fails on an entry that matches no loop).
 const KNOWN_CYCLES: &[(&str, &[&str])] = &[
     ("controller", &["controller/builder.rs", "controller/run.rs"]),
-    ("informer", &["informer/builder/", "informer/core.rs", "informer/handle.rs", "informer/lifecycle.rs", "informer/metrics.rs", "informer/parts.rs", "informer/pump.rs", "informer/run.rs", "informer/sync_wait.rs"]),
-    ("informer::builder", &["informer/builder.rs", "informer/builder/cache.rs"]),
 ];
 
 #[test]

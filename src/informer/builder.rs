@@ -2,12 +2,12 @@
 
 use std::{fmt, sync::Arc, time::Duration};
 
-use futures::{Stream, StreamExt, stream::BoxStream};
+use futures::{Stream, StreamExt};
 use kube::{Api, Resource, core::PartialObjectMeta};
 use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
-use super::{Informer, error::Error, report::ErrorCallback};
+use super::{Informer, error::Error, event_stream::EventStream, report::ErrorCallback};
 use crate::{
     key::{KeyFn, default_key_fn},
     resource::WatchedResource,
@@ -18,9 +18,6 @@ use crate::{
 mod cache;
 
 pub use cache::CACHE_ENV;
-
-/// The events an informer consumes, errors already wrapped.
-pub(crate) type EventStream<K> = BoxStream<'static, Result<Event<K>, Error>>;
 
 /// The resync check period used unless [`InformerBuilder::resync_check_period`]
 /// says otherwise.
@@ -37,6 +34,9 @@ type OpenSource<K> = Box<dyn FnOnce(source::Config<K>, SourceSetup) -> EventStre
 
 /// The transform set with [`InformerBuilder::transform`].
 type Transform<K> = crate::fifo::TransformFn<K>;
+
+/// The builder's choice of store: `None` keeps every object decoded.
+type CacheChoice<K> = Option<(crate::store::Codec<K>, crate::store::CompactCache)>;
 
 /// Where an [`InformerBuilder`]'s events come from: [`FromApi`] (a
 /// list/watch through a [`kube::Api`]) or [`FromStream`] (a stream of
@@ -213,7 +213,7 @@ struct Common<K> {
     key_fn: Option<KeyFn<K>>,
     on_error: Option<ErrorCallback>,
     cancel: Option<CancellationToken>,
-    cache: cache::CacheChoice<K>,
+    cache: CacheChoice<K>,
 }
 
 impl<K: Resource + Send + Sync + 'static> Common<K> {
@@ -712,5 +712,88 @@ impl<K, S: Origin> fmt::Debug for InformerBuilder<K, S> {
             .field("transform", &common.transform.is_some())
             .field("strip_managed_fields", &common.strip_managed_fields)
             .finish_non_exhaustive()
+    }
+}
+
+impl<K> Informer<K>
+where
+    K: Resource + Clone + DeserializeOwned + fmt::Debug + Send + Sync + 'static,
+{
+    /// An informer that lists and watches `api` (see
+    /// [`source`](crate::source) for the list/watch rules).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use k8s_openapi::api::core::v1::Pod;
+    /// use kube::{Api, Client};
+    /// use kube_informer::Informer;
+    ///
+    /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+    /// let pods: Api<Pod> = Api::all(Client::try_default().await?);
+    /// let informer = Informer::builder(pods).build();
+    /// tokio::spawn(informer.run());
+    /// informer.wait_until_synced().await;
+    /// println!("{} pods", informer.store().len());
+    /// # Ok(()) }
+    /// ```
+    pub fn builder(api: Api<K>) -> InformerBuilder<K> {
+        InformerBuilder::from_api(api)
+    }
+}
+
+impl<R> Informer<PartialObjectMeta<R>>
+where
+    R: Resource + Clone + fmt::Debug + Send + Sync + 'static,
+    PartialObjectMeta<R>: Resource + Clone + DeserializeOwned + fmt::Debug + Send + Sync + 'static,
+{
+    /// An informer that lists and watches only the metadata of `api`'s
+    /// objects (`PartialObjectMetadata`): names, labels, annotations, owners,
+    /// but no spec or status, for much less memory when that is all it needs.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use k8s_openapi::api::core::v1::Secret;
+    /// use kube::{Api, Client};
+    /// use kube_informer::Informer;
+    ///
+    /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+    /// let secrets: Api<Secret> = Api::all(Client::try_default().await?);
+    /// let informer = Informer::metadata_builder(secrets).build();
+    /// tokio::spawn(informer.run());
+    /// informer.wait_until_synced().await;
+    /// for secret in informer.store().list() {
+    ///     println!("{:?}", secret.metadata.name);
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn metadata_builder(api: Api<R>) -> InformerBuilder<PartialObjectMeta<R>> {
+        InformerBuilder::from_metadata_api(api)
+    }
+}
+
+impl<K> Informer<K>
+where
+    K: Resource + Send + Sync + 'static,
+{
+    /// An informer fed by `events` instead of a list/watch: useful for tests,
+    /// replays and sources of your own. Errors the stream yields are reported
+    /// through [`Informer::errors`]; when the stream ends the informer hands
+    /// out what was queued and stops.
+    ///
+    /// Such a stream has no HTTP answers of its own, so
+    /// [`wait_for_sync`](Self::wait_for_sync) ends in
+    /// [`SyncError::TimedOut`](super::SyncError::TimedOut) or [`SyncError::Stopped`](super::SyncError::Stopped) only, unless the
+    /// stream yields [`source::Error`](crate::source::Error)s carrying a
+    /// 401, 403 or 404.
+    ///
+    /// See the [type docs](Informer) for an example.
+    pub fn builder_from_stream<S, E>(events: S) -> InformerBuilder<K, FromStream>
+    where
+        S: Stream<Item = std::result::Result<Event<K>, E>> + Send + 'static,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        InformerBuilder::from_stream(events)
     }
 }
