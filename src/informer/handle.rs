@@ -406,16 +406,6 @@ where
         sync_wait::wait_for_sync(self.core(), deadline, timeout).await
     }
 
-    /// [`wait_for_sync`](Self::wait_for_sync) with a deadline shared by
-    /// several informers (the factory's one timeout for all, I10).
-    pub(crate) async fn wait_for_sync_until(
-        &self,
-        deadline: Option<Instant>,
-        timeout: Duration,
-    ) -> Result<(), SyncError> {
-        sync_wait::wait_for_sync(self.core(), deadline, timeout).await
-    }
-
     /// The resourceVersion of the last complete relist, once there was one
     /// (client-go's `LastSyncResourceVersion`).
     ///

@@ -77,20 +77,21 @@
 //!   (`Duration::MAX`) means no deadline.
 //! - I9: an informer that ends before it synced (any way it can end,
 //!   also before `run`, L7) gives [`SyncError::Stopped`].
-//! - I10: the factory waits for every informer asked for so far with one
-//!   deadline for all; the first error any of them meets is its answer.
+//! - I10: the factory waits for every informer it holds at once; the
+//!   first error any of them meets is its answer, and a deadline put
+//!   around the wait holds for all of them.
 //! - I11: the futures of both waits are `Send`, so a controller awaits
 //!   them in spawned tasks and streams.
 //! - I12: every wait for the first sync either takes a deadline or returns
 //!   when its informer stops. With a deadline:
-//!   [`Informer::wait_for_sync`] and
-//!   [`InformerFactory::wait_for_sync`](crate::InformerFactory::wait_for_sync).
+//!   [`Informer::wait_for_sync`].
 //!   Without one, returning `false` once the informer stopped before
 //!   syncing: [`Informer::wait_until_synced`],
 //!   [`Store::wait_until_synced`](crate::Store::wait_until_synced),
-//!   [`Subscription::wait_until_synced`](crate::Subscription::wait_until_synced),
-//!   [`SyncStatus::wait_until_synced`](crate::dispatch::SyncStatus::wait_until_synced)
-//!   and [`InformerFactory::wait_for_cache_sync`](crate::InformerFactory::wait_for_cache_sync)
+//!   [`Subscription::wait_until_synced`](crate::Subscription::wait_until_synced)
+//!   and [`SyncStatus::wait_until_synced`](crate::dispatch::SyncStatus::wait_until_synced);
+//!   returning [`SyncError::Stopped`] then:
+//!   [`InformerFactory::wait_until_synced`](crate::InformerFactory::wait_until_synced)
 //!   (which waits for ever only for an informer never started). A
 //!   [`Store`](crate::Store) made from a [`Writer`](crate::store::Writer)
 //!   has no informer: it waits for its writer.
