@@ -13,7 +13,7 @@ use crate::{
 };
 
 /// Shares one [`Informer`] per (resource type, namespace, selectors) across
-/// a program; see [the module docs](self) for the sharing key.
+/// a program; see [the module docs](super) for the sharing key.
 ///
 /// Ask for informers with [`build`](Self::build) (any [`Api`]: namespaced,
 /// cluster-wide, dynamic objects; its closure sets what a builder sets, or
@@ -126,7 +126,7 @@ impl InformerFactory {
     /// selectors complete the sharing key. If an informer with that key
     /// exists it is returned when the options agree and refused with
     /// [`Error::OptionsDiffer`] when they do not (see [the module
-    /// docs](self)).
+    /// docs](super)).
     ///
     /// See the [type docs](InformerFactory) for an example.
     pub fn build<K, F>(&self, api: Api<K>, configure: F) -> Result<Informer<K>, Error>

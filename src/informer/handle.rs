@@ -58,7 +58,7 @@ use crate::{
 /// sync waiter (L6, L7), at the first of:
 ///
 /// - [`Informer::stop`], or the builder's
-///   [`cancellation_token`](InformerBuilder::cancellation_token) cancelled;
+///   [`cancellation_token`](super::InformerBuilder::cancellation_token) cancelled;
 /// - the end of its source (after handing out what was queued);
 /// - user code it cannot skip panicking (L9, see
 ///   [`Callback`](super::Callback));

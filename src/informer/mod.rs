@@ -57,11 +57,13 @@
 //! # Waiting for the first sync
 //!
 //! [`Informer::wait_until_synced`] waits for the first sync as long as it
-//! takes, or until the informer stops. [`Informer::wait_for_sync`] and
-//! [`InformerFactory::wait_for_sync`](crate::InformerFactory::wait_for_sync)
-//! take a timeout and fail fast with a [`SyncError`] that names the
-//! resource, so a program whose RBAC rules or CustomResourceDefinition are
-//! missing says so at start instead of hanging:
+//! takes, or until the informer stops. [`Informer::wait_for_sync`] takes
+//! a timeout, and
+//! [`InformerFactory::wait_until_synced`](crate::InformerFactory::wait_until_synced)
+//! waits for all the factory's informers; both fail fast with a
+//! [`SyncError`] that names the resource, so a program whose RBAC rules
+//! or CustomResourceDefinition are missing says so at start instead of
+//! hanging:
 //!
 //! - I6: the wait returns `Ok` once the informer has synced, also when it
 //!   synced before the call, whatever errors came before.

@@ -110,7 +110,7 @@ impl WriteLog {
 
     /// Records `write` under `parent`, replacing an earlier record of a
     /// write to the same object (RW5): for a write made without a
-    /// [`RecordedApi`], such as one through a client of one's own.
+    /// [`RecordedApi`](super::RecordedApi), such as one through a client of one's own.
     ///
     /// # Examples
     ///
