@@ -168,7 +168,7 @@ where
 
     fn wait_until_synced(&self) -> BoxFuture<'static, bool> {
         let informer = self.clone();
-        async move { informer.wait_until_synced().await }.boxed()
+        async move { informer.synced_or_ended().await }.boxed()
     }
 
     fn wait_for_sync(
@@ -584,7 +584,7 @@ impl InformerFactory {
     }
 
     /// Waits until every informer the factory holds has synced, failing
-    /// fast as [`Informer::wait_for_sync`] does, with one deadline for all
+    /// fast as [`Informer::wait_until_synced`] does, with one deadline for all
     /// of them: `timeout` from now on tokio's clock (I10).
     ///
     /// `Ok(())` once every one synced (at once with none asked for);

@@ -168,7 +168,7 @@ async fn r9_an_informer_logs_each_source_error_once_in_a_span_naming_the_resourc
         )
         .build();
     let run = tokio::spawn(informer.run());
-    assert!(informer.wait_until_synced().await);
+    informer.wait_until_synced().await.unwrap();
     assert_eq!(informer.metrics().errors, 2);
     informer.stop();
     run.await.unwrap().unwrap();

@@ -546,7 +546,7 @@ where
     /// // Every page and watch burst decoded on the thread that reads it.
     /// let informer = Informer::builder(api).decode_threads(1).build();
     /// let run = tokio::spawn(informer.run());
-    /// assert!(informer.wait_until_synced().await);
+    /// informer.wait_until_synced().await.unwrap();
     /// informer.stop();
     /// run.await.unwrap().unwrap();
     /// # }
@@ -595,7 +595,7 @@ where
     /// let api: Api<ConfigMap> = Api::default_namespaced(server.client());
     /// let informer = Informer::builder(api).plain_decode().build();
     /// let run = tokio::spawn(informer.run());
-    /// assert!(informer.wait_until_synced().await);
+    /// informer.wait_until_synced().await.unwrap();
     /// assert!(informer.store().get_by(Some("default"), "a").is_some());
     /// informer.stop();
     /// run.await.unwrap().unwrap();

@@ -1,4 +1,4 @@
-//! Waiting for the first sync with a deadline (I6–I9): [`SyncProgress`],
+//! Waiting for the first sync (I6–I9): [`SyncProgress`],
 //! what the source said last, and [`wait_for_sync`], the wait that reads it
 //! together with the store's synced flag and the informer's end.
 //!
@@ -6,13 +6,13 @@
 //! an error from the source, and the start of a relist. Objects and watch
 //! events pass it by, so waiting costs the informer nothing per event.
 
-use std::{future, time::Duration};
+use std::{future, sync::Arc, time::Duration};
 
 use kube::Resource;
 use tokio::{sync::watch, time::Instant};
 
-use super::{core::Core, error::Error, sync_error::SyncError};
-use crate::resource::WatchedResource;
+use super::{core::Core, error::Error};
+use crate::{resource::WatchedResource, sync_error::SyncError};
 
 /// What the source said last, for sync waiters: its latest error, and
 /// whether a list was answered since.
@@ -57,6 +57,11 @@ impl SyncProgress {
         });
     }
 
+    /// The last error the source reported, if it reported one.
+    pub(crate) fn last_error(&self) -> Option<Error> {
+        self.latest.borrow().error.clone()
+    }
+
     /// A relist began: the API server answered a list. Once per relist,
     /// never per object. Waiters are not woken: a refusal that no longer
     /// stands gives them nothing to return.
@@ -69,7 +74,7 @@ impl SyncProgress {
 }
 
 /// Waits until `core`'s informer synced (I6), until the source's latest
-/// answer is a refusal (I7), until `deadline` (I8, `None` for never), or
+/// answer is a refusal (I7), until `deadline` (I8, `None` for never: the informer's own wait), or
 /// until the informer ends (I9), whichever comes first. `timeout` is what
 /// a [`SyncError::TimedOut`] reports; a `deadline` of `None` (a timeout
 /// the clock cannot hold, `Duration::MAX`) never passes, where adding it
@@ -122,7 +127,11 @@ where
                     Err(SyncError::TimedOut {
                         resource: resource.clone(),
                         waited: timeout,
-                        last_error: latest.borrow().error.clone(),
+                        last_error: latest
+                            .borrow()
+                            .error
+                            .clone()
+                            .map(|error| Arc::new(error) as _),
                     })
                 };
             }

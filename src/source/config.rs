@@ -217,16 +217,10 @@ impl<K> Config<K> {
     ///     Expression::Exists("tier".into()),
     /// ]);
     /// let config = Config::<Pod>::default().labels_from(&selector);
-    /// assert_eq!(config.get_label_selector(), Some("app=web,tier"));
     /// ```
     #[must_use]
     pub fn labels_from(self, selector: &Selector) -> Self {
         self.label_selector(selector.to_string())
-    }
-
-    /// The label selector, if any.
-    pub fn get_label_selector(&self) -> Option<&str> {
-        self.settings.label_selector.as_deref()
     }
 
     /// Only objects whose fields match, e.g. `metadata.name=web`.
@@ -234,11 +228,6 @@ impl<K> Config<K> {
     pub fn field_selector(mut self, selector: impl Into<String>) -> Self {
         self.settings.field_selector = Some(selector.into());
         self
-    }
-
-    /// The field selector, if any.
-    pub fn get_field_selector(&self) -> Option<&str> {
-        self.settings.field_selector.as_deref()
     }
 
     /// Always list in pages of `size` objects (0 turns paging off).
@@ -253,11 +242,6 @@ impl<K> Config<K> {
     pub fn page_size(mut self, size: u32) -> Self {
         self.settings.page_size = Some(size);
         self
-    }
-
-    /// The explicitly set page size, if any (see [`page_size`](Self::page_size)).
-    pub fn get_page_size(&self) -> Option<u32> {
-        self.settings.page_size
     }
 
     /// Each watch asks the server to end it after a duration drawn uniformly
@@ -281,11 +265,6 @@ impl<K> Config<K> {
     pub fn list_strategy(mut self, strategy: ListStrategy) -> Self {
         self.settings.list_strategy = strategy;
         self
-    }
-
-    /// The configured list strategy.
-    pub fn get_list_strategy(&self) -> ListStrategy {
-        self.settings.list_strategy
     }
 
     /// Which resourceVersion the first paginated list asks for (default

@@ -183,11 +183,6 @@ impl CompactCache {
         self.hot_objects = objects;
         self
     }
-
-    /// The most decoded objects kept.
-    pub fn hot_object_limit(&self) -> usize {
-        self.hot_objects
-    }
 }
 
 /// What a compact store has done so far: see [`Store::compact_stats`](super::Store::compact_stats).
