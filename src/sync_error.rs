@@ -1,7 +1,7 @@
 //! [`SyncError`]: why a wait for an informer's first sync gave up (I6–I10).
 //!
-//! Plain data, below the stages: an informer, its store and its
-//! subscriptions all answer their `wait_until_synced` with it.
+//! Below the stages (it names only the watched resource): an informer, its
+//! store and its subscriptions all answer their `wait_until_synced` with it.
 
 use std::{error::Error as StdError, fmt, sync::Arc, time::Duration};
 

@@ -80,11 +80,6 @@ impl ShardConfig {
         self
     }
 
-    /// The ring's name (the value of the [`RING_LABEL`](super::RING_LABEL)).
-    pub fn ring(&self) -> &str {
-        &self.ring
-    }
-
     /// The name of this member's Lease, which is also its member id:
     /// `<ring>-<identity>`.
     pub fn lease_name(&self) -> String {
