@@ -106,9 +106,6 @@ pub enum ListSemantic {
 ///     .list_semantic(ListSemantic::MostRecent)
 ///     .list_strategy(ListStrategy::Streaming)
 ///     .watch_timeout(Duration::from_secs(60), Duration::from_secs(120));
-/// assert_eq!(config.get_page_size(), Some(200));
-/// assert_eq!(config.get_label_selector(), Some("app=web"));
-/// assert_eq!(config.get_list_strategy(), ListStrategy::Streaming);
 /// assert_eq!(config.clone(), config);
 /// assert_ne!(config, Config::default());
 /// ```
