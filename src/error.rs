@@ -6,7 +6,7 @@
 //! (match on the variant, or walk [`std::error::Error::source`]).
 
 use crate::{
-    controller, dispatch, factory, fifo, finalizer, informer, key::KeyError, shard, source, store,
+    controller, factory, fifo, finalizer, informer, key::KeyError, runner, shard, source, store,
 };
 
 /// Any error of this crate, wrapping the module error it came from.
@@ -57,23 +57,17 @@ pub enum Error {
     /// The store could not index an object ([`store::Error`]).
     #[error(transparent)]
     Store(Box<store::Error>),
-    /// A subscription could not be registered ([`dispatch::Error`]).
-    #[error(transparent)]
-    Dispatch(Box<dispatch::Error>),
-    /// Sharding failed ([`shard::Error`]).
+    /// Sharding or leader election failed: an unsafe configuration, a
+    /// Lease request, the Lease informer ([`shard::Error`]).
     #[error(transparent)]
     Shard(Box<shard::Error>),
-    /// A shard's configuration is unsafe ([`shard::ConfigError`]).
-    #[error(transparent)]
-    ShardConfig(Box<shard::ConfigError>),
-    /// A Lease request failed ([`shard::LeaseError`]).
-    #[error(transparent)]
-    Lease(Box<shard::LeaseError>),
     /// A controller could not start ([`controller::SetupError`]).
     #[error(transparent)]
     ControllerSetup(Box<controller::SetupError>),
     /// A reconcile did not succeed, or a controller did not start
-    /// ([`controller::Error`]); the reconciler's own error is inside.
+    /// ([`controller::Error`], or a runner's
+    /// [`ReconcileError`](runner::ReconcileError)); the reconciler's own
+    /// error is inside.
     #[error(transparent)]
     Controller(Box<dyn std::error::Error + Send + Sync>),
     /// The finalizer helper failed ([`finalizer::Error`]); the
@@ -105,10 +99,7 @@ from_boxed! {
     Key: KeyError,
     Fifo: fifo::Error,
     Store: store::Error,
-    Dispatch: dispatch::Error,
     Shard: shard::Error,
-    ShardConfig: shard::ConfigError,
-    Lease: shard::LeaseError,
     ControllerSetup: controller::SetupError,
     Kube: kube::Error,
 }
@@ -118,6 +109,16 @@ where
     E: std::error::Error + Send + Sync + 'static,
 {
     fn from(error: controller::Error<E>) -> Self {
+        Self::Controller(Box::new(error))
+    }
+}
+
+impl<T, E> From<runner::ReconcileError<T, E>> for Error
+where
+    T: std::fmt::Debug + Send + Sync + 'static,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    fn from(error: runner::ReconcileError<T, E>) -> Self {
         Self::Controller(Box::new(error))
     }
 }
@@ -152,6 +153,19 @@ mod tests {
             "reconcile of default/a failed: disk full"
         );
         assert!(matches!(error, Error::Controller(_)));
+    }
+
+    #[test]
+    fn a_runner_reconcile_error_converts_with_its_message() {
+        let error: Error = runner::ReconcileError {
+            key: "default/a",
+            error: DiskFull,
+        }
+        .into();
+        assert_eq!(
+            error.to_string(),
+            "reconcile of \"default/a\" failed: disk full"
+        );
     }
 
     #[test]

@@ -155,7 +155,7 @@
 //!     .indexer("by-node", |pod: &Pod| pod.spec.iter().filter_map(|s| s.node_name.clone()).collect())
 //!     .build();
 //! tokio::spawn(informer.run());
-//! assert!(informer.wait_until_synced().await);
+//! informer.wait_until_synced().await?;
 //! assert_eq!(pods_on(&informer.store(), "node-1"), 1);
 //! assert!(informer.metrics().errors >= 1); // the 500, reported and retried
 //!
@@ -177,14 +177,15 @@
 //! 1. `key`, `hash` — object keys, which every stage names objects by, and
 //!    the hasher of every map and set kept by key.
 //! 2. `delta`, `notification`, `resource`, `resource_version`, `projection`, `panic`, `deadline` —
-//!    plain data passed between the stages (the
-//!    resource an informer watches and how its versions compare among
-//!    it), the macro that gives a slim type of the user's the identity of
-//!    a full one, and two crate-private primitives they share: the one way
+//!    plain data passed between the stages (the resource an informer
+//!    watches and how its versions compare among it), the macro that gives a slim type of the user's the
+//!    identity of a full one, and two crate-private primitives they share: the one way
 //!    user code is run so that its panic becomes an error, and the one "is
 //!    it due" rule of everything that recurs on a period.
-//! 3. `metrics` — each stage's counters and snapshots; the exporter takes
-//!    readers the stages make, and knows none of them.
+//! 3. `metrics`, `sync_error` — each stage's counters and snapshots; the
+//!    exporter takes readers the stages make, and knows none of them; why
+//!    a wait for an informer's first sync ended, which an informer, its
+//!    store and its subscriptions all answer with.
 //! 4. `source`, `fifo`, `store`, `dispatch`, `queue`, `ext`, `own_writes` —
 //!    the stages; none knows another (the FIFO sees the store through
 //!    its own known-objects trait, the distributor sees notifications
@@ -236,6 +237,7 @@ pub mod runner;
 pub mod shard;
 pub mod source;
 pub mod store;
+mod sync_error;
 pub mod unstable;
 
 pub use controller::Controller;

@@ -50,7 +50,7 @@ async fn fa2_release_stops_an_informer_nothing_else_holds() {
     assert!(!next.has_synced() && !next.is_stopped(), "a new informer");
     assert_eq!(factory.len(), 1);
     factory.start();
-    assert!(next.wait_until_synced().await);
+    next.wait_until_synced().await.unwrap();
     factory.shutdown().await;
 }
 

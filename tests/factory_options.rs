@@ -209,7 +209,7 @@ async fn fa1_a_stopped_informer_is_replaced_by_the_next_request() {
     let api = || Api::<ConfigMap>::namespaced(factory.client(), "default");
     let first = factory.build(api(), |b| b).unwrap();
     factory.start();
-    assert!(first.wait_until_synced().await);
+    first.wait_until_synced().await.unwrap();
     first.stop();
     assert!(first.is_stopped());
 
@@ -218,7 +218,7 @@ async fn fa1_a_stopped_informer_is_replaced_by_the_next_request() {
     assert_eq!(factory.len(), 1, "in its place, not beside it");
     assert!(!second.has_synced(), "not started until start()");
     factory.start();
-    assert!(second.wait_until_synced().await);
+    second.wait_until_synced().await.unwrap();
     assert_eq!(second.store().len(), 1);
     // The same running informer to the next request.
     let third = factory.build(api(), |b| b).unwrap();

@@ -40,7 +40,8 @@ fn i11_sync_wait_futures_are_send() {
     >())
     .cache_from_env()
     .build();
-    send(&informer.wait_for_sync(std::time::Duration::from_secs(1)));
+    send(&informer.wait_until_synced());
+    send(&informer.store().wait_until_synced());
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -37,7 +37,7 @@ async fn builder_api_lists_watches_and_notifies() {
         next_description(&mut subscription).await,
         format!("added a@{} initial=true", rv_of(&a))
     );
-    assert!(informer.wait_until_synced().await);
+    informer.wait_until_synced().await.unwrap();
     assert!(subscription.has_synced());
 
     let mut changed = a.clone();
@@ -82,7 +82,7 @@ async fn r9_api_errors_reach_the_user_and_the_informer_recovers() {
     let run = tokio::spawn(informer.run());
     let first = errors.next().await.unwrap();
     assert!(first.is_runtime(), "{first}");
-    assert!(informer.wait_until_synced().await);
+    informer.wait_until_synced().await.unwrap();
     assert!(informer.metrics().errors >= 2);
     assert_eq!(informer.store().len(), 1);
     informer.stop();
@@ -151,7 +151,7 @@ async fn metadata_informer_caches_metadata_only() {
     let api: Api<ConfigMap> = Api::default_namespaced(server.client());
     let informer = Informer::metadata_builder(api).build();
     let run = tokio::spawn(informer.run());
-    assert!(informer.wait_until_synced().await);
+    informer.wait_until_synced().await.unwrap();
     let cached = informer.store().list();
     assert_eq!(cached.len(), 1);
     assert_eq!(cached[0].metadata.name.as_deref(), Some("a"));

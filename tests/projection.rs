@@ -80,9 +80,9 @@ where
     K: Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug + Send + Sync + 'static,
 {
     tokio::spawn(informer.run());
-    informer
-        .wait_for_sync(Duration::from_secs(30))
+    tokio::time::timeout(Duration::from_secs(30), informer.wait_until_synced())
         .await
+        .expect("the informer syncs within 30s")
         .expect("the informer syncs");
 }
 

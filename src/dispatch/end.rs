@@ -23,20 +23,27 @@
 /// assert_eq!(sub.end_reason(), Some(EndReason::Finished));
 /// # Ok(()) }
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum EndReason {
     /// Asked to stop: `Informer::stop`, its cancellation token, nothing left
     /// that could observe it, or its `run` future dropped. Also the reason
     /// of a subscription refused because the informer had stopped.
-    #[error("the informer stopped")]
     Stopped,
     /// The informer's source of events ended and everything it produced was
     /// handed out.
-    #[error("the informer's source ended")]
     Finished,
     /// Code the informer ran panicked and the informer stopped; the panic
     /// message.
-    #[error("the informer stopped after a panic: {0}")]
     Panicked(String),
+}
+
+impl std::fmt::Display for EndReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Stopped => f.write_str("the informer stopped"),
+            Self::Finished => f.write_str("the informer's source ended"),
+            Self::Panicked(message) => write!(f, "the informer stopped after a panic: {message}"),
+        }
+    }
 }

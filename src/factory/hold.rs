@@ -2,7 +2,7 @@
 //! [`ManagedInformer`], what the factory does with any of its informers
 //! without knowing their type.
 
-use std::{any::Any, time::Duration};
+use std::any::Any;
 
 use futures::future::{BoxFuture, FutureExt};
 use kube::Resource;
@@ -61,8 +61,7 @@ where
             return None;
         };
         let informer = informer.clone();
-        // No deadline of its own: `Duration::MAX` is none.
-        Some(async move { informer.wait_for_sync(Duration::MAX).await }.boxed())
+        Some(async move { informer.wait_until_synced().await }.boxed())
     }
 
     fn stop(&self) {

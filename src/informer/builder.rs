@@ -546,7 +546,7 @@ where
     /// // Every page and watch burst decoded on the thread that reads it.
     /// let informer = Informer::builder(api).decode_threads(1).build();
     /// let run = tokio::spawn(informer.run());
-    /// assert!(informer.wait_until_synced().await);
+    /// informer.wait_until_synced().await.unwrap();
     /// informer.stop();
     /// run.await.unwrap().unwrap();
     /// # }
@@ -595,7 +595,7 @@ where
     /// let api: Api<ConfigMap> = Api::default_namespaced(server.client());
     /// let informer = Informer::builder(api).plain_decode().build();
     /// let run = tokio::spawn(informer.run());
-    /// assert!(informer.wait_until_synced().await);
+    /// informer.wait_until_synced().await.unwrap();
     /// assert!(informer.store().get_by(Some("default"), "a").is_some());
     /// informer.stop();
     /// run.await.unwrap().unwrap();
@@ -783,8 +783,8 @@ where
     /// out what was queued and stops.
     ///
     /// Such a stream has no HTTP answers of its own, so
-    /// [`wait_for_sync`](Self::wait_for_sync) ends in
-    /// [`SyncError::TimedOut`](super::SyncError::TimedOut) or [`SyncError::Stopped`](super::SyncError::Stopped) only, unless the
+    /// [`wait_until_synced`](Self::wait_until_synced) ends in
+    /// [`SyncError::Stopped`](super::SyncError::Stopped) only, unless the
     /// stream yields [`source::Error`](crate::source::Error)s carrying a
     /// 401, 403 or 404.
     ///

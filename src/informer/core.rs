@@ -1,17 +1,20 @@
 //! [`Core`], what the handles and the run loop share, and [`Share`], one
 //! holder's part of the informer's lifetime (L8).
 
-use std::{any::Any, future::Future, mem, pin::Pin, sync::Arc};
+use std::{any::Any, future::Future, mem, pin::Pin, sync::Arc, time::Duration};
 
 use kube::Resource;
 use parking_lot::Mutex;
 
-use super::{report::ErrorReporter, subscribe_route::SubscribeRoute, sync_progress::SyncProgress};
+use super::{
+    report::ErrorReporter, subscribe_route::SubscribeRoute, sync_progress::SyncProgress, sync_wait,
+};
 use crate::{
-    dispatch::{EndReason, Life},
+    dispatch::{EndReason, Life, UpstreamSync},
     fifo::DeltaFifo,
     resource::WatchedResource,
     store::{Owner, Store, Writer},
+    sync_error::SyncError,
 };
 
 /// What the handles and the run loop share.
@@ -98,11 +101,30 @@ impl<K: Send + Sync + 'static> Share<K> {
     }
 }
 
-impl<K: Send + Sync + 'static> Owner for Share<K> {
+impl<K: Resource + Send + Sync + 'static> Owner for Share<K> {
     fn ended(&self) -> Pin<Box<dyn Future<Output = ()> + Send + 'static>> {
         let ended = self.core.life.ended();
         Box::pin(async move {
             ended.await;
         })
+    }
+
+    fn wait_until_synced(
+        &self,
+    ) -> Pin<Box<dyn Future<Output = Result<(), SyncError>> + Send + 'static>> {
+        let core = Arc::clone(&self.core);
+        Box::pin(async move { sync_wait::wait_for_sync(&core, None, Duration::MAX).await })
+    }
+}
+
+impl<K: Resource + Send + Sync + 'static> UpstreamSync for Core<K> {
+    fn wait_until_synced(
+        self: Arc<Self>,
+    ) -> Pin<Box<dyn Future<Output = Result<(), SyncError>> + Send + 'static>> {
+        Box::pin(async move { sync_wait::wait_for_sync(&self, None, Duration::MAX).await })
+    }
+
+    fn resource(&self) -> WatchedResource {
+        self.resource.clone()
     }
 }

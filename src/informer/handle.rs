@@ -20,16 +20,16 @@ use super::{
     report::{ErrorReporter, ErrorStream},
     run,
     subscribe_route::SubscribeRoute,
-    sync_error::SyncError,
     sync_progress::SyncProgress,
     sync_wait,
 };
 use crate::{
-    dispatch::{Distributor, Life, SubscribeOptions, SubscribeRequest, Subscription},
+    dispatch::{Distributor, Life, SubscribeOptions, SubscribeRequest, Subscription, UpstreamSync},
     fifo::{DeltaFifo, FifoOptions},
     metrics::{InformerMetrics, MetricsReader},
     resource::WatchedResource,
     store::{Owner, Store, Writer},
+    sync_error::SyncError,
 };
 
 /// A shared, indexed, watched cache of one kind of Kubernetes object, with
@@ -315,7 +315,12 @@ where
             SubscribeRoute::Released => return Err(Error::Stopped),
         };
         drop(route);
-        subscription.attach(self.liveness(), Arc::clone(&core.life));
+        let upstream: Arc<dyn UpstreamSync> = Arc::clone(core) as _;
+        subscription.attach(
+            self.liveness(),
+            Arc::clone(&core.life),
+            Arc::downgrade(&upstream),
+        );
         core.metrics.subscribed(subscription.stats_probe());
         Ok(subscription)
     }
@@ -325,31 +330,11 @@ where
         self.core().store.has_synced()
     }
 
-    /// Waits until [`has_synced`](Informer::has_synced), or until the
-    /// informer stops without syncing. Returns whether it synced: `false`
-    /// once it was stopped before its first list was applied, whether or
-    /// not `run` was ever polled (L7).
+    /// Waits until [`has_synced`](Informer::has_synced), and says why not
+    /// when the informer cannot get there:
     ///
-    /// It has no deadline: it waits as long as the informer runs without
-    /// syncing, through any number of source errors, and returns when the
-    /// informer stops (I12). To give up after a while, or at once when the
-    /// API server refuses the resource (403) or does not serve it (404),
-    /// use [`wait_for_sync`](Self::wait_for_sync).
-    ///
-    /// Cancel-safe.
-    pub async fn wait_until_synced(&self) -> bool {
-        let core = self.core();
-        tokio::select! {
-            biased;
-            _ = core.store.wait_until_synced() => true,
-            _ = core.life.ended() => core.store.has_synced(),
-        }
-    }
-
-    /// Waits until [`has_synced`](Informer::has_synced), but fails fast
-    /// rather than for ever:
-    ///
-    /// - `Ok(())` once the informer synced, also if it had already (I6);
+    /// - `Ok(())` once the informer synced, also if it had already,
+    ///   whatever errors came before (I6);
     /// - [`SyncError::Refused`] (401, 403) or [`SyncError::NotFound`]
     ///   (404) as soon as the source's latest answer before the first sync
     ///   is one of those, also if it came before this call (I7). The
@@ -357,18 +342,16 @@ where
     ///   answered (the RBAC rule or the CustomResourceDefinition was
     ///   added), a new call waits again and may succeed; until then a new
     ///   call returns the refusal at once;
-    /// - [`SyncError::TimedOut`] when `timeout` has passed on tokio's clock
-    ///   without a sync, with the source's last error as its
-    ///   [`source`](std::error::Error::source) (I8). A timeout too long
-    ///   for the clock (`Duration::MAX`) means no deadline;
     /// - [`SyncError::Stopped`] if the informer ends before it synced,
-    ///   whether or not `run` was ever polled (I9).
+    ///   whether or not `run` was ever polled (I9, L7).
     ///
-    /// An informer [from a stream](Self::builder_from_stream) has no HTTP
-    /// answers of its own: it gets `TimedOut` or `Stopped` only, unless its
-    /// stream yields [`source::Error`](crate::source::Error)s (see
-    /// [`SyncError`]). [`wait_until_synced`](Self::wait_until_synced) is
-    /// the same wait without a timeout and without refusals.
+    /// Through any other source error (a 500, a dropped watch) it waits on,
+    /// as the informer retries. It has no deadline of its own (I12): wrap it
+    /// in [`tokio::time::timeout`], and when that passes,
+    /// [`last_error`](Self::last_error) is what the source reported last
+    /// (I8). An informer [from a stream](Self::builder_from_stream) has no
+    /// HTTP answers of its own: it gets `Stopped` only, unless its stream
+    /// yields [`source::Error`](crate::source::Error)s (see [`SyncError`]).
     ///
     /// Waiting costs the informer nothing per event: the source's errors
     /// and the start of each relist are all it records for waiters.
@@ -382,25 +365,76 @@ where
     /// use k8s_openapi::api::core::v1::ConfigMap;
     /// use kube::{Api, api::DynamicObject, core::{ApiResource, GroupVersionKind}};
     /// use kube_informer::{Informer, informer::SyncError};
-    /// use kube_informer_testing::FakeApiServer;
+    /// use kube_informer_testing::{ApiStatus, FakeApiServer, RequestMatch};
     ///
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
     /// # async fn main() -> Result<(), SyncError> {
     /// let server = FakeApiServer::start().await;
     /// let configmaps = Informer::builder(Api::<ConfigMap>::all(server.client())).build();
     /// tokio::spawn(configmaps.run());
-    /// configmaps.wait_for_sync(Duration::from_secs(30)).await?;
+    /// configmaps.wait_until_synced().await?;
     ///
     /// // A custom resource whose CustomResourceDefinition is not installed.
     /// let widgets = ApiResource::from_gvk(&GroupVersionKind::gvk("example.com", "v1", "Widget"));
     /// let widgets = Informer::builder(Api::<DynamicObject>::all_with(server.client(), &widgets)).build();
     /// tokio::spawn(widgets.run());
-    /// let error = widgets.wait_for_sync(Duration::from_secs(30)).await.unwrap_err();
+    /// let error = widgets.wait_until_synced().await.unwrap_err();
     /// assert!(matches!(error, SyncError::NotFound { .. }));
     /// assert!(error.to_string().starts_with("widgets.example.com is not served"), "{error}");
+    ///
+    /// // A deadline of one's own, and what the source said last when it passes.
+    /// server.fail_requests(RequestMatch::List, ApiStatus::internal_error(), usize::MAX);
+    /// let slow = Informer::builder(Api::<ConfigMap>::namespaced(server.client(), "slow")).build();
+    /// tokio::spawn(slow.run());
+    /// match tokio::time::timeout(Duration::from_secs(30), slow.wait_until_synced()).await {
+    ///     Ok(synced) => synced?,
+    ///     Err(_elapsed) => {
+    ///         let last = slow.last_error().expect("the list failed");
+    ///         eprintln!("not synced after 30s; last error: {last}");
+    ///     }
+    /// }
     /// # Ok(()) }
     /// ```
-    pub async fn wait_for_sync(&self, timeout: Duration) -> Result<(), SyncError> {
+    pub async fn wait_until_synced(&self) -> std::result::Result<(), SyncError> {
+        sync_wait::wait_for_sync(self.core(), None, Duration::MAX).await
+    }
+
+    /// The last error the informer's source reported, if it reported one,
+    /// also after later successes: what to print when a
+    /// [`wait_until_synced`](Self::wait_until_synced) wrapped in a timeout
+    /// gives up (I8). Every error also goes to [`errors`](Self::errors).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube_informer::{Informer, source::Event};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let events = futures::stream::iter([
+    ///     Err(std::io::Error::other("connection reset")),
+    ///     Ok(Event::<ConfigMap>::ListStart),
+    ///     Ok(Event::ListDone { resource_version: "1".into() }),
+    /// ]);
+    /// let informer = Informer::builder_from_stream(events).build();
+    /// assert!(informer.last_error().is_none());
+    /// informer.run().await.unwrap();
+    /// assert_eq!(informer.last_error().unwrap().to_string(), "the event stream failed");
+    /// # }
+    /// ```
+    pub fn last_error(&self) -> Option<Error> {
+        self.core().sync_progress.last_error()
+    }
+
+    /// The wait with a timeout of its own, for the waits that take one (a
+    /// controller's sync timeout): [`SyncError::TimedOut`] when it passes,
+    /// with the source's last error as its source (I8). A timeout too long
+    /// for the clock (`Duration::MAX`) means no deadline.
+    pub(crate) async fn wait_for_sync(
+        &self,
+        timeout: Duration,
+    ) -> std::result::Result<(), SyncError> {
         // `None`, no deadline, for a timeout the clock cannot hold.
         let deadline = Instant::now().checked_add(timeout);
         sync_wait::wait_for_sync(self.core(), deadline, timeout).await
@@ -453,7 +487,7 @@ where
     /// informer.stop(); // `run` was never polled
     /// assert!(subscription.next().await.is_none());
     /// assert_eq!(subscription.end_reason(), Some(EndReason::Stopped));
-    /// assert!(!informer.wait_until_synced().await);
+    /// assert!(informer.wait_until_synced().await.is_err());
     /// assert!(informer.subscribe(SubscribeOptions::default()).is_err());
     /// # Ok(()) }
     /// ```

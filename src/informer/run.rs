@@ -345,7 +345,7 @@ impl<K: Resource + Send + Sync + 'static> Drop for Teardown<K> {
         // Requests sent before the route was released are refused.
         self.requests.close();
         while let Ok(request) = self.requests.try_recv() {
-            request.refuse(crate::dispatch::Error::Stopped);
+            request.refuse();
         }
         let reason = mem::replace(&mut self.reason, EndReason::Stopped);
         self.distributor.close_with(reason.clone());

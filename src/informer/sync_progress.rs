@@ -6,8 +6,8 @@
 
 use tokio::sync::watch;
 
-use super::{error::Error, sync_error::SyncError};
-use crate::resource::WatchedResource;
+use super::error::Error;
+use crate::{resource::WatchedResource, sync_error::SyncError};
 
 /// What the source said last, for sync waiters: its latest error, and
 /// whether a list was answered since.
@@ -55,6 +55,11 @@ impl SyncProgress {
             latest.error = Some(error.clone());
             latest.answered_since = false;
         });
+    }
+
+    /// The last error the source reported, if it reported one.
+    pub(crate) fn last_error(&self) -> Option<Error> {
+        self.latest.borrow().error.clone()
     }
 
     /// A relist began: the API server answered a list. Once per relist,

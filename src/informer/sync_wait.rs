@@ -1,16 +1,17 @@
-//! Waiting for the first sync with a deadline (I6–I9): [`wait_for_sync`]
+//! Waiting for the first sync (I6–I9): [`wait_for_sync`]
 //! reads the source's [`SyncProgress`](super::sync_progress::SyncProgress)
 //! together with the store's synced flag and the informer's end.
 
-use std::{future, time::Duration};
+use std::{future, sync::Arc, time::Duration};
 
 use kube::Resource;
 use tokio::time::Instant;
 
-use super::{core::Core, sync_error::SyncError};
+use super::core::Core;
+use crate::sync_error::SyncError;
 
 /// Waits until `core`'s informer synced (I6), until the source's latest
-/// answer is a refusal (I7), until `deadline` (I8, `None` for never), or
+/// answer is a refusal (I7), until `deadline` (I8, `None` for never: the informer's own wait), or
 /// until the informer ends (I9), whichever comes first. `timeout` is what
 /// a [`SyncError::TimedOut`] reports; a `deadline` of `None` (a timeout
 /// the clock cannot hold, `Duration::MAX`) never passes, where adding it
@@ -63,7 +64,11 @@ where
                     Err(SyncError::TimedOut {
                         resource: resource.clone(),
                         waited: timeout,
-                        last_error: latest.borrow().error.clone(),
+                        last_error: latest
+                            .borrow()
+                            .error
+                            .clone()
+                            .map(|error| Arc::new(error) as _),
                     })
                 };
             }

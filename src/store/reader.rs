@@ -18,6 +18,7 @@ use super::{
 use crate::{
     key::{ObjectKey, with_key_str},
     resource_version::Written,
+    sync_error::SyncError,
 };
 
 /// A cheap-to-clone, read-only handle on an indexed cache, such as the one
@@ -92,6 +93,11 @@ pub(crate) trait Owner: Send + Sync {
     /// Resolves once the owner has ended: it marks the store synced never
     /// after that.
     fn ended(&self) -> Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
+
+    /// The owner's wait for its first sync, which the store's answers for it.
+    fn wait_until_synced(
+        &self,
+    ) -> Pin<Box<dyn Future<Output = Result<(), SyncError>> + Send + 'static>>;
 }
 
 impl<K> Store<K> {
@@ -328,15 +334,15 @@ impl<K> Store<K> {
         *self.shared.synced.borrow()
     }
 
-    /// Waits until [`has_synced`](Store::has_synced) is true, and returns
-    /// whether it is. It has no deadline. For a store an informer handed
-    /// out, it returns `false` once that informer stopped without syncing
-    /// (I12), whether or not its `run` was ever polled (L7), as
-    /// [`Informer::wait_until_synced`](crate::Informer::wait_until_synced)
-    /// does. A store built from a [`Writer`](super::Writer) has nothing that
-    /// could stop: it waits until the writer marks it synced. For a
-    /// deadline, use the informer's
-    /// [`wait_for_sync`](crate::Informer::wait_for_sync).
+    /// Waits until [`has_synced`](Store::has_synced). For a store an
+    /// informer handed out, this is that informer's
+    /// [`wait_until_synced`](crate::Informer::wait_until_synced), with the
+    /// same answers: `Ok(())` once it synced, a [`SyncError`] once it
+    /// cannot (refused, not found, or stopped before it synced, whether or
+    /// not its `run` was ever polled: I7, I9, L7). A store built from a
+    /// [`Writer`](super::Writer) has nothing that could stop: it waits
+    /// until the writer marks it synced. It has no deadline of its own
+    /// (I12): wrap it in [`tokio::time::timeout`] for one.
     ///
     /// Cancel-safe.
     ///
@@ -344,7 +350,7 @@ impl<K> Store<K> {
     ///
     /// ```
     /// use k8s_openapi::api::core::v1::ConfigMap;
-    /// use kube_informer::{Informer, source::Event, store::{Indexers, Writer}};
+    /// use kube_informer::{Informer, informer::SyncError, source::Event, store::{Indexers, Writer}};
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
@@ -352,7 +358,7 @@ impl<K> Store<K> {
     /// let store = writer.reader();
     /// let waiting = tokio::spawn(async move { store.wait_until_synced().await });
     /// writer.mark_synced();
-    /// assert!(waiting.await.unwrap());
+    /// assert!(waiting.await.unwrap().is_ok());
     ///
     /// // An informer stopped before it synced: its store says so.
     /// let informer = Informer::<ConfigMap>::builder_from_stream(
@@ -361,23 +367,17 @@ impl<K> Store<K> {
     /// .build();
     /// let store = informer.store();
     /// informer.stop();
-    /// assert!(!store.wait_until_synced().await);
+    /// assert!(matches!(store.wait_until_synced().await, Err(SyncError::Stopped { .. })));
     /// # }
     /// ```
-    pub async fn wait_until_synced(&self) -> bool {
-        let mut synced = self.shared.synced.subscribe();
-        let ended = async {
-            match &self.owner {
-                Some(owner) => owner.ended().await,
-                None => std::future::pending().await,
-            }
-        };
-        tokio::select! {
-            biased;
-            // The sender lives in `self`, so `wait_for` cannot fail here.
-            _ = synced.wait_for(|s| *s) => true,
-            () = ended => self.has_synced(),
+    pub async fn wait_until_synced(&self) -> Result<(), SyncError> {
+        if let Some(owner) = &self.owner {
+            return owner.wait_until_synced().await;
         }
+        let mut synced = self.shared.synced.subscribe();
+        // The sender lives in `self`, so `wait_for` cannot fail here.
+        let _ = synced.wait_for(|s| *s).await;
+        Ok(())
     }
 
     /// Whether the store has caught up with `written` for `key`: holds the

@@ -31,8 +31,8 @@ async fn pods_and_dynamic_objects_sync_through_a_dropped_watch() {
     let dynamic = dynamic_informer(server.client(), &gvk);
     tokio::spawn(pods.run());
     tokio::spawn(dynamic.run());
-    assert!(pods.wait_until_synced().await);
-    assert!(dynamic.wait_until_synced().await);
+    pods.wait_until_synced().await.unwrap();
+    dynamic.wait_until_synced().await.unwrap();
 
     server.create(&pod("web-1", "node-1")).unwrap();
     let second_pod = async {
