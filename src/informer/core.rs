@@ -1,20 +1,17 @@
 //! [`Core`], what the handles and the run loop share, and [`Share`], one
 //! holder's part of the informer's lifetime (L8).
 
-use std::{any::Any, future::Future, mem, pin::Pin, sync::Arc, time::Duration};
+use std::{any::Any, mem, sync::Arc};
 
 use kube::Resource;
 use parking_lot::Mutex;
 
-use super::{
-    report::ErrorReporter, subscribe_route::SubscribeRoute, sync_progress::SyncProgress, sync_wait,
-};
+use super::{report::ErrorReporter, subscribe_route::SubscribeRoute, sync_progress::SyncProgress};
 use crate::{
-    dispatch::{EndReason, Life, UpstreamSync},
+    dispatch::{EndReason, Life},
     fifo::DeltaFifo,
     resource::WatchedResource,
-    store::{Owner, Store, Writer},
-    sync_error::SyncError,
+    store::{Store, Writer},
 };
 
 /// What the handles and the run loop share.
@@ -98,33 +95,5 @@ impl<K: Send + Sync + 'static> Share<K> {
     /// The share, type-erased for holders that do not know `K`.
     pub(crate) fn erased(self: &Arc<Self>) -> Arc<dyn Any + Send + Sync> {
         Arc::clone(self) as Arc<dyn Any + Send + Sync>
-    }
-}
-
-impl<K: Resource + Send + Sync + 'static> Owner for Share<K> {
-    fn ended(&self) -> Pin<Box<dyn Future<Output = ()> + Send + 'static>> {
-        let ended = self.core.life.ended();
-        Box::pin(async move {
-            ended.await;
-        })
-    }
-
-    fn wait_until_synced(
-        &self,
-    ) -> Pin<Box<dyn Future<Output = Result<(), SyncError>> + Send + 'static>> {
-        let core = Arc::clone(&self.core);
-        Box::pin(async move { sync_wait::wait_for_sync(&core, None, Duration::MAX).await })
-    }
-}
-
-impl<K: Resource + Send + Sync + 'static> UpstreamSync for Core<K> {
-    fn wait_until_synced(
-        self: Arc<Self>,
-    ) -> Pin<Box<dyn Future<Output = Result<(), SyncError>> + Send + 'static>> {
-        Box::pin(async move { sync_wait::wait_for_sync(&self, None, Duration::MAX).await })
-    }
-
-    fn resource(&self) -> WatchedResource {
-        self.resource.clone()
     }
 }

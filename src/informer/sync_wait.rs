@@ -2,13 +2,15 @@
 //! reads the source's [`SyncProgress`](super::sync_progress::SyncProgress)
 //! together with the store's synced flag and the informer's end.
 
-use std::{future, sync::Arc, time::Duration};
+use std::{future, future::Future, pin::Pin, sync::Arc, time::Duration};
 
 use kube::Resource;
 use tokio::time::Instant;
 
-use super::core::Core;
-use crate::sync_error::SyncError;
+use super::core::{Core, Share};
+use crate::{
+    dispatch::UpstreamSync, resource::WatchedResource, store::Owner, sync_error::SyncError,
+};
 
 /// Waits until `core`'s informer synced (I6), until the source's latest
 /// answer is a refusal (I7), until `deadline` (I8, `None` for never: the informer's own wait), or
@@ -73,5 +75,35 @@ where
                 };
             }
         }
+    }
+}
+
+// A store and a subscription wait through their informer's wait: the same
+// answers, whichever handle a caller holds.
+impl<K: Resource + Send + Sync + 'static> Owner for Share<K> {
+    fn ended(&self) -> Pin<Box<dyn Future<Output = ()> + Send + 'static>> {
+        let ended = self.core.life.ended();
+        Box::pin(async move {
+            ended.await;
+        })
+    }
+
+    fn wait_until_synced(
+        &self,
+    ) -> Pin<Box<dyn Future<Output = Result<(), SyncError>> + Send + 'static>> {
+        let core = Arc::clone(&self.core);
+        Box::pin(async move { wait_for_sync(&core, None, Duration::MAX).await })
+    }
+}
+
+impl<K: Resource + Send + Sync + 'static> UpstreamSync for Core<K> {
+    fn wait_until_synced(
+        self: Arc<Self>,
+    ) -> Pin<Box<dyn Future<Output = Result<(), SyncError>> + Send + 'static>> {
+        Box::pin(async move { wait_for_sync(&self, None, Duration::MAX).await })
+    }
+
+    fn resource(&self) -> WatchedResource {
+        self.resource.clone()
     }
 }
