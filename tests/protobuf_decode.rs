@@ -44,8 +44,11 @@ where
     from_pb
 }
 
+/// Checks one vector against its JSON, as its type.
+type Check = fn(&str);
+
 /// Every vector, by name, with the type it decodes into.
-const VECTORS: &[(&str, fn(&str))] = &[
+const VECTORS: &[(&str, Check)] = &[
     ("pod", |n| drop(same_as_json::<Pod>(n))),
     ("pod-sub-second", |n| drop(same_as_json::<Pod>(n))),
     ("pod-minimal", |n| drop(same_as_json::<Pod>(n))),
