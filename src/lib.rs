@@ -176,12 +176,14 @@
 //!
 //! 1. `key`, `hash` — object keys, which every stage names objects by, and
 //!    the hasher of every map and set kept by key.
-//! 2. `delta`, `notification`, `resource`, `resource_version`, `projection`, `panic`, `deadline` —
-//!    plain data passed between the stages (the resource an informer
-//!    watches and how its versions compare among it), the macro that gives a slim type of the user's the
-//!    identity of a full one, and two crate-private primitives they share: the one way
-//!    user code is run so that its panic becomes an error, and the one "is
-//!    it due" rule of everything that recurs on a period.
+//! 2. `delta`, `notification`, `resource`, `resource_version`, `projection`, `panic`, `deadline`, `protobuf` —
+//!    plain data passed between the stages (the
+//!    resource an informer watches and how its versions compare among
+//!    it), the macro that gives a slim type of the user's the identity of
+//!    a full one, and crate-private pieces they share: the one way
+//!    user code is run so that its panic becomes an error, the one "is
+//!    it due" rule of everything that recurs on a period, and the decoder
+//!    of Kubernetes protobuf into k8s-openapi types.
 //! 3. `metrics`, `sync_error` — each stage's counters and snapshots; the
 //!    exporter takes readers the stages make, and knows none of them; why
 //!    a wait for an informer's first sync ended, which an informer, its
@@ -230,6 +232,7 @@ pub mod notification;
 pub mod own_writes;
 mod panic;
 pub mod projection;
+pub(crate) mod protobuf;
 pub mod queue;
 mod resource;
 pub mod resource_version;
