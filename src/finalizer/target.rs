@@ -48,7 +48,7 @@ use crate::own_writes::RecordedApi;
 /// let key = ObjectKey::from_object(&cm)?;
 /// let api = log.api(Api::<ConfigMap>::namespaced(server.client(), "default"), key.clone());
 /// finalizer(&api, "example.com/cleanup", Arc::new(cm), |_event: Event<ConfigMap>| async {
-///     Ok::<_, kube::Error>(Action::Done)
+///     Ok::<_, kube::Error>(Action::AwaitChange)
 /// })
 /// .await?;
 /// // The patch that added the finalizer, recorded under the key.
