@@ -84,8 +84,11 @@ fn pair_store_state(
     runtime: reflector::Store<ConfigMap>,
     informer: kube_informer::Store<ConfigMap>,
 ) -> (Vec<Arc<ConfigMap>>, Vec<Arc<ConfigMap>>) {
-    // kube-runtime, then kube-informer: every cached object.
-    (runtime.state(), informer.list())
+    // kube-runtime
+    let theirs = runtime.state();
+    // kube-informer
+    let ours = informer.list();
+    (theirs, ours)
 }
 
 fn pair_store_get(
@@ -320,14 +323,19 @@ async fn pair_config_debounce(client: Client) {
 }
 
 fn pair_action_requeue() -> (RuntimeAction, Action) {
-    (
-        RuntimeAction::requeue(Duration::from_secs(300)),
-        Action::requeue(Duration::from_secs(300)),
-    )
+    // kube-runtime
+    let theirs = RuntimeAction::requeue(Duration::from_secs(300));
+    // kube-informer
+    let ours = Action::requeue(Duration::from_secs(300));
+    (theirs, ours)
 }
 
 fn pair_action_await_change() -> (RuntimeAction, Action) {
-    (RuntimeAction::await_change(), Action::await_change())
+    // kube-runtime
+    let theirs = RuntimeAction::await_change();
+    // kube-informer
+    let ours = Action::await_change();
+    (theirs, ours)
 }
 
 async fn pair_finalizer(
@@ -364,19 +372,17 @@ async fn pair_finalizer(
 /// kube-runtime's `events::Recorder`, kept, in a kube-informer reconcile.
 async fn pair_events_recorder(client: Client, cm: Arc<ConfigMap>) -> anyhow::Result<Action> {
     use kube_runtime::events::{Event, EventType, Recorder};
+    // kube-runtime
+    let event = Event {
+        type_: EventType::Normal,
+        reason: "Reconciled".into(),
+        note: None,
+        action: "Reconcile".into(),
+        secondary: None,
+    };
+    // kube-informer: the same Recorder, from a reconcile of this crate's.
     let recorder = Recorder::new(client, "configmap-controller".into());
-    recorder
-        .publish(
-            &Event {
-                type_: EventType::Normal,
-                reason: "Reconciled".into(),
-                note: None,
-                action: "Reconcile".into(),
-                secondary: None,
-            },
-            &cm.object_ref(&()),
-        )
-        .await?;
+    recorder.publish(&event, &cm.object_ref(&())).await?;
     Ok(Action::await_change())
 }
 
@@ -428,17 +434,25 @@ fn every_row_of_migrating_md_has_a_compiled_pair_that_names_both_items() {
         let text = pairs.remove(pair).unwrap_or_else(|| {
             panic!("MIGRATING.md names pair_{pair}, which tests/migrating.rs lacks")
         });
-        for cell in &cells[..2] {
+        // The kube-runtime form comes first, the kube-informer form after
+        // this marker; each must use the item its column names.
+        let (theirs, ours) = text
+            .split_once("// kube-informer")
+            .unwrap_or_else(|| panic!("pair_{pair} has no `// kube-informer` form"));
+        assert!(
+            theirs.contains("// kube-runtime"),
+            "pair_{pair} has no `// kube-runtime` form"
+        );
+        for (cell, form, side) in [
+            (cells[0], theirs, "kube-runtime"),
+            (cells[1], ours, "kube-informer"),
+        ] {
             let name = named(cell).unwrap_or_else(|| panic!("no item named: {row}"));
             assert!(
-                text.contains(name),
-                "pair_{pair} does not use `{name}`, which its row names"
+                form.contains(name),
+                "the {side} form of pair_{pair} does not use `{name}`, which its row names"
             );
         }
-        assert!(
-            text.to_lowercase().contains("runtime"),
-            "pair_{pair} has no kube-runtime form"
-        );
     }
     assert!(rows >= 20, "the table has {rows} rows");
     assert!(
