@@ -1,4 +1,4 @@
-//! The controller's rules (C1–C12 in `src/controller/mod.rs`) on the fake
+//! The controller's rules (C1–C14 in `src/controller/mod.rs`) on the fake
 //! API server, on tokio's paused clock.
 
 use std::{
