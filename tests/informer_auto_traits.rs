@@ -49,5 +49,5 @@ fn i11_sync_wait_futures_are_send() {
     let factory = InformerFactory::new(
         kube::Client::try_from(kube::Config::new("http://127.0.0.1:1".parse().unwrap())).unwrap(),
     );
-    send(&factory.wait_for_sync(std::time::Duration::from_secs(1)));
+    send(&factory.wait_until_synced());
 }

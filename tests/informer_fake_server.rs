@@ -117,7 +117,7 @@ async fn factory_shares_one_informer_per_key_and_syncs_them() {
     // Same informer: a subscription on one sees what the other caches.
     let mut subscription = second.subscribe(SubscribeOptions::default()).unwrap();
     factory.start();
-    assert!(factory.wait_for_cache_sync().await);
+    factory.wait_until_synced().await.unwrap();
     assert_eq!(first.store().len(), 1);
     assert_eq!(selected.store().len(), 0);
     assert_eq!(everywhere.store().len(), 1);

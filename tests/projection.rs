@@ -214,9 +214,9 @@ async fn pj3_the_factory_shares_a_projection_and_keeps_it_apart_from_the_full_ty
         "one informer for the projection, one for Pod"
     );
     factory.start();
-    factory
-        .wait_for_sync(Duration::from_secs(30))
+    tokio::time::timeout(Duration::from_secs(30), factory.wait_until_synced())
         .await
+        .expect("in time")
         .expect("both sync");
     let slim_pod = again.store().get_by(Some("shop"), "web-1").unwrap();
     assert_eq!(slim_pod.node(), Some("node-a"));

@@ -78,9 +78,7 @@ impl Operator {
                     .map(drop),
             );
         factory.start();
-        if !factory.wait_for_cache_sync().await {
-            return Err("an informer stopped before its first list".into());
-        }
+        factory.wait_until_synced().await?;
         let mirror = Mirror::new(client, labels, copies.store(), namespaces.store());
         let informers = (sources, copies, namespaces);
         Ok(Self {

@@ -6,7 +6,7 @@ use std::{mem, sync::Arc, task::Waker};
 use parking_lot::Mutex;
 use tokio::sync::{Notify, watch};
 
-use super::{EndReason, Error, Lag, end::Life, queue::Queue};
+use super::{EndReason, Error, Lag, life::Life, queue::Queue};
 use crate::{key::ObjectKey, notification::Notification};
 
 /// Where a subscription is in its life.

@@ -67,6 +67,8 @@ mod coalesce;
 pub(crate) mod distributor;
 mod end;
 mod handler;
+mod initial_list;
+mod life;
 mod options;
 mod queue;
 pub(crate) mod request;
@@ -75,7 +77,7 @@ mod stats;
 mod subscription;
 mod sync_status;
 
-pub(crate) use end::{Ended, Life, Start};
+pub(crate) use life::{Ended, Life, Start};
 
 pub(crate) use distributor::Distributor;
 pub use end::EndReason;

@@ -14,9 +14,9 @@ use futures::{Stream, StreamExt, stream::FusedStream};
 use super::{
     EndReason, Error, Lag, SyncStatus,
     channel::{Channel, Phase},
-    end::{Ended, Life},
     handler::ResourceEventHandler,
-    queue::is_initial_added,
+    initial_list::is_initial_added,
+    life::{Ended, Life},
     sync_status::{SyncState, sync_state, wait_until_synced},
 };
 use crate::{

@@ -173,7 +173,7 @@ mod name;
 mod patch;
 mod target;
 
-use std::{fmt::Debug, future::Future, sync::Arc, time::Duration};
+use std::{fmt::Debug, future::Future, sync::Arc};
 
 use kube::Resource;
 use serde::{Serialize, de::DeserializeOwned};
@@ -182,12 +182,7 @@ use crate::runner::Action;
 use cleanups::Cleanups;
 
 pub use error::Error;
-pub use target::FinalizerApi;
-
-/// How long a finalizer patch may take: kube-apiserver ends a request
-/// after 60 s by default (`--request-timeout`), so past 70 s no answer is
-/// coming.
-pub const PATCH_TIMEOUT: Duration = Duration::from_secs(70);
+pub use target::{FinalizerApi, PATCH_TIMEOUT};
 
 /// What [`finalizer`] asks the reconcile to do.
 #[derive(Debug, Clone, PartialEq)]

@@ -6,7 +6,7 @@ use std::{any::Any, future::Future, mem, pin::Pin, sync::Arc};
 use kube::Resource;
 use parking_lot::Mutex;
 
-use super::{lifecycle::Wiring, report::ErrorReporter, sync_wait::SyncProgress};
+use super::{report::ErrorReporter, subscribe_route::SubscribeRoute, sync_progress::SyncProgress};
 use crate::{
     dispatch::{EndReason, Life},
     fifo::DeltaFifo,
@@ -28,7 +28,7 @@ pub(crate) struct Core<K> {
     /// What the source said last before the first sync, for sync waiters
     /// (I7, I8).
     pub(crate) sync_progress: SyncProgress,
-    pub(crate) wiring: Mutex<Wiring<K>>,
+    pub(crate) route: Mutex<SubscribeRoute<K>>,
     /// What it lists and watches, for its span, logs and metrics.
     pub(crate) resource: WatchedResource,
     pub(crate) metrics: crate::metrics::InformerRecorder,
@@ -48,15 +48,17 @@ where
             return;
         }
         let unrun = {
-            let mut wiring = self.wiring.lock();
-            match &*wiring {
-                Wiring::Unstarted { .. } => mem::replace(&mut *wiring, Wiring::Released),
-                Wiring::Running { .. } | Wiring::Released => return,
+            let mut route = self.route.lock();
+            match &*route {
+                SubscribeRoute::Unstarted { .. } => {
+                    mem::replace(&mut *route, SubscribeRoute::Released)
+                }
+                SubscribeRoute::Running { .. } | SubscribeRoute::Released => return,
             }
         };
         // Outside the lock: closing takes each subscription's lock, and the
         // source's drop is user code.
-        if let Wiring::Unstarted {
+        if let SubscribeRoute::Unstarted {
             events,
             mut distributor,
         } = unrun

@@ -7,31 +7,28 @@ use std::{
     time::Duration,
 };
 
-use futures::Stream;
-use kube::{Api, Resource, core::PartialObjectMeta};
+use kube::Resource;
 use parking_lot::Mutex;
-use serde::de::DeserializeOwned;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 pub(crate) use super::parts::Parts;
 use super::{
-    builder::{FromStream, InformerBuilder},
     core::{Core, Share},
     error::{Error, Result},
     known_objects::StoreKnownObjects,
-    lifecycle::Wiring,
     report::{ErrorReporter, ErrorStream},
     run,
+    subscribe_route::SubscribeRoute,
     sync_error::SyncError,
-    sync_wait::{self, SyncProgress},
+    sync_progress::SyncProgress,
+    sync_wait,
 };
 use crate::{
     dispatch::{Distributor, Life, SubscribeOptions, SubscribeRequest, Subscription},
     fifo::{DeltaFifo, FifoOptions},
     metrics::{InformerMetrics, MetricsReader},
     resource::WatchedResource,
-    source::Event,
     store::{Owner, Store, Writer},
 };
 
@@ -61,7 +58,7 @@ use crate::{
 /// sync waiter (L6, L7), at the first of:
 ///
 /// - [`Informer::stop`], or the builder's
-///   [`cancellation_token`](InformerBuilder::cancellation_token) cancelled;
+///   [`cancellation_token`](super::InformerBuilder::cancellation_token) cancelled;
 /// - the end of its source (after handing out what was queued);
 /// - user code it cannot skip panicking (L9, see
 ///   [`Callback`](super::Callback));
@@ -120,64 +117,6 @@ pub struct Informer<K> {
 
 impl<K> Informer<K>
 where
-    K: Resource + Clone + DeserializeOwned + fmt::Debug + Send + Sync + 'static,
-{
-    /// An informer that lists and watches `api` (see
-    /// [`source`](crate::source) for the list/watch rules).
-    ///
-    /// # Examples
-    ///
-    /// ```no_run
-    /// use k8s_openapi::api::core::v1::Pod;
-    /// use kube::{Api, Client};
-    /// use kube_informer::Informer;
-    ///
-    /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-    /// let pods: Api<Pod> = Api::all(Client::try_default().await?);
-    /// let informer = Informer::builder(pods).build();
-    /// tokio::spawn(informer.run());
-    /// informer.wait_until_synced().await;
-    /// println!("{} pods", informer.store().len());
-    /// # Ok(()) }
-    /// ```
-    pub fn builder(api: Api<K>) -> InformerBuilder<K> {
-        InformerBuilder::from_api(api)
-    }
-}
-
-impl<R> Informer<PartialObjectMeta<R>>
-where
-    R: Resource + Clone + fmt::Debug + Send + Sync + 'static,
-    PartialObjectMeta<R>: Resource + Clone + DeserializeOwned + fmt::Debug + Send + Sync + 'static,
-{
-    /// An informer that lists and watches only the metadata of `api`'s
-    /// objects (`PartialObjectMetadata`): names, labels, annotations, owners,
-    /// but no spec or status, for much less memory when that is all it needs.
-    ///
-    /// # Examples
-    ///
-    /// ```no_run
-    /// use k8s_openapi::api::core::v1::Secret;
-    /// use kube::{Api, Client};
-    /// use kube_informer::Informer;
-    ///
-    /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-    /// let secrets: Api<Secret> = Api::all(Client::try_default().await?);
-    /// let informer = Informer::metadata_builder(secrets).build();
-    /// tokio::spawn(informer.run());
-    /// informer.wait_until_synced().await;
-    /// for secret in informer.store().list() {
-    ///     println!("{:?}", secret.metadata.name);
-    /// }
-    /// # Ok(()) }
-    /// ```
-    pub fn metadata_builder(api: Api<R>) -> InformerBuilder<PartialObjectMeta<R>> {
-        InformerBuilder::from_metadata_api(api)
-    }
-}
-
-impl<K> Informer<K>
-where
     K: Resource + Send + Sync + 'static,
 {
     /// What this informer did and holds now: its source's requests,
@@ -216,26 +155,6 @@ where
         MetricsReader::new(move || core.upgrade().map(|core| super::metrics::read(&core)))
     }
 
-    /// An informer fed by `events` instead of a list/watch: useful for tests,
-    /// replays and sources of your own. Errors the stream yields are reported
-    /// through [`Informer::errors`]; when the stream ends the informer hands
-    /// out what was queued and stops.
-    ///
-    /// Such a stream has no HTTP answers of its own, so
-    /// [`wait_for_sync`](Self::wait_for_sync) ends in
-    /// [`SyncError::TimedOut`] or [`SyncError::Stopped`] only, unless the
-    /// stream yields [`source::Error`](crate::source::Error)s carrying a
-    /// 401, 403 or 404.
-    ///
-    /// See the [type docs](Informer) for an example.
-    pub fn builder_from_stream<S, E>(events: S) -> InformerBuilder<K, FromStream>
-    where
-        S: Stream<Item = std::result::Result<Event<K>, E>> + Send + 'static,
-        E: std::error::Error + Send + Sync + 'static,
-    {
-        InformerBuilder::from_stream(events)
-    }
-
     pub(crate) fn from_parts(parts: Parts<K>) -> Self {
         let writer = Writer::with_codec(parts.indexers, parts.cache);
         let store = writer.reader();
@@ -255,7 +174,7 @@ where
             life: Life::new(stop),
             reporter: ErrorReporter::new(parts.on_error),
             sync_progress: SyncProgress::new(),
-            wiring: Mutex::new(Wiring::Unstarted {
+            route: Mutex::new(SubscribeRoute::Unstarted {
                 events: parts.events,
                 distributor,
             }),
@@ -381,19 +300,21 @@ where
     /// ```
     pub fn subscribe(&self, options: SubscribeOptions) -> Result<Subscription<K>> {
         let core = self.core();
-        let mut wiring = core.wiring.lock();
-        let mut subscription = match &mut *wiring {
+        let mut route = core.route.lock();
+        let mut subscription = match &mut *route {
             // L7: asked to stop with no `run`, it will never run.
-            Wiring::Unstarted { .. } if core.life.stop_requested() => return Err(Error::Stopped),
-            Wiring::Unstarted { distributor, .. } => distributor.subscribe(options, []),
-            Wiring::Running { requests } => {
+            SubscribeRoute::Unstarted { .. } if core.life.stop_requested() => {
+                return Err(Error::Stopped);
+            }
+            SubscribeRoute::Unstarted { distributor, .. } => distributor.subscribe(options, []),
+            SubscribeRoute::Running { requests } => {
                 let (subscription, request) = SubscribeRequest::new(options);
                 requests.send(request).map_err(|_| Error::Stopped)?;
                 subscription
             }
-            Wiring::Released => return Err(Error::Stopped),
+            SubscribeRoute::Released => return Err(Error::Stopped),
         };
-        drop(wiring);
+        drop(route);
         subscription.attach(self.liveness(), Arc::clone(&core.life));
         core.metrics.subscribed(subscription.stats_probe());
         Ok(subscription)
@@ -482,16 +403,6 @@ where
     pub async fn wait_for_sync(&self, timeout: Duration) -> Result<(), SyncError> {
         // `None`, no deadline, for a timeout the clock cannot hold.
         let deadline = Instant::now().checked_add(timeout);
-        sync_wait::wait_for_sync(self.core(), deadline, timeout).await
-    }
-
-    /// [`wait_for_sync`](Self::wait_for_sync) with a deadline shared by
-    /// several informers (the factory's one timeout for all, I10).
-    pub(crate) async fn wait_for_sync_until(
-        &self,
-        deadline: Option<Instant>,
-        timeout: Duration,
-    ) -> Result<(), SyncError> {
         sync_wait::wait_for_sync(self.core(), deadline, timeout).await
     }
 

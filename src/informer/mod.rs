@@ -57,11 +57,13 @@
 //! # Waiting for the first sync
 //!
 //! [`Informer::wait_until_synced`] waits for the first sync as long as it
-//! takes, or until the informer stops. [`Informer::wait_for_sync`] and
-//! [`InformerFactory::wait_for_sync`](crate::InformerFactory::wait_for_sync)
-//! take a timeout and fail fast with a [`SyncError`] that names the
-//! resource, so a program whose RBAC rules or CustomResourceDefinition are
-//! missing says so at start instead of hanging:
+//! takes, or until the informer stops. [`Informer::wait_for_sync`] takes
+//! a timeout, and
+//! [`InformerFactory::wait_until_synced`](crate::InformerFactory::wait_until_synced)
+//! waits for all the factory's informers; both fail fast with a
+//! [`SyncError`] that names the resource, so a program whose RBAC rules
+//! or CustomResourceDefinition are missing says so at start instead of
+//! hanging:
 //!
 //! - I6: the wait returns `Ok` once the informer has synced, also when it
 //!   synced before the call, whatever errors came before.
@@ -77,20 +79,21 @@
 //!   (`Duration::MAX`) means no deadline.
 //! - I9: an informer that ends before it synced (any way it can end,
 //!   also before `run`, L7) gives [`SyncError::Stopped`].
-//! - I10: the factory waits for every informer asked for so far with one
-//!   deadline for all; the first error any of them meets is its answer.
+//! - I10: the factory waits for every informer it holds at once; the
+//!   first error any of them meets is its answer, and a deadline put
+//!   around the wait holds for all of them.
 //! - I11: the futures of both waits are `Send`, so a controller awaits
 //!   them in spawned tasks and streams.
 //! - I12: every wait for the first sync either takes a deadline or returns
 //!   when its informer stops. With a deadline:
-//!   [`Informer::wait_for_sync`] and
-//!   [`InformerFactory::wait_for_sync`](crate::InformerFactory::wait_for_sync).
+//!   [`Informer::wait_for_sync`].
 //!   Without one, returning `false` once the informer stopped before
 //!   syncing: [`Informer::wait_until_synced`],
 //!   [`Store::wait_until_synced`](crate::Store::wait_until_synced),
-//!   [`Subscription::wait_until_synced`](crate::Subscription::wait_until_synced),
-//!   [`SyncStatus::wait_until_synced`](crate::dispatch::SyncStatus::wait_until_synced)
-//!   and [`InformerFactory::wait_for_cache_sync`](crate::InformerFactory::wait_for_cache_sync)
+//!   [`Subscription::wait_until_synced`](crate::Subscription::wait_until_synced)
+//!   and [`SyncStatus::wait_until_synced`](crate::dispatch::SyncStatus::wait_until_synced);
+//!   returning [`SyncError::Stopped`] then:
+//!   [`InformerFactory::wait_until_synced`](crate::InformerFactory::wait_until_synced)
 //!   (which waits for ever only for an informer never started). A
 //!   [`Store`](crate::Store) made from a [`Writer`](crate::store::Writer)
 //!   has no informer: it waits for its writer.
@@ -157,9 +160,9 @@ mod builder;
 mod core;
 mod defaults;
 mod error;
+mod event_stream;
 mod handle;
 mod known_objects;
-mod lifecycle;
 mod metrics;
 mod parts;
 mod pump;
@@ -167,7 +170,9 @@ mod reclaim;
 mod report;
 mod resync;
 mod run;
+mod subscribe_route;
 mod sync_error;
+mod sync_progress;
 mod sync_wait;
 
 pub(crate) use builder::Options;

@@ -6,7 +6,7 @@ use super::error::Error;
 use crate::resource::WatchedResource;
 
 /// Why [`Informer::wait_for_sync`](super::Informer::wait_for_sync) or
-/// [`InformerFactory::wait_for_sync`](crate::InformerFactory::wait_for_sync)
+/// [`InformerFactory::wait_until_synced`](crate::InformerFactory::wait_until_synced)
 /// gave up before the informer synced.
 ///
 /// Each variant names the [`WatchedResource`] as the informer knows it

@@ -1,72 +1,13 @@
-//! Waiting for the first sync with a deadline (I6–I9): [`SyncProgress`],
-//! what the source said last, and [`wait_for_sync`], the wait that reads it
+//! Waiting for the first sync with a deadline (I6–I9): [`wait_for_sync`]
+//! reads the source's [`SyncProgress`](super::sync_progress::SyncProgress)
 //! together with the store's synced flag and the informer's end.
-//!
-//! The pump writes the progress only on the paths that are rare already:
-//! an error from the source, and the start of a relist. Objects and watch
-//! events pass it by, so waiting costs the informer nothing per event.
 
 use std::{future, time::Duration};
 
 use kube::Resource;
-use tokio::{sync::watch, time::Instant};
+use tokio::time::Instant;
 
-use super::{core::Core, error::Error, sync_error::SyncError};
-use crate::resource::WatchedResource;
-
-/// What the source said last, for sync waiters: its latest error, and
-/// whether a list was answered since.
-#[derive(Debug)]
-pub(crate) struct SyncProgress {
-    latest: watch::Sender<Latest>,
-}
-
-#[derive(Debug, Default)]
-struct Latest {
-    /// The last error the source reported.
-    error: Option<Error>,
-    /// Whether a list was answered after that error: a refusal it carried
-    /// no longer stands, and a waiter stops reporting it (I7).
-    answered_since: bool,
-}
-
-impl Latest {
-    /// The refusal waiters report now, if the latest answer was one (I7).
-    fn refusal(&self, resource: &WatchedResource) -> Option<SyncError> {
-        if self.answered_since {
-            return None;
-        }
-        let (status, message) = self.error.as_ref()?.api_answer()?;
-        SyncError::from_answer(resource, status, message)
-    }
-}
-
-impl SyncProgress {
-    pub(crate) fn new() -> Self {
-        Self {
-            latest: watch::Sender::new(Latest::default()),
-        }
-    }
-
-    /// The source reported `error` (the error path only). Waiters look at
-    /// it at once: it may be a refusal.
-    pub(crate) fn failed(&self, error: &Error) {
-        self.latest.send_modify(|latest| {
-            latest.error = Some(error.clone());
-            latest.answered_since = false;
-        });
-    }
-
-    /// A relist began: the API server answered a list. Once per relist,
-    /// never per object. Waiters are not woken: a refusal that no longer
-    /// stands gives them nothing to return.
-    pub(crate) fn list_answered(&self) {
-        self.latest.send_if_modified(|latest| {
-            latest.answered_since = true;
-            false
-        });
-    }
-}
+use super::{core::Core, sync_error::SyncError};
 
 /// Waits until `core`'s informer synced (I6), until the source's latest
 /// answer is a refusal (I7), until `deadline` (I8, `None` for never), or
@@ -86,7 +27,7 @@ where
 {
     let resource = &core.resource;
     let mut synced = core.store.watch_synced();
-    let mut latest = core.sync_progress.latest.subscribe();
+    let mut latest = core.sync_progress.subscribe();
     let ended = core.life.ended();
     let expired = async move {
         match deadline {

@@ -12,13 +12,16 @@ use futures::{Stream, stream::FuturesUnordered};
 use pin_project::pin_project;
 use tokio_util::sync::{CancellationToken, ReusableBoxFuture, WaitForCancellationFutureOwned};
 
-use super::{Action, OnCancel, ReconcileError, runner::Admit};
+use super::{Action, OnCancel, ReconcileError};
 use crate::{
     queue::{WorkItem, WorkQueue},
     shard::WorkGuard,
 };
 
 type Outcome<T, E> = Result<(T, Action), ReconcileError<T, E>>;
+
+/// Starts the work on a key taken from the queue, or refuses it.
+pub(super) type Admit<T> = Box<dyn Fn(&T) -> Option<WorkGuard> + Send + Sync>;
 
 /// Stream for the [`run`](super::Runner::run) and
 /// [`run_with_store`](super::Runner::run_with_store) methods: one item per

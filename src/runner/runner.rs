@@ -5,31 +5,10 @@ use std::{future::Future, hash::Hash, sync::Arc};
 use tokio_util::sync::CancellationToken;
 
 use super::{
-    Action,
-    reconciles::{Backoff, ErrorPolicy, Reconciles},
+    Action, OnCancel,
+    reconciles::{Admit, Backoff, ErrorPolicy, Reconciles},
 };
-use crate::{
-    key::ObjectKey,
-    queue::WorkQueue,
-    shard::{KeyGate, WorkGuard},
-    store::Store,
-};
-
-/// Starts the work on a key taken from the queue, or refuses it.
-pub(super) type Admit<T> = Box<dyn Fn(&T) -> Option<WorkGuard> + Send + Sync>;
-
-/// What a [`Runner`] does with reconciles still running when its
-/// cancellation token fires.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum OnCancel {
-    /// Take no new keys, let running reconciles finish (their outcomes are
-    /// still reported), then end.
-    #[default]
-    Finish,
-    /// Drop running reconciles at once (their futures are dropped at an
-    /// await point, their keys' processing ends) and end.
-    Abandon,
-}
+use crate::{key::ObjectKey, queue::WorkQueue, shard::KeyGate, store::Store};
 
 /// Runs a reconcile function over the keys of a [`WorkQueue`], at most
 /// `concurrency` at a time, each key by one reconcile at a time (the queue's
@@ -221,7 +200,7 @@ impl Runner<ObjectKey> {
     /// owned, or lost while it waited in the queue) is dropped without a
     /// reconcile: its processing ends and its failures are
     /// [forgotten](WorkQueue::forget), because the replica that owns it now
-    /// reconciles it. A key admitted keeps its [`WorkGuard`] for the whole
+    /// reconciles it. A key admitted keeps its [`WorkGuard`](crate::shard::WorkGuard) for the whole
     /// reconcile, so a handover of the key waits until the reconcile ends.
     ///
     /// Feed the queue from [`Shard::filter`](crate::shard::Shard::filter)

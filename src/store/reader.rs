@@ -13,7 +13,6 @@ use tokio::sync::watch;
 use super::{
     Error,
     compact::CompactStats,
-    namespace::NamespacedStore,
     shared::{Shared, Waiting},
 };
 use crate::{
@@ -185,38 +184,6 @@ impl<K> Store<K> {
     /// ```
     pub fn get_by(&self, namespace: Option<&str>, name: &str) -> Option<Arc<K>> {
         with_key_str(namespace, name, |key| self.get_str(key)).flatten()
-    }
-
-    /// A view of the objects in `namespace` only, like a client-go
-    /// namespace lister: [`list`](NamespacedStore::list) and
-    /// [`get`](NamespacedStore::get) by name.
-    ///
-    /// The empty string names no namespace: its view holds the
-    /// cluster-scoped objects (client-go's listers read `""` as "all
-    /// namespaces"; use [`Store::list`] for that).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::sync::Arc;
-    /// use k8s_openapi::api::core::v1::ConfigMap;
-    /// use kube_informer::{ObjectKey, store::{Indexers, Writer}};
-    ///
-    /// let writer = Writer::new(Indexers::<ConfigMap>::new());
-    /// for (ns, name) in [("default", "a"), ("default", "b"), ("prod", "a")] {
-    ///     let mut cm = ConfigMap::default();
-    ///     cm.metadata.namespace = Some(ns.into());
-    ///     cm.metadata.name = Some(name.into());
-    ///     writer.apply_upsert(ObjectKey::from_object(&cm)?, Arc::new(cm))?;
-    /// }
-    /// let default = writer.reader().namespace("default");
-    /// assert_eq!(default.list().len(), 2);
-    /// assert!(default.get("a").is_some());
-    /// assert!(writer.reader().namespace("staging").get("a").is_none());
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn namespace(&self, namespace: impl Into<String>) -> NamespacedStore<K> {
-        NamespacedStore::new(self.clone(), namespace.into())
     }
 
     /// Every object, in no particular order.

@@ -12,9 +12,6 @@ use crate::store::{Codec, CompactCache};
 /// The environment variable [`InformerBuilder::cache_from_env`] reads.
 pub const CACHE_ENV: &str = "KUBE_INFORMER_CACHE";
 
-/// The builder's choice of store: `None` keeps every object decoded.
-pub(in crate::informer) type CacheChoice<K> = Option<(Codec<K>, CompactCache)>;
-
 /// Whether [`CACHE_ENV`] asks for the compact cache; read once per process.
 fn compact_from_env() -> bool {
     static COMPACT: OnceLock<bool> = OnceLock::new();
