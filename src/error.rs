@@ -104,9 +104,10 @@ from_boxed! {
     Kube: kube::Error,
 }
 
+/// Any reconcile error that displays and debugs: `anyhow::Error` too.
 impl<E> From<controller::Error<E>> for Error
 where
-    E: std::error::Error + Send + Sync + 'static,
+    E: std::fmt::Debug + std::fmt::Display + Send + Sync + 'static,
 {
     fn from(error: controller::Error<E>) -> Self {
         Self::Controller(Box::new(error))
@@ -123,9 +124,10 @@ where
     }
 }
 
+/// Any reconcile error that displays and debugs: `anyhow::Error` too.
 impl<E> From<finalizer::Error<E>> for Error
 where
-    E: std::error::Error + Send + Sync + 'static,
+    E: std::fmt::Debug + std::fmt::Display + Send + Sync + 'static,
 {
     fn from(error: finalizer::Error<E>) -> Self {
         Self::Finalizer(Box::new(error))
@@ -153,6 +155,33 @@ mod tests {
             "reconcile of default/a failed: disk full"
         );
         assert!(matches!(error, Error::Controller(_)));
+    }
+
+    /// A reconciler written with anyhow: its controller and finalizer
+    /// errors convert with `?`, and the message names the cause once.
+    #[test]
+    fn anyhow_reconcile_errors_convert() {
+        fn reconcile_failed() -> Result<(), Error> {
+            let key = crate::ObjectKey::new(Some("default"), "a").unwrap();
+            Err(controller::Error::Reconcile {
+                key,
+                error: anyhow::anyhow!("disk full"),
+            })?
+        }
+        fn cleanup_failed() -> Result<(), Error> {
+            Err(finalizer::Error::CleanupFailed(anyhow::anyhow!(
+                "bucket busy"
+            )))?
+        }
+        let error = reconcile_failed().unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "reconcile of default/a failed: disk full"
+        );
+        assert!(std::error::Error::source(&error).is_none());
+        let error = cleanup_failed().unwrap_err();
+        assert!(matches!(error, Error::Finalizer(_)));
+        assert_eq!(error.to_string(), "cleanup failed: bucket busy");
     }
 
     #[test]

@@ -53,8 +53,8 @@
 //!   callback style through [`ResourceEventHandler`] and
 //!   [`dispatch::EventHandlerFuncs`]; combinators in
 //!   [`NotificationStreamExt`] (`changed_only`, `keys`, `objects`).
-//! - *How do I write an operator?* [`Controller`] (triggers, predicates in
-//!   [`ext::predicate`], error policy, shutdown, reconcile metrics) with
+//! - *How do I write an operator?* [`Controller`] (triggers, change filters in
+//!   [`ext::changed`], error policy, shutdown, reconcile metrics) with
 //!   [`runner::Action`]; finalizers with [`finalizer`]. Underneath:
 //!   [`WorkQueue`] (client-go's work queue rules, rate limiters in
 //!   [`queue`]), [`runner::Runner`], owner mapping in
@@ -197,7 +197,7 @@
 //!    runs an informer on Leases and filters notification streams.
 //! 7. `runner` — reconcile workers over a queue, a store and a shard gate.
 //! 8. `controller`, `finalizer` — an operator's wiring: triggers,
-//!    predicates, a runner, shutdown and reconcile metrics over shared
+//!    change filters, a runner, shutdown and reconcile metrics over shared
 //!    informers; the finalizer helper a reconcile calls (it returns the
 //!    runner's `Action` and talks to the API server through `kube` only).
 //! 9. `error`, `unstable`, `guide` — the one error every module's
@@ -267,7 +267,7 @@ pub mod prelude {
         CancellationToken, Error,
         controller::{Controller, Observed},
         dispatch::{EventHandlerFuncs, Lag, ResourceEventHandler, SubscribeOptions, Subscription},
-        ext::{NotificationStreamExt, Predicate, predicate},
+        ext::{ChangeFilter, NotificationStreamExt, changed},
         factory::InformerFactory,
         informer::{Informer, InformerBuilder},
         key::ObjectKey,

@@ -246,7 +246,7 @@ async fn pj4_a_controller_reconciles_a_projection_and_its_owned_objects() {
                 seen.lock()
                     .unwrap()
                     .push((pod.name_any(), pod.phase().map(str::to_owned)));
-                Ok::<_, std::convert::Infallible>(Action::done())
+                Ok::<_, std::convert::Infallible>(Action::await_change())
             },
             |_, _, _| Action::backoff(),
             seen.clone(),

@@ -65,7 +65,7 @@ impl Operator {
         let controller = Controller::for_informer(&sources)
             .resync(resync)
             // A copy changed, went or was listed again (the sweep): its source.
-            .watches_stream(
+            .reconcile_on(
                 copies
                     .subscribe(SubscribeOptions::new().resync(resync))?
                     .filter_map(move |n| ready(source_of_copy(n.object(), &of_copy))),
@@ -110,7 +110,7 @@ pub fn metrics_registry(
         "target_namespaces",
         namespaces.metrics_reader(),
     );
-    metrics::register_work_queue(&mut registry, "mirror", controller.queue().metrics_reader());
+    metrics::register_work_queue(&mut registry, "mirror", controller.queue_metrics_reader());
     metrics::register_controller(&mut registry, "mirror", controller.metrics_reader());
     if let Some(gate) = gate {
         metrics::register_shard(

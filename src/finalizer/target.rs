@@ -52,7 +52,7 @@ pub const PATCH_TIMEOUT: Duration = Duration::from_secs(70);
 /// let key = ObjectKey::from_object(&cm)?;
 /// let api = log.api(Api::<ConfigMap>::namespaced(server.client(), "default"), key.clone());
 /// finalizer(&api, "example.com/cleanup", Arc::new(cm), |_event: Event<ConfigMap>| async {
-///     Ok::<_, kube::Error>(Action::Done)
+///     Ok::<_, kube::Error>(Action::AwaitChange)
 /// })
 /// .await?;
 /// // The patch that added the finalizer, recorded under the key.

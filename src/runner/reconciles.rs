@@ -248,7 +248,7 @@ fn record_outcome<T: Hash + Eq + Clone + Send + 'static, E>(
 /// Does what `action` asks of `key`'s next turn.
 fn act<T: Hash + Eq + Clone + Send + 'static>(queue: &WorkQueue<T>, key: &T, action: Action) {
     match action {
-        Action::Done => queue.forget(key),
+        Action::AwaitChange => queue.forget(key),
         Action::RequeueAfter(delay) => {
             queue.forget(key);
             queue.add_after(key.clone(), delay);

@@ -21,7 +21,7 @@ use crate::{key::ObjectKey, queue::WorkQueue, shard::KeyGate, store::Store};
 /// controller runs them); spawn inside the reconciler for CPU-heavy work.
 ///
 /// After a reconcile:
-/// - `Ok(Action::Done)`: the key's failures are forgotten;
+/// - `Ok(Action::AwaitChange)`: the key's failures are forgotten;
 /// - `Ok(Action::RequeueAfter(d))`: forgotten, and the key is added after `d`;
 /// - `Ok(Action::Backoff)`: the key is added again through the queue's rate
 ///   limiter ([`add_rate_limited`](WorkQueue::add_rate_limited)); whether
@@ -53,7 +53,7 @@ use crate::{key::ObjectKey, queue::WorkQueue, shard::KeyGate, store::Store};
 /// queue.shutdown(); // hand out what is queued, then end
 /// let outcomes: Vec<_> = Runner::new(queue)
 ///     .concurrency(4)
-///     .run(|key| async move { Ok::<_, Infallible>(Action::done()) })
+///     .run(|key| async move { Ok::<_, Infallible>(Action::await_change()) })
 ///     .collect()
 ///     .await;
 /// assert_eq!(outcomes.len(), 2);
@@ -116,7 +116,7 @@ impl<T: Hash + Eq + Clone + Send + 'static> Runner<T> {
     ///     .cancel_on(token.clone(), OnCancel::Abandon)
     ///     .run(|_key| async {
     ///         tokio::time::sleep(Duration::from_secs(3600)).await;
-    ///         Ok::<_, Infallible>(Action::done())
+    ///         Ok::<_, Infallible>(Action::await_change())
     ///     });
     /// tokio::spawn(async move {
     ///     tokio::time::sleep(Duration::from_secs(1)).await;
@@ -145,7 +145,7 @@ impl<T: Hash + Eq + Clone + Send + 'static> Runner<T> {
     /// As [`run`](Self::run), with `policy` deciding what the key of a
     /// failed reconcile gets next: [`Action::Backoff`] queues it through
     /// the rate limiter (what [`run`](Self::run) does), `RequeueAfter(d)`
-    /// adds it after `d`, `Done` drops it and forgets its failures.
+    /// adds it after `d`, `AwaitChange` drops it and forgets its failures.
     ///
     /// # Examples
     ///
@@ -165,7 +165,7 @@ impl<T: Hash + Eq + Clone + Send + 'static> Runner<T> {
     ///     |_key| async { Err::<Action, _>(Failure::Permanent) },
     ///     |_key: &&str, error: &Failure| match error {
     ///         Failure::Transient => Action::backoff(),
-    ///         Failure::Permanent => Action::done(), // retrying will not help
+    ///         Failure::Permanent => Action::await_change(), // retrying will not help
     ///     },
     /// );
     /// assert!(outcomes.next().await.unwrap().is_err());
@@ -233,7 +233,7 @@ impl Runner<ObjectKey> {
     ///     .run(move |_key| {
     ///         // The guard is out while the reconcile runs.
     ///         assert_eq!(check.in_flight(), 1);
-    ///         async { Ok::<_, Infallible>(Action::done()) }
+    ///         async { Ok::<_, Infallible>(Action::await_change()) }
     ///     })
     ///     .map(|outcome| outcome.unwrap().0)
     ///     .collect()
@@ -276,9 +276,9 @@ impl Runner<ObjectKey> {
     /// queue.shutdown();
     /// let seen: Vec<bool> = Runner::new(queue)
     ///     .run_with_store(store, |_key, object: Option<Arc<ConfigMap>>| async move {
-    ///         Ok::<_, Infallible>(if object.is_some() { Action::done() } else { Action::requeue(std::time::Duration::from_secs(1)) })
+    ///         Ok::<_, Infallible>(if object.is_some() { Action::await_change() } else { Action::requeue(std::time::Duration::from_secs(1)) })
     ///     })
-    ///     .map(|outcome| outcome.unwrap().1 == Action::Done)
+    ///     .map(|outcome| outcome.unwrap().1 == Action::AwaitChange)
     ///     .collect()
     ///     .await;
     /// assert_eq!(seen, [true, false]);
