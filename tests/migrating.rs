@@ -105,7 +105,7 @@ fn pair_store_get(
 
 async fn pair_store_wait_until_ready(
     runtime: reflector::Store<ConfigMap>,
-    store: Store<ConfigMap>,
+    store: kube_informer::Store<ConfigMap>,
 ) -> Result<(), Box<dyn std::error::Error>> {
     // kube-runtime
     runtime.wait_until_ready().await?;
