@@ -1,3 +1,4 @@
+//! MG1: every row of MIGRATING.md has a compiled pair here, and every pair its row.
 //! MIGRATING.md, compiled: one function per row of its table, holding the
 //! kube-runtime form and the kube-informer form of the same step, and a
 //! test that every row has its pair and every pair its row, by the names
@@ -421,7 +422,7 @@ fn pairs(source: &str) -> BTreeMap<&str, String> {
 }
 
 #[test]
-fn every_row_of_migrating_md_has_a_compiled_pair_that_names_both_items() {
+fn mg1_every_row_of_migrating_md_has_a_compiled_pair_that_names_both_items() {
     let doc = include_str!("../MIGRATING.md");
     let source = include_str!("migrating.rs");
     let mut pairs = pairs(source);
