@@ -5,9 +5,11 @@
 //! match on; this type wraps them whole, so nothing is lost on the way
 //! (match on the variant, or walk [`std::error::Error::source`]).
 
-use crate::{
-    controller, dispatch, factory, fifo, finalizer, informer, key::KeyError, shard, source, store,
-};
+#[cfg(feature = "shard")]
+use crate::shard;
+#[cfg(feature = "controller")]
+use crate::{controller, finalizer};
+use crate::{dispatch, factory, fifo, informer, key::KeyError, source, store};
 
 /// Any error of this crate, wrapping the module error it came from.
 ///
@@ -61,23 +63,35 @@ pub enum Error {
     #[error(transparent)]
     Dispatch(Box<dispatch::Error>),
     /// Sharding failed ([`shard::Error`]).
+    #[cfg(feature = "shard")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "shard")))]
     #[error(transparent)]
     Shard(Box<shard::Error>),
     /// A shard's configuration is unsafe ([`shard::ConfigError`]).
+    #[cfg(feature = "shard")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "shard")))]
     #[error(transparent)]
     ShardConfig(Box<shard::ConfigError>),
     /// A Lease request failed ([`shard::LeaseError`]).
+    #[cfg(feature = "shard")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "shard")))]
     #[error(transparent)]
     Lease(Box<shard::LeaseError>),
     /// A controller could not start ([`controller::SetupError`]).
+    #[cfg(feature = "controller")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "controller")))]
     #[error(transparent)]
     ControllerSetup(Box<controller::SetupError>),
     /// A reconcile did not succeed, or a controller did not start
     /// ([`controller::Error`]); the reconciler's own error is inside.
+    #[cfg(feature = "controller")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "controller")))]
     #[error(transparent)]
     Controller(Box<dyn std::error::Error + Send + Sync>),
     /// The finalizer helper failed ([`finalizer::Error`]); the
     /// reconciler's own error is inside.
+    #[cfg(feature = "controller")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "controller")))]
     #[error(transparent)]
     Finalizer(Box<dyn std::error::Error + Send + Sync>),
     /// A request of the `kube` client failed.
@@ -106,13 +120,22 @@ from_boxed! {
     Fifo: fifo::Error,
     Store: store::Error,
     Dispatch: dispatch::Error,
-    Shard: shard::Error,
-    ShardConfig: shard::ConfigError,
-    Lease: shard::LeaseError,
-    ControllerSetup: controller::SetupError,
     Kube: kube::Error,
 }
 
+#[cfg(feature = "shard")]
+from_boxed! {
+    Shard: shard::Error,
+    ShardConfig: shard::ConfigError,
+    Lease: shard::LeaseError,
+}
+
+#[cfg(feature = "controller")]
+from_boxed! {
+    ControllerSetup: controller::SetupError,
+}
+
+#[cfg(feature = "controller")]
 impl<E> From<controller::Error<E>> for Error
 where
     E: std::error::Error + Send + Sync + 'static,
@@ -122,6 +145,7 @@ where
     }
 }
 
+#[cfg(feature = "controller")]
 impl<E> From<finalizer::Error<E>> for Error
 where
     E: std::error::Error + Send + Sync + 'static,
@@ -135,10 +159,12 @@ where
 mod tests {
     use super::*;
 
+    #[cfg(feature = "controller")]
     #[derive(Debug, thiserror::Error)]
     #[error("disk full")]
     struct DiskFull;
 
+    #[cfg(feature = "controller")]
     #[test]
     fn a_controller_error_keeps_its_reconciler_error_inside() {
         let key = crate::ObjectKey::new(Some("default"), "a").unwrap();

@@ -23,10 +23,17 @@ use crate::{
     own_writes::WriteLog,
     queue::{DEFAULT_PRIORITY_AGEING, Priority, RateLimiter, WorkQueue},
     runner::controller_owner_key_with,
-    shard::KeyGate,
     source::Watchable,
     store::Store,
 };
+
+#[cfg(feature = "shard")]
+pub(super) use crate::shard::KeyGate;
+/// Without the `shard` feature a controller has no gate: none can be made,
+/// and `gate` is `None`.
+#[cfg(not(feature = "shard"))]
+#[derive(Clone)]
+pub(super) enum KeyGate {}
 
 /// How long [`run`](Controller::run) waits for the caches by default
 /// before it reports [`SyncError::TimedOut`](crate::informer::SyncError):
@@ -715,6 +722,8 @@ impl<K: Watchable> Controller<K> {
     /// # drop(controller);
     /// # }
     /// ```
+    #[cfg(feature = "shard")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "shard")))]
     pub fn shard(mut self, gate: KeyGate) -> Self {
         self.gate = Some(gate);
         self

@@ -13,10 +13,13 @@ use tokio_util::sync::CancellationToken;
 
 use super::{
     Controller, Error, Observed,
+    builder::KeyGate,
     observed::Tombstones,
     own_writes::OwnWritesGate,
     reconcile::{Failed, Reconcile},
 };
+#[cfg(feature = "shard")]
+use crate::shard::{ShardEvent, ShardedStream};
 use crate::{
     Notification,
     dispatch::Subscription,
@@ -26,7 +29,6 @@ use crate::{
     key::ObjectKey,
     queue::Priority,
     runner::{Action, OnCancel, ReconcileError, Runner},
-    shard::{KeyGate, ShardEvent, ShardedStream},
     source::Watchable,
     store::Store,
 };
@@ -255,6 +257,7 @@ impl<K: Watchable> Controller<K> {
         });
         let store = informer.store();
         let tombstones = (entry != Entry::Present).then(|| Arc::new(Tombstones::new()));
+        #[cfg(feature = "shard")]
         if let Some(gate) = &gate {
             feeds = feeds
                 .into_iter()
@@ -332,9 +335,11 @@ impl<K: Watchable> Controller<K> {
                     return;
                 }
             }
+            #[cfg_attr(not(feature = "shard"), allow(unused_mut))]
             let mut runner = Runner::new(queue.clone())
                 .concurrency(concurrency)
                 .cancel_on(graceful.clone(), OnCancel::Finish);
+            #[cfg(feature = "shard")]
             if let Some(gate) = gate {
                 runner = runner.gate(gate);
             }
@@ -373,7 +378,7 @@ enum Entry {
 /// sharded.
 fn main_feed<K: Watchable>(
     subscription: ChangedOnly<Subscription<K>>,
-    store: Store<K>,
+    #[cfg_attr(not(feature = "shard"), allow(unused_variables))] store: Store<K>,
     predicate: Option<super::builder::SharedPredicate<K>>,
     tombstones: Option<Arc<Tombstones<K>>>,
     gate: Option<KeyGate>,
@@ -393,6 +398,9 @@ fn main_feed<K: Watchable>(
         None => notifications
             .filter_map(|notification| ready(prioritized_key(&notification)))
             .boxed(),
+        #[cfg(not(feature = "shard"))]
+        Some(gate) => match gate {},
+        #[cfg(feature = "shard")]
         Some(gate) => ShardedStream::new(notifications, store, gate)
             .filter_map(|event| {
                 ready(match event {
@@ -441,6 +449,7 @@ pub(super) fn key_of<K: Watchable>(notification: &Notification<K>) -> Option<Obj
 
 /// Only the keys `gate` owns now (the runner's gate checks again when the
 /// reconcile starts).
+#[cfg(feature = "shard")]
 fn owned_only(
     feed: BoxStream<'static, (ObjectKey, Priority)>,
     gate: KeyGate,

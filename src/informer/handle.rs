@@ -303,7 +303,7 @@ where
     }
 
     /// A read-only handle on the informer's cache; the informer keeps the
-    /// only [`Writer`](crate::store::Writer).
+    /// only [`Writer`](crate::unstable::store::Writer).
     ///
     /// The store, and every clone of it (a
     /// [`NamespacedStore`](crate::store::NamespacedStore) included), holds a

@@ -92,7 +92,7 @@
 //!   [`SyncStatus::wait_until_synced`](crate::dispatch::SyncStatus::wait_until_synced)
 //!   and [`InformerFactory::wait_for_cache_sync`](crate::InformerFactory::wait_for_cache_sync)
 //!   (which waits for ever only for an informer never started). A
-//!   [`Store`](crate::Store) made from a [`Writer`](crate::store::Writer)
+//!   [`Store`](crate::Store) made from a [`Writer`](crate::unstable::store::Writer)
 //!   has no informer: it waits for its writer.
 //!
 //! An informer built from a stream has no HTTP answers unless its stream
@@ -171,9 +171,7 @@ mod sync_error;
 mod sync_wait;
 
 pub(crate) use builder::Options;
-pub use builder::{
-    CACHE_ENV, DEFAULT_RESYNC_CHECK_PERIOD, FromApi, FromStream, InformerBuilder, Origin,
-};
+pub use builder::{DEFAULT_RESYNC_CHECK_PERIOD, FromApi, FromStream, InformerBuilder, Origin};
 pub use defaults::Defaults;
 pub use error::{Callback, Error, Result, SharedError};
 pub use handle::Informer;

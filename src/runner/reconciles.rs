@@ -12,11 +12,11 @@ use futures::{Stream, stream::FuturesUnordered};
 use pin_project::pin_project;
 use tokio_util::sync::{CancellationToken, ReusableBoxFuture, WaitForCancellationFutureOwned};
 
-use super::{Action, OnCancel, ReconcileError, runner::Admit};
-use crate::{
-    queue::{WorkItem, WorkQueue},
-    shard::WorkGuard,
+use super::{
+    Action, OnCancel, ReconcileError,
+    runner::{Admit, WorkGuard},
 };
+use crate::queue::{WorkItem, WorkQueue};
 
 type Outcome<T, E> = Result<(T, Action), ReconcileError<T, E>>;
 

@@ -8,12 +8,24 @@ use super::{
     Action,
     reconciles::{Backoff, ErrorPolicy, Reconciles},
 };
-use crate::{
-    key::ObjectKey,
-    queue::WorkQueue,
-    shard::{KeyGate, WorkGuard},
-    store::Store,
-};
+#[cfg(feature = "shard")]
+use crate::shard::KeyGate;
+#[cfg(feature = "shard")]
+pub(super) use crate::shard::WorkGuard;
+use crate::{key::ObjectKey, queue::WorkQueue, store::Store};
+
+/// Without the `shard` feature nothing gates a runner: no guard can be
+/// made, and `Admit` is always `None`.
+#[cfg(not(feature = "shard"))]
+pub(super) enum WorkGuard {}
+
+// Dropped where a shard's guard would be, ending the work on the key.
+#[cfg(not(feature = "shard"))]
+impl Drop for WorkGuard {
+    fn drop(&mut self) {
+        match *self {}
+    }
+}
 
 /// Starts the work on a key taken from the queue, or refuses it.
 pub(super) type Admit<T> = Box<dyn Fn(&T) -> Option<WorkGuard> + Send + Sync>;
@@ -264,6 +276,8 @@ impl Runner<ObjectKey> {
     /// assert_eq!(gate.in_flight(), 0);
     /// # Ok(()) }
     /// ```
+    #[cfg(feature = "shard")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "shard")))]
     pub fn gate(mut self, gate: KeyGate) -> Self {
         self.admit = Some(Box::new(move |key: &ObjectKey| gate.begin(key)));
         self
@@ -279,7 +293,8 @@ impl Runner<ObjectKey> {
     /// use std::{convert::Infallible, sync::Arc};
     /// use futures::StreamExt;
     /// use k8s_openapi::api::core::v1::ConfigMap;
-    /// use kube_informer::{ObjectKey, queue::WorkQueue, runner::{Action, Runner}, store::{Indexers, Writer}};
+    /// use kube_informer::{ObjectKey, queue::WorkQueue, runner::{Action, Runner}, store::Indexers};
+    /// use kube_informer::unstable::store::Writer;
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
