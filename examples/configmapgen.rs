@@ -83,7 +83,7 @@ pub async fn reconcile(
 pub fn error_policy(_: Arc<ConfigMapGenerator>, error: &ReconcileError, _: Arc<Client>) -> Action {
     match error {
         ReconcileError::Apply(_) => Action::backoff(),
-        ReconcileError::Incomplete(_) => Action::done(),
+        ReconcileError::Incomplete(_) => Action::await_change(),
     }
 }
 

@@ -101,7 +101,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .for_each(|(who, n)| async move { println!("[{who}] {}", describe(&n)) }),
     );
 
-    informer.wait_until_synced().await;
+    informer.wait_until_synced().await?;
     let store = informer.store();
     println!(
         "synced: {} ConfigMaps cached; default/settings is {}",

@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 
 # The test targets that run again with KUBE_INFORMER_CACHE=compact.
 #
-# How to decide: the library reads no environment variable (rule A3); the
+# How to decide: the library reads no environment variable (rule A4); the
 # mode is read in one place, kube-informer-testing's CacheModeExt::cache_from_env
 # and compact_from_env (the variable CACHE_ENV there, tests/support/src/cache_mode.rs),
 # so a target belongs here when it calls `.cache_from_env()` or

@@ -159,7 +159,7 @@ impl<K: FeedObject> ControllerFeed<K> {
             writer,
             dyntype,
             initial: Some(KeyMap::default()),
-            synced: Some(async move { status.wait_until_synced().await }.boxed()),
+            synced: Some(async move { status.wait_until_synced().await.is_ok() }.boxed()),
         };
         (store, feed)
     }

@@ -148,11 +148,6 @@ impl<K> PartialEq for Delta<K> {
     }
 }
 
-/// Why [`Deltas`] could not be built.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("deltas for key {0} are empty")]
-pub struct EmptyDeltas(pub ObjectKey);
-
 /// The pending changes of one key, oldest first; never empty.
 ///
 /// Most keys carry a single delta when popped, so the first one is stored
@@ -203,12 +198,13 @@ impl<K> Deltas<K> {
         Self { key, items }
     }
 
-    /// Deltas from a list, oldest first; an empty list is an error.
-    pub fn from_vec(key: ObjectKey, items: Vec<Delta<K>>) -> Result<Self, EmptyDeltas> {
+    /// Deltas from a list, oldest first; `None` for an empty list, since
+    /// deltas are never empty.
+    pub fn from_vec(key: ObjectKey, items: Vec<Delta<K>>) -> Option<Self> {
         if items.is_empty() {
-            return Err(EmptyDeltas(key));
+            return None;
         }
-        Ok(Self {
+        Some(Self {
             key,
             items: SmallVec::from_vec(items),
         })
@@ -307,10 +303,7 @@ mod tests {
     // F1
     #[test]
     fn f1_deltas_keep_order_and_are_never_empty() {
-        assert_eq!(
-            Deltas::<u8>::from_vec(key(), vec![]).unwrap_err(),
-            EmptyDeltas(key())
-        );
+        assert!(Deltas::<u8>::from_vec(key(), vec![]).is_none());
         let mut d = Deltas::new(key(), Delta::new(DeltaType::Added, Arc::new(1u8)));
         d.push(Delta::new(DeltaType::Sync, Arc::new(2u8)));
         d.push(Delta::tombstone(key(), Arc::new(3u8)));

@@ -9,7 +9,7 @@
 use crate::shard;
 #[cfg(feature = "controller")]
 use crate::{controller, finalizer};
-use crate::{dispatch, factory, fifo, informer, key::KeyError, source, store};
+use crate::{factory, fifo, informer, key::KeyError, runner, source, store};
 
 /// Any error of this crate, wrapping the module error it came from.
 ///
@@ -59,33 +59,21 @@ pub enum Error {
     /// The store could not index an object ([`store::Error`]).
     #[error(transparent)]
     Store(Box<store::Error>),
-    /// A subscription could not be registered ([`dispatch::Error`]).
-    #[error(transparent)]
-    Dispatch(Box<dispatch::Error>),
-    /// Sharding failed ([`shard::Error`]).
+    /// Sharding or leader election failed: an unsafe configuration, a
+    /// Lease request, the Lease informer ([`shard::Error`]).
     #[cfg(feature = "shard")]
     #[cfg_attr(docsrs, doc(cfg(feature = "shard")))]
     #[error(transparent)]
     Shard(Box<shard::Error>),
-    /// A shard's configuration is unsafe ([`shard::ConfigError`]).
-    #[cfg(feature = "shard")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "shard")))]
-    #[error(transparent)]
-    ShardConfig(Box<shard::ConfigError>),
-    /// A Lease request failed ([`shard::LeaseError`]).
-    #[cfg(feature = "shard")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "shard")))]
-    #[error(transparent)]
-    Lease(Box<shard::LeaseError>),
     /// A controller could not start ([`controller::SetupError`]).
     #[cfg(feature = "controller")]
     #[cfg_attr(docsrs, doc(cfg(feature = "controller")))]
     #[error(transparent)]
     ControllerSetup(Box<controller::SetupError>),
     /// A reconcile did not succeed, or a controller did not start
-    /// ([`controller::Error`]); the reconciler's own error is inside.
-    #[cfg(feature = "controller")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "controller")))]
+    /// (`controller::Error`, with the `controller` feature, or a runner's
+    /// [`ReconcileError`](runner::ReconcileError)); the reconciler's own
+    /// error is inside.
     #[error(transparent)]
     Controller(Box<dyn std::error::Error + Send + Sync>),
     /// The finalizer helper failed ([`finalizer::Error`]); the
@@ -119,15 +107,12 @@ from_boxed! {
     Key: KeyError,
     Fifo: fifo::Error,
     Store: store::Error,
-    Dispatch: dispatch::Error,
     Kube: kube::Error,
 }
 
 #[cfg(feature = "shard")]
 from_boxed! {
     Shard: shard::Error,
-    ShardConfig: shard::ConfigError,
-    Lease: shard::LeaseError,
 }
 
 #[cfg(feature = "controller")]
@@ -135,20 +120,32 @@ from_boxed! {
     ControllerSetup: controller::SetupError,
 }
 
+/// Any reconcile error that displays and debugs: `anyhow::Error` too.
 #[cfg(feature = "controller")]
 impl<E> From<controller::Error<E>> for Error
 where
-    E: std::error::Error + Send + Sync + 'static,
+    E: std::fmt::Debug + std::fmt::Display + Send + Sync + 'static,
 {
     fn from(error: controller::Error<E>) -> Self {
         Self::Controller(Box::new(error))
     }
 }
 
+impl<T, E> From<runner::ReconcileError<T, E>> for Error
+where
+    T: std::fmt::Debug + Send + Sync + 'static,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    fn from(error: runner::ReconcileError<T, E>) -> Self {
+        Self::Controller(Box::new(error))
+    }
+}
+
+/// Any reconcile error that displays and debugs: `anyhow::Error` too.
 #[cfg(feature = "controller")]
 impl<E> From<finalizer::Error<E>> for Error
 where
-    E: std::error::Error + Send + Sync + 'static,
+    E: std::fmt::Debug + std::fmt::Display + Send + Sync + 'static,
 {
     fn from(error: finalizer::Error<E>) -> Self {
         Self::Finalizer(Box::new(error))
@@ -159,7 +156,6 @@ where
 mod tests {
     use super::*;
 
-    #[cfg(feature = "controller")]
     #[derive(Debug, thiserror::Error)]
     #[error("disk full")]
     struct DiskFull;
@@ -178,6 +174,47 @@ mod tests {
             "reconcile of default/a failed: disk full"
         );
         assert!(matches!(error, Error::Controller(_)));
+    }
+
+    /// A reconciler written with anyhow: its controller and finalizer
+    /// errors convert with `?`, and the message names the cause once.
+    #[cfg(feature = "controller")]
+    #[test]
+    fn anyhow_reconcile_errors_convert() {
+        fn reconcile_failed() -> Result<(), Error> {
+            let key = crate::ObjectKey::new(Some("default"), "a").unwrap();
+            Err(controller::Error::Reconcile {
+                key,
+                error: anyhow::anyhow!("disk full"),
+            })?
+        }
+        fn cleanup_failed() -> Result<(), Error> {
+            Err(finalizer::Error::CleanupFailed(anyhow::anyhow!(
+                "bucket busy"
+            )))?
+        }
+        let error = reconcile_failed().unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "reconcile of default/a failed: disk full"
+        );
+        assert!(std::error::Error::source(&error).is_none());
+        let error = cleanup_failed().unwrap_err();
+        assert!(matches!(error, Error::Finalizer(_)));
+        assert_eq!(error.to_string(), "cleanup failed: bucket busy");
+    }
+
+    #[test]
+    fn a_runner_reconcile_error_converts_with_its_message() {
+        let error: Error = runner::ReconcileError {
+            key: "default/a",
+            error: DiskFull,
+        }
+        .into();
+        assert_eq!(
+            error.to_string(),
+            "reconcile of \"default/a\" failed: disk full"
+        );
     }
 
     #[test]

@@ -1,20 +1,20 @@
 //! Combinators on any stream of [`Notification`]s, one per file under
-//! `ext/`, and the [`predicate`]s that
-//! [`NotificationStreamExt::predicate`] filters updates by.
+//! `ext/`, and the [`ChangeFilter`]s (in [`changed`]) that
+//! [`NotificationStreamExt::filter_changes`] filters updates by.
 
+pub mod changed;
 mod changed_only;
+mod filter_changes;
 mod keys;
 mod keys_with;
 mod objects;
-pub mod predicate;
-mod predicate_filter;
 
+pub use changed::ChangeFilter;
 pub use changed_only::ChangedOnly;
+pub use filter_changes::FilterChanges;
 pub use keys::Keys;
 pub use keys_with::KeysWith;
 pub use objects::Objects;
-pub use predicate::Predicate;
-pub use predicate_filter::PredicateFilter;
 
 use futures::Stream;
 use kube::Resource;
@@ -66,13 +66,13 @@ pub trait NotificationStreamExt<K>: Stream<Item = Notification<K>> {
         ChangedOnly::new(self)
     }
 
-    /// Drops the watched updates that `predicate` says do not matter: an
+    /// Drops the watched updates that `filter` says do not matter: an
     /// `Updated` with `resync: false` passes when
-    /// [`predicate.passes(old, new)`](Predicate::passes) (P1). Additions
+    /// [`filter.passes(old, new)`](ChangeFilter::passes) (P1). Additions
     /// and deletions always pass (P1), and so do resyncs (P2): a subscriber
     /// that asked for a resync period gets its rounds, whatever the
-    /// predicate; follow with [`changed_only`](Self::changed_only) to drop
-    /// them as well. The predicates and their rules are in [`predicate`].
+    /// filter; follow with [`changed_only`](Self::changed_only) to drop
+    /// them as well. The filters and their rules are in [`changed`].
     ///
     /// # Examples
     ///
@@ -80,7 +80,7 @@ pub trait NotificationStreamExt<K>: Stream<Item = Notification<K>> {
     /// use std::sync::Arc;
     /// use futures::{StreamExt, stream};
     /// use k8s_openapi::api::apps::v1::Deployment;
-    /// use kube_informer::{Notification, ext::{NotificationStreamExt, Predicate, predicate}};
+    /// use kube_informer::{Notification, ext::{NotificationStreamExt, ChangeFilter, changed}};
     ///
     /// fn deploy(generation: i64, rv: &str) -> Arc<Deployment> {
     ///     let mut d = Deployment::default();
@@ -99,19 +99,19 @@ pub trait NotificationStreamExt<K>: Stream<Item = Notification<K>> {
     ///     Notification::Updated { old: deploy(2, "12"), new: deploy(2, "12"), resync: true },
     /// ]);
     /// let kept: Vec<_> = notifications
-    ///     .predicate(predicate::generation().or(predicate::labels()))
+    ///     .filter_changes(changed::generation().or(changed::labels()))
     ///     .map(|n| n.object().metadata.resource_version.clone().unwrap())
     ///     .collect()
     ///     .await;
     /// assert_eq!(kept, ["12", "12"]);
     /// # }
     /// ```
-    fn predicate<P>(self, predicate: P) -> PredicateFilter<Self, P>
+    fn filter_changes<P>(self, filter: P) -> FilterChanges<Self, P>
     where
         Self: Sized,
-        P: Predicate<K>,
+        P: ChangeFilter<K>,
     {
-        PredicateFilter::new(self, predicate)
+        FilterChanges::new(self, filter)
     }
 
     /// The newest object of each notification: the added object, the new

@@ -53,8 +53,8 @@
 //!   callback style through [`ResourceEventHandler`] and
 //!   [`dispatch::EventHandlerFuncs`]; combinators in
 //!   [`NotificationStreamExt`] (`changed_only`, `keys`, `objects`).
-//! - *How do I write an operator?* [`Controller`] (triggers, predicates in
-//!   [`ext::predicate`], error policy, shutdown, reconcile metrics) with
+//! - *How do I write an operator?* [`Controller`] (triggers, change filters in
+//!   [`ext::changed`], error policy, shutdown, reconcile metrics) with
 //!   [`runner::Action`]; finalizers with [`finalizer`]. Underneath:
 //!   [`WorkQueue`] (client-go's work queue rules, rate limiters in
 //!   [`queue`]), [`runner::Runner`], owner mapping in
@@ -185,7 +185,7 @@
 //!     .indexer("by-node", |pod: &Pod| pod.spec.iter().filter_map(|s| s.node_name.clone()).collect())
 //!     .build();
 //! tokio::spawn(informer.run());
-//! assert!(informer.wait_until_synced().await);
+//! informer.wait_until_synced().await?;
 //! assert_eq!(pods_on(&informer.store(), "node-1"), 1);
 //! assert!(informer.metrics().errors >= 1); // the 500, reported and retried
 //!
@@ -206,15 +206,18 @@
 //!
 //! 1. `key`, `hash` — object keys, which every stage names objects by, and
 //!    the hasher of every map and set kept by key.
-//! 2. `delta`, `notification`, `resource`, `resource_version`, `projection`, `panic`, `deadline` —
+//! 2. `delta`, `notification`, `resource`, `resource_version`, `projection`, `panic`, `deadline`, `protobuf` —
 //!    plain data passed between the stages (the
 //!    resource an informer watches and how its versions compare among
 //!    it), the macro that gives a slim type of the user's the identity of
-//!    a full one, and two crate-private primitives they share: the one way
-//!    user code is run so that its panic becomes an error, and the one "is
-//!    it due" rule of everything that recurs on a period.
-//! 3. `metrics` — each stage's counters and snapshots; the exporter takes
-//!    readers the stages make, and knows none of them.
+//!    a full one, and crate-private pieces they share: the one way
+//!    user code is run so that its panic becomes an error, the one "is
+//!    it due" rule of everything that recurs on a period, and the decoder
+//!    of Kubernetes protobuf into k8s-openapi types.
+//! 3. `metrics`, `sync_error` — each stage's counters and snapshots; the
+//!    exporter takes readers the stages make, and knows none of them; why
+//!    a wait for an informer's first sync ended, which an informer, its
+//!    store and its subscriptions all answer with.
 //! 4. `source`, `fifo`, `store`, `dispatch`, `queue`, `ext`, `own_writes` —
 //!    the stages; none knows another (the FIFO sees the store through
 //!    its own known-objects trait, the distributor sees notifications
@@ -224,7 +227,7 @@
 //!    runs an informer on Leases and filters notification streams.
 //! 7. `runner` — reconcile workers over a queue, a store and a shard gate.
 //! 8. `controller`, `finalizer` — an operator's wiring: triggers,
-//!    predicates, a runner, shutdown and reconcile metrics over shared
+//!    change filters, a runner, shutdown and reconcile metrics over shared
 //!    informers; the finalizer helper a reconcile calls (it returns the
 //!    runner's `Action` and talks to the API server through `kube` only).
 //! 9. `error`, `unstable`, `guide` — the one error every module's
@@ -267,6 +270,7 @@ pub mod notification;
 pub mod own_writes;
 mod panic;
 pub mod projection;
+pub(crate) mod protobuf;
 pub mod queue;
 mod resource;
 pub mod resource_version;
@@ -276,6 +280,7 @@ pub mod runner;
 pub mod shard;
 pub mod source;
 pub mod store;
+mod sync_error;
 pub mod unstable;
 
 #[cfg(feature = "controller")]
@@ -305,7 +310,7 @@ pub mod prelude {
     pub use crate::{
         CancellationToken, Error,
         dispatch::{EventHandlerFuncs, Lag, ResourceEventHandler, SubscribeOptions, Subscription},
-        ext::{NotificationStreamExt, Predicate, predicate},
+        ext::{ChangeFilter, NotificationStreamExt, changed},
         factory::InformerFactory,
         informer::{Informer, InformerBuilder},
         key::ObjectKey,

@@ -71,7 +71,7 @@
 //!
 //! let informer = Informer::builder(Api::<MetaPod>::all(server.client())).build();
 //! tokio::spawn(informer.run());
-//! assert!(informer.wait_until_synced().await);
+//! informer.wait_until_synced().await?;
 //! assert!(informer.store().get_by(Some("shop"), "web-1").is_some());
 //! informer.stop();
 //! # Ok(()) }
@@ -162,7 +162,7 @@
 ///     .strip_managed_fields()
 ///     .build();
 /// tokio::spawn(informer.run());
-/// informer.wait_until_synced().await;
+/// informer.wait_until_synced().await?;
 ///
 /// let on_node_a = informer.store().by_index("node", "node-a")?;
 /// assert_eq!(on_node_a.len(), 1);

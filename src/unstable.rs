@@ -80,6 +80,14 @@ pub mod shard {
     };
 }
 
+#[doc(hidden)]
+pub mod protobuf {
+    //! The Kubernetes protobuf decoder, reachable for its tests and its
+    //! benchmark until the source asks for protobuf itself.
+
+    pub use crate::protobuf::{Error, decode_object};
+}
+
 pub mod decode {
     //! The source's decoding steps one at a time (a list page, a watch
     //! line, the R7 probe, line splitting), as the source runs them: what

@@ -6,8 +6,8 @@ use kube_informer::{
     Lag, Notification, SubscribeOptions, Subscription, WatchedResource,
     dispatch::{EventHandlerFuncs, SyncStatus},
     ext::{
-        ChangedOnly, Keys, Objects, Predicate, PredicateFilter,
-        predicate::{GenerationChanged, Or},
+        ChangeFilter, ChangedOnly, FilterChanges, Keys, Objects,
+        changed::{GenerationChanged, Or},
     },
     own_writes::{RecordedApi, RecordedWrite, WriteLog},
     resource_version::Written,
@@ -42,9 +42,9 @@ fn public_types_are_send_sync_and_unpin() {
     send_sync_unpin::<Keys<Subscription<ConfigMap>>>();
     send_sync_unpin::<GenerationChanged<ConfigMap>>();
     send_sync_unpin::<Or<GenerationChanged<ConfigMap>, GenerationChanged<ConfigMap>>>();
-    send_sync_unpin::<PredicateFilter<Subscription<ConfigMap>, GenerationChanged<ConfigMap>>>();
+    send_sync_unpin::<FilterChanges<Subscription<ConfigMap>, GenerationChanged<ConfigMap>>>();
     send_sync_unpin::<
-        PredicateFilter<Subscription<ConfigMap>, Box<dyn Predicate<ConfigMap> + Send + Sync>>,
+        FilterChanges<Subscription<ConfigMap>, Box<dyn ChangeFilter<ConfigMap> + Send + Sync>>,
     >();
     send_sync_unpin::<OwnerKeys<Subscription<ConfigMap>, kube::core::DynamicObject>>();
     send::<EventHandlerFuncs<ConfigMap>>();
@@ -80,7 +80,7 @@ fn z8_the_finalizer_future_is_send_and_its_types_send_sync() {
     fn check(api: &kube::Api<ConfigMap>) {
         let object = std::sync::Arc::new(ConfigMap::default());
         let running = finalizer(api, "example.com/cleanup", object, |_| async {
-            Ok::<_, std::io::Error>(Action::Done)
+            Ok::<_, std::io::Error>(Action::AwaitChange)
         });
         is_send(&running);
     }

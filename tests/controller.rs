@@ -1,4 +1,4 @@
-//! The controller's rules (C1–C12 in `src/controller/mod.rs`) on the fake
+//! The controller's rules (C1–C14 in `src/controller/mod.rs`) on the fake
 //! API server, on tokio's paused clock.
 
 use kube_informer_testing::CacheModeExt;
@@ -17,7 +17,7 @@ use kube::{Api, api::ObjectMeta};
 use kube_informer::{
     InformerFactory, ObjectKey,
     controller::{Controller, Error, Observed, Outcome},
-    ext::predicate,
+    ext::changed,
     informer::SyncError,
     runner::Action,
     shard::{KeyGate, Member, MemberId, MemberSet, Ownership},
@@ -89,7 +89,7 @@ impl Calls {
         let calls = self.clone();
         move |object, _ctx| {
             calls.record(name_of(&*object));
-            std::future::ready(Ok(Action::done()))
+            std::future::ready(Ok(Action::await_change()))
         }
     }
 }
@@ -133,7 +133,7 @@ async fn c2_c4_a_change_reconciles_the_cached_object() {
                 async move {
                     let data = cm.data.as_ref().unwrap()["k"].clone();
                     seen.record(format!("{}={data}", name_of(&*cm)));
-                    Ok::<_, std::convert::Infallible>(Action::done())
+                    Ok::<_, std::convert::Infallible>(Action::await_change())
                 }
             },
             |_, _, _| Action::backoff(),
@@ -141,7 +141,7 @@ async fn c2_c4_a_change_reconciles_the_cached_object() {
         );
     let mut outcomes = std::pin::pin!(outcomes);
     let first = collect_until(&mut outcomes, |seen| !seen.is_empty()).await;
-    assert_eq!(first[0].as_ref().unwrap(), &(key("a"), Action::Done));
+    assert_eq!(first[0].as_ref().unwrap(), &(key("a"), Action::AwaitChange));
     server.update(&cm("a", "2")).unwrap();
     collect_until(&mut outcomes, |seen| !seen.is_empty()).await;
     // The reconcile reads the cache when it starts: the newest state.
@@ -191,7 +191,7 @@ async fn c2_watches_maps_any_object_and_a_stream_names_keys() {
         .watches(Api::<Deployment>::all(client.clone()), |_d: &Deployment| {
             Some(key("target"))
         })
-        .watches_stream(pokes)
+        .reconcile_on(pokes)
         .concurrency(1)
         .run(
             calls.reconciler::<ConfigMap>(),
@@ -251,7 +251,7 @@ async fn c2_a_predicate_drops_changes_it_does_not_pass() {
     server.create(&cm("a", "1")).unwrap();
     let calls = Calls::default();
     let outcomes = Controller::new(Api::<ConfigMap>::all(server.client()))
-        .predicate(predicate::labels())
+        .filter_changes(changed::labels())
         .run(
             calls.reconciler::<ConfigMap>(),
             |_, _, _| Action::backoff(),
@@ -292,7 +292,7 @@ async fn c1_two_controllers_on_one_factory_share_one_informer() {
     let run = |controller: Controller<ConfigMap>| {
         controller.run(
             |_cm: Arc<ConfigMap>, _ctx: Arc<()>| async {
-                Ok::<_, std::convert::Infallible>(Action::done())
+                Ok::<_, std::convert::Infallible>(Action::await_change())
             },
             |_, _, _| Action::backoff(),
             Arc::new(()),
@@ -317,7 +317,7 @@ async fn c3_a_forbidden_source_fails_the_sync_at_once() {
     server.fail_requests(RequestMatch::List, ApiStatus::forbidden(), usize::MAX);
     let outcomes = Controller::new(Api::<ConfigMap>::all(server.client())).run(
         |_cm: Arc<ConfigMap>, _ctx: Arc<()>| async {
-            Ok::<_, std::convert::Infallible>(Action::done())
+            Ok::<_, std::convert::Infallible>(Action::await_change())
         },
         |_, _, _| Action::backoff(),
         Arc::new(()),
@@ -348,7 +348,7 @@ async fn c3_a_source_that_never_lists_times_out() {
         .sync_timeout(Duration::from_secs(30))
         .run(
             |_cm: Arc<ConfigMap>, _ctx: Arc<()>| async {
-                Ok::<_, std::convert::Infallible>(Action::done())
+                Ok::<_, std::convert::Infallible>(Action::await_change())
             },
             |_, _, _| Action::backoff(),
             Arc::new(()),
@@ -372,7 +372,7 @@ async fn outcomes_of<K: kube_informer::source::Watchable>(
 ) -> Vec<Outcome<std::convert::Infallible>> {
     controller
         .run(
-            |_object: Arc<K>, _ctx: Arc<()>| async { Ok(Action::done()) },
+            |_object: Arc<K>, _ctx: Arc<()>| async { Ok(Action::await_change()) },
             |_, _, _| Action::backoff(),
             Arc::new(()),
         )
@@ -478,7 +478,7 @@ async fn c4_a_deleted_object_is_reconciled_with_its_last_state() {
                     "present"
                 }
             ));
-            async { Ok::<_, std::convert::Infallible>(Action::done()) }
+            async { Ok::<_, std::convert::Infallible>(Action::await_change()) }
         },
         |_, _, _| Action::backoff(),
         Arc::new(()),
@@ -496,7 +496,7 @@ async fn c4_run_skips_a_deleted_object() {
     server.create(&cm("a", "1")).unwrap();
     let outcomes = Controller::new(Api::<ConfigMap>::all(server.client())).run(
         |_cm: Arc<ConfigMap>, _ctx: Arc<()>| async {
-            Ok::<_, std::convert::Infallible>(Action::done())
+            Ok::<_, std::convert::Infallible>(Action::await_change())
         },
         |_, _, _| Action::backoff(),
         Arc::new(()),
@@ -516,7 +516,7 @@ async fn c4_run_by_key_hands_every_key_with_what_is_known_of_its_object() {
     let (seen, policy_saw) = (calls.clone(), calls.clone());
     let (poke, pokes) = futures::channel::mpsc::unbounded::<ObjectKey>();
     let outcomes = Controller::new(Api::<ConfigMap>::all(server.client()))
-        .watches_stream(pokes)
+        .reconcile_on(pokes)
         .run_by_key(
             move |key: ObjectKey, observed: Option<Observed<ConfigMap>>, _ctx: Arc<()>| {
                 let state = match &observed {
@@ -534,13 +534,13 @@ async fn c4_run_by_key_hands_every_key_with_what_is_known_of_its_object() {
                     if fail {
                         Err(Failure("cannot clean up"))
                     } else {
-                        Ok(Action::done())
+                        Ok(Action::await_change())
                     }
                 }
             },
             move |key, error: &Failure, _ctx| {
                 policy_saw.record(format!("policy {}: {error}", key.name()));
-                Action::done()
+                Action::await_change()
             },
             Arc::new(()),
         );
@@ -554,7 +554,7 @@ async fn c4_run_by_key_hands_every_key_with_what_is_known_of_its_object() {
     let unknown = collect_until(&mut outcomes, |seen| !seen.is_empty()).await;
     assert_eq!(
         unknown[0].as_ref().unwrap(),
-        &(key("never-seen"), Action::Done)
+        &(key("never-seen"), Action::AwaitChange)
     );
     // A failure of an unknown key goes to the error policy, with the key.
     poke.unbounded_send(key("failing")).unwrap();
@@ -583,7 +583,7 @@ async fn c5_the_error_policy_decides_the_next_turn() {
     let calls = Calls::default();
     let seen = calls.clone();
     let controller = Controller::new(Api::<ConfigMap>::all(server.client()));
-    let queue = controller.queue();
+    let queue = controller.queue_metrics_reader();
     let outcomes = controller.run(
         move |cm: Arc<ConfigMap>, _ctx: Arc<()>| {
             seen.record(name_of(&*cm));
@@ -607,7 +607,7 @@ async fn c5_the_error_policy_decides_the_next_turn() {
         "{took:?}"
     );
     assert_eq!(
-        queue.requeues(&key("a")),
+        queue.read().unwrap().retries,
         0,
         "RequeueAfter is not a rate-limited retry"
     );
@@ -618,7 +618,7 @@ async fn c5_by_default_a_failure_backs_off_per_key() {
     let server = FakeApiServer::start().await;
     server.create(&cm("a", "1")).unwrap();
     let controller = Controller::new(Api::<ConfigMap>::all(server.client()));
-    let queue = controller.queue();
+    let queue = controller.queue_metrics_reader();
     let outcomes = controller.run(
         |_cm: Arc<ConfigMap>, _ctx: Arc<()>| async { Err::<Action, _>(Failure("no")) },
         |_cm, _error, _ctx| Action::backoff(),
@@ -626,7 +626,7 @@ async fn c5_by_default_a_failure_backs_off_per_key() {
     );
     let mut outcomes = std::pin::pin!(outcomes);
     collect_until(&mut outcomes, |seen| seen.len() == 4).await;
-    assert!(queue.requeues(&key("a")) >= 4);
+    assert!(queue.read().unwrap().retries >= 4);
 }
 
 #[tokio::test(start_paused = true)]
@@ -646,7 +646,7 @@ async fn c6_a_panicking_reconcile_is_caught_counted_and_retried() {
                 if name == "boom" && cm.data.as_ref().unwrap()["k"] == "1" {
                     panic!("cannot handle {name}");
                 }
-                Ok::<_, std::convert::Infallible>(Action::done())
+                Ok::<_, std::convert::Infallible>(Action::await_change())
             }
         },
         |_, _, _| Action::backoff(),
@@ -700,7 +700,7 @@ async fn c7_a_graceful_shutdown_lets_running_reconciles_finish() {
                         let _ = tx.send(());
                     }
                     tokio::time::sleep(Duration::from_secs(30)).await;
-                    Ok::<_, std::convert::Infallible>(Action::done())
+                    Ok::<_, std::convert::Infallible>(Action::await_change())
                 }
             },
             |_, _, _| Action::backoff(),
@@ -733,7 +733,7 @@ async fn c8_reconcile_metrics_count_results_workers_and_time() {
         |cm: Arc<ConfigMap>, _ctx: Arc<()>| async move {
             tokio::time::sleep(Duration::from_millis(20)).await;
             match name_of(&*cm).as_str() {
-                "done" => Ok(Action::done()),
+                "done" => Ok(Action::await_change()),
                 "later" => Ok(Action::requeue(Duration::from_secs(3600))),
                 "again" => Ok(Action::backoff()),
                 _ => Err(Failure("no")),
@@ -812,7 +812,7 @@ async fn c7_when_every_trigger_ends_what_is_queued_is_reconciled_then_the_stream
     let outcomes: Vec<_> = controller
         .run(
             |_cm: Arc<ConfigMap>, _ctx: Arc<()>| async {
-                Ok::<_, std::convert::Infallible>(Action::done())
+                Ok::<_, std::convert::Infallible>(Action::await_change())
             },
             |_, _, _| Action::backoff(),
             Arc::new(()),
@@ -918,21 +918,25 @@ fn holding_reconciler(
                 }
                 gate.notified().await;
             }
-            Ok(Action::done())
+            Ok(Action::await_change())
         })
     };
     (reconcile, Held { started, release })
 }
 
 /// Waits (on the paused clock) until `queue` holds `len` keys.
-async fn until_queued(queue: &kube_informer::WorkQueue, len: usize) {
+async fn until_queued(
+    queue: &kube_informer::metrics::MetricsReader<kube_informer::metrics::WorkQueueMetrics>,
+    len: usize,
+) {
+    let depth = || queue.read().map_or(0, |metrics| metrics.depth);
     tokio::time::timeout(Duration::from_secs(60), async {
-        while queue.len() != len {
+        while depth() != len {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
     })
     .await
-    .unwrap_or_else(|_| panic!("{} keys queued, not {len}", queue.len()));
+    .unwrap_or_else(|_| panic!("{} keys queued, not {len}", depth()));
 }
 
 /// C10: ten listed ConfigMaps; while the first reconcile is held and the
@@ -944,8 +948,11 @@ async fn order_of_a_change_made_while_listed_keys_wait(priorities: bool) -> Vec<
     }
     let calls = Calls::default();
     let (reconcile, Held { started, release }) = holding_reconciler(&calls, 0);
-    let controller = Controller::new(Api::<ConfigMap>::all(server.client())).priorities(priorities);
-    let queue = controller.queue();
+    // One reconcile at a time, so the others wait in the queue.
+    let controller = Controller::new(Api::<ConfigMap>::all(server.client()))
+        .priorities(priorities)
+        .concurrency(1);
+    let queue = controller.queue_metrics_reader();
     let outcomes = controller.run(reconcile, |_, _, _| Action::backoff(), Arc::new(()));
     let collected = tokio::spawn(outcomes.take(11).collect::<Vec<_>>());
     started.await.unwrap();
@@ -982,8 +989,9 @@ async fn c10_with_priorities_the_keys_of_a_reconcile_all_on_tick_wait_behind_a_c
     let (tick, ticks) = futures::channel::mpsc::unbounded::<()>();
     let controller = Controller::new(Api::<ConfigMap>::all(server.client()))
         .reconcile_all_on(ticks)
-        .priorities(true);
-    let queue = controller.queue();
+        .priorities(true)
+        .concurrency(1);
+    let queue = controller.queue_metrics_reader();
     let outcomes = controller.run(reconcile, |_, _, _| Action::backoff(), Arc::new(()));
     let collected = tokio::spawn(outcomes.take(11).collect::<Vec<_>>());
     while calls.get().len() < 5 {
@@ -1039,4 +1047,103 @@ async fn c11_resync_reconciles_every_cached_object_each_period() {
     let mut names = calls.get();
     names.sort();
     assert_eq!(names, ["a", "a", "a", "b", "b", "b", "c", "c", "c"]);
+}
+
+/// C14: triggers of one key within the debounce move its turn later; the
+/// key is reconciled once, a full period after its last trigger.
+#[tokio::test(start_paused = true)]
+async fn c14_a_key_is_reconciled_once_its_triggers_are_quiet_for_the_debounce() {
+    let server = FakeApiServer::start().await;
+    server.create(&cm("a", "1")).unwrap();
+    let calls = Calls::default();
+    let (poke, pokes) = futures::channel::mpsc::unbounded();
+    let listed = tokio::time::Instant::now();
+    let outcomes = Controller::new(Api::<ConfigMap>::all(server.client()))
+        .reconcile_on(pokes)
+        .debounce(Duration::from_secs(10))
+        .run(
+            calls.reconciler::<ConfigMap>(),
+            |_, _, _| Action::backoff(),
+            Arc::new(()),
+        );
+    let mut outcomes = std::pin::pin!(outcomes);
+    // The initial list's key, too, waits out the period.
+    collect_until(&mut outcomes, |seen| seen.len() == 1).await;
+    assert!(listed.elapsed() >= Duration::from_secs(10));
+    for _ in 0..3 {
+        poke.unbounded_send(key("a")).unwrap();
+        tokio::time::sleep(Duration::from_secs(6)).await;
+    }
+    let last = tokio::time::Instant::now() - Duration::from_secs(6);
+    let once = collect_until(&mut outcomes, |seen| seen.len() == 1).await;
+    assert!(once[0].is_ok(), "{once:?}");
+    let after = tokio::time::Instant::now() - last;
+    assert!(
+        after >= Duration::from_secs(10) && after < Duration::from_secs(11),
+        "{after:?} after the last trigger"
+    );
+    assert_eq!(calls.get(), ["a", "a"]);
+    // Nothing more comes: three triggers, one reconcile.
+    assert!(
+        tokio::time::timeout(Duration::from_secs(60), outcomes.next())
+            .await
+            .is_err()
+    );
+}
+
+/// C14: a requeue the reconcile asks for is not debounced.
+#[tokio::test(start_paused = true)]
+async fn c14_a_requeue_is_not_delayed_by_the_debounce() {
+    let server = FakeApiServer::start().await;
+    server.create(&cm("a", "1")).unwrap();
+    let times = Arc::new(Mutex::new(Vec::new()));
+    let seen = times.clone();
+    let outcomes = Controller::new(Api::<ConfigMap>::all(server.client()))
+        .debounce(Duration::from_secs(10))
+        .run(
+            move |_cm: Arc<ConfigMap>, _ctx: Arc<()>| {
+                seen.lock().unwrap().push(tokio::time::Instant::now());
+                async { Ok::<_, std::convert::Infallible>(Action::requeue(Duration::from_secs(1))) }
+            },
+            |_, _, _| Action::backoff(),
+            Arc::new(()),
+        );
+    let mut outcomes = std::pin::pin!(outcomes);
+    collect_until(&mut outcomes, |seen| seen.len() == 3).await;
+    let times = times.lock().unwrap().clone();
+    assert_eq!(times[1] - times[0], Duration::from_secs(1));
+    assert_eq!(times[2] - times[1], Duration::from_secs(1));
+}
+
+/// C6: with no bound, the default, every queued key runs at once, still
+/// never two reconciles of one key.
+#[tokio::test(start_paused = true)]
+async fn c6_by_default_reconciles_are_not_bounded() {
+    let server = FakeApiServer::start().await;
+    for i in 0..8 {
+        server.create(&cm(&format!("cm-{i}"), "1")).unwrap();
+    }
+    let running = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let most = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let (running2, most2) = (running.clone(), most.clone());
+    let controller = Controller::new(Api::<ConfigMap>::all(server.client()));
+    assert_eq!(controller.metrics().max_concurrent_reconciles, 0);
+    let outcomes = controller.run(
+        move |_cm: Arc<ConfigMap>, _ctx: Arc<()>| {
+            let (running, most) = (running2.clone(), most2.clone());
+            async move {
+                use std::sync::atomic::Ordering::SeqCst;
+                let now = running.fetch_add(1, SeqCst) + 1;
+                most.fetch_max(now, SeqCst);
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                running.fetch_sub(1, SeqCst);
+                Ok::<_, std::convert::Infallible>(Action::await_change())
+            }
+        },
+        |_, _, _| Action::backoff(),
+        Arc::new(()),
+    );
+    let mut outcomes = std::pin::pin!(outcomes);
+    collect_until(&mut outcomes, |seen| seen.len() == 8).await;
+    assert_eq!(most.load(std::sync::atomic::Ordering::SeqCst), 8);
 }

@@ -9,7 +9,8 @@ use futures::{FutureExt, StreamExt, poll, stream::FusedStream};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube_informer::{
     Notification,
-    dispatch::{Error, Lag, SubscribeOptions},
+    dispatch::{EndReason, Lag, SubscribeOptions},
+    informer::SyncError,
     unstable::dispatch::{Distributor, SubscribeRequest},
 };
 use store_common::*;
@@ -76,7 +77,7 @@ async fn l2_has_synced_needs_upstream_and_every_initial_item_yielded() {
     assert!(!sub.has_synced());
     assert_eq!(sub.next().await.map(|n| show(&n)).unwrap(), "A ns/b@1*");
     assert!(sub.has_synced());
-    assert!(waiter.await.unwrap());
+    waiter.await.unwrap().unwrap();
 
     // Live items do not count.
     send(&mut d, added(cm("ns", "c", "1"), false)).await;
@@ -90,18 +91,21 @@ async fn l2_subscriber_with_nothing_initial_syncs_with_upstream() {
     assert!(!sub.has_synced());
     synced.send_replace(true);
     assert!(sub.has_synced());
-    assert!(sub.wait_until_synced().await);
+    sub.wait_until_synced().await.unwrap();
 }
 
 #[tokio::test]
-async fn l2_wait_until_synced_is_false_when_stopped_before_sync() {
+async fn l2_wait_until_synced_fails_when_stopped_before_sync() {
     let (_synced, mut d) = distributor(Duration::ZERO);
     let sub = d.subscribe(SubscribeOptions::default(), []);
     let status = sub.sync_status();
     let waiter = tokio::spawn(async move { status.wait_until_synced().await });
     tokio::task::yield_now().await;
     d.close();
-    assert!(!waiter.await.unwrap());
+    assert!(matches!(
+        waiter.await.unwrap(),
+        Err(SyncError::Stopped { .. })
+    ));
     assert!(!sub.has_synced());
 }
 
@@ -374,21 +378,20 @@ async fn l6_subscribing_after_close_ends_at_once_with_a_reason() {
     assert_eq!(show(&before.next().await.unwrap()), "A ns/a@1");
     assert!(before.next().await.is_none());
     assert!(before.is_terminated());
-    assert_eq!(before.error(), None);
+    assert_eq!(before.end_reason(), Some(EndReason::Stopped));
 
     let mut after = d.subscribe(SubscribeOptions::default(), []);
     assert!(after.next().await.is_none());
-    assert_eq!(after.error(), Some(Error::Stopped));
-    assert!(!after.wait_until_synced().await);
+    assert_eq!(after.end_reason(), Some(EndReason::Stopped));
+    assert!(after.wait_until_synced().await.is_err());
 }
 
 #[tokio::test]
 async fn l6_a_request_the_writer_never_registers_ends_the_subscription() {
     let (mut sub, request) = SubscribeRequest::<ConfigMap>::new(SubscribeOptions::default());
-    let waiting =
-        tokio::spawn(
-            async move { sub.next().await.is_none() && sub.error() == Some(Error::Stopped) },
-        );
+    let waiting = tokio::spawn(async move {
+        sub.next().await.is_none() && sub.end_reason() == Some(EndReason::Stopped)
+    });
     tokio::task::yield_now().await;
     drop(request);
     assert!(waiting.await.unwrap());

@@ -63,7 +63,7 @@
 //!   the parent's data, owned by that parent's current uid), after every
 //!   phase: this crate's controller triggers on its own objects' and its
 //!   owned objects' changes (C2), hands the cached object (C4) and waits
-//!   for the next change after `Action::done()` (C5), across a restart.
+//!   for the next change after `Action::await_change()` (C5), across a restart.
 //! - **SB2 No more reconciles.** This crate's controller calls the
 //!   reconciler no more often than kube-runtime's, in every phase and in
 //!   all. Away from the restart both make exactly the calls the changes
@@ -852,7 +852,11 @@ async fn e2e_side_by_side_same_state_no_more_reconciles_sb1_sb2() -> Result<()> 
             .concurrency(CONCURRENCY)
             .graceful_shutdown_on(stop.clone().cancelled_owned())
             .run(
-                |parent, side| async move { reconcile(parent, side).await.map(|()| Action::done()) },
+                |parent, side| async move {
+                    reconcile(parent, side)
+                        .await
+                        .map(|()| Action::await_change())
+                },
                 |_parent, _error: &kube::Error, _side| Action::requeue(RETRY),
                 side.clone(),
             );

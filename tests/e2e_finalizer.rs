@@ -172,9 +172,9 @@ async fn e2e_z3_cleanup_then_the_object_disappears() -> Result<()> {
 
     create(&api, "alone", &[OURS]).await?;
     let held = delete_held(&api, "alone").await?;
-    let (outcome, events) = run(&api, held, Ok(Action::Done)).await?;
+    let (outcome, events) = run(&api, held, Ok(Action::AwaitChange)).await?;
     ensure!(
-        outcome? == Action::Done && events == ["cleanup"],
+        outcome? == Action::AwaitChange && events == ["cleanup"],
         "{events:?}"
     );
     ensure!(
@@ -184,9 +184,9 @@ async fn e2e_z3_cleanup_then_the_object_disappears() -> Result<()> {
 
     create(&api, "shared", &[OTHER, OURS]).await?;
     let held = delete_held(&api, "shared").await?;
-    let (outcome, events) = run(&api, held, Ok(Action::Done)).await?;
+    let (outcome, events) = run(&api, held, Ok(Action::AwaitChange)).await?;
     ensure!(
-        outcome? == Action::Done && events == ["cleanup"],
+        outcome? == Action::AwaitChange && events == ["cleanup"],
         "{events:?}"
     );
     let left = get(&api, "shared")
@@ -219,9 +219,9 @@ async fn e2e_z3_a_failed_cleanup_keeps_the_object() -> Result<()> {
     let still = get(&api, "app").await?.context("the finalizer keeps it")?;
     ensure!(still.finalizers() == [OURS] && still.resource_version() == held.resource_version());
 
-    let (outcome, events) = run(&api, still, Ok(Action::Done)).await?;
+    let (outcome, events) = run(&api, still, Ok(Action::AwaitChange)).await?;
     ensure!(
-        outcome? == Action::Done && events == ["cleanup"],
+        outcome? == Action::AwaitChange && events == ["cleanup"],
         "{events:?}"
     );
     ensure!(get(&api, "app").await?.is_none());
@@ -246,7 +246,7 @@ async fn e2e_z5_a_concurrent_change_makes_the_patch_fail() -> Result<()> {
     // The addition: read without finalizers, another one written meanwhile.
     let stale = create(&api, "add", &[]).await?;
     set_finalizers(&api, "add", &[OTHER]).await?;
-    let (outcome, events) = run(&api, stale, Ok(Action::Done)).await?;
+    let (outcome, events) = run(&api, stale, Ok(Action::AwaitChange)).await?;
     let Err(finalizer::Error::AddFinalizer(error)) = outcome else {
         bail!("the addition went through: {outcome:?}");
     };
@@ -262,7 +262,7 @@ async fn e2e_z5_a_concurrent_change_makes_the_patch_fail() -> Result<()> {
     create(&api, "remove", &[OTHER, OURS, THIRD]).await?;
     let stale = delete_held(&api, "remove").await?;
     set_finalizers(&api, "remove", &[OURS, THIRD]).await?;
-    let (outcome, events) = run(&api, stale, Ok(Action::Done)).await?;
+    let (outcome, events) = run(&api, stale, Ok(Action::AwaitChange)).await?;
     let Err(finalizer::Error::RemoveFinalizer(error)) = outcome else {
         bail!("the removal went through: {outcome:?}");
     };
@@ -273,7 +273,7 @@ async fn e2e_z5_a_concurrent_change_makes_the_patch_fail() -> Result<()> {
     ensure!(now.finalizers() == [OURS, THIRD], "{:?}", now.finalizers());
 
     // The retry, on the object as it is now, removes ours only.
-    let (outcome, _) = run(&api, now, Ok(Action::Done)).await?;
+    let (outcome, _) = run(&api, now, Ok(Action::AwaitChange)).await?;
     outcome?;
     let now = get(&api, "remove").await?.context("kept by the third")?;
     ensure!(now.finalizers() == [THIRD], "{:?}", now.finalizers());
@@ -299,7 +299,7 @@ async fn e2e_z5_a_recreated_object_is_not_patched() -> Result<()> {
     ensure!(get(&api, "app").await?.is_none());
     let new = create(&api, "app", &[OURS]).await?;
 
-    let (outcome, _) = run(&api, old, Ok(Action::Done)).await?;
+    let (outcome, _) = run(&api, old, Ok(Action::AwaitChange)).await?;
     let Err(finalizer::Error::RemoveFinalizer(error)) = outcome else {
         bail!("the removal went through: {outcome:?}");
     };
@@ -342,14 +342,14 @@ async fn e2e_z1_z3_informer_and_runner_through_create_and_delete() -> Result<()>
             let (api, events) = (api.clone(), events.clone());
             async move {
                 let Some(object) = object else {
-                    return Ok(Action::Done);
+                    return Ok(Action::AwaitChange);
                 };
                 finalizer(&api, OURS, object, |event| {
                     events.lock().push(match event {
                         Event::Apply(_) => "apply",
                         Event::Cleanup(_) => "cleanup",
                     });
-                    async { Ok::<_, Failed>(Action::Done) }
+                    async { Ok::<_, Failed>(Action::AwaitChange) }
                 })
                 .await
             }

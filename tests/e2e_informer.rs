@@ -445,7 +445,7 @@ async fn e2e_l1_l2_late_subscriber_gets_a_replay() -> Result<()> {
     let late_synced = late.sync_status();
     let late = Recorder::start(late);
     within(WAIT, "late subscriber synced", async {
-        ensure!(late_synced.wait_until_synced().await);
+        late_synced.wait_until_synced().await?;
         Ok(())
     })
     .await?;

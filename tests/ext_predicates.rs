@@ -1,5 +1,5 @@
 //! Predicates and the `predicate` combinator (rules P1–P6 in
-//! `kube_informer::ext::predicate`): what passes, resyncs, combinators,
+//! `kube_informer::ext::changed`): what passes, resyncs, combinators,
 //! the generation fallback, the compared fields.
 
 mod informer_common;
@@ -20,7 +20,7 @@ use k8s_openapi::api::{apps::v1::Deployment, core::v1::ConfigMap};
 use kube_informer::{
     Informer, Notification,
     dispatch::SubscribeOptions,
-    ext::{NotificationStreamExt, Predicate, predicate},
+    ext::{ChangeFilter, NotificationStreamExt, changed},
     source::Event,
 };
 
@@ -81,9 +81,9 @@ fn one_of_each() -> Vec<Notification<ConfigMap>> {
     ]
 }
 
-async fn filtered<P: Predicate<ConfigMap>>(p: P) -> Vec<String> {
+async fn filtered<P: ChangeFilter<ConfigMap>>(p: P) -> Vec<String> {
     stream::iter(one_of_each())
-        .predicate(p)
+        .filter_changes(p)
         .map(|n| describe(&n))
         .collect()
         .await
@@ -108,7 +108,7 @@ async fn p1_p2_added_deleted_and_resyncs_pass_a_predicate_that_refuses_all() {
 #[tokio::test]
 async fn p1_watched_updates_pass_when_the_predicate_does() {
     assert_eq!(
-        filtered(predicate::labels()).await,
+        filtered(changed::labels()).await,
         [
             "added a@1 initial=true",
             "updated a@1->2 resync=false",
@@ -146,7 +146,7 @@ async fn p2_a_subscriber_with_a_resync_period_gets_its_rounds_through_a_predicat
     let mut labelled = informer
         .subscribe(SubscribeOptions::default().resync(Duration::from_secs(1)))
         .unwrap()
-        .predicate(predicate::labels());
+        .filter_changes(changed::labels());
     let run = tokio::spawn(informer.run());
 
     relist(&source, &[cm("a", "1")], "1");
@@ -222,17 +222,17 @@ fn p3_the_second_predicate_is_asked_only_when_needed() {
 #[tokio::test]
 async fn p3_built_in_predicates_combine_without_type_annotations() {
     assert_eq!(
-        filtered(predicate::annotations().or(predicate::labels())).await,
-        filtered(predicate::labels()).await
+        filtered(changed::annotations().or(changed::labels())).await,
+        filtered(changed::labels()).await
     );
     // labels changed and resourceVersion changed: the one labelled update.
     assert_eq!(
-        filtered(predicate::labels().and(predicate::resource_version())).await,
-        filtered(predicate::labels()).await
+        filtered(changed::labels().and(changed::resource_version())).await,
+        filtered(changed::labels()).await
     );
     // labels changed and finalizers changed: no watched update passes.
     assert_eq!(
-        filtered(predicate::labels().and(predicate::finalizers())).await,
+        filtered(changed::labels().and(changed::finalizers())).await,
         filtered(|_: &ConfigMap, _: &ConfigMap| false).await
     );
 }
@@ -241,13 +241,13 @@ async fn p3_built_in_predicates_combine_without_type_annotations() {
 /// are predicates, combine, and filter a stream as the predicate inside.
 #[tokio::test]
 async fn p3_boxed_and_shared_predicates_combine_and_filter() {
-    let boxed: Box<dyn Predicate<ConfigMap> + Send + Sync> = Box::new(predicate::annotations());
-    let shared: Arc<dyn Predicate<ConfigMap> + Send + Sync> = Arc::new(predicate::labels());
+    let boxed: Box<dyn ChangeFilter<ConfigMap> + Send + Sync> = Box::new(changed::annotations());
+    let shared: Arc<dyn ChangeFilter<ConfigMap> + Send + Sync> = Arc::new(changed::labels());
     assert_eq!(
         filtered(boxed.or(shared.clone())).await,
-        filtered(predicate::labels()).await
+        filtered(changed::labels()).await
     );
-    assert_eq!(filtered(shared).await, filtered(predicate::labels()).await);
+    assert_eq!(filtered(shared).await, filtered(changed::labels()).await);
 }
 
 /// P4: the generation decides where both sides have one: a status write
@@ -255,7 +255,7 @@ async fn p3_boxed_and_shared_predicates_combine_and_filter() {
 /// passes.
 #[test]
 fn p4_generation_passes_when_the_generation_changed() {
-    let generation = predicate::generation();
+    let generation = changed::generation();
     let before = deployment(Some(3), "100");
     assert!(!generation.passes(&before, &deployment(Some(3), "101")));
     assert!(generation.passes(&before, &deployment(Some(4), "102")));
@@ -267,11 +267,11 @@ fn p4_generation_passes_when_the_generation_changed() {
 #[test]
 fn p4_without_a_generation_the_resource_version_decides() {
     // ConfigMaps have none.
-    let generation = predicate::generation();
+    let generation = changed::generation();
     assert!(generation.passes(&cm("a", "1"), &cm("a", "2")));
     assert!(!generation.passes(&cm("a", "2"), &cm("a", "2")));
     // A Deployment with one side without: a changed resourceVersion passes, an equal one does not.
-    let generation = predicate::generation();
+    let generation = changed::generation();
     assert!(generation.passes(&deployment(None, "1"), &deployment(Some(1), "2")));
     assert!(generation.passes(&deployment(Some(1), "1"), &deployment(None, "2")));
     assert!(!generation.passes(&deployment(Some(1), "5"), &deployment(None, "5")));
@@ -290,7 +290,7 @@ async fn p4_generation_filters_status_writes_from_a_stream() {
         update(deployment(Some(1), "2"), deployment(Some(2), "3")),
         update(deployment(Some(2), "3"), deployment(Some(2), "4")),
     ])
-    .predicate(predicate::generation())
+    .filter_changes(changed::generation())
     .map(|n| n.object().metadata.resource_version.clone().unwrap())
     .collect()
     .await;
@@ -316,17 +316,17 @@ fn p5_fields_compare_their_own_field_with_missing_as_empty() {
     let mut finalized = base.clone();
     finalized.metadata.finalizers = Some(vec!["example.com/cleanup".into()]);
 
-    assert!(predicate::labels().passes(&base, &labelled));
-    assert!(!predicate::labels().passes(&base, &annotated));
-    assert!(!predicate::labels().passes(&base, &finalized));
+    assert!(changed::labels().passes(&base, &labelled));
+    assert!(!changed::labels().passes(&base, &annotated));
+    assert!(!changed::labels().passes(&base, &finalized));
 
-    assert!(predicate::annotations().passes(&base, &annotated));
-    assert!(!predicate::annotations().passes(&base, &labelled));
-    assert!(!predicate::annotations().passes(&base, &finalized));
+    assert!(changed::annotations().passes(&base, &annotated));
+    assert!(!changed::annotations().passes(&base, &labelled));
+    assert!(!changed::annotations().passes(&base, &finalized));
 
-    assert!(predicate::finalizers().passes(&base, &finalized));
-    assert!(predicate::finalizers().passes(&finalized, &base));
-    assert!(!predicate::finalizers().passes(&base, &labelled));
+    assert!(changed::finalizers().passes(&base, &finalized));
+    assert!(changed::finalizers().passes(&finalized, &base));
+    assert!(!changed::finalizers().passes(&base, &labelled));
 
     // Missing equals empty, both ways.
     let mut empty = base.clone();
@@ -334,15 +334,15 @@ fn p5_fields_compare_their_own_field_with_missing_as_empty() {
     empty.metadata.annotations = Some(map(&[]));
     empty.metadata.finalizers = Some(vec![]);
     for (old, new) in [(&base, &empty), (&empty, &base)] {
-        assert!(!predicate::labels().passes(old, new));
-        assert!(!predicate::annotations().passes(old, new));
-        assert!(!predicate::finalizers().passes(old, new));
+        assert!(!changed::labels().passes(old, new));
+        assert!(!changed::annotations().passes(old, new));
+        assert!(!changed::finalizers().passes(old, new));
     }
 
     // A changed value under the same key is a change.
     let mut relabelled = base.clone();
     relabelled.metadata.labels = Some(map(&[("app", "db")]));
-    assert!(predicate::labels().passes(&labelled, &relabelled));
+    assert!(changed::labels().passes(&labelled, &relabelled));
 }
 
 /// P5: finalizers are a list: a reorder is a change.
@@ -353,14 +353,14 @@ fn p5_finalizers_compare_as_a_list() {
         object.metadata.finalizers = Some(names.iter().map(|n| n.to_string()).collect());
         object
     };
-    assert!(!predicate::finalizers().passes(&with(&["a", "b"]), &with(&["a", "b"])));
-    assert!(predicate::finalizers().passes(&with(&["a", "b"]), &with(&["b", "a"])));
+    assert!(!changed::finalizers().passes(&with(&["a", "b"]), &with(&["a", "b"])));
+    assert!(changed::finalizers().passes(&with(&["a", "b"]), &with(&["b", "a"])));
 }
 
 /// P6: the resourceVersion strings are compared; missing reads as "".
 #[test]
 fn p6_resource_version_compares_the_strings_missing_as_empty() {
-    let rv = predicate::resource_version();
+    let rv = changed::resource_version();
     assert!(rv.passes(&cm("a", "1"), &cm("a", "2")));
     assert!(!rv.passes(&cm("a", "2"), &cm("a", "2")));
     let mut missing = cm("a", "1");
@@ -376,7 +376,7 @@ fn p6_resource_version_compares_the_strings_missing_as_empty() {
 async fn p1_the_filter_passes_the_upper_size_hint_and_is_fused() {
     let mut s = stream::iter(one_of_each())
         .fuse()
-        .predicate(predicate::labels());
+        .filter_changes(changed::labels());
     assert_eq!(s.size_hint(), (0, Some(5)));
     assert!(!s.is_terminated());
     while s.next().await.is_some() {}

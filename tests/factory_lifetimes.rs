@@ -1,4 +1,4 @@
-//! How long the factory's informers live (FA2–FA4 in `src/factory.rs`):
+//! How long the factory's informers live (FA2–FA4 in `src/factory/mod.rs`):
 //! `release` lets one go, dropping the factory lets go of all of them, and
 //! neither stops an informer a user still holds (L8).
 
@@ -37,20 +37,20 @@ async fn fa2_release_stops_an_informer_nothing_else_holds() {
     let api = || Api::<ConfigMap>::all(factory.client());
     let informer = factory.build(api(), |b| b).unwrap();
     factory.start();
-    assert!(factory.wait_for_cache_sync().await);
+    factory.wait_until_synced().await.unwrap();
     eventually("a watch", || server.open_watches() == 1).await;
 
     assert!(factory.release(informer), "nothing else held it");
     assert_eq!(factory.len(), 0);
     eventually("the watch to close", || server.open_watches() == 0).await;
     // Nothing left to wait for.
-    assert!(factory.wait_for_cache_sync().await);
+    factory.wait_until_synced().await.unwrap();
 
     let next = factory.build(api(), |b| b).unwrap();
     assert!(!next.has_synced() && !next.is_stopped(), "a new informer");
     assert_eq!(factory.len(), 1);
     factory.start();
-    assert!(next.wait_until_synced().await);
+    next.wait_until_synced().await.unwrap();
     factory.shutdown().await;
 }
 
@@ -61,7 +61,7 @@ async fn fa2_a_released_informer_runs_while_held_and_is_handed_out_again() {
     let api = || Api::<ConfigMap>::all(factory.client());
     let informer = factory.build(api(), |b| b).unwrap();
     factory.start();
-    assert!(factory.wait_for_cache_sync().await);
+    factory.wait_until_synced().await.unwrap();
     let store = informer.store();
     assert!(!factory.release(informer), "the store holds it");
     assert_eq!(factory.len(), 0);
@@ -98,7 +98,7 @@ async fn fa3_dropping_the_factory_stops_only_what_nobody_holds() {
         .build(Api::<Secret>::all(server.client()), |b| b)
         .unwrap();
     factory.start();
-    assert!(factory.wait_for_cache_sync().await);
+    factory.wait_until_synced().await.unwrap();
     eventually("two watches", || server.open_watches() == 2).await;
     drop(secrets);
 
@@ -125,7 +125,7 @@ async fn fa4_shutdown_stops_a_released_informer_that_still_runs() {
         .build(Api::<ConfigMap>::all(server.client()), |b| b)
         .unwrap();
     factory.start();
-    assert!(factory.wait_for_cache_sync().await);
+    factory.wait_until_synced().await.unwrap();
     let mut subscription = informer
         .subscribe(kube_informer::dispatch::SubscribeOptions::default())
         .unwrap();

@@ -60,7 +60,7 @@ async fn factory_builds_indexers_transforms_and_strips_managed_fields() {
         })
         .unwrap();
     factory.start();
-    assert!(factory.wait_for_cache_sync().await);
+    factory.wait_until_synced().await.unwrap();
 
     let store = informer.store();
     let web = store.by_index("by-app", "web").unwrap();
@@ -153,7 +153,7 @@ async fn factory_shares_an_informer_only_when_the_options_agree() {
     // Shared means one cache: what one handle stores, the other reads.
     server.create(&cm("a", "web")).unwrap();
     factory.start();
-    assert!(factory.wait_for_cache_sync().await);
+    factory.wait_until_synced().await.unwrap();
     assert_eq!(same.store().by_index("by-app", "web").unwrap().len(), 1);
     assert_eq!(first.store().len(), 1);
     factory.shutdown().await;
@@ -186,7 +186,7 @@ async fn factory_builds_metadata_only_informers_apart_from_full_ones() {
     assert_eq!(factory.len(), 2, "metadata-only and full informers are two");
 
     factory.start();
-    assert!(factory.wait_for_cache_sync().await);
+    factory.wait_until_synced().await.unwrap();
     assert!(
         full.store()
             .get_by(Some("default"), "a")
@@ -209,7 +209,7 @@ async fn fa1_a_stopped_informer_is_replaced_by_the_next_request() {
     let api = || Api::<ConfigMap>::namespaced(factory.client(), "default");
     let first = factory.build(api(), |b| b).unwrap();
     factory.start();
-    assert!(first.wait_until_synced().await);
+    first.wait_until_synced().await.unwrap();
     first.stop();
     assert!(first.is_stopped());
 
@@ -218,7 +218,7 @@ async fn fa1_a_stopped_informer_is_replaced_by_the_next_request() {
     assert_eq!(factory.len(), 1, "in its place, not beside it");
     assert!(!second.has_synced(), "not started until start()");
     factory.start();
-    assert!(second.wait_until_synced().await);
+    second.wait_until_synced().await.unwrap();
     assert_eq!(second.store().len(), 1);
     // The same running informer to the next request.
     let third = factory.build(api(), |b| b).unwrap();
@@ -269,7 +269,7 @@ async fn fa5_defaults_apply_to_every_informer_and_the_closure_has_the_last_word(
         Err(Error::OptionsDiffer { .. })
     ));
     factory.start();
-    assert!(factory.wait_for_cache_sync().await);
+    factory.wait_until_synced().await.unwrap();
 
     let names = |informer: &kube_informer::Informer<ConfigMap>| {
         let mut names: Vec<_> = informer

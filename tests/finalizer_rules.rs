@@ -132,7 +132,7 @@ async fn z1_z9_no_apply_without_the_finalizer_and_its_error_after() {
     let api = api(&server);
     let first = server.create(&cm("app", &[], false)).unwrap();
     server.fail_requests(RequestMatch::Update, ApiStatus::service_unavailable(), 1);
-    let (outcome, events) = run(&api, first.clone(), Ok(Action::Done)).await;
+    let (outcome, events) = run(&api, first.clone(), Ok(Action::AwaitChange)).await;
     assert!(
         matches!(&outcome, Err(finalizer::Error::AddFinalizer(e)) if api_code(e) == Some((503, "ServiceUnavailable"))),
         "{outcome:?}"
@@ -177,8 +177,11 @@ async fn z3_cleans_up_then_removes_the_finalizer() {
     let api = api(&server);
     let deleting = server.create(&cm("app", &[OTHER, OURS], true)).unwrap();
 
-    let (outcome, events) = run(&api, deleting, Ok(Action::Done)).await;
-    assert_eq!((outcome.unwrap(), events), (Action::Done, vec!["cleanup"]));
+    let (outcome, events) = run(&api, deleting, Ok(Action::AwaitChange)).await;
+    assert_eq!(
+        (outcome.unwrap(), events),
+        (Action::AwaitChange, vec!["cleanup"])
+    );
     assert_eq!(api.get("app").await.unwrap().finalizers(), [OTHER]);
 }
 
@@ -200,8 +203,11 @@ async fn z3_a_failed_cleanup_keeps_the_finalizer() {
     assert_eq!(writes(&server), 0);
     assert_eq!(api.get("app").await.unwrap().finalizers(), [OURS]);
 
-    let (outcome, events) = run(&api, deleting, Ok(Action::Done)).await;
-    assert_eq!((outcome.unwrap(), events), (Action::Done, vec!["cleanup"]));
+    let (outcome, events) = run(&api, deleting, Ok(Action::AwaitChange)).await;
+    assert_eq!(
+        (outcome.unwrap(), events),
+        (Action::AwaitChange, vec!["cleanup"])
+    );
     // Its last finalizer gone, the object being deleted is gone too.
     assert!(api.get_opt("app").await.unwrap().is_none());
 }
@@ -215,7 +221,7 @@ async fn z4_leaves_a_deleting_object_without_the_finalizer_alone() {
     server.clear_requests();
 
     let (outcome, events) = run(&api, deleting, Ok(Action::requeue(Duration::from_secs(1)))).await;
-    assert_eq!(outcome.unwrap(), Action::Done);
+    assert_eq!(outcome.unwrap(), Action::AwaitChange);
     assert!(events.is_empty());
     assert_eq!(writes(&server), 0);
 }
@@ -233,7 +239,7 @@ async fn z5_a_concurrent_change_makes_the_addition_fail() {
         let stale = server.create(&cm(name, read, false)).unwrap();
         server.update(&cm(name, meanwhile, false)).unwrap();
 
-        let (outcome, events) = run(&api, stale, Ok(Action::Done)).await;
+        let (outcome, events) = run(&api, stale, Ok(Action::AwaitChange)).await;
         let Err(finalizer::Error::AddFinalizer(error)) = outcome else {
             panic!("{name}: {outcome:?}");
         };
@@ -261,7 +267,7 @@ async fn z5_a_concurrent_change_makes_the_removal_fail() {
         .update(&cm("app", &[OURS, "third.io/x"], true))
         .unwrap();
 
-    let (outcome, events) = run(&api, stale, Ok(Action::Done)).await;
+    let (outcome, events) = run(&api, stale, Ok(Action::AwaitChange)).await;
     let Err(finalizer::Error::RemoveFinalizer(error)) = outcome else {
         panic!("{outcome:?}");
     };
@@ -286,7 +292,7 @@ async fn z5_a_recreated_object_is_not_patched() {
     let new = server.create(&cm("app", &[OURS], false)).unwrap();
     assert_ne!(old.uid(), new.uid());
 
-    let (outcome, _) = run(&api, old, Ok(Action::Done)).await;
+    let (outcome, _) = run(&api, old, Ok(Action::AwaitChange)).await;
     let Err(finalizer::Error::RemoveFinalizer(error)) = outcome else {
         panic!("{outcome:?}");
     };
@@ -301,7 +307,7 @@ async fn z6_bad_input_sends_nothing() {
     let api = api(&server);
     let object = server.create(&cm("app", &[], false)).unwrap();
     server.clear_requests();
-    let never = |_: Event<ConfigMap>| async { Ok::<_, Failed>(Action::Done) };
+    let never = |_: Event<ConfigMap>| async { Ok::<_, Failed>(Action::AwaitChange) };
 
     for bad in ["cleanup", "Example.com/x", "example.com/"] {
         let outcome = finalizer(&api, bad, Arc::new(object.clone()), never).await;
@@ -341,7 +347,7 @@ async fn z7_a_patch_without_an_answer_fails_at_its_deadline() {
     server.delay_requests(RequestMatch::Update, PATCH_TIMEOUT * 2, 1);
 
     let started = tokio::time::Instant::now();
-    let (outcome, events) = run(&api, object, Ok(Action::Done)).await;
+    let (outcome, events) = run(&api, object, Ok(Action::AwaitChange)).await;
     // Z1: no answer, no Apply.
     assert!(
         matches!(
@@ -369,8 +375,11 @@ async fn z10_the_patches_are_recorded_in_the_write_log() {
     let recorded = log.api(api(&server), key.clone());
     let created = server.create(&cm("app", &[], false)).unwrap();
 
-    let (outcome, events) = run(&recorded, created, Ok(Action::Done)).await;
-    assert_eq!((outcome.unwrap(), events), (Action::Done, vec!["apply"]));
+    let (outcome, events) = run(&recorded, created, Ok(Action::AwaitChange)).await;
+    assert_eq!(
+        (outcome.unwrap(), events),
+        (Action::AwaitChange, vec!["apply"])
+    );
     let added = api(&server).get("app").await.unwrap();
     let writes = log.take(&key);
     assert_eq!(writes.len(), 1, "{writes:?}");
@@ -386,8 +395,11 @@ async fn z10_the_patches_are_recorded_in_the_write_log() {
 
     server.delete::<ConfigMap>(Some("default"), "app").unwrap();
     let deleting = api(&server).get("app").await.unwrap();
-    let (outcome, events) = run(&recorded, deleting, Ok(Action::Done)).await;
-    assert_eq!((outcome.unwrap(), events), (Action::Done, vec!["cleanup"]));
+    let (outcome, events) = run(&recorded, deleting, Ok(Action::AwaitChange)).await;
+    assert_eq!(
+        (outcome.unwrap(), events),
+        (Action::AwaitChange, vec!["cleanup"])
+    );
     assert!(api(&server).get_opt("app").await.unwrap().is_none());
     let writes = log.take(&key);
     assert_eq!(writes.len(), 1, "{writes:?}");
@@ -413,8 +425,8 @@ async fn z11_a_failed_removal_is_retried_without_a_second_cleanup() {
         let mut seen = Vec::new();
         for attempt in 0..2 {
             let (outcome, events) = match through {
-                "recorded" => run(&recorded, deleting.clone(), Ok(Action::Done)).await,
-                _ => run(&plain, deleting.clone(), Ok(Action::Done)).await,
+                "recorded" => run(&recorded, deleting.clone(), Ok(Action::AwaitChange)).await,
+                _ => run(&plain, deleting.clone(), Ok(Action::AwaitChange)).await,
             };
             seen.extend(events);
             match attempt {
@@ -422,7 +434,7 @@ async fn z11_a_failed_removal_is_retried_without_a_second_cleanup() {
                     matches!(&outcome, Err(finalizer::Error::RemoveFinalizer(e)) if api_code(e) == Some((503, "ServiceUnavailable"))),
                     "{through}: {outcome:?}"
                 ),
-                _ => assert_eq!(outcome.unwrap(), Action::Done, "{through}"),
+                _ => assert_eq!(outcome.unwrap(), Action::AwaitChange, "{through}"),
             }
         }
         assert_eq!(seen, cleanups, "{through}");
@@ -442,21 +454,21 @@ async fn z11_a_finished_cleanup_belongs_to_its_object() {
     let stale = server.create(&cm("app", &[OTHER, OURS], true)).unwrap();
     // Another writer drops its finalizer: ours moves from index 1 to 0.
     server.update(&cm("app", &[OURS], true)).unwrap();
-    let (outcome, events) = run(&recorded, stale, Ok(Action::Done)).await;
+    let (outcome, events) = run(&recorded, stale, Ok(Action::AwaitChange)).await;
     let Err(finalizer::Error::RemoveFinalizer(error)) = outcome else {
         panic!("{outcome:?}");
     };
     assert_eq!(api_code(&error), Some((422, "Invalid")));
     assert_eq!(events, ["cleanup"]);
     let newer = api(&server).get("app").await.unwrap();
-    let (outcome, events) = run(&recorded, newer, Ok(Action::Done)).await;
-    assert_eq!((outcome.unwrap(), events), (Action::Done, vec![]));
+    let (outcome, events) = run(&recorded, newer, Ok(Action::AwaitChange)).await;
+    assert_eq!((outcome.unwrap(), events), (Action::AwaitChange, vec![]));
     assert!(api(&server).get_opt("app").await.unwrap().is_none());
 
     // A cleanup kept for one object (its removal refused by a 503) ...
     let first = server.create(&cm("app", &[OURS], true)).unwrap();
     server.fail_requests(RequestMatch::Update, ApiStatus::service_unavailable(), 1);
-    let (outcome, events) = run(&recorded, first.clone(), Ok(Action::Done)).await;
+    let (outcome, events) = run(&recorded, first.clone(), Ok(Action::AwaitChange)).await;
     assert!(
         matches!(outcome, Err(finalizer::Error::RemoveFinalizer(_))),
         "{outcome:?}"
@@ -467,8 +479,11 @@ async fn z11_a_finished_cleanup_belongs_to_its_object() {
     // ... is not the cleanup of the object created again under its name.
     let again = server.create(&cm("app", &[OURS], true)).unwrap();
     assert_ne!(again.uid(), first.uid());
-    let (outcome, events) = run(&recorded, again, Ok(Action::Done)).await;
-    assert_eq!((outcome.unwrap(), events), (Action::Done, vec!["cleanup"]));
+    let (outcome, events) = run(&recorded, again, Ok(Action::AwaitChange)).await;
+    assert_eq!(
+        (outcome.unwrap(), events),
+        (Action::AwaitChange, vec!["cleanup"])
+    );
 }
 
 /// Z1, Z9, Z2, Z3 through an informer and a runner: the first reconcile
@@ -504,11 +519,11 @@ async fn z1_z9_z2_z3_the_informer_brings_the_object_back_after_each_write() {
             async move {
                 *runs.lock() += 1;
                 let Some(object) = object else {
-                    return Ok(Action::Done);
+                    return Ok(Action::AwaitChange);
                 };
                 finalizer(&api, OURS, object, |event| {
                     events.lock().push(seen(&event));
-                    async { Ok::<_, Failed>(Action::Done) }
+                    async { Ok::<_, Failed>(Action::AwaitChange) }
                 })
                 .await
             }

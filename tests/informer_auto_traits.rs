@@ -41,7 +41,8 @@ fn i11_sync_wait_futures_are_send() {
     >())
     .cache_from_env()
     .build();
-    send(&informer.wait_for_sync(std::time::Duration::from_secs(1)));
+    send(&informer.wait_until_synced());
+    send(&informer.store().wait_until_synced());
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -50,5 +51,5 @@ fn i11_sync_wait_futures_are_send() {
     let factory = InformerFactory::new(
         kube::Client::try_from(kube::Config::new("http://127.0.0.1:1".parse().unwrap())).unwrap(),
     );
-    send(&factory.wait_for_sync(std::time::Duration::from_secs(1)));
+    send(&factory.wait_until_synced());
 }

@@ -29,7 +29,7 @@ async fn cm5_notifications_carry_the_new_object_and_the_replaced_version() {
     let run = tokio::spawn(informer.clone().run());
 
     relist(&source, &[cm("a", "1"), cm("b", "1"), cm("c", "1")], "1");
-    informer.wait_until_synced().await;
+    informer.wait_until_synced().await.unwrap();
     // `a` hot (read twice), `b` cold: both updates carry their old version.
     for _ in 0..2 {
         informer.store().get_by(Some("default"), "a");
@@ -147,7 +147,7 @@ async fn cm1_resyncs_deliver_the_stored_objects() {
         .unwrap();
     tokio::spawn(informer.clone().run());
     relist(&source, &[cm("a", "1"), cm("b", "7")], "7");
-    informer.wait_until_synced().await;
+    informer.wait_until_synced().await.unwrap();
     let mut resynced = Vec::new();
     while resynced.len() < 2 {
         match subscription.next().await.unwrap() {

@@ -95,7 +95,7 @@ async fn observe(configure: Configure<ConfigMap>) -> (Vec<ConfigMap>, Vec<String
     let informer = configure(Informer::builder(api)).build();
     let mut errors = informer.errors();
     let run = tokio::spawn(informer.run());
-    assert!(informer.wait_until_synced().await);
+    informer.wait_until_synced().await.unwrap();
 
     // A burst on the watch, then single events, one of them bad.
     server
@@ -292,7 +292,7 @@ async fn decodings(configure: Configure<Recorded>) -> Vec<Decoding> {
     let api: Api<Recorded> = Api::default_namespaced(server.client());
     let informer = configure(Informer::builder(api)).build();
     let run = tokio::spawn(informer.run());
-    assert!(informer.wait_until_synced().await);
+    informer.wait_until_synced().await.unwrap();
     server
         .bulk_create((0..600).map(|i| cm(&format!("watched-{i:03}"))))
         .unwrap();

@@ -30,7 +30,7 @@ async fn l7_stop_before_run_ends_everything() {
     assert!(subscription.next().await.is_none());
     assert_eq!(subscription.end_reason(), Some(EndReason::Stopped));
     assert!(errors.collect::<Vec<_>>().await.is_empty());
-    assert!(!informer.wait_until_synced().await);
+    assert!(informer.wait_until_synced().await.is_err());
     assert!(matches!(
         informer.subscribe(SubscribeOptions::default()),
         Err(Error::Stopped)
@@ -58,7 +58,13 @@ async fn l7_a_cancelled_token_without_run_ends_waiting_streams() {
     tokio::time::sleep(Duration::from_millis(10)).await;
     token.cancel();
     let bound = Duration::from_secs(1);
-    assert!(!tokio::time::timeout(bound, waiter).await.unwrap().unwrap());
+    assert!(
+        tokio::time::timeout(bound, waiter)
+            .await
+            .unwrap()
+            .unwrap()
+            .is_err()
+    );
     assert!(
         tokio::time::timeout(bound, sub_task)
             .await
@@ -113,7 +119,8 @@ async fn l8_a_held_store_keeps_the_informer_running() {
     relist(&source, &[cm("a", "1")], "1");
     tokio::time::timeout(bound, store.wait_until_synced())
         .await
-        .expect("a held store never synced");
+        .expect("a held store never synced")
+        .unwrap();
     assert_eq!(store_state(&store).len(), 1);
     send(&source, Event::Added(cm("b", "1")));
     eventually(bound, "b never reached the store", || store.len() == 2).await;

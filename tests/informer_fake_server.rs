@@ -38,7 +38,7 @@ async fn builder_api_lists_watches_and_notifies() {
         next_description(&mut subscription).await,
         format!("added a@{} initial=true", rv_of(&a))
     );
-    assert!(informer.wait_until_synced().await);
+    informer.wait_until_synced().await.unwrap();
     assert!(subscription.has_synced());
 
     let mut changed = a.clone();
@@ -83,7 +83,7 @@ async fn r9_api_errors_reach_the_user_and_the_informer_recovers() {
     let run = tokio::spawn(informer.run());
     let first = errors.next().await.unwrap();
     assert!(first.is_runtime(), "{first}");
-    assert!(informer.wait_until_synced().await);
+    informer.wait_until_synced().await.unwrap();
     assert!(informer.metrics().errors >= 2);
     assert_eq!(informer.store().len(), 1);
     informer.stop();
@@ -118,7 +118,7 @@ async fn factory_shares_one_informer_per_key_and_syncs_them() {
     // Same informer: a subscription on one sees what the other caches.
     let mut subscription = second.subscribe(SubscribeOptions::default()).unwrap();
     factory.start();
-    assert!(factory.wait_for_cache_sync().await);
+    factory.wait_until_synced().await.unwrap();
     assert_eq!(first.store().len(), 1);
     assert_eq!(selected.store().len(), 0);
     assert_eq!(everywhere.store().len(), 1);
@@ -152,7 +152,7 @@ async fn metadata_informer_caches_metadata_only() {
     let api: Api<ConfigMap> = Api::default_namespaced(server.client());
     let informer = Informer::metadata_builder(api).build();
     let run = tokio::spawn(informer.run());
-    assert!(informer.wait_until_synced().await);
+    informer.wait_until_synced().await.unwrap();
     let cached = informer.store().list();
     assert_eq!(cached.len(), 1);
     assert_eq!(cached[0].metadata.name.as_deref(), Some("a"));

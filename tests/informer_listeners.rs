@@ -27,7 +27,7 @@ async fn l1_late_subscriber_during_a_burst_gets_replay_then_live() {
         .build();
     let run = tokio::spawn(informer.run());
     relist(&source, &[], "0");
-    assert!(informer.wait_until_synced().await);
+    informer.wait_until_synced().await.unwrap();
 
     let writer = tokio::spawn(async move {
         let mut rv = 0;
@@ -102,7 +102,7 @@ async fn l2_subscription_syncs_after_its_initial_items_are_read() {
     let mut early = informer.subscribe(SubscribeOptions::default()).unwrap();
     let run = tokio::spawn(informer.run());
     relist(&source, &[cm("a", "1"), cm("b", "1")], "1");
-    assert!(informer.wait_until_synced().await);
+    informer.wait_until_synced().await.unwrap();
 
     assert!(!early.has_synced());
     early.next().await.unwrap();
@@ -144,7 +144,7 @@ async fn l3_only_due_subscribers_get_resyncs() {
     let mut never = informer.subscribe(SubscribeOptions::default()).unwrap();
     let run = tokio::spawn(informer.run());
     relist(&source, &[cm("a", "1"), cm("b", "1")], "1");
-    assert!(informer.wait_until_synced().await);
+    informer.wait_until_synced().await.unwrap();
     // Asked for after the start, 300 ms is raised to the 2 s check period
     // (it was first raised to the 1 s minimum).
     let mut late_fast = informer
@@ -185,7 +185,7 @@ async fn l3_zero_check_period_never_resyncs() {
         .unwrap();
     let run = tokio::spawn(informer.run());
     relist(&source, &[cm("a", "1")], "1");
-    assert!(informer.wait_until_synced().await);
+    informer.wait_until_synced().await.unwrap();
     tokio::time::sleep(Duration::from_secs(10)).await;
     assert_eq!(ready(&mut s).len(), 1);
     drop(source);
@@ -233,7 +233,7 @@ async fn l6_subscribe_after_stop_is_an_error() {
         .unwrap();
     let run = tokio::spawn(informer.run());
     relist(&source, &[cm("a", "1"), cm("b", "1")], "1");
-    assert!(informer.wait_until_synced().await);
+    informer.wait_until_synced().await.unwrap();
     informer.stop();
     run.await.unwrap().unwrap();
     assert!(informer.is_stopped());
@@ -305,7 +305,7 @@ async fn cancellation_token_stops_and_run_runs_once() {
     assert!(matches!(informer.run().await, Err(Error::AlreadyRunning)));
     token.cancel();
     run.await.unwrap().unwrap();
-    assert!(!informer.wait_until_synced().await);
+    assert!(informer.wait_until_synced().await.is_err());
 }
 
 // A run future dropped before its first poll started nothing: the informer
@@ -322,7 +322,7 @@ async fn dropping_the_run_future_before_or_after_it_started() {
     relist(&source, &[cm("a", "1")], "1");
     tokio::select! {
         _ = &mut run => panic!("run ended on its own"),
-        synced = informer.wait_until_synced() => assert!(synced),
+        synced = informer.wait_until_synced() => synced.unwrap(),
     }
     drop(run);
     assert!(informer.is_stopped());

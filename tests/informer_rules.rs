@@ -209,7 +209,7 @@ async fn i4_empty_initial_list_syncs() {
         .build();
     let run = tokio::spawn(informer.run());
     relist(&source, &[], "1");
-    assert!(informer.wait_until_synced().await);
+    informer.wait_until_synced().await.unwrap();
     assert!(informer.store().is_empty());
     drop(source);
     run.await.unwrap().unwrap();

@@ -1,7 +1,8 @@
 //! Waiting for the first sync fails fast (I6–I10): a refused or missing
-//! resource is named at once, a source that never lists times out with its
-//! last error, an informer that ends is reported, and the factory waits for
-//! all its informers under one deadline.
+//! resource is named at once, a wait given a deadline with
+//! `tokio::time::timeout` finds the source's last error on the informer,
+//! an informer that ends is reported, and the factory waits for all its
+//! informers under one deadline.
 
 mod informer_common;
 
@@ -17,7 +18,7 @@ use kube::{
 };
 use kube_informer::{Informer, InformerFactory, informer::SyncError, source, source::Event};
 use kube_informer_testing::{ApiStatus, FakeApiServer, RequestMatch};
-use tokio::time::Instant;
+use tokio::time::{Instant, timeout};
 
 const FORBIDDEN: &str = r#"configmaps is forbidden: User "system:serviceaccount:web:app" cannot list resource "configmaps""#;
 
@@ -66,14 +67,16 @@ async fn i6_a_serving_server_syncs_and_a_synced_informer_answers_at_once() {
     server.create(&labelled).unwrap();
     let informer = web_configmaps(&server);
 
-    informer
-        .wait_for_sync(Duration::from_secs(30))
-        .await
-        .unwrap();
+    informer.wait_until_synced().await.unwrap();
     assert_eq!(informer.store().len(), 1);
-    // Synced already: no time needed, not even a zero timeout fails it.
-    informer.wait_for_sync(Duration::ZERO).await.unwrap();
-    informer.wait_for_sync(Duration::MAX).await.unwrap();
+    // Synced already: no time needed, not even under a zero timeout.
+    let started = Instant::now();
+    timeout(Duration::ZERO, informer.wait_until_synced())
+        .await
+        .expect("answers at once")
+        .unwrap();
+    informer.store().wait_until_synced().await.unwrap();
+    assert_eq!(started.elapsed(), Duration::ZERO);
 }
 
 // I6: errors that are not refusals do not end the wait; the sync does.
@@ -82,10 +85,7 @@ async fn i6_errors_before_the_sync_do_not_fail_a_wait_that_then_syncs() {
     let server = FakeApiServer::start().await;
     server.fail_requests(RequestMatch::List, ApiStatus::internal_error(), 2);
     let informer = web_configmaps(&server);
-    informer
-        .wait_for_sync(Duration::from_secs(60))
-        .await
-        .unwrap();
+    informer.wait_until_synced().await.unwrap();
     assert!(informer.has_synced());
     assert_eq!(informer.metrics().errors, 2);
 }
@@ -98,10 +98,7 @@ async fn i7_a_forbidden_list_is_refused_at_once_naming_the_resource_and_message(
     let informer = web_configmaps(&server);
 
     let started = Instant::now();
-    let error = informer
-        .wait_for_sync(Duration::from_secs(60))
-        .await
-        .unwrap_err();
+    let error = informer.wait_until_synced().await.unwrap_err();
     assert_eq!(started.elapsed(), Duration::ZERO, "fails at once");
     match &error {
         SyncError::Refused {
@@ -127,6 +124,18 @@ async fn i7_a_forbidden_list_is_refused_at_once_naming_the_resource_and_message(
     );
     assert!(text.contains(FORBIDDEN), "{text}");
     assert!(text.contains("RBAC"), "{text}");
+    // Its store and its subscriptions answer the same.
+    assert!(matches!(
+        informer.store().wait_until_synced().await,
+        Err(SyncError::Refused { status: 403, .. })
+    ));
+    let subscription = informer
+        .subscribe(kube_informer::dispatch::SubscribeOptions::default())
+        .unwrap();
+    assert!(matches!(
+        subscription.wait_until_synced().await,
+        Err(SyncError::Refused { status: 403, .. })
+    ));
     // R9: the informer itself goes on retrying.
     assert!(!informer.is_stopped());
 }
@@ -143,7 +152,7 @@ async fn i7_a_refusal_ends_a_wait_whether_it_came_before_or_during_it() {
 
     let waiting = tokio::spawn({
         let informer = informer.clone();
-        async move { informer.wait_for_sync(Duration::from_secs(60)).await }
+        async move { informer.wait_until_synced().await }
     });
     tokio::time::sleep(Duration::from_secs(5)).await;
     assert!(!waiting.is_finished());
@@ -160,7 +169,7 @@ async fn i7_a_refusal_ends_a_wait_whether_it_came_before_or_during_it() {
     assert!(error.to_string().contains("credentials"), "{error}");
 
     // A later call, the refusal still the latest answer: refused at once.
-    let error = informer.wait_for_sync(Duration::from_secs(60)).await;
+    let error = informer.wait_until_synced().await;
     assert!(
         matches!(error, Err(SyncError::Refused { status: 401, .. })),
         "{error:?}"
@@ -168,8 +177,8 @@ async fn i7_a_refusal_ends_a_wait_whether_it_came_before_or_during_it() {
 }
 
 // I7: once a list is answered the refusal no longer stands; the wait goes
-// on and ends as the informer does (here, by timing out with the refusal as
-// its last error).
+// on and ends as the informer does (here, under a timeout of the caller's,
+// the refusal still the informer's last error, I8).
 #[tokio::test(start_paused = true)]
 async fn i7_a_refusal_no_longer_stands_once_a_list_is_answered() {
     let (source, events) = api_like_source();
@@ -179,7 +188,7 @@ async fn i7_a_refusal_no_longer_stands_once_a_list_is_answered() {
     tokio::spawn(informer.run());
     source.unbounded_send(Err(watch_error(403, "no"))).unwrap();
     assert!(matches!(
-        informer.wait_for_sync(Duration::from_secs(1)).await,
+        informer.wait_until_synced().await,
         Err(SyncError::Refused { status: 403, .. })
     ));
 
@@ -187,25 +196,18 @@ async fn i7_a_refusal_no_longer_stands_once_a_list_is_answered() {
     // Let the informer read it.
     tokio::time::sleep(Duration::from_millis(1)).await;
     let started = Instant::now();
-    let error = informer
-        .wait_for_sync(Duration::from_secs(10))
-        .await
-        .unwrap_err();
+    let waited = timeout(Duration::from_secs(10), informer.wait_until_synced()).await;
+    assert!(waited.is_err(), "{waited:?}");
     assert_eq!(started.elapsed(), Duration::from_secs(10));
-    let SyncError::TimedOut { last_error, .. } = &error else {
-        panic!("expected a timeout, got {error:?}");
-    };
-    assert_eq!(last_error.as_ref().and_then(|e| e.status_code()), Some(403));
+    let last_error = informer.last_error();
+    assert_eq!(last_error.and_then(|e| e.status_code()), Some(403));
 
     source
         .unbounded_send(Ok(Event::ListDone {
             resource_version: "1".into(),
         }))
         .unwrap();
-    informer
-        .wait_for_sync(Duration::from_secs(10))
-        .await
-        .unwrap();
+    informer.wait_until_synced().await.unwrap();
 }
 
 // I7: the informer keeps retrying after a refusal; once the server lets
@@ -216,15 +218,12 @@ async fn i7_after_a_refusal_the_informer_retries_and_a_later_wait_succeeds() {
     server.fail_requests(RequestMatch::List, forbidden(), 1);
     let informer = web_configmaps(&server);
     assert!(matches!(
-        informer.wait_for_sync(Duration::from_secs(60)).await,
+        informer.wait_until_synced().await,
         Err(SyncError::Refused { status: 403, .. })
     ));
     // The retry comes after a backoff (R5: 0.8 s, jittered up to 1.6 s).
     tokio::time::sleep(Duration::from_secs(2)).await;
-    informer
-        .wait_for_sync(Duration::from_secs(60))
-        .await
-        .unwrap();
+    informer.wait_until_synced().await.unwrap();
     assert_eq!(
         server.requests().iter().filter(|r| r.is_list()).count(),
         2,
@@ -250,10 +249,7 @@ async fn i7_a_resource_the_server_does_not_serve_is_not_found() {
     tokio::spawn(informer.run());
 
     let started = Instant::now();
-    let error = informer
-        .wait_for_sync(Duration::from_secs(60))
-        .await
-        .unwrap_err();
+    let error = informer.wait_until_synced().await.unwrap_err();
     assert_eq!(started.elapsed(), Duration::ZERO, "fails at once");
     match &error {
         SyncError::NotFound { resource, message } => {
@@ -282,84 +278,58 @@ async fn i7_a_resource_the_server_does_not_serve_is_not_found() {
     assert_eq!(error.resource().namespace.as_deref(), Some("web"));
 }
 
-// I8
+// I8: the caller's deadline passes; the informer says what its source
+// reported last, and keeps at it.
 #[tokio::test(start_paused = true)]
-async fn i8_a_list_failing_with_500_times_out_with_the_last_error() {
+async fn i8_a_list_failing_with_500_leaves_its_last_error_when_a_deadline_passes() {
     let server = FakeApiServer::start().await;
     server.fail_requests(RequestMatch::List, ApiStatus::internal_error(), usize::MAX);
     let informer = web_configmaps(&server);
 
     let started = Instant::now();
-    let error = informer
-        .wait_for_sync(Duration::from_secs(30))
-        .await
-        .unwrap_err();
+    let waited = timeout(Duration::from_secs(30), informer.wait_until_synced()).await;
+    assert!(waited.is_err(), "{waited:?}");
     assert_eq!(started.elapsed(), Duration::from_secs(30));
-    let SyncError::TimedOut {
-        resource,
-        waited,
-        last_error,
-    } = &error
-    else {
-        panic!("expected a timeout, got {error:?}");
-    };
-    assert_eq!(*waited, Duration::from_secs(30));
-    assert_eq!(resource.resource, "configmaps");
-    let last_error = last_error.as_ref().expect("the list failed");
+    let last_error = informer.last_error().expect("the list failed");
     assert_eq!(last_error.status_code(), Some(500));
-    assert_eq!(
-        error.to_string(),
-        r#"configmaps in namespace web with labels "app=web" did not sync within 30s while its source was failing"#
-    );
     // ER1: the whole story is along the chain, each part once.
-    let chain = format!("{:#}", anyhow::Error::from(error.clone()));
+    let chain = format!("{:#}", anyhow::Error::from(last_error.clone()));
     assert!(
-        chain.starts_with(&format!("{error}: list/watch failed: list of configmaps")),
+        chain.starts_with("list/watch failed: list of configmaps"),
         "{chain}"
     );
     assert!(
         chain.contains("internal error injected by the fake server"),
         "{chain}"
     );
-    assert!(error.source().is_some());
+    assert!(last_error.source().is_some());
     // Several lists failed meanwhile; the informer is still at it.
     assert!(server.requests().iter().filter(|r| r.is_list()).count() > 2);
     assert!(!informer.is_stopped());
 }
 
-// I8: no error and no sync: the timeout says so and asks whether the
-// informer runs.
+// I8: a wait that takes a timeout itself answers `TimedOut` with the last
+// error as its source: a controller's `sync_timeout`, checked in
+// tests/controller.rs (c12_a_timed_out_sync_names_its_last_error_once_in_the_chain).
+
+// I8: no error and no sync: nothing to report, and nothing was asked of
+// the server.
 #[tokio::test(start_paused = true)]
-async fn i8_an_informer_that_is_not_running_times_out_without_an_error() {
+async fn i8_an_informer_that_is_not_running_has_no_last_error() {
     let server = FakeApiServer::start().await;
     let informer = Informer::builder(Api::<ConfigMap>::all(server.client()))
         .cache_from_env()
         .build();
-    let error = informer
-        .wait_for_sync(Duration::from_secs(5))
-        .await
-        .unwrap_err();
-    assert!(
-        matches!(
-            &error,
-            SyncError::TimedOut {
-                last_error: None,
-                ..
-            }
-        ),
-        "{error:?}"
-    );
-    assert!(
-        error.to_string().contains("is its informer running"),
-        "{error}"
-    );
+    let waited = timeout(Duration::from_secs(5), informer.wait_until_synced()).await;
+    assert!(waited.is_err(), "{waited:?}");
+    assert!(informer.last_error().is_none());
     assert!(server.requests().is_empty());
 }
 
 // I8: a plain stream has no HTTP answers: its errors never refuse, they
-// become the timeout's last error.
+// stay the informer's last error.
 #[tokio::test(start_paused = true)]
-async fn i8_a_plain_stream_informer_times_out_with_its_own_error() {
+async fn i8_a_plain_stream_informer_keeps_its_own_error_as_the_last() {
     let (source, events) = hand_source();
     let informer = Informer::builder_from_stream(events)
         .cache_from_env()
@@ -368,41 +338,34 @@ async fn i8_a_plain_stream_informer_times_out_with_its_own_error() {
     source
         .unbounded_send(Err(std::io::Error::other("403 Forbidden, in my own words")))
         .unwrap();
-    let error = informer
-        .wait_for_sync(Duration::from_secs(3))
-        .await
-        .unwrap_err();
-    let SyncError::TimedOut {
-        last_error: Some(last_error),
-        ..
-    } = &error
-    else {
-        panic!("expected a timeout with an error, got {error:?}");
-    };
+    let waited = timeout(Duration::from_secs(3), informer.wait_until_synced()).await;
+    assert!(waited.is_err(), "{waited:?}");
+    let last_error = informer.last_error().expect("the stream's error");
     let own = last_error
         .source()
         .and_then(|e| e.downcast_ref::<std::io::Error>())
         .expect("the stream's own error");
     assert_eq!(own.to_string(), "403 Forbidden, in my own words");
-    assert_eq!(error.resource().resource, "ConfigMap");
 }
 
-// I8: a timeout the clock cannot hold is no deadline, not a panic.
+// I8: the factory's wait has no deadline of its own: it waits for an
+// informer not yet started, and answers once it has synced.
 #[tokio::test(start_paused = true)]
-async fn i8_a_timeout_too_long_for_the_clock_means_no_deadline() {
-    let (source, events) = hand_source();
-    let informer = Informer::builder_from_stream(events)
-        .cache_from_env()
-        .build();
-    tokio::spawn(informer.run());
+async fn i8_the_factory_wait_has_no_deadline_of_its_own() {
+    let server = FakeApiServer::start().await;
+    let factory = InformerFactory::new(server.client());
+    factory
+        .build(Api::<ConfigMap>::all(server.client()), |b| b)
+        .unwrap();
     let waiting = tokio::spawn({
-        let informer = informer.clone();
-        async move { informer.wait_for_sync(Duration::MAX).await }
+        let factory = factory.clone();
+        async move { factory.wait_until_synced().await }
     });
     tokio::time::sleep(Duration::from_secs(3600)).await;
     assert!(!waiting.is_finished());
-    relist(&source, &[cm("a", "1")], "1");
+    factory.start();
     waiting.await.unwrap().unwrap();
+    factory.shutdown().await;
 }
 
 // I9
@@ -414,10 +377,7 @@ async fn i9_an_informer_stopped_before_it_synced_is_reported_stopped() {
         .cache_from_env()
         .build();
     unrun.stop();
-    let error = unrun
-        .wait_for_sync(Duration::from_secs(60))
-        .await
-        .unwrap_err();
+    let error = unrun.wait_until_synced().await.unwrap_err();
     assert!(matches!(&error, SyncError::Stopped { .. }), "{error:?}");
     assert!(
         error.to_string().contains("stopped before it synced"),
@@ -430,7 +390,7 @@ async fn i9_an_informer_stopped_before_it_synced_is_reported_stopped() {
     let informer = web_configmaps(&server);
     let waiting = tokio::spawn({
         let informer = informer.clone();
-        async move { informer.wait_for_sync(Duration::from_secs(60)).await }
+        async move { informer.wait_until_synced().await }
     });
     tokio::time::sleep(Duration::from_secs(5)).await;
     let stopped = Instant::now();
@@ -451,7 +411,7 @@ async fn i9_an_informer_stopped_before_it_synced_is_reported_stopped() {
     send(&source, Event::ListStart);
     drop(source);
     assert!(matches!(
-        ended.wait_for_sync(Duration::from_secs(60)).await,
+        ended.wait_until_synced().await,
         Err(SyncError::Stopped { .. })
     ));
 }
@@ -466,10 +426,8 @@ async fn i9_an_informer_that_synced_before_it_stopped_is_synced() {
     tokio::spawn(informer.run());
     relist(&source, &[cm("a", "1")], "1");
     drop(source);
-    informer
-        .wait_for_sync(Duration::from_secs(1))
-        .await
-        .unwrap();
+    informer.wait_until_synced().await.unwrap();
+    informer.store().wait_until_synced().await.unwrap();
 }
 
 // I10
@@ -481,10 +439,7 @@ async fn i10_the_factory_reports_the_forbidden_one_of_two_informers() {
         .build(Api::<ConfigMap>::namespaced(server.client(), "web"), |b| b)
         .unwrap();
     factory.start();
-    factory
-        .wait_for_sync(Duration::from_secs(30))
-        .await
-        .unwrap();
+    factory.wait_until_synced().await.unwrap();
 
     // The program may list ConfigMaps but not Secrets.
     server.fail_requests(RequestMatch::List, forbidden(), usize::MAX);
@@ -493,10 +448,7 @@ async fn i10_the_factory_reports_the_forbidden_one_of_two_informers() {
         .unwrap();
     factory.start();
     let started = Instant::now();
-    let error = factory
-        .wait_for_sync(Duration::from_secs(60))
-        .await
-        .unwrap_err();
+    let error = factory.wait_until_synced().await.unwrap_err();
     assert_eq!(started.elapsed(), Duration::ZERO, "fails at once");
     match &error {
         SyncError::Refused {
@@ -518,8 +470,9 @@ async fn i10_the_factory_reports_the_forbidden_one_of_two_informers() {
     factory.shutdown().await;
 }
 
-// I10: one deadline for all, not one per informer; an informer the factory
-// has not started times out too.
+// I10: a deadline put around the factory's wait holds for all its
+// informers at once, not one per informer; an informer the factory has not
+// started never syncs, so the wait for it ends only at the deadline.
 #[tokio::test(start_paused = true)]
 async fn i10_the_factory_waits_once_for_all_under_one_deadline() {
     let server = FakeApiServer::start().await;
@@ -535,45 +488,29 @@ async fn i10_the_factory_waits_once_for_all_under_one_deadline() {
     }
     factory.start();
     let started = Instant::now();
-    let error = factory
-        .wait_for_sync(Duration::from_secs(20))
-        .await
-        .unwrap_err();
+    let waited = tokio::time::timeout(Duration::from_secs(20), factory.wait_until_synced()).await;
+    assert!(waited.is_err(), "{waited:?}");
     assert_eq!(started.elapsed(), Duration::from_secs(20));
-    assert!(
-        matches!(&error, SyncError::TimedOut { waited, last_error: Some(_), .. } if *waited == Duration::from_secs(20)),
-        "{error:?}"
-    );
 
     let unstarted = InformerFactory::new(server.client());
     unstarted
         .build(Api::<Secret>::all(server.client()), |b| b)
         .unwrap();
-    let error = unstarted
-        .wait_for_sync(Duration::from_secs(5))
-        .await
-        .unwrap_err();
-    assert!(
-        matches!(
-            &error,
-            SyncError::TimedOut {
-                last_error: None,
-                ..
-            }
-        ),
-        "{error:?}"
-    );
+    let started = Instant::now();
+    let waited = tokio::time::timeout(Duration::from_secs(5), unstarted.wait_until_synced()).await;
+    assert!(waited.is_err(), "{waited:?}");
+    assert_eq!(started.elapsed(), Duration::from_secs(5));
     // A factory with no informer has nothing to wait for.
     InformerFactory::new(server.client())
-        .wait_for_sync(Duration::ZERO)
+        .wait_until_synced()
         .await
         .unwrap();
     factory.shutdown().await;
 }
 
-// I12: every wait without a deadline returns `false` when its informer
-// stops before syncing: the informer's, its store's, a subscription's and
-// its `SyncStatus`'s, at the instant of the stop on the paused clock.
+// I12: every wait returns `SyncError::Stopped` when its informer stops
+// before syncing: the informer's, its store's, a subscription's and its
+// `SyncStatus`'s, at the instant of the stop on the paused clock.
 #[tokio::test(start_paused = true)]
 async fn i12_every_wait_without_a_deadline_returns_when_the_informer_stops() {
     let server = FakeApiServer::start().await;
@@ -602,14 +539,19 @@ async fn i12_every_wait_without_a_deadline_returns_when_the_informer_stops() {
     let stopped = Instant::now();
     informer.stop();
     let (a, b, c, d, at) = waits.await.unwrap();
-    assert_eq!((a, b, c, d), (false, false, false, false));
+    for wait in [a, b, c, d] {
+        assert!(
+            matches!(&wait, Err(SyncError::Stopped { resource }) if resource.resource == "configmaps"),
+            "{wait:?}"
+        );
+    }
     assert_eq!(at, stopped);
 }
 
-// I12: the factory's wait without a deadline returns `false` when one of
-// its informers stops before syncing.
+// I12: the factory's wait without a deadline fails when one of its
+// informers stops before syncing, naming it.
 #[tokio::test(start_paused = true)]
-async fn i12_the_factory_wait_for_cache_sync_returns_when_an_informer_stops() {
+async fn i12_the_factory_wait_returns_when_an_informer_stops() {
     let server = FakeApiServer::start().await;
     let factory = InformerFactory::new(server.client());
     let configmaps = factory
@@ -622,14 +564,17 @@ async fn i12_the_factory_wait_for_cache_sync_returns_when_an_informer_stops() {
     factory.start();
     let waiting = tokio::spawn({
         let factory = factory.clone();
-        async move { (factory.wait_for_cache_sync().await, Instant::now()) }
+        async move { (factory.wait_until_synced().await, Instant::now()) }
     });
     tokio::time::sleep(Duration::from_secs(60)).await;
     assert!(!waiting.is_finished());
     let stopped = Instant::now();
     secrets.stop();
     let (synced, at) = waiting.await.unwrap();
-    assert!(!synced);
+    match synced {
+        Err(SyncError::Stopped { resource, .. }) => assert_eq!(resource.resource, "secrets"),
+        other => panic!("expected the secrets informer's stop, got {other:?}"),
+    }
     assert_eq!(at, stopped);
     drop(configmaps);
     factory.shutdown().await;

@@ -67,7 +67,7 @@ async fn c8_every_reconcile_metric_moves_on_a_scrape() {
     let outcomes = controller.run(
         |cm: Arc<ConfigMap>, _ctx: Arc<()>| async move {
             match cm.metadata.name.as_deref().unwrap() {
-                "ok" => Ok(Action::done()),
+                "ok" => Ok(Action::await_change()),
                 "fails" => Err(Failure),
                 "panics" => panic!("boom"),
                 _ => {
@@ -180,7 +180,7 @@ async fn rw8_hold_metrics_move_on_a_scrape() {
             let (writes, client, runs) = (writes.clone(), client.clone(), runs.clone());
             async move {
                 if runs.fetch_add(1, Ordering::SeqCst) > 0 {
-                    return Ok(Action::done());
+                    return Ok(Action::await_change());
                 }
                 // Writes the object itself, then asks to run again at once.
                 let key = ObjectKey::from_object(&*cm).unwrap();

@@ -88,7 +88,7 @@ async fn scrape_shows_flow_lag_and_a_forced_relist() {
     ));
     let run = tokio::spawn(informer.run());
 
-    assert!(informer.wait_until_synced().await);
+    informer.wait_until_synced().await.unwrap();
     let delivered_to_busy = |n: u64| {
         let informer = informer.clone();
         move || {

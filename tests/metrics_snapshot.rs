@@ -46,7 +46,7 @@ async fn a_failed_list_relists_with_cause_error() {
         .source_config(source::Config::default().backoff(quick_backoff()))
         .build();
     let run = tokio::spawn(informer.run());
-    assert!(informer.wait_until_synced().await);
+    informer.wait_until_synced().await.unwrap();
     let source = informer.metrics().source;
     assert_eq!(source.relists_of(RelistCause::Initial), 1);
     assert_eq!(source.relists_of(RelistCause::Error), 1);
@@ -73,7 +73,7 @@ async fn a_refused_streaming_list_counts_as_a_fallback() {
         .source_config(source::Config::default().list_strategy(ListStrategy::Streaming))
         .build();
     let run = tokio::spawn(informer.run());
-    assert!(informer.wait_until_synced().await);
+    informer.wait_until_synced().await.unwrap();
     let source = informer.metrics().source;
     assert_eq!(source.relists_of(RelistCause::Initial), 1);
     assert_eq!(source.relists_of(RelistCause::StreamingFallback), 1);
@@ -93,7 +93,8 @@ async fn resource_version_age_grows_between_bookmarks_and_needs_them_on() {
         .source_config(source::Config::default().disable_bookmarks())
         .build();
     let runs = [tokio::spawn(informer.run()), tokio::spawn(quiet.run())];
-    assert!(informer.wait_until_synced().await && quiet.wait_until_synced().await);
+    informer.wait_until_synced().await.unwrap();
+    quiet.wait_until_synced().await.unwrap();
     eventually("two watches", || server.open_watches() == 2).await;
     tokio::time::sleep(Duration::from_secs(40)).await;
     let stale = informer.metrics().source.resource_version_age.unwrap();

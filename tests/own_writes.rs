@@ -647,7 +647,7 @@ async fn count_up(gate: bool) -> Vec<u32> {
                     .and_then(|data| data.get("n"))
                     .map_or(0, |n| n.parse().unwrap());
                 if seen >= COUNT_TO {
-                    return Ok(Action::done());
+                    return Ok(Action::await_change());
                 }
                 let parent = ObjectKey::from_object(&*counter).unwrap();
                 let next = seen + 1;

@@ -80,9 +80,9 @@ where
     K: Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug + Send + Sync + 'static,
 {
     tokio::spawn(informer.run());
-    informer
-        .wait_for_sync(Duration::from_secs(30))
+    tokio::time::timeout(Duration::from_secs(30), informer.wait_until_synced())
         .await
+        .expect("the informer syncs within 30s")
         .expect("the informer syncs");
 }
 
@@ -214,9 +214,9 @@ async fn pj3_the_factory_shares_a_projection_and_keeps_it_apart_from_the_full_ty
         "one informer for the projection, one for Pod"
     );
     factory.start();
-    factory
-        .wait_for_sync(Duration::from_secs(30))
+    tokio::time::timeout(Duration::from_secs(30), factory.wait_until_synced())
         .await
+        .expect("in time")
         .expect("both sync");
     let slim_pod = again.store().get_by(Some("shop"), "web-1").unwrap();
     assert_eq!(slim_pod.node(), Some("node-a"));
@@ -246,7 +246,7 @@ async fn pj4_a_controller_reconciles_a_projection_and_its_owned_objects() {
                 seen.lock()
                     .unwrap()
                     .push((pod.name_any(), pod.phase().map(str::to_owned)));
-                Ok::<_, std::convert::Infallible>(Action::done())
+                Ok::<_, std::convert::Infallible>(Action::await_change())
             },
             |_, _, _| Action::backoff(),
             seen.clone(),

@@ -1,4 +1,4 @@
-//! A2: the crate's rules share one id space, and `CONFORMANCE.md` at the
+//! A3: the crate's rules share one id space, and `CONFORMANCE.md` at the
 //! repository root is its index.
 //!
 //! An id is a family of one to three capital letters and a number from 1
@@ -65,7 +65,7 @@ const TRACES: &[&str] = &[
 const NOT_RULES: &[&str] = &["LZ4"];
 
 #[test]
-fn a2_conformance_md_defines_each_id_once() {
+fn a3_conformance_md_defines_each_id_once() {
     let rows = rows(&index());
     let mut lines: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
     for row in &rows {
@@ -89,7 +89,7 @@ fn a2_conformance_md_defines_each_id_once() {
 }
 
 #[test]
-fn a2_every_cited_or_stated_id_is_defined() {
+fn a3_every_cited_or_stated_id_is_defined() {
     let rows = rows(&index());
     let defined: BTreeSet<&str> = rows.iter().map(|row| row.id.as_str()).collect();
     let families = families(&rows);
@@ -118,7 +118,7 @@ fn a2_every_cited_or_stated_id_is_defined() {
 }
 
 #[test]
-fn a2_each_row_names_where_its_rule_is_stated_and_checked() {
+fn a3_each_row_names_where_its_rule_is_stated_and_checked() {
     let rows = rows(&index());
     let families = families(&rows);
     let citations = citations(&families);
@@ -175,7 +175,7 @@ fn a2_each_row_names_where_its_rule_is_stated_and_checked() {
 }
 
 #[test]
-fn a2_the_scanner_reads_each_form_and_nothing_else() {
+fn a3_the_scanner_reads_each_form_and_nothing_else() {
     let families: BTreeSet<String> = ["F", "ST", "R", "DL", "C"].map(String::from).into();
     // Each line starts with `> ` so that this file, scanned with the rest,
     // holds no test or rule comment of these made-up ids.

@@ -76,7 +76,7 @@ async fn run(ending: Ending) -> Outcome {
                     // The runner polls the queue (or its token) meanwhile.
                     tokio::time::sleep(Duration::from_millis(10)).await;
                 }
-                Ok::<_, Never>(Action::done())
+                Ok::<_, Never>(Action::await_change())
             }
         })
         .count()
@@ -155,7 +155,7 @@ async fn e1_after_shutdown_every_re_added_key_is_reconciled_before_the_end() {
                     // (with their keys due again) still go on.
                     tokio::time::sleep(Duration::from_millis(u64::from(key % 4) + 1)).await;
                 }
-                Ok::<_, Never>(Action::done())
+                Ok::<_, Never>(Action::await_change())
             }
         })
         .count()
@@ -184,7 +184,7 @@ async fn e3_a_runner_with_work_always_ready_lets_other_tasks_run() {
         let queue = queue.clone();
         async move {
             queue.add(key);
-            Ok::<_, Never>(Action::done())
+            Ok::<_, Never>(Action::await_change())
         }
     }));
     let mut items = 0u64;

@@ -88,7 +88,7 @@ async fn gate_unowned_keys_are_never_reconciled() {
         .gate(gate.clone())
         .run(|_key| async {
             sleep(ms(10)).await;
-            Ok::<_, Infallible>(Action::done())
+            Ok::<_, Infallible>(Action::await_change())
         })
         .map(|outcome| outcome.expect("infallible").0)
         .collect()
@@ -122,7 +122,7 @@ async fn gate_a_key_lost_while_queued_is_dropped_and_a_handover_waits() {
                 record.lock().push(key.clone());
                 if slow {
                     sleep(Duration::from_secs(10)).await;
-                    Ok(Action::done())
+                    Ok(Action::await_change())
                 } else {
                     Err("first attempt fails")
                 }
@@ -238,7 +238,7 @@ proptest! {
                     async move {
                         sleep(ms(length)).await;
                         record.lock()[entry].end = Some(steps_of.fetch_add(1, Ordering::SeqCst));
-                        if fail { Err(()) } else { Ok(Action::done()) }
+                        if fail { Err(()) } else { Ok(Action::await_change()) }
                     }
                 });
             let driver = tokio::spawn(runner.for_each(|_| async {}));

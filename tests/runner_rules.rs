@@ -91,7 +91,7 @@ async fn w3_runner_never_runs_one_key_twice_at_once() {
                     release.cancelled().await;
                 }
                 running.lock().remove(&key);
-                Ok::<_, Failed>(Action::done())
+                Ok::<_, Failed>(Action::await_change())
             }
         }
     };
@@ -156,7 +156,7 @@ async fn w7_runner_error_requeues_with_growing_delays_and_reports_the_key() {
                 }
                 assert_eq!(queue.requeues(&key), 3);
                 queue.shutdown();
-                Ok(Action::done())
+                Ok(Action::await_change())
             }
         })
         .collect()
@@ -178,7 +178,7 @@ async fn w7_runner_error_requeues_with_growing_delays_and_reports_the_key() {
                 key: "flaky",
                 error: Failed
             }),
-            Ok(("flaky", Action::Done)),
+            Ok(("flaky", Action::AwaitChange)),
         ]
     );
     // Success forgets the failures.
@@ -247,7 +247,7 @@ async fn w7_runner_failure_of_one_key_does_not_hold_up_others() {
                     }
                     return Err(Failed);
                 }
-                Ok(Action::done())
+                Ok(Action::await_change())
             }
         })
         .collect()
@@ -278,7 +278,7 @@ async fn e4_runner_hands_the_reconciler_the_stored_object() {
             async move {
                 let value = object.and_then(|o| o.data.as_ref()?.get("k").cloned());
                 seen.lock().insert(key.to_string(), value);
-                Ok::<_, Failed>(Action::done())
+                Ok::<_, Failed>(Action::await_change())
             }
         })
         .count()
@@ -306,13 +306,13 @@ async fn e2_runner_cancel_finish_lets_running_reconciles_end_and_takes_no_new_ke
                 started.fetch_add(1, Ordering::SeqCst);
                 token.cancel();
                 tokio::time::sleep(ms(100)).await;
-                Ok::<_, Failed>(Action::done())
+                Ok::<_, Failed>(Action::await_change())
             }
         })
         .collect()
         .await;
     assert_eq!(started.load(Ordering::SeqCst), 1);
-    assert_eq!(outcomes, [Ok((1, Action::Done))]);
+    assert_eq!(outcomes, [Ok((1, Action::AwaitChange))]);
     // Key 2 is still queued for whoever comes next; nothing is processing.
     assert_eq!(queue.len(), 1);
     assert_eq!(queue.processing(), 0);
@@ -333,7 +333,7 @@ async fn e2_runner_cancel_abandon_drops_running_reconciles_and_releases_their_ke
             async move {
                 tokio::time::sleep(Duration::from_secs(10)).await;
                 finished.fetch_add(1, Ordering::SeqCst);
-                Ok::<_, Failed>(Action::done())
+                Ok::<_, Failed>(Action::await_change())
             }
         });
     let canceller = tokio::spawn(async move {
@@ -357,10 +357,13 @@ async fn e1_runner_ends_when_the_queue_is_shut_down_and_drained() {
     let mut outcomes = Box::pin(
         Runner::new(queue.clone())
             .concurrency(2)
-            .run(|_key: u8| async move { Ok::<_, Failed>(Action::done()) }),
+            .run(|_key: u8| async move { Ok::<_, Failed>(Action::await_change()) }),
     );
     queue.add(1);
-    assert!(matches!(outcomes.next().await, Some(Ok((1, Action::Done)))));
+    assert!(matches!(
+        outcomes.next().await,
+        Some(Ok((1, Action::AwaitChange)))
+    ));
     queue.shutdown();
     assert!(outcomes.next().await.is_none());
 }

@@ -15,7 +15,7 @@ use kube::Api;
 use kube_informer::{
     Informer, Notification, SubscribeOptions,
     shard::{
-        self, ConfigError, ShardEvent,
+        self, ShardEvent,
         leader::{LeaderConfig, Leadership},
     },
     source::Event,
@@ -469,7 +469,7 @@ async fn a_gated_stream_passes_only_while_leading_and_replays_on_election() {
         informer.store(),
     );
     tokio::spawn(informer.run());
-    informer.wait_until_synced().await;
+    informer.wait_until_synced().await.unwrap();
     let nothing = tokio::time::timeout(Duration::from_secs(5), gated.next()).await;
     assert!(nothing.is_err(), "a follower sees nothing");
 
@@ -503,11 +503,11 @@ async fn unsafe_timings_and_an_empty_identity_are_refused() {
     let slow = config("a").retry_period(Duration::from_secs(2));
     assert!(matches!(
         Leadership::new(api(), slow),
-        Err(shard::Error::Config(ConfigError::RetryTooSlow { .. }))
+        Err(shard::Error::RetryTooSlow { .. })
     ));
     assert!(matches!(
         Leadership::new(api(), LeaderConfig::new(LEASE, "")),
-        Err(shard::Error::Config(ConfigError::EmptyIdentity))
+        Err(shard::Error::EmptyIdentity)
     ));
 }
 

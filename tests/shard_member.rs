@@ -29,7 +29,7 @@ use k8s_openapi::{
 };
 use kube_informer::{
     Informer, ObjectKey,
-    shard::{LeaseApi, LeaseError, RING_LABEL, Shard, ShardConfig},
+    shard::{self, LeaseApi, RING_LABEL, Shard, ShardConfig},
     source::Event,
 };
 use parking_lot::Mutex;
@@ -193,8 +193,8 @@ impl FakeLeases {
     async fn held(
         &self,
         name: &str,
-        write: impl FnOnce(&Self) -> Result<Lease, LeaseError> + Send + 'static,
-    ) -> Result<Lease, LeaseError> {
+        write: impl FnOnce(&Self) -> Result<Lease, shard::Error> + Send + 'static,
+    ) -> Result<Lease, shard::Error> {
         let until = {
             let mut state = self.state.lock();
             let once = state
@@ -240,14 +240,14 @@ impl FakeLeases {
 }
 
 impl FakeLeases {
-    fn create_now(&self, mut lease: Lease) -> Result<Lease, LeaseError> {
+    fn create_now(&self, mut lease: Lease) -> Result<Lease, shard::Error> {
         let mut state = self.state.lock();
         let name = lease.metadata.name.clone().unwrap();
         if state.failing.contains(&name) {
-            return Err(LeaseError::Other("partitioned".into()));
+            return Err(shard::Error::LeaseFailed("partitioned".into()));
         }
         if state.leases.contains_key(&name) {
-            return Err(LeaseError::AlreadyExists);
+            return Err(shard::Error::LeaseAlreadyExists);
         }
         state.uid += 1;
         lease.metadata.uid = Some(format!("uid-{}", state.uid));
@@ -257,17 +257,17 @@ impl FakeLeases {
         Ok(stored)
     }
 
-    fn replace_now(&self, mut lease: Lease) -> Result<Lease, LeaseError> {
+    fn replace_now(&self, mut lease: Lease) -> Result<Lease, shard::Error> {
         let mut state = self.state.lock();
         let name = lease.metadata.name.clone().unwrap();
         if state.failing.contains(&name) {
-            return Err(LeaseError::Other("partitioned".into()));
+            return Err(shard::Error::LeaseFailed("partitioned".into()));
         }
         let Some(current) = state.leases.get(&name) else {
-            return Err(LeaseError::NotFound);
+            return Err(shard::Error::LeaseNotFound);
         };
         if current.metadata.resource_version != lease.metadata.resource_version {
-            return Err(LeaseError::Conflict);
+            return Err(shard::Error::LeaseConflict);
         }
         lease.metadata.uid = current.metadata.uid.clone();
         let stored = self.store(lease, &mut state);
@@ -278,34 +278,34 @@ impl FakeLeases {
 }
 
 impl LeaseApi for FakeLeases {
-    async fn create(&self, lease: Lease) -> Result<Lease, LeaseError> {
+    async fn create(&self, lease: Lease) -> Result<Lease, shard::Error> {
         let name = lease.metadata.name.clone().unwrap();
         self.count_write(&name);
         self.held(&name, move |server| server.create_now(lease))
             .await
     }
 
-    async fn replace(&self, lease: Lease) -> Result<Lease, LeaseError> {
+    async fn replace(&self, lease: Lease) -> Result<Lease, shard::Error> {
         let name = lease.metadata.name.clone().unwrap();
         self.count_write(&name);
         self.held(&name, move |server| server.replace_now(lease))
             .await
     }
 
-    async fn get(&self, name: &str) -> Result<Option<Lease>, LeaseError> {
+    async fn get(&self, name: &str) -> Result<Option<Lease>, shard::Error> {
         Ok(self.state.lock().leases.get(name).cloned())
     }
 
-    async fn delete_if(&self, name: &str, resource_version: &str) -> Result<(), LeaseError> {
+    async fn delete_if(&self, name: &str, resource_version: &str) -> Result<(), shard::Error> {
         let mut state = self.state.lock();
         let fencer = self.caller.as_deref().filter(|caller| *caller != name);
         if let Some(fencer) = fencer {
             state.check_fence(fencer, name, resource_version);
         }
         match state.leases.get(name) {
-            None => Err(LeaseError::NotFound),
+            None => Err(shard::Error::LeaseNotFound),
             Some(l) if l.metadata.resource_version.as_deref() != Some(resource_version) => {
-                Err(LeaseError::Conflict)
+                Err(shard::Error::LeaseConflict)
             }
             Some(_) => {
                 let gone = state.leases.remove(name).unwrap();
@@ -328,7 +328,7 @@ impl LeaseApi for FakeLeases {
         }
     }
 
-    async fn list(&self, _selector: &str) -> Result<Vec<Lease>, LeaseError> {
+    async fn list(&self, _selector: &str) -> Result<Vec<Lease>, shard::Error> {
         Ok(self.state.lock().leases.values().cloned().collect())
     }
 }

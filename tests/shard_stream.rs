@@ -107,7 +107,7 @@ async fn s6_acquired_keys_replay_from_the_store_and_lost_keys_are_announced() {
         gate.clone(),
     );
     tokio::spawn(informer.run());
-    informer.wait_until_synced().await;
+    informer.wait_until_synced().await.unwrap();
     // An update the stream sees before owning anything.
     events
         .send(Ok(Event::Modified(cm(&owned[0], "2"))))

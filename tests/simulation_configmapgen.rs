@@ -161,7 +161,7 @@ async fn configmapgen_converges(sim: SimContext) -> Result<(), String> {
     let (tick, ticks) = mpsc::unbounded();
     let stop = CancellationToken::new();
     let outcomes = Controller::for_informer(&informer)
-        .owns_with(Api::<ConfigMap>::all(client.clone()), |b| {
+        .owns_configured(Api::<ConfigMap>::all(client.clone()), |b| {
             b.source_config(source_config()).decode_threads(1)
         })
         .concurrency(2)

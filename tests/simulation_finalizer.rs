@@ -2,7 +2,7 @@
 //! generator custom resource (with a status subresource) that owns a
 //! ConfigMap, a finalizer that deletes the ConfigMap before the generator
 //! goes, a status write of what was applied, and the controller filtered
-//! by `predicate::generation()`; through seeded simulations of the fake
+//! by `changed::generation()`; through seeded simulations of the fake
 //! API server under the default [`FaultMix`].
 //!
 //! Rules:
@@ -42,7 +42,7 @@ use kube::{
 use kube_informer::{
     Informer, ObjectKey,
     controller::Controller,
-    ext::predicate,
+    ext::changed,
     finalizer::{self, Event, finalizer},
     own_writes::{RecordedApi, WriteLog},
     runner::Action,
@@ -183,8 +183,8 @@ async fn cleanup(
             .delete(&generator.name_any(), &DeleteParams::default())
             .await
         {
-            Ok(_) => return Ok(Action::Done),
-            Err(kube::Error::Api(status)) if status.code == 404 => return Ok(Action::Done),
+            Ok(_) => return Ok(Action::AwaitChange),
+            Err(kube::Error::Api(status)) if status.code == 404 => return Ok(Action::AwaitChange),
             Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
         }
     }
@@ -296,10 +296,10 @@ async fn each_deletion_is_cleaned_up_once(
         .build();
     let stop = CancellationToken::new();
     let controller = Controller::for_informer(&informer)
-        .owns_with(Api::<ConfigMap>::all(client.clone()), |b| {
+        .owns_configured(Api::<ConfigMap>::all(client.clone()), |b| {
             b.source_config(source_config()).decode_threads(1)
         })
-        .predicate(predicate::generation())
+        .filter_changes(changed::generation())
         .read_own_writes(writes, Duration::from_secs(60))
         .concurrency(2)
         .graceful_shutdown_on(stop.clone().cancelled_owned());

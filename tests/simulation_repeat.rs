@@ -88,7 +88,7 @@ async fn controller_run(sim: SimContext) -> Result<(), String> {
                 }));
                 api.patch(&cm.name_any(), &PatchParams::default(), &patch)
                     .await
-                    .map(|_| Action::done())
+                    .map(|_| Action::await_change())
             }
         }
     };

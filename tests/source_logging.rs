@@ -7,7 +7,7 @@ mod source_helpers;
 use kube_informer_testing::CacheModeExt;
 use std::sync::{Arc, Mutex};
 
-use kube_informer::source::Config;
+use kube_informer::{informer::SyncError, source::Config};
 use kube_informer_testing::{ApiStatus, FakeApiServer, RequestMatch};
 use source_helpers::*;
 use tracing::{
@@ -169,7 +169,15 @@ async fn r9_an_informer_logs_each_source_error_once_in_a_span_naming_the_resourc
         )
         .build();
     let run = tokio::spawn(informer.run());
-    assert!(informer.wait_until_synced().await);
+    // The first two lists are refused, which a wait answers at once (I7);
+    // the informer retries (R9) until a list is answered.
+    while let Err(error) = informer.wait_until_synced().await {
+        assert!(
+            matches!(error, SyncError::Refused { status: 403, .. }),
+            "{error:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
     assert_eq!(informer.metrics().errors, 2);
     informer.stop();
     run.await.unwrap().unwrap();

@@ -242,8 +242,8 @@ fn cm4_get_fills_the_hot_set_and_a_list_does_not_flush_it() {
     assert_eq!(stats().hot_hits, listed.hot_hits + 1);
 
     // With a bound of 2, admitting two more keys evicts one of the three:
-    // `hot` was read since the clock hand last passed, so it is spared
-    // once and `a` goes; reading `a` again decodes.
+    // `hot` was read again since it joined and `a` was not, so `a` goes;
+    // reading `a` again decodes.
     let (a, b) = (key_of(&object(5)), key_of(&object(6)));
     for k in [&a, &a, &b, &b] {
         store.get(k);

@@ -171,10 +171,10 @@ async fn st5_wait_until_synced_wakes_on_mark_synced() {
     tokio::task::yield_now().await;
     assert!(!waiter.is_finished());
     writer.mark_synced();
-    waiter.await.unwrap();
+    waiter.await.unwrap().unwrap();
     assert!(store.has_synced());
     // Already synced: returns at once.
-    store.wait_until_synced().await;
+    store.wait_until_synced().await.unwrap();
 }
 
 /// ST2: readers racing a writer that keeps moving objects between index

@@ -130,7 +130,7 @@ pub async fn reconcile(
             Event::Apply(generator) => apply(&generator, &ctx).await,
             Event::Cleanup(generator) => {
                 ctx.catalogue.withdraw(&catalogue_key(&generator));
-                Ok(Action::done())
+                Ok(Action::await_change())
             }
         }
     })
@@ -204,7 +204,7 @@ pub fn error_policy(
         finalizer::Error::ApplyFailed(ReconcileError::Incomplete(_))
         | finalizer::Error::UnnamedObject
         | finalizer::Error::InvalidFinalizer { .. }
-        | finalizer::Error::WrongNamespace { .. } => Action::done(),
+        | finalizer::Error::WrongNamespace { .. } => Action::await_change(),
         // A refused or unanswered write, or a finalizer patch whose test
         // failed on a cache that was behind (422): again after the key's
         // backoff, from the object as the cache holds it then.

@@ -65,7 +65,7 @@ impl Operator {
         let controller = Controller::for_informer(&sources)
             .resync(resync)
             // A copy changed, went or was listed again (the sweep): its source.
-            .watches_stream(
+            .reconcile_on(
                 copies
                     .subscribe(SubscribeOptions::new().resync(resync))?
                     .filter_map(move |n| ready(source_of_copy(n.object(), &of_copy))),
@@ -78,9 +78,7 @@ impl Operator {
                     .map(drop),
             );
         factory.start();
-        if !factory.wait_for_cache_sync().await {
-            return Err("an informer stopped before its first list".into());
-        }
+        factory.wait_until_synced().await?;
         let mirror = Mirror::new(client, labels, copies.store(), namespaces.store());
         let informers = (sources, copies, namespaces);
         Ok(Self {
@@ -112,7 +110,7 @@ pub fn metrics_registry(
         "target_namespaces",
         namespaces.metrics_reader(),
     );
-    metrics::register_work_queue(&mut registry, "mirror", controller.queue().metrics_reader());
+    metrics::register_work_queue(&mut registry, "mirror", controller.queue_metrics_reader());
     metrics::register_controller(&mut registry, "mirror", controller.metrics_reader());
     if let Some(gate) = gate {
         metrics::register_shard(

@@ -280,7 +280,7 @@ impl Mirror {
         }
         match first_error {
             Some(error) => Err(error),
-            None => Ok(Action::done()),
+            None => Ok(Action::await_change()),
         }
     }
 

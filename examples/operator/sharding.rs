@@ -129,7 +129,10 @@ fn say(line: String) {
 pub fn report_owned(identity: String, gate: KeyGate, sources: Store<ConfigMap>) -> JoinHandle<()> {
     tokio::spawn(async move {
         let mut changes = gate.watch();
-        sources.wait_until_synced().await;
+        if let Err(error) = sources.wait_until_synced().await {
+            eprintln!("{identity}: {error}");
+            return;
+        }
         let mut last = None;
         loop {
             let mut owned: Vec<String> = sources

@@ -45,6 +45,13 @@ export GOFLAGS=-mod=mod
   go build -o "$out_dir/workqueue-trace" ./cmd/workqueue-trace
 )
 
+# The protobuf decoder's inputs (a few seconds): the message table is what
+# the generator writes from the pinned .proto files and Go sources, and the
+# test vectors are what Go's encoder writes (tests/protobuf_decode.rs checks
+# the decoder against them).
+python3 scripts/protobuf/gen_schema.py --check
+scripts/protobuf/vectors.sh --check
+
 seed="${CONFORMANCE_SEED:-$(date +%s)}"
 traces="${CONFORMANCE_TRACES:-2000}"
 run() { CONFORMANCE_GO_DIR="$out_dir" cargo run -q -p kube-informer-conformance -- "$@"; }

@@ -1,47 +1,28 @@
 //! [`Controller`]: what triggers reconciles, and how they run.
 
-use std::{fmt, future::Future, sync::Arc, time::Duration};
+use std::{fmt, future::Future, sync::Arc, sync::OnceLock, time::Duration};
 
-use futures::{
-    FutureExt, Stream, StreamExt,
-    future::BoxFuture,
-    stream::{self, BoxStream},
-};
+use futures::{FutureExt, Stream};
 use kube::{Api, Resource};
 use tracing::Level;
 
-use super::{SetupError, own_writes::Cache, shutdown::Shutdown};
+use super::{
+    SetupError,
+    settings::{Settings, SharedLimiter},
+    shutdown::Shutdown,
+    triggers::{KeyGate, SharedFilter, Trigger},
+};
 use crate::{
-    Notification,
-    dispatch::{SubscribeOptions, Subscription},
-    ext::Predicate,
-    ext::{ChangedOnly, NotificationStreamExt},
+    ext::ChangeFilter,
     factory::InformerFactory,
-    informer::{FromApi, Informer, InformerBuilder, SyncError},
+    informer::{FromApi, Informer, InformerBuilder},
     key::ObjectKey,
-    metrics::{ControllerMetrics, ControllerRecorder, MetricsReader},
+    metrics::{ControllerMetrics, ControllerRecorder, MetricsReader, WorkQueueMetrics},
     own_writes::WriteLog,
-    queue::{DEFAULT_PRIORITY_AGEING, Priority, RateLimiter, WorkQueue},
-    runner::controller_owner_key_with,
+    queue::RateLimiter,
     source::Watchable,
     store::Store,
 };
-
-#[cfg(feature = "shard")]
-pub(super) use crate::shard::KeyGate;
-/// Without the `shard` feature a controller has no gate: none can be made,
-/// and `gate` is `None`.
-#[cfg(not(feature = "shard"))]
-#[derive(Clone)]
-pub(super) enum KeyGate {}
-
-/// How long [`run`](Controller::run) waits for the caches by default
-/// before it reports [`SyncError::TimedOut`](crate::informer::SyncError):
-/// two minutes, as controller-runtime's `CacheSyncTimeout`.
-pub const DEFAULT_SYNC_TIMEOUT: Duration = Duration::from_secs(120);
-
-/// A predicate on a pair of states, shared by the controller's main feed.
-pub(super) type SharedPredicate<K> = Arc<dyn Fn(&K, &K) -> bool + Send + Sync>;
 
 /// Runs a reconciler over the objects of one resource, triggered by their
 /// changes, by changes of the objects they own, and by anything else mapped
@@ -51,7 +32,7 @@ pub(super) type SharedPredicate<K> = Arc<dyn Fn(&K, &K) -> bool + Send + Sync>;
 /// to share a factory with the rest of the program, or
 /// [`for_informer`](Self::for_informer) for an informer of one's own), add
 /// triggers ([`owns`](Self::owns), [`watches`](Self::watches),
-/// [`watches_stream`](Self::watches_stream),
+/// [`reconcile_on`](Self::reconcile_on),
 /// [`reconcile_all_on`](Self::reconcile_all_on)), then
 /// [`run`](Self::run): a stream with one item per reconcile, which drives
 /// the controller while it is polled. See the [module docs](super) for the
@@ -102,41 +83,31 @@ pub(super) type SharedPredicate<K> = Arc<dyn Fn(&K, &K) -> bool + Send + Sync>;
 /// ```
 #[must_use = "a controller does nothing until run and polled"]
 pub struct Controller<K: Resource> {
+    /// The informer of the controller's objects: its store is readable
+    /// before the controller runs; the run subscribes to it.
     pub(super) informer: Informer<K>,
-    pub(super) main: Option<ChangedOnly<Subscription<K>>>,
     pub(super) dyntype: Arc<K::DynamicType>,
     /// Where the informers of `owns` and `watches` come from.
     pub(super) factory: Option<InformerFactory>,
     /// Whether the controller made `factory` (it then shuts it down when
     /// its stream ends).
     pub(super) own_factory: bool,
-    /// How to wait for the sync of each informer the controller uses (C3):
-    /// its own and those of `owns` and `watches`, not the rest of a shared
-    /// factory's.
-    pub(super) syncs: Vec<SyncWait>,
-    /// Every trigger but the main feed, each key with its priority (C10).
-    pub(super) feeds: Vec<BoxStream<'static, (ObjectKey, Priority)>>,
-    pub(super) predicate: Option<SharedPredicate<K>>,
-    pub(super) queue: WorkQueue,
-    /// W13 on the queue, kept for a queue that `rate_limiter` replaces.
-    pub(super) backoff_holds: bool,
-    /// W14 and W15 on the queue, kept for the same reason.
-    pub(super) priorities: bool,
-    pub(super) priority_ageing: Duration,
-    pub(super) concurrency: usize,
+    /// Every trigger but the controller's own objects, subscribed when the
+    /// controller runs.
+    pub(super) triggers: Vec<Trigger>,
+    /// What a change of the controller's own objects must pass (C2).
+    pub(super) filter: Option<SharedFilter<K>>,
+    pub(super) settings: Settings,
     pub(super) gate: Option<KeyGate>,
-    pub(super) shutdown: Shutdown,
-    pub(super) sync_timeout: Duration,
-    pub(super) setup_errors: Vec<SetupError>,
-    pub(super) recorder: Arc<ControllerRecorder>,
-    pub(super) name: String,
-    /// Every cache the controller reads (its own, those of `owns` and
-    /// `watches`), for the read-your-own-writes gate.
-    pub(super) caches: Vec<Cache>,
     /// The gate's log and deadline, when it is on (RW7).
     pub(super) own_writes: Option<(WriteLog, Duration)>,
-    /// The level failed reconciles are logged at, if at all (C13).
-    pub(super) reconcile_error_log: Option<Level>,
+    pub(super) shutdown: Shutdown,
+    /// What went wrong while building, reported when the controller runs.
+    pub(super) setup_errors: Vec<SetupError>,
+    /// The reconcile metrics, readable before, during and after the run.
+    pub(super) recorder: Arc<ControllerRecorder>,
+    /// The work queue's metrics, once the run has made the queue.
+    pub(super) queue_metrics: Arc<OnceLock<MetricsReader<WorkQueueMetrics>>>,
 }
 
 impl<K> Controller<K>
@@ -247,40 +218,21 @@ impl<K: Watchable> Controller<K> {
             Some((factory, own)) => (Some(factory), own),
             None => (None, false),
         };
-        let mut setup_errors = Vec::new();
-        let main = match informer.subscribe(SubscribeOptions::default().name("controller")) {
-            Ok(subscription) => Some(subscription.changed_only()),
-            Err(error) => {
-                setup_errors.push(SetupError::Informer(error));
-                None
-            }
-        };
         let name = K::kind(&dyntype).to_lowercase();
-        let syncs = vec![sync_wait(&informer)];
-        let caches = vec![Cache::new(informer.watched_resource(), informer.store())];
         Self {
             informer,
-            main,
             dyntype: Arc::new(dyntype),
             factory,
             own_factory,
-            syncs,
-            feeds: Vec::new(),
-            predicate: None,
-            queue: WorkQueue::new(),
-            backoff_holds: false,
-            priorities: false,
-            priority_ageing: DEFAULT_PRIORITY_AGEING,
-            concurrency: 1,
+            triggers: Vec::new(),
+            filter: None,
+            settings: Settings::new(name),
             gate: None,
-            shutdown: Shutdown::default(),
-            sync_timeout: DEFAULT_SYNC_TIMEOUT,
-            setup_errors,
-            recorder: Arc::new(ControllerRecorder::new(1)),
-            name,
-            caches,
             own_writes: None,
-            reconcile_error_log: None,
+            shutdown: Shutdown::default(),
+            setup_errors: Vec::new(),
+            recorder: Arc::new(ControllerRecorder::new(0)),
+            queue_metrics: Arc::new(OnceLock::new()),
         }
     }
 
@@ -295,31 +247,18 @@ impl<K: Watchable> Controller<K> {
             .clone()
     }
 
-    /// Subscribes to the changes of the shared informer of `api` (no
-    /// resyncs, C2), configured by `configure`; a failure is kept for
-    /// [`run`](Self::run) to report.
-    fn subscribe<W, F>(&mut self, api: Api<W>, configure: F) -> Option<ChangedOnly<Subscription<W>>>
+    /// The shared informer of `api`, configured by `configure`; a refusal
+    /// is kept for [`run`](Self::run) to report (C12).
+    fn informer_for<W, F>(&mut self, api: Api<W>, configure: F) -> Option<Informer<W>>
     where
         W: Watchable,
         F: FnOnce(InformerBuilder<W, FromApi>) -> InformerBuilder<W, FromApi>,
     {
         let factory = self.factory_for(&api);
-        let subscribed = factory
-            .build(api, configure)
-            .map_err(SetupError::from)
-            .and_then(|informer| {
-                let subscription = informer
-                    .subscribe(SubscribeOptions::default().name("controller"))
-                    .map_err(SetupError::from)?;
-                self.syncs.push(sync_wait(&informer));
-                self.caches
-                    .push(Cache::new(informer.watched_resource(), informer.store()));
-                Ok(subscription)
-            });
-        match subscribed {
-            Ok(subscription) => Some(subscription.changed_only()),
+        match factory.build(api, configure) {
+            Ok(informer) => Some(informer),
             Err(error) => {
-                self.setup_errors.push(error);
+                self.setup_errors.push(SetupError::from(error));
                 None
             }
         }
@@ -333,7 +272,7 @@ impl<K: Watchable> Controller<K> {
     ///
     /// See the [type docs](Controller) for an example.
     pub fn owns<C: Watchable>(self, api: Api<C>) -> Self {
-        self.owns_with(api, |builder| builder)
+        self.owns_configured(api, |builder| builder)
     }
 
     /// As [`owns`](Self::owns), with the shared informer of `api` configured
@@ -353,26 +292,18 @@ impl<K: Watchable> Controller<K> {
     /// # async fn main() {
     /// let server = FakeApiServer::start().await;
     /// let controller = Controller::new(Api::<Deployment>::all(server.client()))
-    ///     .owns_with(Api::<Pod>::all(server.client()), |pods| pods.strip_managed_fields());
+    ///     .owns_configured(Api::<Pod>::all(server.client()), |pods| pods.strip_managed_fields());
     /// # drop(controller);
     /// # }
     /// ```
-    pub fn owns_with<C, F>(mut self, api: Api<C>, configure: F) -> Self
+    pub fn owns_configured<C, F>(mut self, api: Api<C>, configure: F) -> Self
     where
         C: Watchable,
         F: FnOnce(InformerBuilder<C, FromApi>) -> InformerBuilder<C, FromApi>,
     {
-        if let Some(children) = self.subscribe(api, configure) {
-            let owner = self.dyntype.clone();
-            self.feeds.push(
-                children
-                    .flat_map(move |notification| {
-                        let keys = states(&notification)
-                            .filter_map(|child| controller_owner_key_with::<K, C>(child, &owner));
-                        with_priority(distinct(keys), Priority::of(&notification))
-                    })
-                    .boxed(),
-            );
+        if let Some(children) = self.informer_for(api, configure) {
+            self.triggers
+                .push(Trigger::owns::<K, C>(children, self.dyntype.clone()));
         }
         self
     }
@@ -406,33 +337,28 @@ impl<K: Watchable> Controller<K> {
         I: IntoIterator<Item = ObjectKey>,
         M: Fn(&W) -> I + Send + Sync + 'static,
     {
-        self.watches_with(api, |builder| builder, mapper)
+        self.watches_configured(api, |builder| builder, mapper)
     }
 
     /// As [`watches`](Self::watches), with the shared informer of `api`
     /// configured by `configure`.
-    pub fn watches_with<W, I, M, F>(mut self, api: Api<W>, configure: F, mapper: M) -> Self
+    pub fn watches_configured<W, I, M, F>(mut self, api: Api<W>, configure: F, mapper: M) -> Self
     where
         W: Watchable,
         I: IntoIterator<Item = ObjectKey>,
         M: Fn(&W) -> I + Send + Sync + 'static,
         F: FnOnce(InformerBuilder<W, FromApi>) -> InformerBuilder<W, FromApi>,
     {
-        if let Some(watched) = self.subscribe(api, configure) {
-            self.feeds.push(
-                watched
-                    .flat_map(move |notification| {
-                        let keys = states(&notification).flat_map(&mapper);
-                        with_priority(distinct(keys), Priority::of(&notification))
-                    })
-                    .boxed(),
-            );
+        if let Some(watched) = self.informer_for(api, configure) {
+            self.triggers.push(Trigger::watches(watched, mapper));
         }
         self
     }
 
     /// Reconciles every key `keys` yields (C2): any source of triggers, such
     /// as a subscription mapped by hand, a channel or a timer.
+    /// kube-runtime's `Controller::reconcile_on`, with an [`ObjectKey`] for
+    /// its `ObjectRef`.
     ///
     /// # Examples
     ///
@@ -446,17 +372,16 @@ impl<K: Watchable> Controller<K> {
     /// # async fn main() {
     /// let server = FakeApiServer::start().await;
     /// let (poke, pokes) = futures::channel::mpsc::unbounded::<ObjectKey>();
-    /// let controller = Controller::new(Api::<ConfigMap>::all(server.client())).watches_stream(pokes);
+    /// let controller = Controller::new(Api::<ConfigMap>::all(server.client())).reconcile_on(pokes);
     /// poke.unbounded_send("default/settings".parse().unwrap()).unwrap();
     /// # drop(controller);
     /// # }
     /// ```
-    pub fn watches_stream<S>(mut self, keys: S) -> Self
+    pub fn reconcile_on<S>(mut self, keys: S) -> Self
     where
         S: Stream<Item = ObjectKey> + Send + 'static,
     {
-        self.feeds
-            .push(keys.map(|key| (key, Priority::High)).boxed());
+        self.triggers.push(Trigger::keys(keys));
         self
     }
 
@@ -487,12 +412,8 @@ impl<K: Watchable> Controller<K> {
     where
         S: Stream<Item = ()> + Send + 'static,
     {
-        let store = self.informer.store();
-        self.feeds.push(
-            ticks
-                .flat_map(move |()| with_priority(store.list_keys(), Priority::Low))
-                .boxed(),
-        );
+        self.triggers
+            .push(Trigger::every_key_on(self.informer.store(), ticks));
         self
     }
 
@@ -523,36 +444,20 @@ impl<K: Watchable> Controller<K> {
     /// # }
     /// ```
     pub fn resync(mut self, period: Duration) -> Self {
-        let options = SubscribeOptions::default()
-            .name("controller-resync")
-            .resync(period);
-        match self.informer.subscribe(options) {
-            Ok(subscription) => self.feeds.push(
-                subscription
-                    .filter_map(|n| {
-                        let key = if n.is_resync() {
-                            super::run::key_of(&n)
-                        } else {
-                            None
-                        };
-                        std::future::ready(key.map(|key| (key, Priority::Low)))
-                    })
-                    .boxed(),
-            ),
-            Err(error) => self.setup_errors.push(SetupError::Informer(error)),
-        }
+        self.triggers
+            .push(Trigger::resync(self.informer.clone(), period));
         self
     }
 
-    /// Queues a change of the controller's own objects only if `predicate`
-    /// passes it (C2); called again, every predicate must pass. Additions
+    /// Queues a change of the controller's own objects only if `filter`
+    /// passes it (C2); called again, every filter must pass. Additions
     /// and deletions always pass, and resyncs never reach it: the
     /// controller takes no resync (C2). Changes of owned and watched
     /// objects are not filtered (see
-    /// [`ext::predicate`](crate::ext::predicate)). The
+    /// [`ext::changed`](crate::ext::changed)). The
     /// [finalizer helper](crate::finalizer::finalizer) applies in the call
     /// that added its finalizer (Z9), so it needs no event of that write,
-    /// which [`predicate::generation()`](crate::ext::predicate::generation)
+    /// which [`changed::generation()`](crate::ext::changed::generation)
     /// drops.
     ///
     /// # Examples
@@ -560,7 +465,7 @@ impl<K: Watchable> Controller<K> {
     /// ```
     /// use k8s_openapi::api::apps::v1::Deployment;
     /// use kube::Api;
-    /// use kube_informer::{controller::Controller, ext::{Predicate, predicate}};
+    /// use kube_informer::{controller::Controller, ext::{ChangeFilter, changed}};
     /// use kube_informer_testing::FakeApiServer;
     ///
     /// # #[tokio::main(flavor = "current_thread")]
@@ -568,29 +473,87 @@ impl<K: Watchable> Controller<K> {
     /// let server = FakeApiServer::start().await;
     /// // Spec changes and label changes; status writes do not trigger.
     /// let controller = Controller::new(Api::<Deployment>::all(server.client()))
-    ///     .predicate(predicate::generation().or(predicate::labels()));
+    ///     .filter_changes(changed::generation().or(changed::labels()));
     /// # drop(controller);
     /// # }
     /// ```
-    pub fn predicate<P>(mut self, predicate: P) -> Self
+    pub fn filter_changes<P>(mut self, filter: P) -> Self
     where
-        P: Predicate<K> + Send + Sync + 'static,
+        P: ChangeFilter<K> + Send + Sync + 'static,
     {
-        let next: SharedPredicate<K> = match self.predicate.take() {
-            None => Arc::new(move |old: &K, new: &K| predicate.passes(old, new)),
+        let next: SharedFilter<K> = match self.filter.take() {
+            None => Arc::new(move |old: &K, new: &K| filter.passes(old, new)),
             Some(before) => {
-                Arc::new(move |old: &K, new: &K| before(old, new) && predicate.passes(old, new))
+                Arc::new(move |old: &K, new: &K| before(old, new) && filter.passes(old, new))
             }
         };
-        self.predicate = Some(next);
+        self.filter = Some(next);
         self
     }
 
-    /// At most `n` reconciles at once (at least 1; 1 by default), never two
-    /// of one key (C6).
+    /// At most `n` reconciles at once, never two of one key (C6); `0`, the
+    /// default, sets no bound, as kube-runtime's `Config::concurrency`.
+    ///
+    /// No bound is safe by default because the work queue never hands one
+    /// key out twice at once (W3): however many reconciles run, each key
+    /// has at most one. Set a bound to spare the API server, or an
+    /// external system, a burst of as many requests as there are keys
+    /// (after a start, an initial list queues every object).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube::Api;
+    /// use kube_informer::controller::Controller;
+    /// use kube_informer_testing::FakeApiServer;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let server = FakeApiServer::start().await;
+    /// let controller = Controller::new(Api::<ConfigMap>::all(server.client())).concurrency(4);
+    /// assert_eq!(controller.metrics().max_concurrent_reconciles, 4);
+    /// # }
+    /// ```
     pub fn concurrency(mut self, n: usize) -> Self {
-        self.concurrency = n.max(1);
-        self.recorder.set_max_concurrent(self.concurrency);
+        self.settings.concurrency = n;
+        self.recorder.set_max_concurrent(n);
+        self
+    }
+
+    /// Queues a key only once its triggers have been quiet for `period`
+    /// (C14): each trigger of a key that waits moves its turn to `period`
+    /// after that trigger, never earlier, so a burst of changes to one
+    /// object, or to the objects it owns, costs one reconcile.
+    /// kube-runtime's `Config::debounce`. Zero, the default, queues each
+    /// trigger at once.
+    ///
+    /// A requeue or backoff the reconcile asked for is not delayed. As in
+    /// kube-runtime, an object changed more often than every `period`
+    /// waits until its changes pause: keep `period` short (a second or
+    /// two).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use k8s_openapi::api::{apps::v1::Deployment, core::v1::Pod};
+    /// use kube::Api;
+    /// use kube_informer::controller::Controller;
+    /// use kube_informer_testing::FakeApiServer;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let server = FakeApiServer::start().await;
+    /// // A rollout changes many pods of one Deployment: one reconcile per pause.
+    /// let controller = Controller::new(Api::<Deployment>::all(server.client()))
+    ///     .owns(Api::<Pod>::all(server.client()))
+    ///     .debounce(Duration::from_secs(1));
+    /// # drop(controller);
+    /// # }
+    /// ```
+    pub fn debounce(mut self, period: Duration) -> Self {
+        self.settings.debounce = period;
         self
     }
 
@@ -617,10 +580,7 @@ impl<K: Watchable> Controller<K> {
     /// # }
     /// ```
     pub fn rate_limiter<R: RateLimiter<ObjectKey> + 'static>(mut self, limiter: R) -> Self {
-        self.queue = WorkQueue::with_rate_limiter(limiter)
-            .backoff_holds(self.backoff_holds)
-            .priorities(self.priorities)
-            .priority_ageing(self.priority_ageing);
+        self.settings.rate_limiter = Some(SharedLimiter::new(limiter));
         self
     }
 
@@ -631,7 +591,7 @@ impl<K: Watchable> Controller<K> {
     /// and the key's failures count once per backoff. Off by default: then
     /// any trigger reconciles a backing-off key at once and a failure of
     /// that reconcile counts as one more step, as in client-go and
-    /// controller-runtime (see [`WorkQueue::backoff_holds`]).
+    /// controller-runtime (see [`WorkQueue::backoff_holds`](crate::WorkQueue::backoff_holds)).
     ///
     /// # Examples
     ///
@@ -649,8 +609,7 @@ impl<K: Watchable> Controller<K> {
     /// # }
     /// ```
     pub fn backoff_holds(mut self, holds: bool) -> Self {
-        self.backoff_holds = holds;
-        self.queue = self.queue.backoff_holds(holds);
+        self.settings.backoff_holds = holds;
         self
     }
 
@@ -658,13 +617,13 @@ impl<K: Watchable> Controller<K> {
     /// the keys of an initial list (also the replay a controller gets when
     /// it subscribes to an informer already running) and of each tick of
     /// [`reconcile_all_on`](Self::reconcile_all_on) are queued at
-    /// [`Priority::Low`], and every other trigger at [`Priority::High`], so
+    /// [`Priority::Low`](crate::queue::Priority::Low), and every other trigger at [`Priority::High`](crate::queue::Priority::High), so
     /// a change made while 50,000 listed keys wait is reconciled next
     /// instead of after them. A low key that has waited the
     /// [ageing bound](Self::priority_ageing) gets every second turn (W15),
     /// so none waits forever. Off by default: one first-in first-out
     /// queue, as in client-go and controller-runtime (see
-    /// [`WorkQueue::priorities`]).
+    /// [`WorkQueue::priorities`](crate::WorkQueue::priorities)).
     ///
     /// # Examples
     ///
@@ -685,17 +644,15 @@ impl<K: Watchable> Controller<K> {
     /// # }
     /// ```
     pub fn priorities(mut self, on: bool) -> Self {
-        self.priorities = on;
-        self.queue = self.queue.priorities(on);
+        self.settings.priorities = on;
         self
     }
 
     /// How long a low key waits before it ages (W15);
-    /// [`DEFAULT_PRIORITY_AGEING`] (10 s) unless set. Applies with
+    /// [`DEFAULT_PRIORITY_AGEING`](crate::queue::DEFAULT_PRIORITY_AGEING) (10 s) unless set. Applies with
     /// [`priorities`](Self::priorities) on; see there for an example.
     pub fn priority_ageing(mut self, ageing: Duration) -> Self {
-        self.priority_ageing = ageing;
-        self.queue = self.queue.priority_ageing(ageing);
+        self.settings.priority_ageing = ageing;
         self
     }
 
@@ -779,7 +736,7 @@ impl<K: Watchable> Controller<K> {
     ///         // waits until the cache holds this ConfigMap.
     ///         ctx.writes.api(ctx.configmaps.clone(), parent).create(&PostParams::default(), &settings).await?;
     ///     }
-    ///     Ok(Action::done())
+    ///     Ok(Action::await_change())
     /// }
     ///
     /// # #[tokio::main(flavor = "current_thread")]
@@ -828,7 +785,7 @@ impl<K: Watchable> Controller<K> {
     /// Controller::new(Api::<ConfigMap>::all(Client::try_default().await?))
     ///     .shutdown_on_signal()
     ///     .run(
-    ///         |_cm, _ctx: Arc<()>| async { Ok::<_, kube::Error>(Action::done()) },
+    ///         |_cm, _ctx: Arc<()>| async { Ok::<_, kube::Error>(Action::await_change()) },
     ///         |_cm, _error, _ctx| Action::backoff(),
     ///         Arc::new(()),
     ///     )
@@ -854,9 +811,9 @@ impl<K: Watchable> Controller<K> {
 
     /// How long [`run`](Self::run) waits for its informers to sync before
     /// it reports [`Error::Sync`](super::Error::Sync) and ends (C3);
-    /// [`DEFAULT_SYNC_TIMEOUT`] by default.
+    /// [`DEFAULT_SYNC_TIMEOUT`](super::DEFAULT_SYNC_TIMEOUT) by default.
     pub fn sync_timeout(mut self, timeout: Duration) -> Self {
-        self.sync_timeout = timeout;
+        self.settings.sync_timeout = timeout;
         self
     }
 
@@ -892,14 +849,14 @@ impl<K: Watchable> Controller<K> {
     /// # }
     /// ```
     pub fn log_reconcile_errors(mut self, level: impl Into<Option<Level>>) -> Self {
-        self.reconcile_error_log = level.into();
+        self.settings.reconcile_error_log = level.into();
         self
     }
 
     /// The name on the controller's spans, logs and metrics; by default
     /// the kind in lower case, e.g. `deployment`.
     pub fn name(mut self, name: impl Into<String>) -> Self {
-        self.name = name.into();
+        self.settings.name = name.into();
         self
     }
 
@@ -908,10 +865,31 @@ impl<K: Watchable> Controller<K> {
         self.informer.store()
     }
 
-    /// The controller's work queue, e.g. to register its metrics
-    /// ([`WorkQueue::metrics_reader`]) or to add keys by hand.
-    pub fn queue(&self) -> WorkQueue {
-        self.queue.clone()
+    /// A reader of the work queue's metrics (client-go's workqueue
+    /// metrics), for
+    /// [`metrics::register_work_queue`](crate::metrics) or an endpoint of
+    /// one's own. The queue is made when the controller runs: the reader
+    /// reads nothing before, and reads on after the controller has run.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube::Api;
+    /// use kube_informer::controller::Controller;
+    /// use kube_informer_testing::FakeApiServer;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let server = FakeApiServer::start().await;
+    /// let controller = Controller::new(Api::<ConfigMap>::all(server.client()));
+    /// let queue = controller.queue_metrics_reader();
+    /// assert!(queue.read().is_none()); // not running yet
+    /// # }
+    /// ```
+    pub fn queue_metrics_reader(&self) -> MetricsReader<WorkQueueMetrics> {
+        let slot = self.queue_metrics.clone();
+        MetricsReader::new(move || slot.get().and_then(MetricsReader::read))
     }
 
     /// The reconcile metrics now (C8).
@@ -928,56 +906,16 @@ impl<K: Watchable> Controller<K> {
     }
 }
 
-/// Waits up to a timeout for one informer's sync.
-pub(super) type SyncWait =
-    Box<dyn FnOnce(Duration) -> BoxFuture<'static, Result<(), SyncError>> + Send>;
-
-fn sync_wait<W: Watchable>(informer: &Informer<W>) -> SyncWait {
-    let informer = informer.clone();
-    Box::new(move |timeout| async move { informer.wait_for_sync(timeout).await }.boxed())
-}
-
-/// The states a notification carries: both of an update, the one of an
-/// addition or deletion.
-fn states<K>(notification: &Notification<K>) -> impl Iterator<Item = &K> {
-    let (first, second) = match notification {
-        Notification::Updated { old, new, .. } => (&**new, Some(&**old)),
-        Notification::Added { object, .. } | Notification::Deleted { object, .. } => {
-            (&**object, None)
-        }
-    };
-    std::iter::once(first).chain(second)
-}
-
-/// `keys`, each with `priority`, as a stream.
-fn with_priority(
-    keys: Vec<ObjectKey>,
-    priority: Priority,
-) -> stream::Iter<impl Iterator<Item = (ObjectKey, Priority)>> {
-    stream::iter(keys.into_iter().map(move |key| (key, priority)))
-}
-
-/// `keys` without repeats, in order (two states usually name one key).
-fn distinct(keys: impl Iterator<Item = ObjectKey>) -> Vec<ObjectKey> {
-    let mut out: Vec<ObjectKey> = Vec::new();
-    for key in keys {
-        if !out.contains(&key) {
-            out.push(key);
-        }
-    }
-    out
-}
-
 impl<K: Resource> fmt::Debug for Controller<K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Controller")
-            .field("name", &self.name)
-            .field("feeds", &(self.feeds.len() + 1))
-            .field("concurrency", &self.concurrency)
-            .field("priorities", &self.priorities)
+            .field("settings", &self.settings)
+            .field("triggers", &self.triggers)
+            .field("filtered", &self.filter.is_some())
             .field("sharded", &self.gate.is_some())
-            .field("sync_timeout", &self.sync_timeout)
-            .field("reconcile_error_log", &self.reconcile_error_log)
+            .field("read_own_writes", &self.own_writes.as_ref().map(|(_, d)| d))
+            .field("shutdown", &self.shutdown)
+            .field("setup_errors", &self.setup_errors)
             .finish_non_exhaustive()
     }
 }

@@ -34,7 +34,7 @@ use crate::{factory, informer, key::ObjectKey};
 /// let widgets = ApiResource::from_gvk_with_plural(&gvk, "widgets");
 /// let api = Api::<DynamicObject>::all_with(server.client(), &widgets);
 /// let outcomes = Controller::new_with(api, widgets).run(
-///     |_widget, _ctx: std::sync::Arc<()>| async { Ok::<_, kube::Error>(Action::done()) },
+///     |_widget, _ctx: std::sync::Arc<()>| async { Ok::<_, kube::Error>(Action::await_change()) },
 ///     |_widget, _error, _ctx| Action::backoff(),
 ///     std::sync::Arc::new(()),
 /// );

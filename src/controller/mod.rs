@@ -4,10 +4,10 @@
 //! and reconciles them on the informers' shared caches.
 //!
 //! ```text
-//! Informer<K>  ──predicates──▶ keys ─┐
+//! Informer<K> ──change filters──▶ keys ┐
 //! owns(Api<C>) ──controller owner──▶ ┼──▶ WorkQueue ──Runner (gate)──▶ reconcile(object, ctx)
 //! watches(Api<W>, mapper)  ────────▶ ┤        ▲                           │
-//! watches_stream / reconcile_all_on ─┘        └──── Action / error_policy ◀┘
+//! reconcile_on / reconcile_all_on ───┘        └──── Action / error_policy ◀┘
 //! ```
 //!
 //! ```no_run
@@ -19,7 +19,7 @@
 //!
 //! async fn reconcile(deployment: Arc<Deployment>, ctx: Arc<Client>) -> Result<Action, kube::Error> {
 //!     // ... read the cache, write through `ctx` ...
-//!     Ok(Action::done())
+//!     Ok(Action::await_change())
 //! }
 //!
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -55,13 +55,13 @@
 //!   controller and the rest of the program) that watch one resource with
 //!   the same options share one informer.
 //! - **C2 Triggers.** A key is queued for each change of the controller's
-//!   objects that its predicates pass (additions and deletions always
+//!   objects that its change filters pass (additions and deletions always
 //!   pass); for each change of an owned object, the key of its controller
 //!   owner of the controller's type (the owner reference with
 //!   `controller: true`, matched by group and kind across served
 //!   versions), for the old and the new state of an update; for each key a
 //!   `watches` mapper returns for either state of a change; for each key of
-//!   a `watches_stream`; for every cached key at each tick of
+//!   a [`reconcile_on`](Controller::reconcile_on) stream; for every cached key at each tick of
 //!   `reconcile_all_on`. The queue merges keys that wait (W1). A resync
 //!   notification is no change and queues nothing: the controller's
 //!   subscriptions ask for no resync period, so they get one only when a
@@ -94,8 +94,10 @@
 //!   backs off reconciles it at once (client-go's W5) unless
 //!   [`backoff_holds`](Controller::backoff_holds) is on, when it joins the
 //!   backoff (W13). The stream yields one item per reconcile.
-//! - **C6 Panics and concurrency.** At most `concurrency` reconciles run at
-//!   once, never two of one key (W3). A panicking reconcile is caught,
+//! - **C6 Panics and concurrency.** At most
+//!   [`concurrency`](Controller::concurrency) reconciles run at once, any
+//!   number with `0`, the default (kube-runtime's default too); never two
+//!   of one key (W3). A panicking reconcile is caught,
 //!   yielded as [`Error::Panicked`] with its key, counted, and its key
 //!   queued again through the rate limiter; the other keys go on.
 //! - **C7 Shutdown.** After a graceful shutdown
@@ -149,6 +151,14 @@
 //!   `reconciling object` span (C8). kube-runtime's `Controller` does the
 //!   same (it yields reconcile errors and logs none), so a program that
 //!   logs its stream's errors logs each one once.
+//! - **C14 Debounce.** With [`debounce(period)`](Controller::debounce), a
+//!   trigger of a key (C2) reaches the queue only once the key has had no
+//!   trigger for `period`: each trigger of a key that waits moves its turn
+//!   to `period` after that trigger, never earlier, and the key is queued
+//!   once, at the higher of its triggers' priorities (C10). Requeues and
+//!   backoffs a reconcile asks for (C5) are not delayed. When every
+//!   trigger has ended, the keys still held are queued when their period
+//!   ends (C7). A zero period, the default, queues each trigger at once.
 //! - **RW7 Reading its own writes.** With
 //!   [`read_own_writes(log, deadline)`](Controller::read_own_writes), a
 //!   key's reconcile first takes the writes `log` recorded under that key
@@ -181,14 +191,18 @@
 //! yield [`Error::Setup`] and end.
 
 mod builder;
+mod debounce;
 mod error;
 mod observed;
 mod own_writes;
 mod reconcile;
 mod run;
+mod settings;
 mod shutdown;
+mod triggers;
 
-pub use builder::{Controller, DEFAULT_SYNC_TIMEOUT};
+pub use builder::Controller;
 pub use error::{Error, SetupError};
 pub use observed::Observed;
 pub use run::Outcome;
+pub use settings::DEFAULT_SYNC_TIMEOUT;

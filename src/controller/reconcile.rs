@@ -170,14 +170,14 @@ impl<K, C, R, P> Reconcile<K, C, R, P> {
 fn not_found<E>(key: ObjectKey) -> Failed<E> {
     Failed {
         error: Error::ObjectNotFound { key },
-        next: Action::Done,
+        next: Action::AwaitChange,
     }
 }
 
 /// The `result` label of a successful reconcile.
 fn result_of(action: Action) -> ReconcileResult {
     match action {
-        Action::Done => ReconcileResult::Success,
+        Action::AwaitChange => ReconcileResult::Success,
         Action::RequeueAfter(_) => ReconcileResult::RequeueAfter,
         Action::Backoff => ReconcileResult::Requeue,
     }

@@ -5,32 +5,26 @@ use std::{fmt, future::Future, pin::pin, sync::Arc};
 
 use futures::{
     FutureExt, Stream, StreamExt,
-    future::{self, OptionFuture, ready},
-    stream::{self, BoxStream},
+    future::{self, OptionFuture},
+    stream,
 };
 use tokio::task::JoinHandle;
-use tokio_util::sync::CancellationToken;
 
 use super::{
     Controller, Error, Observed,
-    builder::KeyGate,
+    debounce::debounced,
     observed::Tombstones,
     own_writes::OwnWritesGate,
     reconcile::{Failed, Reconcile},
+    shutdown::Stop,
+    triggers::{self, Connected, Feed, SyncWait},
 };
-#[cfg(feature = "shard")]
-use crate::shard::{ShardEvent, ShardedStream};
 use crate::{
-    Notification,
-    dispatch::Subscription,
-    ext::ChangedOnly,
-    ext::NotificationStreamExt,
     factory::InformerFactory,
     key::ObjectKey,
-    queue::Priority,
+    queue::WorkQueue,
     runner::{Action, OnCancel, ReconcileError, Runner},
     source::Watchable,
-    store::Store,
 };
 
 /// One item of a controller's stream: the key reconciled and what it asked
@@ -106,7 +100,7 @@ impl<K: Watchable> Controller<K> {
     /// let api = Api::<ConfigMap>::all(server.client());
     /// let outcomes = Controller::new(api.clone()).run_with_deletions(
     ///     |observed: Observed<ConfigMap>, _ctx: Arc<()>| async move {
-    ///         Ok::<_, kube::Error>(if observed.is_deleted() { Action::done() } else { Action::backoff() })
+    ///         Ok::<_, kube::Error>(if observed.is_deleted() { Action::await_change() } else { Action::backoff() })
     ///     },
     ///     |_observed, _error, _ctx| Action::backoff(),
     ///     Arc::new(()),
@@ -116,7 +110,7 @@ impl<K: Watchable> Controller<K> {
     /// Api::<ConfigMap>::namespaced(server.client(), "default").delete("app", &DeleteParams::default()).await?;
     /// loop {
     ///     // The last state is handed to the reconciler once the object is gone.
-    ///     if outcomes.next().await.unwrap()?.1 == Action::Done { break; }
+    ///     if outcomes.next().await.unwrap()?.1 == Action::AwaitChange { break; }
     /// }
     /// # Ok(()) }
     /// ```
@@ -171,13 +165,13 @@ impl<K: Watchable> Controller<K> {
     /// let server = FakeApiServer::start().await;
     /// let (poke, pokes) = futures::channel::mpsc::unbounded::<ObjectKey>();
     /// let outcomes = Controller::new(Api::<ConfigMap>::all(server.client()))
-    ///     .watches_stream(pokes)
+    ///     .reconcile_on(pokes)
     ///     .run_by_key(
     ///         |key: ObjectKey, observed: Option<Observed<ConfigMap>>, _ctx: Arc<()>| async move {
     ///             if observed.is_none() {
     ///                 println!("{key} is unknown: clean up what names it");
     ///             }
-    ///             Ok::<_, kube::Error>(Action::done())
+    ///             Ok::<_, kube::Error>(Action::await_change())
     ///         },
     ///         |_key, _error, _ctx| Action::backoff(),
     ///         Arc::new(()),
@@ -227,134 +221,174 @@ impl<K: Watchable> Controller<K> {
     {
         let Controller {
             informer,
-            main,
             dyntype: _,
             factory,
             own_factory,
-            syncs,
-            mut feeds,
-            predicate,
-            queue,
-            backoff_holds: _,
-            priorities: _,
-            priority_ageing: _,
-            concurrency,
+            triggers,
+            filter,
+            settings,
             gate,
-            shutdown,
-            sync_timeout,
-            setup_errors,
-            recorder,
-            name,
-            caches,
             own_writes,
-            reconcile_error_log,
+            shutdown,
+            mut setup_errors,
+            recorder,
+            queue_metrics,
         } = self;
-        let own_writes = own_writes.map(|(log, deadline)| OwnWritesGate {
-            log,
-            deadline,
-            caches,
-            recorder: recorder.clone(),
-        });
         let store = informer.store();
         let tombstones = (entry != Entry::Present).then(|| Arc::new(Tombstones::new()));
-        #[cfg(feature = "shard")]
-        if let Some(gate) = &gate {
-            feeds = feeds
-                .into_iter()
-                .map(|feed| owned_only(feed, gate.clone()))
-                .collect();
-        }
-        if let Some(main) = main {
-            feeds.insert(
-                0,
-                main_feed(
-                    main,
-                    store.clone(),
-                    predicate,
-                    tombstones.clone(),
-                    gate.clone(),
-                ),
+        // Every trigger subscribes now, the controller's own objects first:
+        // its feed, its informer's sync and its cache.
+        let main = triggers::subscribe(&informer).map(|changes| {
+            let feed = triggers::main_feed(
+                changes,
+                store.clone(),
+                filter,
+                tombstones.clone(),
+                gate.clone(),
             );
+            Connected::informer(feed, &informer)
+        });
+        let mut feeds: Vec<Feed> = Vec::new();
+        let mut syncs: Vec<SyncWait> = Vec::new();
+        let mut caches = Vec::new();
+        let connected = std::iter::once(main).chain(triggers.into_iter().map(|trigger| {
+            trigger.connect().map(|connected| match &gate {
+                Some(gate) => Connected {
+                    feed: triggers::owned_only(connected.feed, gate.clone()),
+                    ..connected
+                },
+                None => connected,
+            })
+        }));
+        for connected in connected {
+            match connected {
+                Ok(Connected { feed, sync, cache }) => {
+                    feeds.push(feed);
+                    syncs.extend(sync);
+                    caches.extend(cache);
+                }
+                Err(error) => setup_errors.push(error),
+            }
         }
+        let queue = settings.queue();
+        let _ = queue_metrics.set(queue.metrics_reader());
+        let feed = debounced(stream::select_all(feeds).boxed(), settings.debounce);
         let per_key = Arc::new(Reconcile {
             store,
             tombstones,
             reconcile,
             error_policy,
             ctx,
-            recorder,
-            name: name.into(),
+            recorder: recorder.clone(),
+            name: settings.name.as_str().into(),
             unknown_keys: entry == Entry::ByKey,
-            own_writes,
-            error_log: reconcile_error_log,
+            own_writes: own_writes.map(|(log, deadline)| OwnWritesGate {
+                log,
+                deadline,
+                caches,
+                recorder,
+            }),
+            error_log: settings.reconcile_error_log,
         });
-        let own = own_factory.then(|| factory.clone()).flatten();
+        let run = Run {
+            queue,
+            factory,
+            own_factory,
+        };
         async_stream::stream! {
             if let Some(error) = setup_errors.into_iter().next() {
                 yield Err(Error::Setup(error));
-                close(own.as_ref()).await;
+                run.close().await;
                 return;
             }
-            let (graceful, forced, done) =
-                (CancellationToken::new(), CancellationToken::new(), CancellationToken::new());
-            shutdown.watch(&graceful, &forced, &done);
-            let _done = done.drop_guard();
-            if let Some(factory) = &factory {
-                factory.start();
-            }
-            let _feed = AbortOnDrop(tokio::spawn({
-                let queue = queue.clone();
-                async move {
-                    queue.feed_with_priority(stream::select_all(feeds)).await;
-                    // Every trigger ended: what is queued is reconciled,
-                    // then the stream ends (C7).
-                    queue.shutdown();
+            let stop = shutdown.start();
+            let _feed = run.feed(feed);
+            match run.sync(syncs, settings.sync_timeout, &stop).await {
+                Synced::Yes => {
+                    #[cfg_attr(not(feature = "shard"), allow(unused_mut))]
+                    let mut runner = Runner::new(run.queue.clone())
+                        .concurrency(settings.runner_concurrency())
+                        .cancel_on(stop.graceful.clone(), OnCancel::Finish);
+                    #[cfg(feature = "shard")]
+                    if let Some(gate) = gate {
+                        runner = runner.gate(gate);
+                    }
+                    let reconciles = runner
+                        .run_with_error_policy(
+                            move |key| per_key.of(key),
+                            |_key: &ObjectKey, failed: &Failed<E>| failed.next,
+                        )
+                        .take_until(stop.forced.clone().cancelled_owned());
+                    let mut reconciles = pin!(reconciles);
+                    while let Some(outcome) = reconciles.next().await {
+                        yield outcome.map_err(|ReconcileError { error, .. }| error.error);
+                    }
                 }
-            }));
-            let synced = {
-                let waits = future::try_join_all(syncs.into_iter().map(|wait| wait(sync_timeout)));
-                let stopped = graceful.clone();
-                let waits = pin!(waits);
-                let stopped = pin!(stopped.cancelled_owned());
-                match future::select(waits, stopped).await {
-                    future::Either::Left((synced, _)) => Some(synced),
-                    future::Either::Right(((), _)) => None,
-                }
-            };
-            match synced {
-                Some(Ok(_)) => {}
-                Some(Err(error)) => {
-                    yield Err(Error::Sync(error));
-                    queue.shutdown();
-                    close(own.as_ref()).await;
-                    return;
-                }
-                None => {
-                    queue.shutdown();
-                    close(own.as_ref()).await;
-                    return;
-                }
+                Synced::Failed(error) => yield Err(Error::Sync(error)),
+                Synced::Stopped => {}
             }
-            #[cfg_attr(not(feature = "shard"), allow(unused_mut))]
-            let mut runner = Runner::new(queue.clone())
-                .concurrency(concurrency)
-                .cancel_on(graceful.clone(), OnCancel::Finish);
-            #[cfg(feature = "shard")]
-            if let Some(gate) = gate {
-                runner = runner.gate(gate);
-            }
-            let reconciles = runner
-                .run_with_error_policy(
-                    move |key| per_key.of(key),
-                    |_key: &ObjectKey, failed: &Failed<E>| failed.next,
-                )
-                .take_until(forced.cancelled_owned());
-            let mut reconciles = pin!(reconciles);
-            while let Some(outcome) = reconciles.next().await {
-                yield outcome.map_err(|ReconcileError { error, .. }| error.error);
-            }
+            run.close().await;
+        }
+    }
+}
+
+/// The live parts of a running controller that outlast its reconciles:
+/// its queue, and the factory it may have to start and shut down.
+struct Run {
+    queue: WorkQueue,
+    factory: Option<InformerFactory>,
+    own_factory: bool,
+}
+
+/// How the wait for the informers' sync ended (C3).
+enum Synced {
+    Yes,
+    Failed(crate::informer::SyncError),
+    /// A graceful shutdown came first.
+    Stopped,
+}
+
+impl Run {
+    /// Starts the factory's informers and feeds `feed` into the queue from
+    /// a task that ends with the returned guard; when every trigger has
+    /// ended, the queue shuts down, so what is queued is reconciled and
+    /// then the stream ends (C7).
+    fn feed(&self, feed: Feed) -> AbortOnDrop {
+        if let Some(factory) = &self.factory {
+            factory.start();
+        }
+        let queue = self.queue.clone();
+        AbortOnDrop(tokio::spawn(async move {
+            queue.feed_with_priority(feed).await;
             queue.shutdown();
-            close(own.as_ref()).await;
+        }))
+    }
+
+    /// Waits for every informer's sync, up to `timeout` each, or for a
+    /// graceful shutdown (C3).
+    async fn sync(
+        &self,
+        syncs: Vec<SyncWait>,
+        timeout: std::time::Duration,
+        stop: &Stop,
+    ) -> Synced {
+        let waits = pin!(future::try_join_all(
+            syncs.into_iter().map(|wait| wait(timeout))
+        ));
+        let stopped = pin!(stop.graceful.cancelled());
+        match future::select(waits, stopped).await {
+            future::Either::Left((Ok(_), _)) => Synced::Yes,
+            future::Either::Left((Err(error), _)) => Synced::Failed(error),
+            future::Either::Right(((), _)) => Synced::Stopped,
+        }
+    }
+
+    /// The one end of every run: the queue shuts down, and a factory the
+    /// controller made is shut down too.
+    async fn close(self) {
+        self.queue.shutdown();
+        if let (true, Some(factory)) = (self.own_factory, &self.factory) {
+            factory.shutdown().await;
         }
     }
 }
@@ -370,98 +404,6 @@ enum Entry {
     /// Every queued key, with what is known of its object
     /// ([`run_by_key`](Controller::run_by_key)).
     ByKey,
-}
-
-/// The keys of the controller's own objects, with their priority (C10):
-/// changes that pass the predicate, deletions recorded for a
-/// deletion-aware run, only owned keys (and every key acquired) when
-/// sharded.
-fn main_feed<K: Watchable>(
-    subscription: ChangedOnly<Subscription<K>>,
-    #[cfg_attr(not(feature = "shard"), allow(unused_variables))] store: Store<K>,
-    predicate: Option<super::builder::SharedPredicate<K>>,
-    tombstones: Option<Arc<Tombstones<K>>>,
-    gate: Option<KeyGate>,
-) -> BoxStream<'static, (ObjectKey, Priority)> {
-    let notifications = subscription.inspect(move |notification| {
-        if let Some(tombstones) = &tombstones {
-            record(tombstones, notification);
-        }
-    });
-    let notifications = match predicate {
-        Some(predicate) => notifications
-            .predicate(move |old: &K, new: &K| predicate(old, new))
-            .boxed(),
-        None => notifications.boxed(),
-    };
-    match gate {
-        None => notifications
-            .filter_map(|notification| ready(prioritized_key(&notification)))
-            .boxed(),
-        #[cfg(not(feature = "shard"))]
-        Some(gate) => match gate {},
-        #[cfg(feature = "shard")]
-        Some(gate) => ShardedStream::new(notifications, store, gate)
-            .filter_map(|event| {
-                ready(match event {
-                    // The guard is the runner's to take again when the
-                    // reconcile starts; the feed only queues the key.
-                    ShardEvent::Change {
-                        notification,
-                        guard,
-                    } => {
-                        drop(guard);
-                        prioritized_key(&notification)
-                    }
-                    ShardEvent::Lost { .. } => None,
-                })
-            })
-            .boxed(),
-    }
-}
-
-/// Keeps the last state of each deleted object until its deletion is
-/// reconciled or the key comes back.
-fn record<K: Watchable>(tombstones: &Tombstones<K>, notification: &Notification<K>) {
-    let Some(key) = key_of(notification) else {
-        return;
-    };
-    match notification {
-        Notification::Deleted { object, .. } => tombstones.deleted(key, object.clone()),
-        Notification::Added { .. } | Notification::Updated { .. } => tombstones.present(&key),
-    }
-}
-
-/// The key of `notification` with its priority (C10).
-fn prioritized_key<K: Watchable>(notification: &Notification<K>) -> Option<(ObjectKey, Priority)> {
-    key_of(notification).map(|key| (key, Priority::of(notification)))
-}
-
-pub(super) fn key_of<K: Watchable>(notification: &Notification<K>) -> Option<ObjectKey> {
-    match ObjectKey::from_object(&**notification.object()) {
-        Ok(key) => Some(key),
-        Err(error) => {
-            tracing::warn!(%error, "controller: a notification's object has no key; skipped");
-            None
-        }
-    }
-}
-
-/// Only the keys `gate` owns now (the runner's gate checks again when the
-/// reconcile starts).
-#[cfg(feature = "shard")]
-fn owned_only(
-    feed: BoxStream<'static, (ObjectKey, Priority)>,
-    gate: KeyGate,
-) -> BoxStream<'static, (ObjectKey, Priority)> {
-    feed.filter(move |(key, _)| ready(gate.owns(key))).boxed()
-}
-
-/// Shuts down a factory the controller made, if it made one.
-async fn close(own: Option<&InformerFactory>) {
-    if let Some(factory) = own {
-        factory.shutdown().await;
-    }
 }
 
 /// A spawned task, aborted when the stream that spawned it is dropped.

@@ -3,7 +3,7 @@
 //! still runs).
 
 use futures::future::BoxFuture;
-use tokio_util::sync::CancellationToken;
+use tokio_util::sync::{CancellationToken, DropGuard};
 
 /// When to stop taking keys (graceful) and when to drop what runs (forced).
 #[derive(Default)]
@@ -12,15 +12,31 @@ pub(super) struct Shutdown {
     pub(super) on_signal: bool,
 }
 
+impl std::fmt::Debug for Shutdown {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shutdown")
+            .field("triggers", &self.graceful.len())
+            .field("on_signal", &self.on_signal)
+            .finish()
+    }
+}
+
+/// A running controller's shutdown: the one owner of its cancellation.
+/// `graceful` fires at the first trigger, `forced` at a second signal;
+/// dropping it ends the tasks that watch the triggers.
+pub(super) struct Stop {
+    pub(super) graceful: CancellationToken,
+    pub(super) forced: CancellationToken,
+    _watchers: DropGuard,
+}
+
 impl Shutdown {
-    /// Spawns what watches the triggers; `graceful` is cancelled at the
-    /// first, `forced` at a second signal. The tasks end with `done`.
-    pub(super) fn watch(
-        self,
-        graceful: &CancellationToken,
-        forced: &CancellationToken,
-        done: &CancellationToken,
-    ) {
+    /// Spawns what watches the triggers, for as long as the returned
+    /// [`Stop`] lives.
+    pub(super) fn start(self) -> Stop {
+        let graceful = CancellationToken::new();
+        let forced = CancellationToken::new();
+        let done = CancellationToken::new();
         for trigger in self.graceful {
             let (graceful, done) = (graceful.clone(), done.clone());
             tokio::spawn(async move {
@@ -51,6 +67,11 @@ impl Shutdown {
                 tracing::warn!("second signal received: abandoning the reconciles that run");
                 forced.cancel();
             });
+        }
+        Stop {
+            graceful,
+            forced,
+            _watchers: done.drop_guard(),
         }
     }
 }

@@ -6,7 +6,7 @@ use std::{mem, sync::Arc, task::Waker};
 use parking_lot::Mutex;
 use tokio::sync::{Notify, watch};
 
-use super::{EndReason, Error, Lag, end::Life, queue::Queue};
+use super::{EndReason, Lag, life::Life, queue::Queue};
 use crate::{key::ObjectKey, notification::Notification};
 
 /// Where a subscription is in its life.
@@ -19,8 +19,9 @@ pub(crate) enum Phase {
     /// The distributor closed, for this reason: what is queued is the last
     /// of it.
     Closed(EndReason),
-    /// Never registered, for this reason.
-    Refused(Error),
+    /// Never registered: the informer had stopped, or its writer went
+    /// away first (L6).
+    Refused,
 }
 
 pub(crate) struct State<K> {
@@ -186,7 +187,7 @@ impl<K> Channel<K> {
     /// and nothing was queued for them: the observer closes its own.
     pub(crate) fn close_after_end(&self, reason: EndReason) {
         self.end(&Phase::Open, Phase::Closed(reason));
-        self.end(&Phase::Requested, Phase::Refused(Error::Stopped));
+        self.end(&Phase::Requested, Phase::Refused);
     }
 
     /// The reason the subscription ended, once it has.
@@ -194,7 +195,7 @@ impl<K> Channel<K> {
         match &self.state.lock().phase {
             Phase::Requested | Phase::Open => None,
             Phase::Closed(reason) => Some(reason.clone()),
-            Phase::Refused(Error::Stopped) => Some(EndReason::Stopped),
+            Phase::Refused => Some(EndReason::Stopped),
         }
     }
 

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use smallvec::SmallVec;
 
-use super::queue::is_initial_added as is_initial;
+use super::initial_list::is_initial_added as is_initial;
 use crate::{hash::KeyMap, key::ObjectKey, notification::Notification};
 
 /// At most two notifications per key: `[X]` or `[Deleted, X]` where `X` is

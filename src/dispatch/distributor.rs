@@ -17,7 +17,7 @@ use tokio::{
 use tokio_util::sync::CancellationToken;
 
 use super::{
-    EndReason, Error, SubscribeOptions, Subscription,
+    EndReason, SubscribeOptions, Subscription,
     channel::{Channel, Offer, Phase},
     request::SubscribeRequest,
     resync::{MINIMUM_RESYNC_PERIOD, ResyncSchedule, effective_period},
@@ -101,7 +101,8 @@ impl<K> Distributor<K> {
 
     /// Registers a new subscriber at once; its queue starts with `replay` as
     /// `Added { in_initial_list: true }` (L1). After [`close`](Self::close)
-    /// the subscription ends at once with [`Error::Stopped`] (L6).
+    /// the subscription ends at once, its end reason
+    /// [`EndReason::Stopped`] (L6).
     pub fn subscribe(
         &mut self,
         options: SubscribeOptions,
@@ -127,7 +128,7 @@ impl<K> Distributor<K> {
         replay: impl IntoIterator<Item = (ObjectKey, Arc<K>)>,
     ) {
         if self.closed {
-            request.refuse(Error::Stopped);
+            request.refuse();
             return;
         }
         let mut requested = request.options.resync;
@@ -331,8 +332,8 @@ impl<K> Distributor<K> {
 
     /// Closes: every subscription ends after yielding what is already queued
     /// for it (its [`end_reason`](Subscription::end_reason) is
-    /// [`EndReason::Stopped`]), and later registrations are refused with
-    /// [`Error::Stopped`].
+    /// [`EndReason::Stopped`]), and later registrations are refused, ending
+    /// at once with that reason.
     pub fn close(&mut self) {
         self.close_with(EndReason::Stopped);
     }

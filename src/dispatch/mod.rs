@@ -59,14 +59,16 @@
 //! was already queued for it, then ends;
 //! [`Subscription::end_reason`] says why ([`EndReason`], given to
 //! [`Distributor::close_with`]). Registering after that, or dropping
-//! a [`SubscribeRequest`] unregistered, ends the subscription at once with
-//! [`Error::Stopped`] (L6).
+//! a [`SubscribeRequest`] unregistered, ends the subscription at once, its
+//! end reason [`EndReason::Stopped`] (L6).
 
 mod channel;
 mod coalesce;
 pub(crate) mod distributor;
 mod end;
 mod handler;
+mod initial_list;
+mod life;
 mod options;
 mod queue;
 pub(crate) mod request;
@@ -75,7 +77,7 @@ mod stats;
 mod subscription;
 mod sync_status;
 
-pub(crate) use end::{Ended, Life, Start};
+pub(crate) use life::{Ended, Life, Start};
 
 pub(crate) use distributor::Distributor;
 pub use end::EndReason;
@@ -85,11 +87,4 @@ pub(crate) use request::SubscribeRequest;
 pub use resync::MINIMUM_RESYNC_PERIOD;
 pub use subscription::Subscription;
 pub use sync_status::SyncStatus;
-
-/// Errors of dispatch.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum Error {
-    /// The informer stopped before this subscription could be registered.
-    #[error("the informer stopped before this subscription was registered")]
-    Stopped,
-}
+pub(crate) use sync_status::UpstreamSync;

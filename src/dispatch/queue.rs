@@ -3,7 +3,7 @@
 
 use std::collections::VecDeque;
 
-use super::{Lag, coalesce::CoalesceQueue};
+use super::{Lag, coalesce::CoalesceQueue, initial_list::is_initial_added};
 use crate::{key::ObjectKey, notification::Notification};
 
 pub(crate) enum Queue<K> {
@@ -55,14 +55,4 @@ impl<K> Queue<K> {
             Queue::Coalesce(q) => q.pending_keys(),
         }
     }
-}
-
-pub(crate) fn is_initial_added<K>(n: &Notification<K>) -> bool {
-    matches!(
-        n,
-        Notification::Added {
-            in_initial_list: true,
-            ..
-        }
-    )
 }

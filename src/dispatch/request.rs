@@ -4,21 +4,21 @@
 use std::{fmt, sync::Arc};
 
 use super::{
-    Error, SubscribeOptions, Subscription,
+    SubscribeOptions, Subscription,
     channel::{Channel, Phase},
 };
 
 /// The writer's half of a subscription asked for from another task: hand it
 /// to [`Distributor::register`](super::Distributor::register) between two
-/// batches. Dropping it unregistered ends the [`Subscription`] with
-/// [`Error::Stopped`] (L6), so a subscriber never hangs on an informer that
-/// is gone.
+/// batches. Dropping it unregistered ends the [`Subscription`], its end
+/// reason [`EndReason::Stopped`](super::EndReason::Stopped) (L6), so a
+/// subscriber never hangs on an informer that is gone.
 ///
 /// # Examples
 ///
 /// ```
 /// use futures::StreamExt;
-/// use kube_informer::dispatch::{Error, SubscribeOptions};
+/// use kube_informer::dispatch::{EndReason, SubscribeOptions};
 /// use kube_informer::unstable::dispatch::SubscribeRequest;
 ///
 /// # #[tokio::main(flavor = "current_thread")]
@@ -26,7 +26,7 @@ use super::{
 /// let (mut sub, request) = SubscribeRequest::<String>::new(SubscribeOptions::default());
 /// drop(request); // e.g. the informer's writer task is gone
 /// assert!(sub.next().await.is_none());
-/// assert_eq!(sub.error(), Some(Error::Stopped));
+/// assert_eq!(sub.end_reason(), Some(EndReason::Stopped));
 /// # }
 /// ```
 pub struct SubscribeRequest<K> {
@@ -49,16 +49,15 @@ impl<K> SubscribeRequest<K> {
         self.options
     }
 
-    /// Ends the subscription unregistered, with `reason`.
-    pub fn refuse(self, reason: Error) {
-        self.channel.end(&Phase::Requested, Phase::Refused(reason));
+    /// Ends the subscription unregistered: the informer has stopped.
+    pub fn refuse(self) {
+        self.channel.end(&Phase::Requested, Phase::Refused);
     }
 }
 
 impl<K> Drop for SubscribeRequest<K> {
     fn drop(&mut self) {
-        self.channel
-            .end(&Phase::Requested, Phase::Refused(Error::Stopped));
+        self.channel.end(&Phase::Requested, Phase::Refused);
     }
 }
 

@@ -12,16 +12,17 @@ use std::{
 use futures::{Stream, StreamExt, stream::FusedStream};
 
 use super::{
-    EndReason, Error, Lag, SyncStatus,
+    EndReason, Lag, SyncStatus,
     channel::{Channel, Phase},
-    end::{Ended, Life},
     handler::ResourceEventHandler,
-    queue::is_initial_added,
-    sync_status::{SyncState, sync_state, wait_until_synced},
+    initial_list::is_initial_added,
+    life::{Ended, Life},
+    sync_status::{SyncState, Upstream, UpstreamSync, sync_state, wait_until_synced},
 };
 use crate::{
     metrics::{StatsProbe, SubscriptionStats},
     notification::Notification,
+    sync_error::SyncError,
 };
 
 /// One subscriber's stream of [`Notification`]s.
@@ -78,6 +79,8 @@ pub struct Subscription<K> {
     end_wait: Option<Pin<Box<Ended>>>,
     /// The end was seen (the channel is closed); not polled again.
     end_seen: bool,
+    /// The feeding informer's wait for its first sync.
+    upstream: Upstream,
 }
 
 impl<K> Subscription<K> {
@@ -88,6 +91,7 @@ impl<K> Subscription<K> {
             keep_alive: None,
             end_wait: None,
             end_seen: false,
+            upstream: None,
         }
     }
 
@@ -101,39 +105,28 @@ impl<K> Subscription<K> {
         sync_state(&self.channel) == SyncState::Synced
     }
 
-    /// Waits until [`has_synced`](Subscription::has_synced); `false` if the
-    /// subscription ended (refused, or the informer stopped) before it could
-    /// sync (I12). Cancel-safe.
-    ///
-    /// It has no deadline: it returns when the subscriber synced or its
-    /// informer stopped. For a deadline, wait for the informer with
-    /// [`Informer::wait_for_sync`](crate::Informer::wait_for_sync) first, or
-    /// wrap this in [`tokio::time::timeout`].
+    /// Waits until [`has_synced`](Subscription::has_synced). It answers
+    /// as its informer's
+    /// [`wait_until_synced`](crate::Informer::wait_until_synced) does while
+    /// the informer has not synced (a refusal, I7, or
+    /// [`SyncError::Stopped`], I9), then waits for this subscriber's
+    /// initial list; [`SyncError::Stopped`] also if the subscription ended
+    /// (refused, or the informer stopped) before it could sync. It has no
+    /// deadline of its own (I12): wrap it in [`tokio::time::timeout`] for
+    /// one. Cancel-safe.
     ///
     /// Items count as delivered when this stream yields them, so awaiting
     /// this on the task that should be polling the stream waits forever
     /// once there is an initial list: poll the stream elsewhere, or use a
     /// [`SyncStatus`] from [`sync_status`](Subscription::sync_status).
-    pub async fn wait_until_synced(&self) -> bool {
-        wait_until_synced(&self.channel).await
+    pub async fn wait_until_synced(&self) -> Result<(), SyncError> {
+        wait_until_synced(&self.channel, &self.upstream).await
     }
 
     /// A handle on this subscription's sync state that other tasks can keep
     /// and await while this stream is consumed.
     pub fn sync_status(&self) -> SyncStatus<K> {
-        SyncStatus::new(Arc::clone(&self.channel))
-    }
-
-    /// Why this subscription was refused instead of registered, if it was
-    /// (for example [`Error::Stopped`]: the informer had stopped, L6). It is
-    /// about the request, and never changes once answered;
-    /// [`end_reason`](Self::end_reason) is about the informer, and says
-    /// why any subscription ends, registered or refused.
-    pub fn error(&self) -> Option<Error> {
-        match &self.channel.state.lock().phase {
-            Phase::Refused(e) => Some(e.clone()),
-            _ => None,
-        }
+        SyncStatus::new(Arc::clone(&self.channel), self.upstream.clone())
     }
 
     /// Why this subscription ends: `None` while it is open, the reason once
@@ -278,8 +271,14 @@ impl<K> Subscription<K> {
     /// held for as long as the subscription lives (a share of the informer's
     /// lifetime), and `life` is the informer's life, whose end a waiting
     /// receiver observes.
-    pub(crate) fn attach(&mut self, keep_alive: Arc<dyn Any + Send + Sync>, life: Arc<Life>) {
+    pub(crate) fn attach(
+        &mut self,
+        keep_alive: Arc<dyn Any + Send + Sync>,
+        life: Arc<Life>,
+        upstream: Weak<dyn UpstreamSync>,
+    ) {
         self.keep_alive = Some(keep_alive);
+        self.upstream = Some(upstream);
         self.channel().state.lock().life = Some(life);
     }
 }
@@ -327,7 +326,7 @@ impl<K> Stream for Subscription<K> {
                     }
                     return Poll::Pending;
                 }
-                Phase::Closed(_) | Phase::Refused(_) => {
+                Phase::Closed(_) | Phase::Refused => {
                     drop(state);
                     self.terminated = true;
                     return Poll::Ready(None);
@@ -342,7 +341,7 @@ impl<K> Stream for Subscription<K> {
         }
         let state = self.channel.state.lock();
         match state.phase {
-            Phase::Closed(_) | Phase::Refused(_) => (state.queue.len(), Some(state.queue.len())),
+            Phase::Closed(_) | Phase::Refused => (state.queue.len(), Some(state.queue.len())),
             Phase::Requested | Phase::Open => (state.queue.len(), None),
         }
     }

@@ -1,9 +1,32 @@
 //! [`SyncStatus`]: whether one subscription has synced (L2), readable and
 //! awaitable from tasks other than the one consuming it.
 
-use std::{fmt, sync::Arc};
+use std::{
+    fmt,
+    future::Future,
+    pin::Pin,
+    sync::{Arc, Weak},
+};
 
 use super::channel::{Channel, Phase};
+use crate::{resource::WatchedResource, sync_error::SyncError};
+
+/// The feeding informer's own wait for its first sync, which a
+/// subscription's wait goes through first, so it answers with the
+/// informer's refusals (I7) and names the informer's resource.
+pub(crate) trait UpstreamSync: Send + Sync {
+    /// The informer's wait (I6, I7, I9).
+    fn wait_until_synced(
+        self: Arc<Self>,
+    ) -> Pin<Box<dyn Future<Output = Result<(), SyncError>> + Send + 'static>>;
+
+    /// What the informer watches.
+    fn resource(&self) -> WatchedResource;
+}
+
+/// A subscription's link to its informer's wait: weak, so a sync status
+/// kept by another task does not keep the informer's cache in memory.
+pub(super) type Upstream = Option<Weak<dyn UpstreamSync>>;
 
 /// A clonable view of one [`Subscription`](super::Subscription)'s sync state
 /// (L2), for tasks other than the one consuming it.
@@ -36,16 +59,17 @@ use super::channel::{Channel, Phase};
 /// let waiter = tokio::spawn(async move { status.wait_until_synced().await });
 /// informer.run().await?;
 /// while sub.next().await.is_some() {}
-/// assert!(waiter.await?);
+/// assert!(waiter.await?.is_ok());
 /// # Ok(()) }
 /// ```
 pub struct SyncStatus<K> {
     channel: Arc<Channel<K>>,
+    upstream: Upstream,
 }
 
 impl<K> SyncStatus<K> {
-    pub(super) fn new(channel: Arc<Channel<K>>) -> Self {
-        Self { channel }
+    pub(super) fn new(channel: Arc<Channel<K>>, upstream: Upstream) -> Self {
+        Self { channel, upstream }
     }
 
     /// Same as [`Subscription::has_synced`](super::Subscription::has_synced).
@@ -53,12 +77,9 @@ impl<K> SyncStatus<K> {
         sync_state(&self.channel) == SyncState::Synced
     }
 
-    /// Same as [`Subscription::wait_until_synced`](super::Subscription::wait_until_synced):
-    /// no deadline, returns `false` once the informer stopped before this
-    /// subscriber synced (I12); for a deadline see
-    /// [`Informer::wait_for_sync`](crate::Informer::wait_for_sync).
-    pub async fn wait_until_synced(&self) -> bool {
-        wait_until_synced(&self.channel).await
+    /// Same as [`Subscription::wait_until_synced`](super::Subscription::wait_until_synced).
+    pub async fn wait_until_synced(&self) -> Result<(), SyncError> {
+        wait_until_synced(&self.channel, &self.upstream).await
     }
 }
 
@@ -66,6 +87,7 @@ impl<K> Clone for SyncStatus<K> {
     fn clone(&self) -> Self {
         Self {
             channel: Arc::clone(&self.channel),
+            upstream: self.upstream.clone(),
         }
     }
 }
@@ -91,7 +113,7 @@ pub(super) fn sync_state<K>(channel: &Channel<K>) -> SyncState {
     let state = channel.state.lock();
     let upstream = state.upstream_synced();
     match state.phase {
-        Phase::Refused(_) => SyncState::Never,
+        Phase::Refused => SyncState::Never,
         _ if state.receiver_dropped && !upstream => SyncState::Never,
         Phase::Requested => SyncState::Waiting,
         _ if upstream && state.initial_pending == 0 => SyncState::Synced,
@@ -100,7 +122,30 @@ pub(super) fn sync_state<K>(channel: &Channel<K>) -> SyncState {
     }
 }
 
-pub(super) async fn wait_until_synced<K>(channel: &Channel<K>) -> bool {
+/// A subscriber's wait (L2): the informer's first (its refusals and its
+/// stop are the answer), then this subscriber's initial list.
+pub(super) async fn wait_until_synced<K>(
+    channel: &Channel<K>,
+    upstream: &Upstream,
+) -> Result<(), SyncError> {
+    let upstream = upstream.as_ref().and_then(Weak::upgrade);
+    let resource = match upstream {
+        Some(upstream) => {
+            let resource = upstream.resource();
+            upstream.wait_until_synced().await?;
+            resource
+        }
+        None => WatchedResource::of_type::<K>(),
+    };
+    if subscriber_synced(channel).await {
+        Ok(())
+    } else {
+        Err(SyncError::Stopped { resource })
+    }
+}
+
+/// Whether this subscriber synced (L2): `false` once it cannot any more.
+async fn subscriber_synced<K>(channel: &Channel<K>) -> bool {
     // The feeding informer's end, observed once: a running informer closes
     // the channel itself (which wakes `changed`); one that ended without
     // running leaves that to its observers.

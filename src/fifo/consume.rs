@@ -17,7 +17,6 @@ use super::error::{Error, Result, UserCode};
 use super::known::{Guarded, KnownObjects};
 use super::options::FifoOptions;
 use super::state::FifoState;
-use super::stream::DeltaStream;
 use crate::delta::{Delta, Deltas};
 use crate::key::ObjectKey;
 
@@ -232,36 +231,6 @@ impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
     /// ```
     pub fn try_pop(&self) -> Option<Deltas<K>> {
         self.lock().pop()
-    }
-
-    /// A stream of popped deltas that ends once the FIFO is closed and empty.
-    ///
-    /// Several streams and `pop` calls may consume the same FIFO; each item
-    /// goes to exactly one of them.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # use k8s_openapi::api::core::v1::ConfigMap;
-    /// # use kube_informer::fifo::{DeltaFifo, FifoOptions};
-    /// # fn cm(name: &str, rv: &str) -> ConfigMap {
-    /// #     let mut c = ConfigMap::default();
-    /// #     c.metadata.name = Some(name.into());
-    /// #     c.metadata.resource_version = Some(rv.into());
-    /// #     c
-    /// # }
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), kube_informer::fifo::Error> {
-    /// use futures::StreamExt;
-    /// let fifo = DeltaFifo::new(FifoOptions::default());
-    /// fifo.add(cm("a", "1"))?;
-    /// let mut stream = fifo.stream();
-    /// assert_eq!(stream.next().await.unwrap().key().as_str(), "a");
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn stream(&self) -> DeltaStream<K> {
-        DeltaStream::new(self.clone())
     }
 
     /// True once the first relist happened (or an add, update, delete or

@@ -1,6 +1,5 @@
 //! What can go wrong when handing objects to a [`DeltaFifo`](super::DeltaFifo).
 
-use crate::delta::EmptyDeltas;
 use crate::key::{KeyError, ObjectKey};
 
 /// A boxed error, as returned by a [transform](super::FifoOptions::transform).
@@ -25,9 +24,6 @@ pub enum Error {
         #[source]
         source: BoxError,
     },
-    /// Deltas to requeue were empty.
-    #[error(transparent)]
-    EmptyDeltas(#[from] EmptyDeltas),
     /// Deltas handed to [`requeue`](super::DeltaFifo::requeue) hold an object
     /// whose key is not the key of the deltas.
     #[error("requeued deltas for key {expected} hold an object keyed {found}")]
@@ -58,18 +54,25 @@ pub enum Error {
 
 /// User code a [`DeltaFifo`](super::DeltaFifo) calls, named in
 /// [`Error::Panicked`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, thiserror::Error)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum UserCode {
     /// The [key function](super::FifoOptions::key_fn).
-    #[error("the key function")]
     KeyFunction,
     /// The [transform](super::FifoOptions::transform).
-    #[error("the transform")]
     Transform,
     /// The [known-objects view](super::FifoOptions::known_objects).
-    #[error("the known-objects view")]
     KnownObjects,
+}
+
+impl std::fmt::Display for UserCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::KeyFunction => f.write_str("the key function"),
+            Self::Transform => f.write_str("the transform"),
+            Self::KnownObjects => f.write_str("the known-objects view"),
+        }
+    }
 }
 
 /// A `Result` whose error defaults to this module's [`Error`].

@@ -57,8 +57,40 @@ impl<K> fmt::Debug for DeltaStream<K> {
     }
 }
 
+impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
+    /// A stream of popped deltas that ends once the FIFO is closed and empty.
+    ///
+    /// Several streams and `pop` calls may consume the same FIFO; each item
+    /// goes to exactly one of them.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use k8s_openapi::api::core::v1::ConfigMap;
+    /// # use kube_informer::fifo::{DeltaFifo, FifoOptions};
+    /// # fn cm(name: &str, rv: &str) -> ConfigMap {
+    /// #     let mut c = ConfigMap::default();
+    /// #     c.metadata.name = Some(name.into());
+    /// #     c.metadata.resource_version = Some(rv.into());
+    /// #     c
+    /// # }
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), kube_informer::fifo::Error> {
+    /// use futures::StreamExt;
+    /// let fifo = DeltaFifo::new(FifoOptions::default());
+    /// fifo.add(cm("a", "1"))?;
+    /// let mut stream = fifo.stream();
+    /// assert_eq!(stream.next().await.unwrap().key().as_str(), "a");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn stream(&self) -> DeltaStream<K> {
+        DeltaStream::new(self.clone())
+    }
+}
+
 impl<K: Resource + Send + Sync + 'static> DeltaStream<K> {
-    pub(super) fn new(fifo: DeltaFifo<K>) -> Self {
+    fn new(fifo: DeltaFifo<K>) -> Self {
         Self {
             fifo,
             waiter: None,

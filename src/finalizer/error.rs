@@ -1,5 +1,7 @@
 //! Why [`finalizer`](super::finalizer) failed.
 
+use std::fmt;
+
 /// Why [`finalizer`](super::finalizer) failed; `E` is the reconcile's error.
 ///
 /// Each variant says whether anything was written: only the two patch
@@ -9,8 +11,11 @@
 /// [`Error::InvalidFinalizer`] and [`Error::WrongNamespace`], which fail the
 /// same way each time.
 ///
-/// It is a [`std::error::Error`] when `E` is (`anyhow::Error` is not one:
-/// it displays and debugs, and a runner reports it all the same).
+/// It is a [`std::error::Error`] for any `E` that displays and debugs,
+/// `anyhow::Error` included (kube-runtime's asks `E: std::error::Error`),
+/// so it converts into [`kube_informer::Error`](crate::Error) with `?`.
+/// The reconcile's error is in the message, once: it is not also the
+/// [`source`](std::error::Error::source); a patch's [`kube::Error`] is.
 ///
 /// # Examples
 ///
@@ -23,36 +28,30 @@
 /// };
 /// assert_eq!(error.to_string(), "finalizer name \"cleanup\" is invalid: it has no prefix");
 /// ```
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug)]
 pub enum Error<E> {
     /// The reconcile returned an error for [`Event::Apply`](super::Event::Apply).
-    #[error("apply failed: {0}")]
-    ApplyFailed(#[source] E),
+    ApplyFailed(E),
     /// The reconcile returned an error for
     /// [`Event::Cleanup`](super::Event::Cleanup); the finalizer stays, so
     /// the object stays, and the cleanup runs again on the next reconcile.
-    #[error("cleanup failed: {0}")]
-    CleanupFailed(#[source] E),
+    CleanupFailed(E),
     /// The patch adding the finalizer failed. A 422 (`Invalid`) means a
     /// `test` of the patch failed: the object's finalizers or uid changed
     /// since it was read (Z5); nothing was written, and a retry on the
     /// newer object succeeds.
-    #[error("adding the finalizer failed: {0}")]
-    AddFinalizer(#[source] kube::Error),
+    AddFinalizer(kube::Error),
     /// The patch removing the finalizer, after a successful cleanup,
     /// failed. A 422 (`Invalid`) means a `test` failed: the finalizer is
     /// no longer where it was read, or the object is another one (Z5);
     /// nothing was removed, and the next reconcile runs the cleanup again
     /// on the newer object (cleanups must be safe to repeat).
-    #[error("removing the finalizer failed: {0}")]
-    RemoveFinalizer(#[source] kube::Error),
+    RemoveFinalizer(kube::Error),
     /// The object has no `metadata.name` (or an empty one), so there is
     /// nothing to patch.
-    #[error("the object has no name")]
     UnnamedObject,
     /// The finalizer name is not a qualified name with a prefix, such as
     /// `example.com/cleanup` (Z6).
-    #[error("finalizer name {name:?} is invalid: {why}")]
     InvalidFinalizer {
         /// The name given.
         name: String,
@@ -62,11 +61,42 @@ pub enum Error<E> {
     /// The `Api` reaches another namespace than the object's (say, an
     /// `Api::all` for a namespaced object): build it with
     /// `Api::namespaced(client, namespace)` for the object's namespace.
-    #[error("the object is in namespace {object:?} but the Api reaches namespace {api:?}")]
     WrongNamespace {
         /// The object's namespace (`None` when cluster-scoped).
         object: Option<String>,
         /// The `Api`'s namespace (`None` for all namespaces or cluster scope).
         api: Option<String>,
     },
+}
+
+impl<E: fmt::Display> fmt::Display for Error<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::ApplyFailed(error) => write!(f, "apply failed: {error}"),
+            Self::CleanupFailed(error) => write!(f, "cleanup failed: {error}"),
+            Self::AddFinalizer(error) => write!(f, "adding the finalizer failed: {error}"),
+            Self::RemoveFinalizer(error) => write!(f, "removing the finalizer failed: {error}"),
+            Self::UnnamedObject => f.write_str("the object has no name"),
+            Self::InvalidFinalizer { name, why } => {
+                write!(f, "finalizer name {name:?} is invalid: {why}")
+            }
+            Self::WrongNamespace { object, api } => write!(
+                f,
+                "the object is in namespace {object:?} but the Api reaches namespace {api:?}"
+            ),
+        }
+    }
+}
+
+impl<E: fmt::Debug + fmt::Display> std::error::Error for Error<E> {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::AddFinalizer(error) | Self::RemoveFinalizer(error) => Some(error),
+            Self::ApplyFailed(_)
+            | Self::CleanupFailed(_)
+            | Self::UnnamedObject
+            | Self::InvalidFinalizer { .. }
+            | Self::WrongNamespace { .. } => None,
+        }
+    }
 }

@@ -26,11 +26,11 @@
 //!         match event {
 //!             Event::Apply(cm) => {
 //!                 println!("make sure what {} needs exists", cm.name_any());
-//!                 Ok(Action::Done)
+//!                 Ok(Action::AwaitChange)
 //!             }
 //!             Event::Cleanup(cm) => {
 //!                 println!("tear down what {} made", cm.name_any());
-//!                 Ok(Action::Done)
+//!                 Ok(Action::AwaitChange)
 //!             }
 //!         }
 //!     })
@@ -56,7 +56,7 @@
 //!   [`Error::CleanupFailed`], nothing is written, and the finalizer keeps
 //!   the object until a later cleanup succeeds.
 //! - **Z4 Not ours to clean.** An object being deleted without the
-//!   finalizer is left alone: [`Action::Done`], no reconcile, no write
+//!   finalizer is left alone: [`Action::AwaitChange`], no reconcile, no write
 //!   (the API server refuses new finalizers on an object being deleted).
 //! - **Z5 A concurrent change conflicts.** Every patch `test`s what it was
 //!   computed from (below): the object's uid, and for an addition the
@@ -81,9 +81,9 @@
 //!   the object the API server answered with (it carries the finalizer),
 //!   and its [`Action`] or [`Error::ApplyFailed`] is returned. Nothing
 //!   depends on the write coming back through a watch, so a controller's
-//!   [`predicate`](crate::controller::Controller::predicate) may drop that
+//!   [`filter_changes`](crate::controller::Controller::filter_changes) may drop that
 //!   event: adding a finalizer leaves `metadata.generation` as it was, and
-//!   [`predicate::generation()`](crate::ext::predicate::generation) turns
+//!   [`changed::generation()`](crate::ext::changed::generation) turns
 //!   it away. (kube-runtime's helper returns after the patch and waits for
 //!   the event; with a generation predicate its `Apply` never comes.)
 //! - **Z10 Recorded patches.** Given a [`RecordedApi`] (see
@@ -100,7 +100,7 @@
 //!   finalizer, until the removal of that finalizer lands (or answers 404:
 //!   the object is gone). A later call for that object while it still
 //!   carries the finalizer does not run [`Event::Cleanup`] again: it sends
-//!   the removal only, and returns [`Action::Done`] when it lands. So,
+//!   the removal only, and returns [`Action::AwaitChange`] when it lands. So,
 //!   with Z10 and the controller's gate, a removal refused by a 503 or by a
 //!   stale read's 422 costs a retry of the patch, not a second cleanup.
 //!   The log lives in memory: after a restart the cleanup of an object
@@ -146,7 +146,7 @@
 //! [`Error::RemoveFinalizer`] too unless the helper was given a
 //! [`RecordedApi`] (Z11), so it must be safe to repeat. `Apply` runs again
 //! whenever the object's key is reconciled again, the echo of the
-//! finalizer's own addition included when no predicate drops it. An
+//! finalizer's own addition included when no change filter drops it. An
 //! `Apply` may run on an object whose deletion has just begun on the
 //! server, as any reconcile may.
 //!
@@ -173,7 +173,7 @@ mod name;
 mod patch;
 mod target;
 
-use std::{fmt::Debug, future::Future, sync::Arc, time::Duration};
+use std::{fmt::Debug, future::Future, sync::Arc};
 
 use kube::Resource;
 use serde::{Serialize, de::DeserializeOwned};
@@ -182,12 +182,7 @@ use crate::runner::Action;
 use cleanups::Cleanups;
 
 pub use error::Error;
-pub use target::FinalizerApi;
-
-/// How long a finalizer patch may take: kube-apiserver ends a request
-/// after 60 s by default (`--request-timeout`), so past 70 s no answer is
-/// coming.
-pub const PATCH_TIMEOUT: Duration = Duration::from_secs(70);
+pub use target::{FinalizerApi, PATCH_TIMEOUT};
 
 /// What [`finalizer`] asks the reconcile to do.
 #[derive(Debug, Clone, PartialEq)]
@@ -232,7 +227,7 @@ pub enum Event<K> {
 /// async fn handle(event: Event<ConfigMap>) -> Result<Action, std::io::Error> {
 ///     match event {
 ///         Event::Apply(_) => Ok(Action::requeue(Duration::from_secs(300))),
-///         Event::Cleanup(_) => Ok(Action::Done),
+///         Event::Cleanup(_) => Ok(Action::AwaitChange),
 ///     }
 /// }
 ///
@@ -253,7 +248,7 @@ pub enum Event<K> {
 /// api.delete("app", &Default::default()).await?;
 /// let deleting = api.get("app").await?; // held by the finalizer
 /// let cleaned = finalizer(&api, "example.com/cleanup", Arc::new(deleting), handle).await?;
-/// assert_eq!(cleaned, Action::Done);
+/// assert_eq!(cleaned, Action::AwaitChange);
 /// assert!(api.get_opt("app").await?.is_none());
 /// # Ok(()) }
 /// ```
@@ -308,7 +303,7 @@ where
                 // A server that took the patch holds the finalizer, and it
                 // refuses a new one on an object being deleted: an answer
                 // without it is no object to apply.
-                Ok(Action::Done)
+                Ok(Action::AwaitChange)
             }
         }
         // Z2
@@ -320,7 +315,7 @@ where
             let remove = patch::remove(meta, name);
             let object_name = object_name.to_owned();
             let action = if cleanups.finished_before() {
-                Action::Done
+                Action::AwaitChange
             } else {
                 let action = reconcile(Event::Cleanup(object))
                     .await
@@ -345,7 +340,7 @@ where
         // Z4
         (true, false) => {
             cleanups.settled();
-            Ok(Action::Done)
+            Ok(Action::AwaitChange)
         }
     }
 }

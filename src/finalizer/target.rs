@@ -1,6 +1,6 @@
 //! [`FinalizerApi`]: where the helper's patches go, and how they are sent.
 
-use std::fmt::Debug;
+use std::{fmt::Debug, time::Duration};
 
 use kube::{
     Api, Resource,
@@ -8,8 +8,12 @@ use kube::{
 };
 use serde::de::DeserializeOwned;
 
-use super::PATCH_TIMEOUT;
 use crate::own_writes::RecordedApi;
+
+/// How long a finalizer patch may take: kube-apiserver ends a request
+/// after 60 s by default (`--request-timeout`), so past 70 s no answer is
+/// coming.
+pub const PATCH_TIMEOUT: Duration = Duration::from_secs(70);
 
 /// What [`finalizer`](super::finalizer) sends its patches through: a
 /// [`kube::Api`], or a [`RecordedApi`] whose
@@ -48,7 +52,7 @@ use crate::own_writes::RecordedApi;
 /// let key = ObjectKey::from_object(&cm)?;
 /// let api = log.api(Api::<ConfigMap>::namespaced(server.client(), "default"), key.clone());
 /// finalizer(&api, "example.com/cleanup", Arc::new(cm), |_event: Event<ConfigMap>| async {
-///     Ok::<_, kube::Error>(Action::Done)
+///     Ok::<_, kube::Error>(Action::AwaitChange)
 /// })
 /// .await?;
 /// // The patch that added the finalizer, recorded under the key.

@@ -2,39 +2,39 @@
 
 use std::{fmt, sync::Arc, time::Duration};
 
-use futures::{Stream, StreamExt, stream::BoxStream};
+use futures::{Stream, StreamExt};
 use kube::{Api, Resource, core::PartialObjectMeta};
 use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
-use super::{Informer, error::Error, report::ErrorCallback};
+use super::{Informer, error::Error, event_stream::EventStream, report::ErrorCallback};
 use crate::{
     key::{KeyFn, default_key_fn},
     resource::WatchedResource,
-    source::{self, Event, Wiring},
+    source::{self, Event, SourceSetup},
     store::Indexers,
 };
 
 mod cache;
 
-/// The events an informer consumes, errors already wrapped.
-pub(crate) type EventStream<K> = BoxStream<'static, Result<Event<K>, Error>>;
-
 /// The resync check period used unless [`InformerBuilder::resync_check_period`]
 /// says otherwise.
 pub const DEFAULT_RESYNC_CHECK_PERIOD: Duration = Duration::from_secs(30);
 
-/// Opens a list/watch with its final config and wiring. A closure holding
+/// Opens a list/watch with its final config and setup. A closure holding
 /// the `Api`, so the list/watch bounds stay on the constructors and off the
 /// builder type, and so the `Api`'s type may differ from the informer's
 /// (metadata informers watch `Api<K>` and cache `PartialObjectMeta<K>`).
 /// Which resource it reads is not asked of it: the builder reads that from
 /// the `Api`'s URL beside it (`InformerBuilder::resource`), before
 /// anything is opened, so the factory can share informers by it.
-type OpenSource<K> = Box<dyn FnOnce(source::Config<K>, Wiring) -> EventStream<K> + Send>;
+type OpenSource<K> = Box<dyn FnOnce(source::Config<K>, SourceSetup) -> EventStream<K> + Send>;
 
 /// The transform set with [`InformerBuilder::transform`].
 type Transform<K> = crate::fifo::TransformFn<K>;
+
+/// The builder's choice of store: `None` keeps every object decoded.
+type CacheChoice<K> = Option<(crate::store::Codec<K>, crate::store::CompactCache)>;
 
 /// Where an [`InformerBuilder`]'s events come from: [`FromApi`] (a
 /// list/watch through a [`kube::Api`]) or [`FromStream`] (a stream of
@@ -211,7 +211,7 @@ struct Common<K> {
     key_fn: Option<KeyFn<K>>,
     on_error: Option<ErrorCallback>,
     cancel: Option<CancellationToken>,
-    cache: cache::CacheChoice<K>,
+    cache: CacheChoice<K>,
 }
 
 impl<K: Resource + Send + Sync + 'static> Common<K> {
@@ -441,8 +441,8 @@ where
         Self::with_source(origin::ApiSource {
             url: api.resource_url().to_owned(),
             config: source::Config::default(),
-            open: Box::new(move |config, wiring| {
-                wrap_errors(source::wired_source(api, config, wiring))
+            open: Box::new(move |config, setup| {
+                wrap_errors(source::wired_source(api, config, setup))
             }),
             decode: source::DecodeOptions::default(),
         })
@@ -544,7 +544,7 @@ where
     /// // Every page and watch burst decoded on the thread that reads it.
     /// let informer = Informer::builder(api).decode_threads(1).build();
     /// let run = tokio::spawn(informer.run());
-    /// assert!(informer.wait_until_synced().await);
+    /// informer.wait_until_synced().await.unwrap();
     /// informer.stop();
     /// run.await.unwrap().unwrap();
     /// # }
@@ -593,7 +593,7 @@ where
     /// let api: Api<ConfigMap> = Api::default_namespaced(server.client());
     /// let informer = Informer::builder(api).plain_decode().build();
     /// let run = tokio::spawn(informer.run());
-    /// assert!(informer.wait_until_synced().await);
+    /// informer.wait_until_synced().await.unwrap();
     /// assert!(informer.store().get_by(Some("default"), "a").is_some());
     /// informer.stop();
     /// run.await.unwrap().unwrap();
@@ -641,12 +641,12 @@ where
         // threads), so the FIFO need not clear them; the plain decoder
         // builds them, and the FIFO clears them.
         let plain = source.decode.plain;
-        let wiring = Wiring {
+        let setup = SourceSetup {
             metrics: Arc::clone(&metrics),
             skip_managed_fields: common.strip_managed_fields && !plain,
             decode: source.decode,
         };
-        let events = (source.open)(source.config, wiring);
+        let events = (source.open)(source.config, setup);
         common.build(events, Some(resource), plain, metrics)
     }
 }
@@ -681,8 +681,8 @@ where
         Self::with_source(origin::ApiSource {
             url: api.resource_url().to_owned(),
             config: source::Config::default(),
-            open: Box::new(move |config, wiring| {
-                wrap_errors(source::wired_metadata_source(api, config, wiring))
+            open: Box::new(move |config, setup| {
+                wrap_errors(source::wired_metadata_source(api, config, setup))
             }),
             decode: source::DecodeOptions::default(),
         })
@@ -710,5 +710,88 @@ impl<K, S: Origin> fmt::Debug for InformerBuilder<K, S> {
             .field("transform", &common.transform.is_some())
             .field("strip_managed_fields", &common.strip_managed_fields)
             .finish_non_exhaustive()
+    }
+}
+
+impl<K> Informer<K>
+where
+    K: Resource + Clone + DeserializeOwned + fmt::Debug + Send + Sync + 'static,
+{
+    /// An informer that lists and watches `api` (see
+    /// [`source`](crate::source) for the list/watch rules).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use k8s_openapi::api::core::v1::Pod;
+    /// use kube::{Api, Client};
+    /// use kube_informer::Informer;
+    ///
+    /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+    /// let pods: Api<Pod> = Api::all(Client::try_default().await?);
+    /// let informer = Informer::builder(pods).build();
+    /// tokio::spawn(informer.run());
+    /// informer.wait_until_synced().await;
+    /// println!("{} pods", informer.store().len());
+    /// # Ok(()) }
+    /// ```
+    pub fn builder(api: Api<K>) -> InformerBuilder<K> {
+        InformerBuilder::from_api(api)
+    }
+}
+
+impl<R> Informer<PartialObjectMeta<R>>
+where
+    R: Resource + Clone + fmt::Debug + Send + Sync + 'static,
+    PartialObjectMeta<R>: Resource + Clone + DeserializeOwned + fmt::Debug + Send + Sync + 'static,
+{
+    /// An informer that lists and watches only the metadata of `api`'s
+    /// objects (`PartialObjectMetadata`): names, labels, annotations, owners,
+    /// but no spec or status, for much less memory when that is all it needs.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use k8s_openapi::api::core::v1::Secret;
+    /// use kube::{Api, Client};
+    /// use kube_informer::Informer;
+    ///
+    /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+    /// let secrets: Api<Secret> = Api::all(Client::try_default().await?);
+    /// let informer = Informer::metadata_builder(secrets).build();
+    /// tokio::spawn(informer.run());
+    /// informer.wait_until_synced().await;
+    /// for secret in informer.store().list() {
+    ///     println!("{:?}", secret.metadata.name);
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn metadata_builder(api: Api<R>) -> InformerBuilder<PartialObjectMeta<R>> {
+        InformerBuilder::from_metadata_api(api)
+    }
+}
+
+impl<K> Informer<K>
+where
+    K: Resource + Send + Sync + 'static,
+{
+    /// An informer fed by `events` instead of a list/watch: useful for tests,
+    /// replays and sources of your own. Errors the stream yields are reported
+    /// through [`Informer::errors`]; when the stream ends the informer hands
+    /// out what was queued and stops.
+    ///
+    /// Such a stream has no HTTP answers of its own, so
+    /// [`wait_until_synced`](Self::wait_until_synced) ends in
+    /// [`SyncError::Stopped`](super::SyncError::Stopped) only, unless the
+    /// stream yields [`source::Error`](crate::source::Error)s carrying a
+    /// 401, 403 or 404.
+    ///
+    /// See the [type docs](Informer) for an example.
+    pub fn builder_from_stream<S, E>(events: S) -> InformerBuilder<K, FromStream>
+    where
+        S: Stream<Item = std::result::Result<Event<K>, E>> + Send + 'static,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        InformerBuilder::from_stream(events)
     }
 }

@@ -1,17 +1,17 @@
 //! [`Core`], what the handles and the run loop share, and [`Share`], one
 //! holder's part of the informer's lifetime (L8).
 
-use std::{any::Any, future::Future, mem, pin::Pin, sync::Arc};
+use std::{any::Any, mem, sync::Arc};
 
 use kube::Resource;
 use parking_lot::Mutex;
 
-use super::{lifecycle::Wiring, report::ErrorReporter, sync_wait::SyncProgress};
+use super::{report::ErrorReporter, subscribe_route::SubscribeRoute, sync_progress::SyncProgress};
 use crate::{
     dispatch::{EndReason, Life},
     fifo::DeltaFifo,
     resource::WatchedResource,
-    store::{Owner, Store, Writer},
+    store::{Store, Writer},
 };
 
 /// What the handles and the run loop share.
@@ -28,7 +28,7 @@ pub(crate) struct Core<K> {
     /// What the source said last before the first sync, for sync waiters
     /// (I7, I8).
     pub(crate) sync_progress: SyncProgress,
-    pub(crate) wiring: Mutex<Wiring<K>>,
+    pub(crate) route: Mutex<SubscribeRoute<K>>,
     /// What it lists and watches, for its span, logs and metrics.
     pub(crate) resource: WatchedResource,
     pub(crate) metrics: crate::metrics::InformerRecorder,
@@ -48,15 +48,17 @@ where
             return;
         }
         let unrun = {
-            let mut wiring = self.wiring.lock();
-            match &*wiring {
-                Wiring::Unstarted { .. } => mem::replace(&mut *wiring, Wiring::Released),
-                Wiring::Running { .. } | Wiring::Released => return,
+            let mut route = self.route.lock();
+            match &*route {
+                SubscribeRoute::Unstarted { .. } => {
+                    mem::replace(&mut *route, SubscribeRoute::Released)
+                }
+                SubscribeRoute::Running { .. } | SubscribeRoute::Released => return,
             }
         };
         // Outside the lock: closing takes each subscription's lock, and the
         // source's drop is user code.
-        if let Wiring::Unstarted {
+        if let SubscribeRoute::Unstarted {
             events,
             mut distributor,
         } = unrun
@@ -93,14 +95,5 @@ impl<K: Send + Sync + 'static> Share<K> {
     /// The share, type-erased for holders that do not know `K`.
     pub(crate) fn erased(self: &Arc<Self>) -> Arc<dyn Any + Send + Sync> {
         Arc::clone(self) as Arc<dyn Any + Send + Sync>
-    }
-}
-
-impl<K: Send + Sync + 'static> Owner for Share<K> {
-    fn ended(&self) -> Pin<Box<dyn Future<Output = ()> + Send + 'static>> {
-        let ended = self.core.life.ended();
-        Box::pin(async move {
-            ended.await;
-        })
     }
 }

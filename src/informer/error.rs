@@ -109,34 +109,41 @@ impl StdError for Error {
 }
 
 /// User code an informer runs, named in [`Error::Panicked`] (L9).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, thiserror::Error)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Callback {
     /// The key function: the object is skipped and reported.
-    #[error("the key function")]
     KeyFunction,
     /// The transform: the object is skipped and reported.
-    #[error("the transform")]
     Transform,
     /// An index function: that change is not applied (the store keeps what
     /// it held for the key, no notification is sent) and it is reported.
-    #[error("an index function")]
     Indexer,
     /// The FIFO's known-objects view: the call it was made for is skipped.
-    #[error("the known-objects view")]
     KnownObjects,
     /// The `on_error` callback: the error still reaches every
     /// [`Informer::errors`](super::Informer::errors) stream and the count,
     /// and so does this panic; the callback stays installed.
-    #[error("the on_error callback")]
     OnError,
     /// The event stream itself: it cannot be polled again, so the informer
     /// hands out what was queued and stops.
-    #[error("the event stream")]
     EventStream,
     /// Code the informer could not attribute; the informer stops.
-    #[error("the informer")]
     Informer,
+}
+
+impl std::fmt::Display for Callback {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::KeyFunction => f.write_str("the key function"),
+            Self::Transform => f.write_str("the transform"),
+            Self::Indexer => f.write_str("an index function"),
+            Self::KnownObjects => f.write_str("the known-objects view"),
+            Self::OnError => f.write_str("the on_error callback"),
+            Self::EventStream => f.write_str("the event stream"),
+            Self::Informer => f.write_str("the informer"),
+        }
+    }
 }
 
 /// The FIFO's user code as the informer names it. Exhaustive on purpose

@@ -7,32 +7,28 @@ use std::{
     time::Duration,
 };
 
-use futures::Stream;
-use kube::{Api, Resource, core::PartialObjectMeta};
+use kube::Resource;
 use parking_lot::Mutex;
-use serde::de::DeserializeOwned;
-use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 pub(crate) use super::parts::Parts;
 use super::{
-    builder::{FromStream, InformerBuilder},
     core::{Core, Share},
     error::{Error, Result},
     known_objects::StoreKnownObjects,
-    lifecycle::Wiring,
     report::{ErrorReporter, ErrorStream},
     run,
-    sync_error::SyncError,
-    sync_wait::{self, SyncProgress},
+    subscribe_route::SubscribeRoute,
+    sync_progress::SyncProgress,
+    sync_wait,
 };
 use crate::{
-    dispatch::{Distributor, Life, SubscribeOptions, SubscribeRequest, Subscription},
+    dispatch::{Distributor, Life, SubscribeOptions, SubscribeRequest, Subscription, UpstreamSync},
     fifo::{DeltaFifo, FifoOptions},
     metrics::{InformerMetrics, MetricsReader},
     resource::WatchedResource,
-    source::Event,
     store::{Owner, Store, Writer},
+    sync_error::SyncError,
 };
 
 /// A shared, indexed, watched cache of one kind of Kubernetes object, with
@@ -61,7 +57,7 @@ use crate::{
 /// sync waiter (L6, L7), at the first of:
 ///
 /// - [`Informer::stop`], or the builder's
-///   [`cancellation_token`](InformerBuilder::cancellation_token) cancelled;
+///   [`cancellation_token`](super::InformerBuilder::cancellation_token) cancelled;
 /// - the end of its source (after handing out what was queued);
 /// - user code it cannot skip panicking (L9, see
 ///   [`Callback`](super::Callback));
@@ -120,64 +116,6 @@ pub struct Informer<K> {
 
 impl<K> Informer<K>
 where
-    K: Resource + Clone + DeserializeOwned + fmt::Debug + Send + Sync + 'static,
-{
-    /// An informer that lists and watches `api` (see
-    /// [`source`](crate::source) for the list/watch rules).
-    ///
-    /// # Examples
-    ///
-    /// ```no_run
-    /// use k8s_openapi::api::core::v1::Pod;
-    /// use kube::{Api, Client};
-    /// use kube_informer::Informer;
-    ///
-    /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-    /// let pods: Api<Pod> = Api::all(Client::try_default().await?);
-    /// let informer = Informer::builder(pods).build();
-    /// tokio::spawn(informer.run());
-    /// informer.wait_until_synced().await;
-    /// println!("{} pods", informer.store().len());
-    /// # Ok(()) }
-    /// ```
-    pub fn builder(api: Api<K>) -> InformerBuilder<K> {
-        InformerBuilder::from_api(api)
-    }
-}
-
-impl<R> Informer<PartialObjectMeta<R>>
-where
-    R: Resource + Clone + fmt::Debug + Send + Sync + 'static,
-    PartialObjectMeta<R>: Resource + Clone + DeserializeOwned + fmt::Debug + Send + Sync + 'static,
-{
-    /// An informer that lists and watches only the metadata of `api`'s
-    /// objects (`PartialObjectMetadata`): names, labels, annotations, owners,
-    /// but no spec or status, for much less memory when that is all it needs.
-    ///
-    /// # Examples
-    ///
-    /// ```no_run
-    /// use k8s_openapi::api::core::v1::Secret;
-    /// use kube::{Api, Client};
-    /// use kube_informer::Informer;
-    ///
-    /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-    /// let secrets: Api<Secret> = Api::all(Client::try_default().await?);
-    /// let informer = Informer::metadata_builder(secrets).build();
-    /// tokio::spawn(informer.run());
-    /// informer.wait_until_synced().await;
-    /// for secret in informer.store().list() {
-    ///     println!("{:?}", secret.metadata.name);
-    /// }
-    /// # Ok(()) }
-    /// ```
-    pub fn metadata_builder(api: Api<R>) -> InformerBuilder<PartialObjectMeta<R>> {
-        InformerBuilder::from_metadata_api(api)
-    }
-}
-
-impl<K> Informer<K>
-where
     K: Resource + Send + Sync + 'static,
 {
     /// What this informer did and holds now: its source's requests,
@@ -216,26 +154,6 @@ where
         MetricsReader::new(move || core.upgrade().map(|core| super::metrics::read(&core)))
     }
 
-    /// An informer fed by `events` instead of a list/watch: useful for tests,
-    /// replays and sources of your own. Errors the stream yields are reported
-    /// through [`Informer::errors`]; when the stream ends the informer hands
-    /// out what was queued and stops.
-    ///
-    /// Such a stream has no HTTP answers of its own, so
-    /// [`wait_for_sync`](Self::wait_for_sync) ends in
-    /// [`SyncError::TimedOut`] or [`SyncError::Stopped`] only, unless the
-    /// stream yields [`source::Error`](crate::source::Error)s carrying a
-    /// 401, 403 or 404.
-    ///
-    /// See the [type docs](Informer) for an example.
-    pub fn builder_from_stream<S, E>(events: S) -> InformerBuilder<K, FromStream>
-    where
-        S: Stream<Item = std::result::Result<Event<K>, E>> + Send + 'static,
-        E: std::error::Error + Send + Sync + 'static,
-    {
-        InformerBuilder::from_stream(events)
-    }
-
     pub(crate) fn from_parts(parts: Parts<K>) -> Self {
         let writer = Writer::with_codec(parts.indexers, parts.cache);
         let store = writer.reader();
@@ -255,7 +173,7 @@ where
             life: Life::new(stop),
             reporter: ErrorReporter::new(parts.on_error),
             sync_progress: SyncProgress::new(),
-            wiring: Mutex::new(Wiring::Unstarted {
+            route: Mutex::new(SubscribeRoute::Unstarted {
                 events: parts.events,
                 distributor,
             }),
@@ -381,20 +299,27 @@ where
     /// ```
     pub fn subscribe(&self, options: SubscribeOptions) -> Result<Subscription<K>> {
         let core = self.core();
-        let mut wiring = core.wiring.lock();
-        let mut subscription = match &mut *wiring {
+        let mut route = core.route.lock();
+        let mut subscription = match &mut *route {
             // L7: asked to stop with no `run`, it will never run.
-            Wiring::Unstarted { .. } if core.life.stop_requested() => return Err(Error::Stopped),
-            Wiring::Unstarted { distributor, .. } => distributor.subscribe(options, []),
-            Wiring::Running { requests } => {
+            SubscribeRoute::Unstarted { .. } if core.life.stop_requested() => {
+                return Err(Error::Stopped);
+            }
+            SubscribeRoute::Unstarted { distributor, .. } => distributor.subscribe(options, []),
+            SubscribeRoute::Running { requests } => {
                 let (subscription, request) = SubscribeRequest::new(options);
                 requests.send(request).map_err(|_| Error::Stopped)?;
                 subscription
             }
-            Wiring::Released => return Err(Error::Stopped),
+            SubscribeRoute::Released => return Err(Error::Stopped),
         };
-        drop(wiring);
-        subscription.attach(self.liveness(), Arc::clone(&core.life));
+        drop(route);
+        let upstream: Arc<dyn UpstreamSync> = Arc::clone(core) as _;
+        subscription.attach(
+            self.liveness(),
+            Arc::clone(&core.life),
+            Arc::downgrade(&upstream),
+        );
         core.metrics.subscribed(subscription.stats_probe());
         Ok(subscription)
     }
@@ -404,31 +329,11 @@ where
         self.core().store.has_synced()
     }
 
-    /// Waits until [`has_synced`](Informer::has_synced), or until the
-    /// informer stops without syncing. Returns whether it synced: `false`
-    /// once it was stopped before its first list was applied, whether or
-    /// not `run` was ever polled (L7).
+    /// Waits until [`has_synced`](Informer::has_synced), and says why not
+    /// when the informer cannot get there:
     ///
-    /// It has no deadline: it waits as long as the informer runs without
-    /// syncing, through any number of source errors, and returns when the
-    /// informer stops (I12). To give up after a while, or at once when the
-    /// API server refuses the resource (403) or does not serve it (404),
-    /// use [`wait_for_sync`](Self::wait_for_sync).
-    ///
-    /// Cancel-safe.
-    pub async fn wait_until_synced(&self) -> bool {
-        let core = self.core();
-        tokio::select! {
-            biased;
-            _ = core.store.wait_until_synced() => true,
-            _ = core.life.ended() => core.store.has_synced(),
-        }
-    }
-
-    /// Waits until [`has_synced`](Informer::has_synced), but fails fast
-    /// rather than for ever:
-    ///
-    /// - `Ok(())` once the informer synced, also if it had already (I6);
+    /// - `Ok(())` once the informer synced, also if it had already,
+    ///   whatever errors came before (I6);
     /// - [`SyncError::Refused`] (401, 403) or [`SyncError::NotFound`]
     ///   (404) as soon as the source's latest answer before the first sync
     ///   is one of those, also if it came before this call (I7). The
@@ -436,18 +341,16 @@ where
     ///   answered (the RBAC rule or the CustomResourceDefinition was
     ///   added), a new call waits again and may succeed; until then a new
     ///   call returns the refusal at once;
-    /// - [`SyncError::TimedOut`] when `timeout` has passed on tokio's clock
-    ///   without a sync, with the source's last error as its
-    ///   [`source`](std::error::Error::source) (I8). A timeout too long
-    ///   for the clock (`Duration::MAX`) means no deadline;
     /// - [`SyncError::Stopped`] if the informer ends before it synced,
-    ///   whether or not `run` was ever polled (I9).
+    ///   whether or not `run` was ever polled (I9, L7).
     ///
-    /// An informer [from a stream](Self::builder_from_stream) has no HTTP
-    /// answers of its own: it gets `TimedOut` or `Stopped` only, unless its
-    /// stream yields [`source::Error`](crate::source::Error)s (see
-    /// [`SyncError`]). [`wait_until_synced`](Self::wait_until_synced) is
-    /// the same wait without a timeout and without refusals.
+    /// Through any other source error (a 500, a dropped watch) it waits on,
+    /// as the informer retries. It has no deadline of its own (I12): wrap it
+    /// in [`tokio::time::timeout`], and when that passes,
+    /// [`last_error`](Self::last_error) is what the source reported last
+    /// (I8). An informer [from a stream](Self::builder_from_stream) has no
+    /// HTTP answers of its own: it gets `Stopped` only, unless its stream
+    /// yields [`source::Error`](crate::source::Error)s (see [`SyncError`]).
     ///
     /// Waiting costs the informer nothing per event: the source's errors
     /// and the start of each relist are all it records for waiters.
@@ -461,37 +364,79 @@ where
     /// use k8s_openapi::api::core::v1::ConfigMap;
     /// use kube::{Api, api::DynamicObject, core::{ApiResource, GroupVersionKind}};
     /// use kube_informer::{Informer, informer::SyncError};
-    /// use kube_informer_testing::FakeApiServer;
+    /// use kube_informer_testing::{ApiStatus, FakeApiServer, RequestMatch};
     ///
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
     /// # async fn main() -> Result<(), SyncError> {
     /// let server = FakeApiServer::start().await;
     /// let configmaps = Informer::builder(Api::<ConfigMap>::all(server.client())).build();
     /// tokio::spawn(configmaps.run());
-    /// configmaps.wait_for_sync(Duration::from_secs(30)).await?;
+    /// configmaps.wait_until_synced().await?;
     ///
     /// // A custom resource whose CustomResourceDefinition is not installed.
     /// let widgets = ApiResource::from_gvk(&GroupVersionKind::gvk("example.com", "v1", "Widget"));
     /// let widgets = Informer::builder(Api::<DynamicObject>::all_with(server.client(), &widgets)).build();
     /// tokio::spawn(widgets.run());
-    /// let error = widgets.wait_for_sync(Duration::from_secs(30)).await.unwrap_err();
+    /// let error = widgets.wait_until_synced().await.unwrap_err();
     /// assert!(matches!(error, SyncError::NotFound { .. }));
     /// assert!(error.to_string().starts_with("widgets.example.com is not served"), "{error}");
+    ///
+    /// // A deadline of one's own, and what the source said last when it passes.
+    /// server.fail_requests(RequestMatch::List, ApiStatus::internal_error(), usize::MAX);
+    /// let slow = Informer::builder(Api::<ConfigMap>::namespaced(server.client(), "slow")).build();
+    /// tokio::spawn(slow.run());
+    /// match tokio::time::timeout(Duration::from_secs(30), slow.wait_until_synced()).await {
+    ///     Ok(synced) => synced?,
+    ///     Err(_elapsed) => {
+    ///         let last = slow.last_error().expect("the list failed");
+    ///         eprintln!("not synced after 30s; last error: {last}");
+    ///     }
+    /// }
     /// # Ok(()) }
     /// ```
-    pub async fn wait_for_sync(&self, timeout: Duration) -> Result<(), SyncError> {
-        // `None`, no deadline, for a timeout the clock cannot hold.
-        let deadline = Instant::now().checked_add(timeout);
-        sync_wait::wait_for_sync(self.core(), deadline, timeout).await
+    pub async fn wait_until_synced(&self) -> std::result::Result<(), SyncError> {
+        sync_wait::wait_for_sync(self.core(), None, Duration::MAX).await
     }
 
-    /// [`wait_for_sync`](Self::wait_for_sync) with a deadline shared by
-    /// several informers (the factory's one timeout for all, I10).
-    pub(crate) async fn wait_for_sync_until(
+    /// The last error the informer's source reported, if it reported one,
+    /// also after later successes: what to print when a
+    /// [`wait_until_synced`](Self::wait_until_synced) wrapped in a timeout
+    /// gives up (I8). Every error also goes to [`errors`](Self::errors).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube_informer::{Informer, source::Event};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let events = futures::stream::iter([
+    ///     Err(std::io::Error::other("connection reset")),
+    ///     Ok(Event::<ConfigMap>::ListStart),
+    ///     Ok(Event::ListDone { resource_version: "1".into() }),
+    /// ]);
+    /// let informer = Informer::builder_from_stream(events).build();
+    /// assert!(informer.last_error().is_none());
+    /// informer.run().await.unwrap();
+    /// assert_eq!(informer.last_error().unwrap().to_string(), "the event stream failed");
+    /// # }
+    /// ```
+    pub fn last_error(&self) -> Option<Error> {
+        self.core().sync_progress.last_error()
+    }
+
+    /// The wait with a timeout of its own, for the waits that take one (a
+    /// controller's sync timeout): [`SyncError::TimedOut`] when it passes,
+    /// with the source's last error as its source (I8). A timeout too long
+    /// for the clock (`Duration::MAX`) means no deadline.
+    #[cfg(feature = "controller")]
+    pub(crate) async fn wait_for_sync(
         &self,
-        deadline: Option<Instant>,
         timeout: Duration,
-    ) -> Result<(), SyncError> {
+    ) -> std::result::Result<(), SyncError> {
+        // `None`, no deadline, for a timeout the clock cannot hold.
+        let deadline = tokio::time::Instant::now().checked_add(timeout);
         sync_wait::wait_for_sync(self.core(), deadline, timeout).await
     }
 
@@ -542,7 +487,7 @@ where
     /// informer.stop(); // `run` was never polled
     /// assert!(subscription.next().await.is_none());
     /// assert_eq!(subscription.end_reason(), Some(EndReason::Stopped));
-    /// assert!(!informer.wait_until_synced().await);
+    /// assert!(informer.wait_until_synced().await.is_err());
     /// assert!(informer.subscribe(SubscribeOptions::default()).is_err());
     /// # Ok(()) }
     /// ```

@@ -56,12 +56,15 @@
 //!
 //! # Waiting for the first sync
 //!
-//! [`Informer::wait_until_synced`] waits for the first sync as long as it
-//! takes, or until the informer stops. [`Informer::wait_for_sync`] and
-//! [`InformerFactory::wait_for_sync`](crate::InformerFactory::wait_for_sync)
-//! take a timeout and fail fast with a [`SyncError`] that names the
-//! resource, so a program whose RBAC rules or CustomResourceDefinition are
-//! missing says so at start instead of hanging:
+//! There is one wait, in one shape, on each type that has one:
+//! `wait_until_synced(&self) -> Result<(), SyncError>` on
+//! [`Informer`], [`Store`](crate::Store),
+//! [`Subscription`](crate::Subscription),
+//! [`SyncStatus`](crate::dispatch::SyncStatus) and
+//! [`InformerFactory`](crate::InformerFactory). It fails fast with a
+//! [`SyncError`] that names the resource, so a program whose RBAC rules or
+//! CustomResourceDefinition are missing says so at start instead of
+//! hanging:
 //!
 //! - I6: the wait returns `Ok` once the informer has synced, also when it
 //!   synced before the call, whatever errors came before.
@@ -71,34 +74,32 @@
 //!   server's message; also a wait that starts after that answer. The
 //!   informer keeps running and retrying (R9); once a list is answered,
 //!   a new wait waits again.
-//! - I8: otherwise, when the timeout passes on tokio's clock without a
-//!   sync, [`SyncError::TimedOut`], whose source is the last error the
-//!   source reported, if any. A timeout the clock cannot hold
-//!   (`Duration::MAX`) means no deadline.
+//! - I8: the wait has no deadline of its own; a caller gives it one with
+//!   [`tokio::time::timeout`], and when that passes,
+//!   [`Informer::last_error`] is the last error the source reported, if
+//!   any. The waits that take a timeout themselves (a controller's
+//!   [`sync_timeout`](crate::Controller::sync_timeout), the factory's)
+//!   answer [`SyncError::TimedOut`], whose source is that error; a timeout
+//!   the clock cannot hold (`Duration::MAX`) means no deadline.
 //! - I9: an informer that ends before it synced (any way it can end,
 //!   also before `run`, L7) gives [`SyncError::Stopped`].
-//! - I10: the factory waits for every informer asked for so far with one
-//!   deadline for all; the first error any of them meets is its answer.
-//! - I11: the futures of both waits are `Send`, so a controller awaits
+//! - I10: the factory waits for every informer it holds at once; the
+//!   first error any of them meets is its answer, and a deadline put
+//!   around the wait holds for all of them.
+//! - I11: the futures of the waits are `Send`, so a controller awaits
 //!   them in spawned tasks and streams.
 //! - I12: every wait for the first sync either takes a deadline or returns
-//!   when its informer stops. With a deadline:
-//!   [`Informer::wait_for_sync`] and
-//!   [`InformerFactory::wait_for_sync`](crate::InformerFactory::wait_for_sync).
-//!   Without one, returning `false` once the informer stopped before
-//!   syncing: [`Informer::wait_until_synced`],
-//!   [`Store::wait_until_synced`](crate::Store::wait_until_synced),
-//!   [`Subscription::wait_until_synced`](crate::Subscription::wait_until_synced),
-//!   [`SyncStatus::wait_until_synced`](crate::dispatch::SyncStatus::wait_until_synced)
-//!   and [`InformerFactory::wait_for_cache_sync`](crate::InformerFactory::wait_for_cache_sync)
-//!   (which waits for ever only for an informer never started). A
+//!   when its informer stops: `wait_until_synced` on each type, the
+//!   factory's included, returns [`SyncError::Stopped`] once the informer
+//!   stopped before syncing (the factory's waits for ever only for an
+//!   informer never started). A
 //!   [`Store`](crate::Store) made from a [`Writer`](crate::unstable::store::Writer)
 //!   has no informer: it waits for its writer.
 //!
 //! An informer built from a stream has no HTTP answers unless its stream
-//! yields [`source::Error`](crate::source::Error)s: it gets `TimedOut` or
-//! `Stopped` only. Waiters cost the informer nothing per event: only the
-//! source's errors and the start of each relist are recorded for them.
+//! yields [`source::Error`](crate::source::Error)s: it gets `Stopped`
+//! only. Waiters cost the informer nothing per event: only the source's
+//! errors and the start of each relist are recorded for them.
 //!
 //! # Stopping
 //!
@@ -113,7 +114,7 @@
 //!
 //! L7: all of this holds whether or not `run` was ever polled: a stop
 //! before `run` ends subscriptions and error streams, makes
-//! `wait_until_synced` return `false`, and a later `run` resolves at once.
+//! `wait_until_synced` return [`SyncError::Stopped`], and a later `run` resolves at once.
 //!
 //! L12: a stop takes effect between two batches of the writer, never
 //! inside one. The source is not read after it; the batch being handed out
@@ -157,9 +158,9 @@ mod builder;
 mod core;
 mod defaults;
 mod error;
+mod event_stream;
 mod handle;
 mod known_objects;
-mod lifecycle;
 mod metrics;
 mod parts;
 mod pump;
@@ -167,9 +168,11 @@ mod reclaim;
 mod report;
 mod resync;
 mod run;
-mod sync_error;
+mod subscribe_route;
+mod sync_progress;
 mod sync_wait;
 
+pub use crate::sync_error::SyncError;
 pub(crate) use builder::Options;
 pub use builder::{DEFAULT_RESYNC_CHECK_PERIOD, FromApi, FromStream, InformerBuilder, Origin};
 pub use defaults::Defaults;
@@ -177,4 +180,3 @@ pub use error::{Callback, Error, Result, SharedError};
 pub use handle::Informer;
 pub(crate) use handle::WeakInformer;
 pub use report::ErrorStream;
-pub use sync_error::SyncError;

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use super::{builder::EventStream, report::ErrorCallback};
+use super::{event_stream::EventStream, report::ErrorCallback};
 use crate::{key::KeyFn, resource::WatchedResource, store::Indexers};
 
 /// Everything the builder decided.

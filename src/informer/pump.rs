@@ -18,7 +18,7 @@ use tokio::sync::Notify;
 use super::{
     error::{Callback, Error},
     report::ErrorReporter,
-    sync_wait::SyncProgress,
+    sync_progress::SyncProgress,
 };
 use crate::{fifo::DeltaFifo, panic::panic_message, source::Event};
 

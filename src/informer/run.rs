@@ -18,10 +18,10 @@ use super::{
     apply::apply_deltas,
     core::Core,
     error::{Callback, Error, Result},
-    lifecycle::Wiring,
     pump::{Handoff, SourceEnd, pump, together},
     reclaim::Reclaim,
     resync::ResyncTimer,
+    subscribe_route::SubscribeRoute,
 };
 use crate::{
     dispatch::{Distributor, EndReason, Start, SubscribeRequest},
@@ -60,21 +60,21 @@ where
         Start::AlreadyRan => return Err(Error::AlreadyRunning),
     }
     let (events, distributor, requests) = {
-        let mut wiring = core.wiring.lock();
-        match mem::replace(&mut *wiring, Wiring::Released) {
-            Wiring::Unstarted {
+        let mut route = core.route.lock();
+        match mem::replace(&mut *route, SubscribeRoute::Released) {
+            SubscribeRoute::Unstarted {
                 events,
                 distributor,
             } => {
                 let (sender, receiver) = mpsc::unbounded_channel();
-                *wiring = Wiring::Running { requests: sender };
+                *route = SubscribeRoute::Running { requests: sender };
                 (events, distributor, receiver)
             }
-            // Only the run that started the life takes the wiring, and only
+            // Only the run that started the life takes the route, and only
             // a life that ended without running releases it untaken.
             other => {
-                *wiring = other;
-                drop(wiring);
+                *route = other;
+                drop(route);
                 core.life.finish(EndReason::Stopped);
                 return Ok(());
             }
@@ -339,13 +339,13 @@ struct Teardown<K: Resource + Send + Sync + 'static> {
 impl<K: Resource + Send + Sync + 'static> Drop for Teardown<K> {
     fn drop(&mut self) {
         let core = &self.core;
-        *core.wiring.lock() = Wiring::Released;
+        *core.route.lock() = SubscribeRoute::Released;
         core.life.stop();
         core.fifo.close();
-        // Requests sent before the wiring was released are refused.
+        // Requests sent before the route was released are refused.
         self.requests.close();
         while let Ok(request) = self.requests.try_recv() {
-            request.refuse(crate::dispatch::Error::Stopped);
+            request.refuse();
         }
         let reason = mem::replace(&mut self.reason, EndReason::Stopped);
         self.distributor.close_with(reason.clone());

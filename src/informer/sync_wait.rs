@@ -1,75 +1,19 @@
-//! Waiting for the first sync with a deadline (I6–I9): [`SyncProgress`],
-//! what the source said last, and [`wait_for_sync`], the wait that reads it
+//! Waiting for the first sync (I6–I9): [`wait_for_sync`]
+//! reads the source's [`SyncProgress`](super::sync_progress::SyncProgress)
 //! together with the store's synced flag and the informer's end.
-//!
-//! The pump writes the progress only on the paths that are rare already:
-//! an error from the source, and the start of a relist. Objects and watch
-//! events pass it by, so waiting costs the informer nothing per event.
 
-use std::{future, time::Duration};
+use std::{future, future::Future, pin::Pin, sync::Arc, time::Duration};
 
 use kube::Resource;
-use tokio::{sync::watch, time::Instant};
+use tokio::time::Instant;
 
-use super::{core::Core, error::Error, sync_error::SyncError};
-use crate::resource::WatchedResource;
-
-/// What the source said last, for sync waiters: its latest error, and
-/// whether a list was answered since.
-#[derive(Debug)]
-pub(crate) struct SyncProgress {
-    latest: watch::Sender<Latest>,
-}
-
-#[derive(Debug, Default)]
-struct Latest {
-    /// The last error the source reported.
-    error: Option<Error>,
-    /// Whether a list was answered after that error: a refusal it carried
-    /// no longer stands, and a waiter stops reporting it (I7).
-    answered_since: bool,
-}
-
-impl Latest {
-    /// The refusal waiters report now, if the latest answer was one (I7).
-    fn refusal(&self, resource: &WatchedResource) -> Option<SyncError> {
-        if self.answered_since {
-            return None;
-        }
-        let (status, message) = self.error.as_ref()?.api_answer()?;
-        SyncError::from_answer(resource, status, message)
-    }
-}
-
-impl SyncProgress {
-    pub(crate) fn new() -> Self {
-        Self {
-            latest: watch::Sender::new(Latest::default()),
-        }
-    }
-
-    /// The source reported `error` (the error path only). Waiters look at
-    /// it at once: it may be a refusal.
-    pub(crate) fn failed(&self, error: &Error) {
-        self.latest.send_modify(|latest| {
-            latest.error = Some(error.clone());
-            latest.answered_since = false;
-        });
-    }
-
-    /// A relist began: the API server answered a list. Once per relist,
-    /// never per object. Waiters are not woken: a refusal that no longer
-    /// stands gives them nothing to return.
-    pub(crate) fn list_answered(&self) {
-        self.latest.send_if_modified(|latest| {
-            latest.answered_since = true;
-            false
-        });
-    }
-}
+use super::core::{Core, Share};
+use crate::{
+    dispatch::UpstreamSync, resource::WatchedResource, store::Owner, sync_error::SyncError,
+};
 
 /// Waits until `core`'s informer synced (I6), until the source's latest
-/// answer is a refusal (I7), until `deadline` (I8, `None` for never), or
+/// answer is a refusal (I7), until `deadline` (I8, `None` for never: the informer's own wait), or
 /// until the informer ends (I9), whichever comes first. `timeout` is what
 /// a [`SyncError::TimedOut`] reports; a `deadline` of `None` (a timeout
 /// the clock cannot hold, `Duration::MAX`) never passes, where adding it
@@ -86,7 +30,7 @@ where
 {
     let resource = &core.resource;
     let mut synced = core.store.watch_synced();
-    let mut latest = core.sync_progress.latest.subscribe();
+    let mut latest = core.sync_progress.subscribe();
     let ended = core.life.ended();
     let expired = async move {
         match deadline {
@@ -122,10 +66,44 @@ where
                     Err(SyncError::TimedOut {
                         resource: resource.clone(),
                         waited: timeout,
-                        last_error: latest.borrow().error.clone(),
+                        last_error: latest
+                            .borrow()
+                            .error
+                            .clone()
+                            .map(|error| Arc::new(error) as _),
                     })
                 };
             }
         }
+    }
+}
+
+// A store and a subscription wait through their informer's wait: the same
+// answers, whichever handle a caller holds.
+impl<K: Resource + Send + Sync + 'static> Owner for Share<K> {
+    fn ended(&self) -> Pin<Box<dyn Future<Output = ()> + Send + 'static>> {
+        let ended = self.core.life.ended();
+        Box::pin(async move {
+            ended.await;
+        })
+    }
+
+    fn wait_until_synced(
+        &self,
+    ) -> Pin<Box<dyn Future<Output = Result<(), SyncError>> + Send + 'static>> {
+        let core = Arc::clone(&self.core);
+        Box::pin(async move { wait_for_sync(&core, None, Duration::MAX).await })
+    }
+}
+
+impl<K: Resource + Send + Sync + 'static> UpstreamSync for Core<K> {
+    fn wait_until_synced(
+        self: Arc<Self>,
+    ) -> Pin<Box<dyn Future<Output = Result<(), SyncError>> + Send + 'static>> {
+        Box::pin(async move { wait_for_sync(&self, None, Duration::MAX).await })
+    }
+
+    fn resource(&self) -> WatchedResource {
+        self.resource.clone()
     }
 }

@@ -175,7 +175,8 @@ pub struct ControllerMetrics {
     /// Reconciles running now (`controller_runtime_active_workers`).
     pub active_workers: usize,
     /// The most reconciles that run at once
-    /// (`controller_runtime_max_concurrent_reconciles`).
+    /// (`controller_runtime_max_concurrent_reconciles`); 0 when there is no
+    /// bound, a controller's default.
     pub max_concurrent_reconciles: usize,
     /// Reconciles the read-your-own-writes gate held because the caches
     /// had not shown the key's last writes yet

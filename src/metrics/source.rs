@@ -88,7 +88,7 @@ impl ErrorClass {
     ];
 
     /// The class of an HTTP status code.
-    pub fn from_status(code: u16) -> Self {
+    pub(crate) fn from_status(code: u16) -> Self {
         match code {
             410 => Self::Gone,
             429 => Self::TooManyRequests,

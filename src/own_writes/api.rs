@@ -58,6 +58,14 @@ pub struct RecordedApi<K> {
     resource: String,
 }
 
+impl WriteLog {
+    /// `api`, whose writes are recorded under `parent`, the key being
+    /// reconciled. See the [type docs](WriteLog) for an example.
+    pub fn api<K: Resource>(&self, api: Api<K>, parent: ObjectKey) -> RecordedApi<K> {
+        RecordedApi::new(api, self.clone(), parent)
+    }
+}
+
 impl<K: Resource> RecordedApi<K> {
     pub(super) fn new(api: Api<K>, log: WriteLog, parent: ObjectKey) -> Self {
         let (group, resource) = resource_of(&api);

@@ -5,7 +5,7 @@ use std::{fmt, sync::Arc};
 use kube::{Api, Resource};
 use parking_lot::{Mutex, MutexGuard};
 
-use super::{RecordedApi, cleanups::FinishedCleanups};
+use super::cleanups::FinishedCleanups;
 use crate::{hash::KeyMap, key::ObjectKey, resource::WatchedResource, resource_version::Written};
 
 /// One write the API server accepted: which object, and what it left (RW5).
@@ -108,15 +108,9 @@ impl WriteLog {
         Self::default()
     }
 
-    /// `api`, whose writes are recorded under `parent`, the key being
-    /// reconciled. See the [type docs](WriteLog) for an example.
-    pub fn api<K: Resource>(&self, api: Api<K>, parent: ObjectKey) -> RecordedApi<K> {
-        RecordedApi::new(api, self.clone(), parent)
-    }
-
     /// Records `write` under `parent`, replacing an earlier record of a
     /// write to the same object (RW5): for a write made without a
-    /// [`RecordedApi`], such as one through a client of one's own.
+    /// [`RecordedApi`](super::RecordedApi), such as one through a client of one's own.
     ///
     /// # Examples
     ///

@@ -2,7 +2,7 @@
 
 use std::{fmt, hash::Hash, ops::Deref, sync::Arc};
 
-use super::work_queue::Shared;
+use super::shared::Shared;
 
 /// An item handed out by a [`WorkQueue`](super::WorkQueue), processing until
 /// this guard drops (W4).

@@ -136,9 +136,11 @@
 
 mod delayed;
 mod guard;
+mod lazy_now;
 mod priority;
 mod rate_limit;
 mod ready;
+mod shared;
 mod state;
 mod stream;
 mod work_queue;

@@ -6,8 +6,8 @@ use std::{collections::VecDeque, hash::Hash, time::Duration};
 use tokio::time::Instant;
 
 use super::{
+    lazy_now::LazyNow,
     priority::{DEFAULT_PRIORITY_AGEING, Priority},
-    state::LazyNow,
 };
 use crate::hash::{KeyMap, KeySet};
 

@@ -5,27 +5,11 @@ use std::{collections::hash_map::Entry, hash::Hash, time::Duration};
 
 use tokio::time::Instant;
 
-use super::{delayed::Delayed, priority::Priority, ready::Ready};
+use super::{delayed::Delayed, lazy_now::LazyNow, priority::Priority, ready::Ready};
 use crate::{
     hash::{KeyMap, KeySet},
     metrics::WorkQueueRecorder,
 };
-
-/// The clock reading of one locked operation, taken the first time it is
-/// needed: an add of an item already waiting needs none.
-#[derive(Debug, Default)]
-pub(super) struct LazyNow(Option<Instant>);
-
-impl LazyNow {
-    /// A reading already taken.
-    pub(super) fn at(now: Instant) -> Self {
-        Self(Some(now))
-    }
-
-    pub(super) fn get(&mut self) -> Instant {
-        *self.0.get_or_insert_with(Instant::now)
-    }
-}
 
 /// Where an item stands, for every item that needs processing or is being
 /// processed: client-go's dirty and processing sets (and its metrics' add

@@ -24,8 +24,33 @@ pub struct WorkStream<T: Hash + Eq + Clone + Send + 'static> {
     next: ReusableBoxFuture<'static, Option<WorkItem<T>>>,
 }
 
+impl<T: Hash + Eq + Clone + Send + 'static> WorkQueue<T> {
+    /// The queue as a [`Stream`](futures::Stream) of [`WorkItem`]s, ending
+    /// when [`next`](Self::next) would return `None`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use futures::StreamExt;
+    /// use kube_informer::queue::WorkQueue;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let queue = WorkQueue::new();
+    /// queue.add(1);
+    /// queue.add(2);
+    /// queue.shutdown();
+    /// let items: Vec<i32> = queue.stream().map(|item| *item).collect().await;
+    /// assert_eq!(items, [1, 2]);
+    /// # }
+    /// ```
+    pub fn stream(&self) -> WorkStream<T> {
+        WorkStream::new(self.clone())
+    }
+}
+
 impl<T: Hash + Eq + Clone + Send + 'static> WorkStream<T> {
-    pub(super) fn new(queue: WorkQueue<T>) -> Self {
+    fn new(queue: WorkQueue<T>) -> Self {
         let next = ReusableBoxFuture::new(next_owned(queue.clone()));
         Self { queue, next }
     }

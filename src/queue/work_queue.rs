@@ -3,15 +3,16 @@
 use std::{fmt, future::Future, hash::Hash, sync::Arc, time::Duration};
 
 use futures::{Stream, StreamExt};
-use parking_lot::{Mutex, MutexGuard};
+use parking_lot::Mutex;
 use tokio::{sync::Notify, time::Instant};
 
 use super::{
     guard::WorkItem,
+    lazy_now::LazyNow,
     priority::Priority,
     rate_limit::{MaxOf, RateLimiter, default_rate_limiter},
-    state::{LazyNow, State},
-    stream::WorkStream,
+    shared::Shared,
+    state::State,
 };
 use crate::{
     key::ObjectKey,
@@ -53,23 +54,6 @@ use crate::{
 /// ```
 pub struct WorkQueue<T = ObjectKey> {
     shared: Arc<Shared<T>>,
-}
-
-/// What [`Shared::take`] found.
-enum Take<T> {
-    Item(T),
-    Closed,
-    Wait(Option<Instant>),
-}
-
-pub(super) struct Shared<T> {
-    state: Mutex<State<T>>,
-    /// Waiting consumers: `notify_one` per item that joins the queue,
-    /// `notify_waiters` when the earliest deadline moves or on shutdown.
-    items: Notify,
-    /// `shutdown_with_drain` callers, woken when nothing is processing.
-    drained: Notify,
-    limiter: Box<dyn RateLimiter<T>>,
 }
 
 impl<T> Clone for WorkQueue<T> {
@@ -440,7 +424,8 @@ impl<T: Hash + Eq + Clone + Send + 'static> WorkQueue<T> {
     /// Cancel safe: an item leaves the queue only when this future returns
     /// it.
     pub async fn next(&self) -> Option<WorkItem<T>> {
-        Shared::next(&self.shared).await
+        let item = Shared::next(&self.shared).await?;
+        Some(WorkItem::new(Arc::clone(&self.shared), item))
     }
 
     /// Hands out a queued item without waiting.
@@ -451,29 +436,6 @@ impl<T: Hash + Eq + Clone + Send + 'static> WorkQueue<T> {
         };
         self.shared.wake(joined);
         item.map(|item| WorkItem::new(Arc::clone(&self.shared), item))
-    }
-
-    /// The queue as a [`Stream`](futures::Stream) of [`WorkItem`]s, ending
-    /// when [`next`](Self::next) would return `None`.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use futures::StreamExt;
-    /// use kube_informer::queue::WorkQueue;
-    ///
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// let queue = WorkQueue::new();
-    /// queue.add(1);
-    /// queue.add(2);
-    /// queue.shutdown();
-    /// let items: Vec<i32> = queue.stream().map(|item| *item).collect().await;
-    /// assert_eq!(items, [1, 2]);
-    /// # }
-    /// ```
-    pub fn stream(&self) -> WorkStream<T> {
-        WorkStream::new(self.clone())
     }
 
     /// How many items wait to be handed out (W11): neither items being
@@ -617,87 +579,6 @@ impl<T: Hash + Eq + Clone + Send + 'static> WorkQueue<T> {
     {
         let queue = self.clone();
         MetricsReader::new(move || Some(queue.metrics()))
-    }
-}
-
-impl<T: Hash + Eq + Clone> Shared<T> {
-    /// Locks the state after moving due delayed items into the queue; wakes
-    /// for those are the caller's job through the count.
-    /// Also returns this operation's clock reading, taken when first
-    /// needed (promoting, or timing an item for the metrics).
-    fn lock_promoted(&self) -> (MutexGuard<'_, State<T>>, usize, LazyNow) {
-        let mut now = LazyNow::default();
-        let mut state = self.state.lock();
-        let joined = state.promote(&mut now);
-        (state, joined, now)
-    }
-
-    /// Pops the oldest queued item under the lock, or says why there is
-    /// none: shut down, or the earliest delayed deadline (if any) to wait
-    /// for.
-    fn take(this: &Arc<Self>) -> Take<T> {
-        let (mut state, joined, mut now) = this.lock_promoted();
-        let taken = match state.pop(&mut now) {
-            Some(item) => Take::Item(item),
-            None if state.shutting_down => Take::Closed,
-            None => Take::Wait(state.delayed.next_deadline()),
-        };
-        drop(state);
-        this.wake(joined);
-        taken
-    }
-
-    /// Wakes one waiting consumer per item that joined the queue, after the
-    /// lock is released.
-    fn wake(&self, joined: usize) {
-        for _ in 0..joined {
-            self.items.notify_one();
-        }
-    }
-
-    pub(super) async fn next(this: &Arc<Self>) -> Option<WorkItem<T>> {
-        // A queued item needs no waiter registration: take it at once.
-        match Self::take(this) {
-            Take::Item(item) => return Some(WorkItem::new(Arc::clone(this), item)),
-            Take::Closed => return None,
-            Take::Wait(_) => {}
-        }
-        loop {
-            // Registered before the state is read, so an add or a new
-            // earliest deadline between the read and the wait is not lost.
-            let notified = this.items.notified();
-            tokio::pin!(notified);
-            notified.as_mut().enable();
-            let deadline = match Self::take(this) {
-                Take::Item(item) => return Some(WorkItem::new(Arc::clone(this), item)),
-                Take::Closed => return None,
-                Take::Wait(deadline) => deadline,
-            };
-            match deadline {
-                Some(deadline) => {
-                    tokio::select! {
-                        biased;
-                        _ = &mut notified => {}
-                        _ = tokio::time::sleep_until(deadline) => {}
-                    }
-                }
-                None => notified.await,
-            }
-        }
-    }
-
-    /// Ends the processing of `item` (W3, W4, W10).
-    pub(super) fn done(&self, item: &T) {
-        let (joined, drained) = {
-            // Due items join first, so they stay ahead of the released item.
-            let (mut state, promoted, mut now) = self.lock_promoted();
-            let joined = promoted + usize::from(state.done(item, &mut now));
-            (joined, state.processing() == 0 && state.draining)
-        };
-        self.wake(joined);
-        if drained {
-            self.drained.notify_waiters();
-        }
     }
 }
 

@@ -5,11 +5,13 @@ use std::time::Duration;
 /// What a reconcile (or an error policy) asks the runner to do with its key
 /// next.
 ///
-/// The name is this crate's; kube-runtime has a type of the same name in
-/// `kube_runtime::controller`. A program that uses both imports one of them
-/// under another name (`use kube_informer::runner::Action as Next;`).
+/// kube-runtime's `controller::Action` has the same two constructors with
+/// the same meaning: [`await_change()`](Self::await_change) and
+/// [`requeue(delay)`](Self::requeue). This one has a third,
+/// [`backoff()`](Self::backoff), for the work queue's per-key exponential
+/// backoff, and is an enum a runner matches on.
 ///
-/// After a successful reconcile, [`Done`](Self::Done) and
+/// After a successful reconcile, [`AwaitChange`](Self::AwaitChange) and
 /// [`RequeueAfter`](Self::RequeueAfter) forget the key's failures (the rate
 /// limiter starts again from its smallest delay next time);
 /// [`Backoff`](Self::Backoff) counts one more.
@@ -20,14 +22,14 @@ use std::time::Duration;
 /// use std::time::Duration;
 /// use kube_informer::runner::Action;
 ///
-/// assert_eq!(Action::done(), Action::Done);
+/// assert_eq!(Action::await_change(), Action::AwaitChange);
 /// assert_eq!(Action::requeue(Duration::from_secs(30)), Action::RequeueAfter(Duration::from_secs(30)));
 /// assert_eq!(Action::backoff(), Action::Backoff);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Action {
-    /// Nothing more to do until the key is added again.
-    Done,
+    /// Nothing more to do until a trigger queues the key again.
+    AwaitChange,
     /// Reconcile the key again after this delay (on tokio's clock), e.g. to
     /// poll something that sends no notifications.
     RequeueAfter(Duration),
@@ -38,18 +40,22 @@ pub enum Action {
 }
 
 impl Action {
-    /// [`Action::Done`].
-    pub fn done() -> Self {
-        Self::Done
+    /// [`Action::AwaitChange`]: reconcile the key again only when a
+    /// trigger queues it (kube-runtime's `Action::await_change`).
+    #[must_use]
+    pub const fn await_change() -> Self {
+        Self::AwaitChange
     }
 
-    /// [`Action::RequeueAfter`] `delay`.
-    pub fn requeue(delay: Duration) -> Self {
+    /// [`Action::RequeueAfter`] `delay` (kube-runtime's `Action::requeue`).
+    #[must_use]
+    pub const fn requeue(delay: Duration) -> Self {
         Self::RequeueAfter(delay)
     }
 
-    /// [`Action::Backoff`].
-    pub fn backoff() -> Self {
+    /// [`Action::Backoff`]: the queue's per-key exponential backoff.
+    #[must_use]
+    pub const fn backoff() -> Self {
         Self::Backoff
     }
 }

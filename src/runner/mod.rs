@@ -89,6 +89,7 @@
 
 mod action;
 mod error;
+mod on_cancel;
 mod owners;
 mod reconciles;
 #[allow(clippy::module_inception)] // the builder type is the module's namesake
@@ -96,6 +97,7 @@ mod runner;
 
 pub use action::Action;
 pub use error::ReconcileError;
+pub use on_cancel::OnCancel;
 pub use owners::{OwnerKeys, OwnerStreamExt, controller_owner_key, controller_owner_key_with};
 pub use reconciles::{Backoff, ErrorPolicy, Reconciles};
-pub use runner::{OnCancel, Runner};
+pub use runner::Runner;

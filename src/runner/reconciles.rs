@@ -12,13 +12,28 @@ use futures::{Stream, stream::FuturesUnordered};
 use pin_project::pin_project;
 use tokio_util::sync::{CancellationToken, ReusableBoxFuture, WaitForCancellationFutureOwned};
 
-use super::{
-    Action, OnCancel, ReconcileError,
-    runner::{Admit, WorkGuard},
-};
+use super::{Action, OnCancel, ReconcileError};
 use crate::queue::{WorkItem, WorkQueue};
+#[cfg(feature = "shard")]
+use crate::shard::WorkGuard;
+
+/// Without the `shard` feature nothing gates a runner: no guard can be
+/// made, and `Admit` is always `None`.
+#[cfg(not(feature = "shard"))]
+pub(super) enum WorkGuard {}
+
+// Dropped where a shard's guard would be, ending the work on the key.
+#[cfg(not(feature = "shard"))]
+impl Drop for WorkGuard {
+    fn drop(&mut self) {
+        match *self {}
+    }
+}
 
 type Outcome<T, E> = Result<(T, Action), ReconcileError<T, E>>;
+
+/// Starts the work on a key taken from the queue, or refuses it.
+pub(super) type Admit<T> = Box<dyn Fn(&T) -> Option<WorkGuard> + Send + Sync>;
 
 /// Stream for the [`run`](super::Runner::run) and
 /// [`run_with_store`](super::Runner::run_with_store) methods: one item per
@@ -245,7 +260,7 @@ fn record_outcome<T: Hash + Eq + Clone + Send + 'static, E>(
 /// Does what `action` asks of `key`'s next turn.
 fn act<T: Hash + Eq + Clone + Send + 'static>(queue: &WorkQueue<T>, key: &T, action: Action) {
     match action {
-        Action::Done => queue.forget(key),
+        Action::AwaitChange => queue.forget(key),
         Action::RequeueAfter(delay) => {
             queue.forget(key);
             queue.add_after(key.clone(), delay);

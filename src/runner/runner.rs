@@ -5,43 +5,12 @@ use std::{future::Future, hash::Hash, sync::Arc};
 use tokio_util::sync::CancellationToken;
 
 use super::{
-    Action,
-    reconciles::{Backoff, ErrorPolicy, Reconciles},
+    Action, OnCancel,
+    reconciles::{Admit, Backoff, ErrorPolicy, Reconciles},
 };
 #[cfg(feature = "shard")]
 use crate::shard::KeyGate;
-#[cfg(feature = "shard")]
-pub(super) use crate::shard::WorkGuard;
 use crate::{key::ObjectKey, queue::WorkQueue, store::Store};
-
-/// Without the `shard` feature nothing gates a runner: no guard can be
-/// made, and `Admit` is always `None`.
-#[cfg(not(feature = "shard"))]
-pub(super) enum WorkGuard {}
-
-// Dropped where a shard's guard would be, ending the work on the key.
-#[cfg(not(feature = "shard"))]
-impl Drop for WorkGuard {
-    fn drop(&mut self) {
-        match *self {}
-    }
-}
-
-/// Starts the work on a key taken from the queue, or refuses it.
-pub(super) type Admit<T> = Box<dyn Fn(&T) -> Option<WorkGuard> + Send + Sync>;
-
-/// What a [`Runner`] does with reconciles still running when its
-/// cancellation token fires.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum OnCancel {
-    /// Take no new keys, let running reconciles finish (their outcomes are
-    /// still reported), then end.
-    #[default]
-    Finish,
-    /// Drop running reconciles at once (their futures are dropped at an
-    /// await point, their keys' processing ends) and end.
-    Abandon,
-}
 
 /// Runs a reconcile function over the keys of a [`WorkQueue`], at most
 /// `concurrency` at a time, each key by one reconcile at a time (the queue's
@@ -54,7 +23,7 @@ pub enum OnCancel {
 /// controller runs them); spawn inside the reconciler for CPU-heavy work.
 ///
 /// After a reconcile:
-/// - `Ok(Action::Done)`: the key's failures are forgotten;
+/// - `Ok(Action::AwaitChange)`: the key's failures are forgotten;
 /// - `Ok(Action::RequeueAfter(d))`: forgotten, and the key is added after `d`;
 /// - `Ok(Action::Backoff)`: the key is added again through the queue's rate
 ///   limiter ([`add_rate_limited`](WorkQueue::add_rate_limited)); whether
@@ -86,7 +55,7 @@ pub enum OnCancel {
 /// queue.shutdown(); // hand out what is queued, then end
 /// let outcomes: Vec<_> = Runner::new(queue)
 ///     .concurrency(4)
-///     .run(|key| async move { Ok::<_, Infallible>(Action::done()) })
+///     .run(|key| async move { Ok::<_, Infallible>(Action::await_change()) })
 ///     .collect()
 ///     .await;
 /// assert_eq!(outcomes.len(), 2);
@@ -149,7 +118,7 @@ impl<T: Hash + Eq + Clone + Send + 'static> Runner<T> {
     ///     .cancel_on(token.clone(), OnCancel::Abandon)
     ///     .run(|_key| async {
     ///         tokio::time::sleep(Duration::from_secs(3600)).await;
-    ///         Ok::<_, Infallible>(Action::done())
+    ///         Ok::<_, Infallible>(Action::await_change())
     ///     });
     /// tokio::spawn(async move {
     ///     tokio::time::sleep(Duration::from_secs(1)).await;
@@ -178,7 +147,7 @@ impl<T: Hash + Eq + Clone + Send + 'static> Runner<T> {
     /// As [`run`](Self::run), with `policy` deciding what the key of a
     /// failed reconcile gets next: [`Action::Backoff`] queues it through
     /// the rate limiter (what [`run`](Self::run) does), `RequeueAfter(d)`
-    /// adds it after `d`, `Done` drops it and forgets its failures.
+    /// adds it after `d`, `AwaitChange` drops it and forgets its failures.
     ///
     /// # Examples
     ///
@@ -198,7 +167,7 @@ impl<T: Hash + Eq + Clone + Send + 'static> Runner<T> {
     ///     |_key| async { Err::<Action, _>(Failure::Permanent) },
     ///     |_key: &&str, error: &Failure| match error {
     ///         Failure::Transient => Action::backoff(),
-    ///         Failure::Permanent => Action::done(), // retrying will not help
+    ///         Failure::Permanent => Action::await_change(), // retrying will not help
     ///     },
     /// );
     /// assert!(outcomes.next().await.unwrap().is_err());
@@ -233,7 +202,7 @@ impl Runner<ObjectKey> {
     /// owned, or lost while it waited in the queue) is dropped without a
     /// reconcile: its processing ends and its failures are
     /// [forgotten](WorkQueue::forget), because the replica that owns it now
-    /// reconciles it. A key admitted keeps its [`WorkGuard`] for the whole
+    /// reconciles it. A key admitted keeps its [`WorkGuard`](crate::shard::WorkGuard) for the whole
     /// reconcile, so a handover of the key waits until the reconcile ends.
     ///
     /// Feed the queue from [`Shard::filter`](crate::shard::Shard::filter)
@@ -266,7 +235,7 @@ impl Runner<ObjectKey> {
     ///     .run(move |_key| {
     ///         // The guard is out while the reconcile runs.
     ///         assert_eq!(check.in_flight(), 1);
-    ///         async { Ok::<_, Infallible>(Action::done()) }
+    ///         async { Ok::<_, Infallible>(Action::await_change()) }
     ///     })
     ///     .map(|outcome| outcome.unwrap().0)
     ///     .collect()
@@ -312,9 +281,9 @@ impl Runner<ObjectKey> {
     /// queue.shutdown();
     /// let seen: Vec<bool> = Runner::new(queue)
     ///     .run_with_store(store, |_key, object: Option<Arc<ConfigMap>>| async move {
-    ///         Ok::<_, Infallible>(if object.is_some() { Action::done() } else { Action::requeue(std::time::Duration::from_secs(1)) })
+    ///         Ok::<_, Infallible>(if object.is_some() { Action::await_change() } else { Action::requeue(std::time::Duration::from_secs(1)) })
     ///     })
-    ///     .map(|outcome| outcome.unwrap().1 == Action::Done)
+    ///     .map(|outcome| outcome.unwrap().1 == Action::AwaitChange)
     ///     .collect()
     ///     .await;
     /// assert_eq!(seen, [true, false]);

@@ -81,19 +81,16 @@ impl Member {
 /// ```
 /// use kube_informer::shard::Fingerprint;
 ///
-/// let f = Fingerprint::from_u64(0xfeed);
+/// let f: Fingerprint = "000000000000feed".parse()?;
+/// assert_eq!(f.as_u64(), 0xfeed);
 /// assert_eq!(f.to_string(), "000000000000feed");
-/// assert_eq!("000000000000feed".parse::<Fingerprint>(), Ok(f));
+/// assert!("feed".parse::<Fingerprint>().is_err());
+/// # Ok::<(), kube_informer::shard::Error>(())
 /// ```
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Fingerprint(u64);
 
 impl Fingerprint {
-    /// A fingerprint from its numeric value.
-    pub fn from_u64(value: u64) -> Self {
-        Self(value)
-    }
-
     /// The numeric value.
     pub fn as_u64(self) -> u64 {
         self.0
@@ -112,21 +109,16 @@ impl fmt::Display for Fingerprint {
     }
 }
 
-/// A string that is not 16 hexadecimal digits.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("invalid member set fingerprint {0:?}")]
-pub struct ParseFingerprintError(String);
-
 impl std::str::FromStr for Fingerprint {
-    type Err = ParseFingerprintError;
+    type Err = super::Error;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         if s.len() != 16 {
-            return Err(ParseFingerprintError(s.to_owned()));
+            return Err(super::Error::InvalidFingerprint(s.to_owned()));
         }
         u64::from_str_radix(s, 16)
             .map(Self)
-            .map_err(|_| ParseFingerprintError(s.to_owned()))
+            .map_err(|_| super::Error::InvalidFingerprint(s.to_owned()))
     }
 }
 
@@ -234,11 +226,6 @@ impl MemberSet {
     /// member that comes back gets its old keys back.
     pub fn owner(&self, key: &ObjectKey) -> Option<&MemberId> {
         self.owner_of_hash(hash::hash_str(key.as_str()))
-    }
-
-    /// Whether `member` owns `key` in this set.
-    pub fn is_owner(&self, key: &ObjectKey, member: &MemberId) -> bool {
-        self.owner(key) == Some(member)
     }
 
     pub(crate) fn owner_of_hash(&self, key_hash: u64) -> Option<&MemberId> {

@@ -3,6 +3,8 @@
 
 use std::time::Duration;
 
+use super::error::Error;
+
 /// How a replica takes part in a ring.
 ///
 /// The timings follow client-go leader election's defaults and its rule
@@ -39,37 +41,6 @@ pub struct ShardConfig {
     pub(crate) lease_duration: Duration,
     pub(crate) renew_deadline: Duration,
     pub(crate) retry_period: Duration,
-}
-
-/// A [`ShardConfig`] whose timings cannot be safe.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum ConfigError {
-    /// The member would act past the time the others count it alive.
-    #[error(
-        "lease duration {lease_duration:?} must be longer than the renew deadline {renew_deadline:?}"
-    )]
-    DeadlineNotShorter {
-        /// The lease duration.
-        lease_duration: Duration,
-        /// The renew deadline.
-        renew_deadline: Duration,
-    },
-    /// A retry would not fit before the deadline.
-    #[error(
-        "renew deadline {renew_deadline:?} must be longer than 1.2 × the retry period {retry_period:?}"
-    )]
-    RetryTooSlow {
-        /// The renew deadline.
-        renew_deadline: Duration,
-        /// The retry period.
-        retry_period: Duration,
-    },
-    /// Leases count whole seconds.
-    #[error("lease duration must be a whole number of seconds, at least one")]
-    LeaseDurationNotWholeSeconds,
-    /// An empty holder identity reads as "no holder" to every other replica.
-    #[error("the identity must not be empty")]
-    EmptyIdentity,
 }
 
 impl ShardConfig {
@@ -109,11 +80,6 @@ impl ShardConfig {
         self
     }
 
-    /// The ring's name (the value of the [`RING_LABEL`](super::RING_LABEL)).
-    pub fn ring(&self) -> &str {
-        &self.ring
-    }
-
     /// The name of this member's Lease, which is also its member id:
     /// `<ring>-<identity>`.
     pub fn lease_name(&self) -> String {
@@ -121,21 +87,21 @@ impl ShardConfig {
     }
 
     /// Checks the timings (client-go's rules).
-    pub fn validate(&self) -> Result<(), ConfigError> {
+    pub fn validate(&self) -> Result<(), Error> {
         if self.lease_duration <= self.renew_deadline {
-            return Err(ConfigError::DeadlineNotShorter {
+            return Err(Error::DeadlineNotShorter {
                 lease_duration: self.lease_duration,
                 renew_deadline: self.renew_deadline,
             });
         }
         if self.renew_deadline.as_secs_f64() <= 1.2 * self.retry_period.as_secs_f64() {
-            return Err(ConfigError::RetryTooSlow {
+            return Err(Error::RetryTooSlow {
                 renew_deadline: self.renew_deadline,
                 retry_period: self.retry_period,
             });
         }
         if self.lease_duration.subsec_nanos() != 0 || self.lease_duration.as_secs() == 0 {
-            return Err(ConfigError::LeaseDurationNotWholeSeconds);
+            return Err(Error::LeaseDurationNotWholeSeconds);
         }
         Ok(())
     }

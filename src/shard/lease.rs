@@ -15,6 +15,7 @@ use kube::{
 
 use super::{
     assign::{Fingerprint, Member},
+    error::Error,
     handover::OwnLease,
     view::LeaseRecord,
 };
@@ -26,72 +27,40 @@ pub const RING_LABEL: &str = "kube-informer.rs/ring";
 /// member set it acknowledged.
 pub const ACK_ANNOTATION: &str = "kube-informer.rs/acknowledged-members";
 
-/// Why a Lease call failed.
-#[derive(Debug, thiserror::Error)]
-pub enum LeaseError {
-    /// A create found the Lease already there.
-    #[error("lease already exists")]
-    AlreadyExists,
-    /// The Lease is not there.
-    #[error("lease not found")]
-    NotFound,
-    /// The Lease changed since the resourceVersion the call was conditional on.
-    #[error("lease changed since it was read")]
-    Conflict,
-    /// No answer came in time; the request was abandoned (it may still
-    /// have been applied).
-    #[error("lease request got no answer within {0:?}")]
-    TimedOut(Duration),
-    /// Anything else (network, 403, bad response).
-    #[error("lease request failed: {0}")]
-    Other(#[source] Box<dyn std::error::Error + Send + Sync>),
-}
-
-impl From<kube::Error> for LeaseError {
-    fn from(error: kube::Error) -> Self {
-        match &error {
-            kube::Error::Api(status) if status.is_already_exists() => LeaseError::AlreadyExists,
-            kube::Error::Api(status) if status.is_not_found() => LeaseError::NotFound,
-            kube::Error::Api(status) if status.is_conflict() => LeaseError::Conflict,
-            _ => LeaseError::Other(Box::new(error)),
-        }
-    }
-}
-
 /// The Lease calls of the membership task, all in the ring's namespace.
 /// Implemented for `kube::Api<Lease>`; tests implement it over a fake.
 pub trait LeaseApi: Send + Sync + 'static {
     /// Creates a Lease.
-    fn create(&self, lease: Lease) -> impl Future<Output = Result<Lease, LeaseError>> + Send;
+    fn create(&self, lease: Lease) -> impl Future<Output = Result<Lease, Error>> + Send;
     /// Replaces a Lease, conditional on the resourceVersion in its metadata.
-    fn replace(&self, lease: Lease) -> impl Future<Output = Result<Lease, LeaseError>> + Send;
+    fn replace(&self, lease: Lease) -> impl Future<Output = Result<Lease, Error>> + Send;
     /// Reads one Lease.
-    fn get(&self, name: &str) -> impl Future<Output = Result<Option<Lease>, LeaseError>> + Send;
+    fn get(&self, name: &str) -> impl Future<Output = Result<Option<Lease>, Error>> + Send;
     /// Deletes a Lease if it still has this resourceVersion.
     fn delete_if(
         &self,
         name: &str,
         resource_version: &str,
-    ) -> impl Future<Output = Result<(), LeaseError>> + Send;
+    ) -> impl Future<Output = Result<(), Error>> + Send;
     /// Lists the Leases with this label selector, in one consistent read.
-    fn list(&self, selector: &str) -> impl Future<Output = Result<Vec<Lease>, LeaseError>> + Send;
+    fn list(&self, selector: &str) -> impl Future<Output = Result<Vec<Lease>, Error>> + Send;
 }
 
 impl LeaseApi for Api<Lease> {
-    async fn create(&self, lease: Lease) -> Result<Lease, LeaseError> {
+    async fn create(&self, lease: Lease) -> Result<Lease, Error> {
         Ok(Api::create(self, &PostParams::default(), &lease).await?)
     }
 
-    async fn replace(&self, lease: Lease) -> Result<Lease, LeaseError> {
+    async fn replace(&self, lease: Lease) -> Result<Lease, Error> {
         let name = lease.metadata.name.clone().unwrap_or_default();
         Ok(Api::replace(self, &name, &PostParams::default(), &lease).await?)
     }
 
-    async fn get(&self, name: &str) -> Result<Option<Lease>, LeaseError> {
+    async fn get(&self, name: &str) -> Result<Option<Lease>, Error> {
         Ok(self.get_opt(name).await?)
     }
 
-    async fn delete_if(&self, name: &str, resource_version: &str) -> Result<(), LeaseError> {
+    async fn delete_if(&self, name: &str, resource_version: &str) -> Result<(), Error> {
         let params = DeleteParams::default().preconditions(Preconditions {
             resource_version: Some(resource_version.to_owned()),
             uid: None,
@@ -100,7 +69,7 @@ impl LeaseApi for Api<Lease> {
         Ok(())
     }
 
-    async fn list(&self, selector: &str) -> Result<Vec<Lease>, LeaseError> {
+    async fn list(&self, selector: &str) -> Result<Vec<Lease>, Error> {
         // No resourceVersion: a quorum read, newer than any write that
         // completed before it.
         Ok(Api::list(self, &ListParams::default().labels(selector))
@@ -110,23 +79,23 @@ impl LeaseApi for Api<Lease> {
 }
 
 impl<T: LeaseApi> LeaseApi for Arc<T> {
-    fn create(&self, lease: Lease) -> impl Future<Output = Result<Lease, LeaseError>> + Send {
+    fn create(&self, lease: Lease) -> impl Future<Output = Result<Lease, Error>> + Send {
         (**self).create(lease)
     }
-    fn replace(&self, lease: Lease) -> impl Future<Output = Result<Lease, LeaseError>> + Send {
+    fn replace(&self, lease: Lease) -> impl Future<Output = Result<Lease, Error>> + Send {
         (**self).replace(lease)
     }
-    fn get(&self, name: &str) -> impl Future<Output = Result<Option<Lease>, LeaseError>> + Send {
+    fn get(&self, name: &str) -> impl Future<Output = Result<Option<Lease>, Error>> + Send {
         (**self).get(name)
     }
     fn delete_if(
         &self,
         name: &str,
         resource_version: &str,
-    ) -> impl Future<Output = Result<(), LeaseError>> + Send {
+    ) -> impl Future<Output = Result<(), Error>> + Send {
         (**self).delete_if(name, resource_version)
     }
-    fn list(&self, selector: &str) -> impl Future<Output = Result<Vec<Lease>, LeaseError>> + Send {
+    fn list(&self, selector: &str) -> impl Future<Output = Result<Vec<Lease>, Error>> + Send {
         (**self).list(selector)
     }
 }

@@ -17,36 +17,18 @@ use tokio_util::sync::CancellationToken;
 
 use super::{
     assign::MemberId,
-    config::{ConfigError, ShardConfig},
+    config::ShardConfig,
+    error::Error,
     gate::KeyGate,
     handover::Handover,
     intake::Intake,
-    lease::{LeaseApi, LeaseError, lease_record},
+    lease::{LeaseApi, lease_record},
     ownership::Ownership,
     stream::ShardedStream,
     view::LeaseRecord,
     writer::{LeaseWriter, WriteTimes},
 };
-use crate::{
-    Notification, Store,
-    informer::{self, Informer},
-    source,
-};
-
-/// Errors of the [`shard`](super) module.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum Error {
-    /// The configuration's timings are unsafe.
-    #[error(transparent)]
-    Config(#[from] ConfigError),
-    /// `run` was called twice.
-    #[error("shard membership is already running or has run")]
-    AlreadyRunning,
-    /// The Lease informer refused to start or subscribe.
-    #[error("lease informer: {0}")]
-    Informer(#[from] informer::Error),
-}
+use crate::{Notification, Store, informer::Informer, source};
 
 /// One replica's membership in a ring: its Lease, its view of the others,
 /// and the keys it may act on now.
@@ -208,30 +190,27 @@ struct Bounded<A> {
 }
 
 impl<A> Bounded<A> {
-    async fn call<T>(
-        &self,
-        request: impl Future<Output = Result<T, LeaseError>>,
-    ) -> Result<T, LeaseError> {
+    async fn call<T>(&self, request: impl Future<Output = Result<T, Error>>) -> Result<T, Error> {
         tokio::time::timeout(self.timeout, request)
             .await
-            .unwrap_or(Err(LeaseError::TimedOut(self.timeout)))
+            .unwrap_or(Err(Error::LeaseTimedOut(self.timeout)))
     }
 }
 
 impl<A: LeaseApi> LeaseApi for Bounded<A> {
-    async fn create(&self, lease: Lease) -> Result<Lease, LeaseError> {
+    async fn create(&self, lease: Lease) -> Result<Lease, Error> {
         self.call(self.api.create(lease)).await
     }
-    async fn replace(&self, lease: Lease) -> Result<Lease, LeaseError> {
+    async fn replace(&self, lease: Lease) -> Result<Lease, Error> {
         self.call(self.api.replace(lease)).await
     }
-    async fn get(&self, name: &str) -> Result<Option<Lease>, LeaseError> {
+    async fn get(&self, name: &str) -> Result<Option<Lease>, Error> {
         self.call(self.api.get(name)).await
     }
-    async fn delete_if(&self, name: &str, resource_version: &str) -> Result<(), LeaseError> {
+    async fn delete_if(&self, name: &str, resource_version: &str) -> Result<(), Error> {
         self.call(self.api.delete_if(name, resource_version)).await
     }
-    async fn list(&self, selector: &str) -> Result<Vec<Lease>, LeaseError> {
+    async fn list(&self, selector: &str) -> Result<Vec<Lease>, Error> {
         self.call(self.api.list(selector)).await
     }
 }
@@ -335,8 +314,8 @@ async fn fence<A: LeaseApi>(api: &A, core: &mut Handover, records: &[LeaseRecord
             .delete_if(record.member.id.as_str(), &record.resource_version)
             .await
         {
-            Ok(()) | Err(LeaseError::NotFound) => core.remove(&record.member),
-            Err(LeaseError::Conflict) => {}
+            Ok(()) | Err(Error::LeaseNotFound) => core.remove(&record.member),
+            Err(Error::LeaseConflict) => {}
             Err(error) => tracing::warn!(member = %record.member.id, %error, "cannot fence"),
         }
     }

@@ -229,6 +229,7 @@
 
 mod assign;
 mod config;
+mod error;
 mod gate;
 pub(crate) mod handover;
 mod hash;
@@ -242,10 +243,11 @@ mod stream;
 pub(crate) mod view;
 mod writer;
 
-pub use assign::{Fingerprint, Member, MemberId, MemberSet, ParseFingerprintError};
-pub use config::{ConfigError, ShardConfig};
+pub use assign::{Fingerprint, Member, MemberId, MemberSet};
+pub use config::ShardConfig;
+pub use error::Error;
 pub use gate::{KeyGate, WorkGuard};
-pub use lease::{ACK_ANNOTATION, LeaseApi, LeaseError, RING_LABEL};
-pub use member::{Error, Shard};
+pub use lease::{ACK_ANNOTATION, LeaseApi, RING_LABEL};
+pub use member::Shard;
 pub use ownership::Ownership;
 pub use stream::{ShardEvent, ShardedStream};

@@ -17,8 +17,9 @@ use tokio::time::Instant;
 use super::{
     assign::Fingerprint,
     config::ShardConfig,
+    error::Error,
     handover::Handover,
-    lease::{LeaseApi, LeaseError, own_lease, render},
+    lease::{LeaseApi, own_lease, render},
 };
 
 /// The own Lease's writer: create, renew with the current acknowledgement,
@@ -78,14 +79,14 @@ impl LeaseWriter {
                 }
                 Next::Renew
             }
-            Err(LeaseError::NotFound) => {
+            Err(Error::LeaseNotFound) => {
                 tracing::warn!(lease = %self.name, "own lease is gone: fenced, joining again");
                 self.adopt = None;
                 self.spec = None;
                 core.lease_lost();
                 Next::Now
             }
-            Err(LeaseError::AlreadyExists | LeaseError::Conflict) => {
+            Err(Error::LeaseAlreadyExists | Error::LeaseConflict) => {
                 match api.get(&self.name).await {
                     Ok(current) => {
                         self.spec = current.as_ref().and_then(|l| l.spec.clone());

@@ -106,9 +106,6 @@ pub enum ListSemantic {
 ///     .list_semantic(ListSemantic::MostRecent)
 ///     .list_strategy(ListStrategy::Streaming)
 ///     .watch_timeout(Duration::from_secs(60), Duration::from_secs(120));
-/// assert_eq!(config.get_page_size(), Some(200));
-/// assert_eq!(config.get_label_selector(), Some("app=web"));
-/// assert_eq!(config.get_list_strategy(), ListStrategy::Streaming);
 /// assert_eq!(config.clone(), config);
 /// assert_ne!(config, Config::default());
 /// ```
@@ -217,16 +214,10 @@ impl<K> Config<K> {
     ///     Expression::Exists("tier".into()),
     /// ]);
     /// let config = Config::<Pod>::default().labels_from(&selector);
-    /// assert_eq!(config.get_label_selector(), Some("app=web,tier"));
     /// ```
     #[must_use]
     pub fn labels_from(self, selector: &Selector) -> Self {
         self.label_selector(selector.to_string())
-    }
-
-    /// The label selector, if any.
-    pub fn get_label_selector(&self) -> Option<&str> {
-        self.settings.label_selector.as_deref()
     }
 
     /// Only objects whose fields match, e.g. `metadata.name=web`.
@@ -234,11 +225,6 @@ impl<K> Config<K> {
     pub fn field_selector(mut self, selector: impl Into<String>) -> Self {
         self.settings.field_selector = Some(selector.into());
         self
-    }
-
-    /// The field selector, if any.
-    pub fn get_field_selector(&self) -> Option<&str> {
-        self.settings.field_selector.as_deref()
     }
 
     /// Always list in pages of `size` objects (0 turns paging off).
@@ -253,11 +239,6 @@ impl<K> Config<K> {
     pub fn page_size(mut self, size: u32) -> Self {
         self.settings.page_size = Some(size);
         self
-    }
-
-    /// The explicitly set page size, if any (see [`page_size`](Self::page_size)).
-    pub fn get_page_size(&self) -> Option<u32> {
-        self.settings.page_size
     }
 
     /// Each watch asks the server to end it after a duration drawn uniformly
@@ -281,11 +262,6 @@ impl<K> Config<K> {
     pub fn list_strategy(mut self, strategy: ListStrategy) -> Self {
         self.settings.list_strategy = strategy;
         self
-    }
-
-    /// The configured list strategy.
-    pub fn get_list_strategy(&self) -> ListStrategy {
-        self.settings.list_strategy
     }
 
     /// Which resourceVersion the first paginated list asks for (default

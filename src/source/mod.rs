@@ -97,17 +97,22 @@ mod backoff;
 mod config;
 mod decode;
 pub(crate) mod decode_bench;
+#[cfg(test)]
+mod decode_prop;
+mod envelope;
 mod error;
 mod error_class;
 mod event;
 mod lines;
 mod list;
 mod prefetch;
+mod setup;
 mod stream;
 mod target;
 mod watch;
+mod watchable;
 
-use std::{fmt::Debug, sync::Arc};
+use std::fmt::Debug;
 
 use futures::Stream;
 use kube::{Api, Resource, core::PartialObjectMeta};
@@ -117,48 +122,13 @@ pub(crate) use config::Settings;
 pub use config::{BackoffConfig, Config, DEFAULT_PAGE_SIZE, ListSemantic, ListStrategy};
 pub use error::{DecodeTarget, Error};
 pub use event::Event;
+pub(crate) use setup::{DecodeOptions, SourceSetup};
 pub use target::LIST_DEADLINE;
+pub use watchable::Watchable;
 
 use target::Target;
 
 use crate::resource::WatchedResource;
-
-/// What an informer hands the source it runs, besides the user's
-/// [`Config`]: where the source counts what it does, and how it decodes.
-/// Kept out of `Config` so that a config stays plain data, which clones
-/// and compares as its settings; a source opened by [`watch_source`] gets
-/// the defaults, and counts for nobody.
-#[derive(Debug, Default)]
-pub(crate) struct Wiring {
-    pub(crate) metrics: Arc<crate::metrics::SourceRecorder>,
-    /// Leave `metadata.managedFields` out while decoding (set by
-    /// `InformerBuilder::strip_managed_fields`). The tuned decoder does;
-    /// with [`DecodeOptions::plain`] the informer clears them after.
-    pub(crate) skip_managed_fields: bool,
-    /// Which decode path, on how many threads.
-    pub(crate) decode: DecodeOptions,
-}
-
-/// How a source decodes, as its informer asked: the decode options of
-/// `InformerBuilder` (`decode_threads`, `plain_decode`). The default is
-/// the tuned decoder, big batches in pieces on the runtime's workers.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct DecodeOptions {
-    /// At most this many threads decode a batch at once; `None`: one per
-    /// core, up to four.
-    pub(crate) threads: Option<usize>,
-    /// Plain `serde_json::from_str` after the R7 probe, instead of the
-    /// tuned decoder (see `decode`'s module docs).
-    pub(crate) plain: bool,
-}
-
-/// What the source needs of an object type: a Kubernetes resource it can
-/// decode from the API server's JSON, clone, print in logs and hand to other
-/// tasks. Every such type implements it; it only names the bound set that
-/// the source, the informer and the factory all ask for.
-pub trait Watchable: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static {}
-
-impl<T> Watchable for T where T: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static {}
 
 /// Lists and watches `api`'s collection forever, as a stream of events.
 ///
@@ -190,21 +160,21 @@ pub fn watch_source<K>(
 where
     K: Watchable,
 {
-    wired_source(api, config, Wiring::default())
+    wired_source(api, config, SourceSetup::default())
 }
 
-/// [`watch_source`] counting and decoding as `wiring` says.
+/// [`watch_source`] counting and decoding as `setup` says.
 pub(crate) fn wired_source<K>(
     api: Api<K>,
     config: Config<K>,
-    wiring: Wiring,
+    setup: SourceSetup,
 ) -> impl Stream<Item = Result<Event<K>, Error>> + Send + 'static
 where
     K: Watchable,
 {
     let resource = watched_resource(api.resource_url(), &config);
     let target = Target::new(api, false, resource);
-    stream::run(target, config.into_settings(), wiring)
+    stream::run(target, config.into_settings(), setup)
 }
 
 /// Like [`watch_source`], but asks the server for metadata only
@@ -235,14 +205,14 @@ where
     K: Resource + Clone + Debug + Send + Sync + 'static,
     PartialObjectMeta<K>: Resource + Clone + DeserializeOwned + Debug + Send + Sync,
 {
-    wired_metadata_source(api, config, Wiring::default())
+    wired_metadata_source(api, config, SourceSetup::default())
 }
 
-/// [`watch_metadata_source`] counting and decoding as `wiring` says.
+/// [`watch_metadata_source`] counting and decoding as `setup` says.
 pub(crate) fn wired_metadata_source<K>(
     api: Api<K>,
     config: Config<PartialObjectMeta<K>>,
-    wiring: Wiring,
+    setup: SourceSetup,
 ) -> impl Stream<Item = Result<Event<PartialObjectMeta<K>>, Error>> + Send + 'static
 where
     K: Resource + Clone + Debug + Send + Sync + 'static,
@@ -250,7 +220,7 @@ where
 {
     let resource = watched_resource(api.resource_url(), &config);
     let target = Target::new(api, true, resource);
-    stream::run(target, config.into_settings(), wiring)
+    stream::run(target, config.into_settings(), setup)
 }
 
 /// What a source over the collection at `url` with `config` lists and

@@ -28,8 +28,8 @@ use super::{
         Decoder,
         parallel::{self, Slices},
     },
+    envelope::read_envelope,
     error::{DecodeTarget, Error},
-    list::read_envelope,
     target::{ListQuery, Target},
 };
 

@@ -156,9 +156,9 @@ const HEADER: usize = 5;
 /// ```
 /// use kube_informer::store::CompactCache;
 ///
-/// let cache = CompactCache::default().hot_objects(1024);
-/// assert_eq!(cache.hot_object_limit(), 1024);
-/// assert_eq!(CompactCache::default().hot_object_limit(), 256);
+/// // Twice the default hot set of 256 decoded objects.
+/// let cache = CompactCache::default().hot_objects(512);
+/// assert_ne!(cache, CompactCache::default());
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct CompactCache {
@@ -179,11 +179,6 @@ impl CompactCache {
     pub fn hot_objects(mut self, objects: usize) -> Self {
         self.hot_objects = objects;
         self
-    }
-
-    /// The most decoded objects kept.
-    pub fn hot_object_limit(&self) -> usize {
-        self.hot_objects
     }
 }
 

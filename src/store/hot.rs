@@ -1,16 +1,20 @@
-//! The compact cache's hot set: a bounded CLOCK of decoded objects, each
+//! The compact cache's hot set: a bounded set of decoded objects, each
 //! kept with the encoded version it was decoded from (CM3, CM4).
 //!
 //! A key joins on its second read by `get` within the last
 //! `2 × capacity` first reads (a doorkeeper of key hashes): random reads
 //! over many keys then cost one decode each, without also evicting and
 //! dropping a decoded object per read, and keys read once do not push out
-//! the keys read often.
+//! the keys read often. Which admitted key leaves when the set is full is
+//! `quick_cache`'s choice (S3-FIFO: keys read again since they joined are
+//! kept over keys that were not).
 
 use std::{collections::VecDeque, hash::BuildHasher, sync::Arc};
 
+use quick_cache::{UnitWeighter, unsync::Cache};
+
 use crate::{
-    hash::{KeyHasher, KeyMap, KeySet},
+    hash::{KeyHasher, KeySet},
     key::ObjectKey,
 };
 
@@ -20,18 +24,12 @@ struct Slot<K> {
     /// keeps the allocation alive, so a pointer match cannot be a reuse.
     bytes: Arc<[u8]>,
     object: Arc<K>,
-    /// Read since the clock hand last passed: spared once.
-    referenced: bool,
 }
 
-/// At most `capacity` decoded objects (CM4), evicted by CLOCK (second
-/// chance): a key read again since the hand last passed it is spared once.
+/// At most `capacity` decoded objects (CM4).
 pub(super) struct HotSet<K> {
     capacity: usize,
-    slots: KeyMap<ObjectKey, Slot<K>>,
-    /// The clock: keys in the order the hand visits them. A key removed by
-    /// a write stays here until the hand reaches it and finds no slot.
-    hand: VecDeque<ObjectKey>,
+    slots: Cache<ObjectKey, Slot<K>, UnitWeighter, KeyHasher>,
     /// Hashes of keys read once lately, oldest first, at most
     /// `2 × capacity`; a key read again while here is admitted.
     doorkeeper: KeySet<u64>,
@@ -43,8 +41,13 @@ impl<K> HotSet<K> {
     pub(super) fn new(capacity: usize) -> Self {
         Self {
             capacity,
-            slots: KeyMap::default(),
-            hand: VecDeque::new(),
+            slots: Cache::with(
+                capacity,
+                capacity as u64,
+                UnitWeighter,
+                KeyHasher::default(),
+                Default::default(),
+            ),
             doorkeeper: KeySet::default(),
             doorkeeper_order: VecDeque::new(),
             hasher: KeyHasher::default(),
@@ -78,12 +81,8 @@ impl<K> HotSet<K> {
 
     /// The object decoded from `bytes` under `key`, if kept.
     pub(super) fn get(&mut self, key: &str, bytes: &Arc<[u8]>) -> Option<Arc<K>> {
-        let slot = self.slots.get_mut(key)?;
-        if !Arc::ptr_eq(&slot.bytes, bytes) {
-            return None;
-        }
-        slot.referenced = true;
-        Some(Arc::clone(&slot.object))
+        let slot = self.slots.get(key)?;
+        Arc::ptr_eq(&slot.bytes, bytes).then(|| Arc::clone(&slot.object))
     }
 
     /// Keeps `object`, decoded from `bytes` for a `get` of `key`, if the
@@ -92,27 +91,14 @@ impl<K> HotSet<K> {
         if self.capacity == 0 {
             return;
         }
-        if let Some(slot) = self.slots.get_mut(key.as_str()) {
-            slot.bytes = bytes;
-            slot.object = object;
+        if let Some(mut slot) = self.slots.peek_mut(key.as_str()) {
+            *slot = Slot { bytes, object };
             return;
         }
         if !self.read_before(key) {
             return;
         }
-        while self.slots.len() >= self.capacity {
-            self.evict_one();
-        }
-        self.slots.insert(
-            key.clone(),
-            Slot {
-                bytes,
-                object,
-                referenced: false,
-            },
-        );
-        self.hand.push_back(key.clone());
-        self.tidy_hand();
+        self.slots.insert(key.clone(), Slot { bytes, object });
     }
 
     /// A write replaced `old` (if any) under `key` by `new` (`None`: the key
@@ -124,47 +110,20 @@ impl<K> HotSet<K> {
         old: Option<&Arc<[u8]>>,
         new: Option<(Arc<[u8]>, Arc<K>)>,
     ) -> Option<Arc<K>> {
-        let slot = self.slots.get_mut(key.as_str())?;
-        let was = old
-            .filter(|old| Arc::ptr_eq(&slot.bytes, old))
-            .map(|_| Arc::clone(&slot.object));
         match new {
             Some((bytes, object)) => {
-                slot.bytes = bytes;
-                slot.object = object;
+                let mut slot = self.slots.peek_mut(key.as_str())?;
+                let was = old
+                    .filter(|old| Arc::ptr_eq(&slot.bytes, old))
+                    .map(|_| Arc::clone(&slot.object));
+                *slot = Slot { bytes, object };
+                was
             }
             None => {
-                self.slots.remove(key.as_str());
+                let (_, slot) = self.slots.remove(key.as_str())?;
+                old.filter(|old| Arc::ptr_eq(&slot.bytes, old))
+                    .map(|_| slot.object)
             }
-        }
-        was
-    }
-
-    fn evict_one(&mut self) {
-        while let Some(key) = self.hand.pop_front() {
-            match self.slots.get_mut(key.as_str()) {
-                // Removed by a write since it was queued.
-                None => continue,
-                Some(slot) if slot.referenced => {
-                    slot.referenced = false;
-                    self.hand.push_back(key);
-                }
-                Some(_) => {
-                    self.slots.remove(key.as_str());
-                    return;
-                }
-            }
-        }
-    }
-
-    /// Keys removed and admitted again leave copies on the clock; once it
-    /// holds more than twice the set, it is rebuilt from the kept keys.
-    fn tidy_hand(&mut self) {
-        if self.hand.len() > 2 * self.capacity + 16 {
-            let mut seen = crate::hash::KeySet::default();
-            let slots = &self.slots;
-            self.hand
-                .retain(|key| slots.contains_key(key.as_str()) && seen.insert(key.clone()));
         }
     }
 }
@@ -230,15 +189,18 @@ mod tests {
     }
 
     #[test]
-    fn cm4_the_clock_stays_bounded_when_keys_come_and_go() {
+    fn cm4_the_set_stays_bounded_when_keys_come_and_go() {
         let mut hot = HotSet::new(2);
         for i in 0..1_000 {
             let b = bytes(b"x");
-            hot.admit(&key("a"), Arc::clone(&b), Arc::new(i));
-            hot.admit(&key("a"), Arc::clone(&b), Arc::new(i));
-            assert!(hot.get("ns/a", &b).is_some());
-            hot.rewrite(&key("a"), Some(&b), None);
+            let k = key(&format!("k{}", i % 5));
+            hot.admit(&k, Arc::clone(&b), Arc::new(i));
+            hot.admit(&k, Arc::clone(&b), Arc::new(i));
+            assert!(hot.get(k.as_str(), &b).is_some());
+            if i % 2 == 0 {
+                hot.rewrite(&k, Some(&b), None);
+            }
+            assert!(hot.len() <= 2);
         }
-        assert!(hot.hand.len() <= 2 * 2 + 17);
     }
 }

@@ -34,8 +34,43 @@ pub struct NamespacedStore<K> {
     namespace: String,
 }
 
+impl<K> Store<K> {
+    /// A view of the objects in `namespace` only, like a client-go
+    /// namespace lister: [`list`](NamespacedStore::list) and
+    /// [`get`](NamespacedStore::get) by name.
+    ///
+    /// The empty string names no namespace: its view holds the
+    /// cluster-scoped objects (client-go's listers read `""` as "all
+    /// namespaces"; use [`Store::list`] for that).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube_informer::{ObjectKey, store::Indexers};
+    /// use kube_informer::unstable::store::Writer;
+    ///
+    /// let writer = Writer::new(Indexers::<ConfigMap>::new());
+    /// for (ns, name) in [("default", "a"), ("default", "b"), ("prod", "a")] {
+    ///     let mut cm = ConfigMap::default();
+    ///     cm.metadata.namespace = Some(ns.into());
+    ///     cm.metadata.name = Some(name.into());
+    ///     writer.apply_upsert(ObjectKey::from_object(&cm)?, Arc::new(cm))?;
+    /// }
+    /// let default = writer.reader().namespace("default");
+    /// assert_eq!(default.list().len(), 2);
+    /// assert!(default.get("a").is_some());
+    /// assert!(writer.reader().namespace("staging").get("a").is_none());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn namespace(&self, namespace: impl Into<String>) -> NamespacedStore<K> {
+        NamespacedStore::new(self.clone(), namespace.into())
+    }
+}
+
 impl<K> NamespacedStore<K> {
-    pub(super) fn new(store: Store<K>, namespace: String) -> Self {
+    fn new(store: Store<K>, namespace: String) -> Self {
         Self { store, namespace }
     }
 

@@ -14,12 +14,12 @@ use tokio::sync::watch;
 use super::compact::CompactStats;
 use super::{
     Error,
-    namespace::NamespacedStore,
     shared::{Shared, Waiting},
 };
 use crate::{
     key::{ObjectKey, with_key_str},
     resource_version::Written,
+    sync_error::SyncError,
 };
 
 /// A cheap-to-clone, read-only handle on an indexed cache, such as the one
@@ -96,6 +96,11 @@ pub(crate) trait Owner: Send + Sync {
     /// Resolves once the owner has ended: it marks the store synced never
     /// after that.
     fn ended(&self) -> Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
+
+    /// The owner's wait for its first sync, which the store's answers for it.
+    fn wait_until_synced(
+        &self,
+    ) -> Pin<Box<dyn Future<Output = Result<(), SyncError>> + Send + 'static>>;
 }
 
 impl<K> Store<K> {
@@ -192,39 +197,6 @@ impl<K> Store<K> {
     /// ```
     pub fn get_by(&self, namespace: Option<&str>, name: &str) -> Option<Arc<K>> {
         with_key_str(namespace, name, |key| self.get_str(key)).flatten()
-    }
-
-    /// A view of the objects in `namespace` only, like a client-go
-    /// namespace lister: [`list`](NamespacedStore::list) and
-    /// [`get`](NamespacedStore::get) by name.
-    ///
-    /// The empty string names no namespace: its view holds the
-    /// cluster-scoped objects (client-go's listers read `""` as "all
-    /// namespaces"; use [`Store::list`] for that).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::sync::Arc;
-    /// use k8s_openapi::api::core::v1::ConfigMap;
-    /// use kube_informer::{ObjectKey, store::Indexers};
-    /// use kube_informer::unstable::store::Writer;
-    ///
-    /// let writer = Writer::new(Indexers::<ConfigMap>::new());
-    /// for (ns, name) in [("default", "a"), ("default", "b"), ("prod", "a")] {
-    ///     let mut cm = ConfigMap::default();
-    ///     cm.metadata.namespace = Some(ns.into());
-    ///     cm.metadata.name = Some(name.into());
-    ///     writer.apply_upsert(ObjectKey::from_object(&cm)?, Arc::new(cm))?;
-    /// }
-    /// let default = writer.reader().namespace("default");
-    /// assert_eq!(default.list().len(), 2);
-    /// assert!(default.get("a").is_some());
-    /// assert!(writer.reader().namespace("staging").get("a").is_none());
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn namespace(&self, namespace: impl Into<String>) -> NamespacedStore<K> {
-        NamespacedStore::new(self.clone(), namespace.into())
     }
 
     /// Every object, in no particular order.
@@ -369,15 +341,15 @@ impl<K> Store<K> {
         *self.shared.synced.borrow()
     }
 
-    /// Waits until [`has_synced`](Store::has_synced) is true, and returns
-    /// whether it is. It has no deadline. For a store an informer handed
-    /// out, it returns `false` once that informer stopped without syncing
-    /// (I12), whether or not its `run` was ever polled (L7), as
-    /// [`Informer::wait_until_synced`](crate::Informer::wait_until_synced)
-    /// does. A store built from a [`Writer`](super::Writer) has nothing that
-    /// could stop: it waits until the writer marks it synced. For a
-    /// deadline, use the informer's
-    /// [`wait_for_sync`](crate::Informer::wait_for_sync).
+    /// Waits until [`has_synced`](Store::has_synced). For a store an
+    /// informer handed out, this is that informer's
+    /// [`wait_until_synced`](crate::Informer::wait_until_synced), with the
+    /// same answers: `Ok(())` once it synced, a [`SyncError`] once it
+    /// cannot (refused, not found, or stopped before it synced, whether or
+    /// not its `run` was ever polled: I7, I9, L7). A store built from a
+    /// [`Writer`](super::Writer) has nothing that could stop: it waits
+    /// until the writer marks it synced. It has no deadline of its own
+    /// (I12): wrap it in [`tokio::time::timeout`] for one.
     ///
     /// Cancel-safe.
     ///
@@ -385,7 +357,7 @@ impl<K> Store<K> {
     ///
     /// ```
     /// use k8s_openapi::api::core::v1::ConfigMap;
-    /// use kube_informer::{Informer, source::Event, store::Indexers};
+    /// use kube_informer::{Informer, informer::SyncError, source::Event, store::Indexers};
     /// use kube_informer::unstable::store::Writer;
     ///
     /// # #[tokio::main(flavor = "current_thread")]
@@ -394,7 +366,7 @@ impl<K> Store<K> {
     /// let store = writer.reader();
     /// let waiting = tokio::spawn(async move { store.wait_until_synced().await });
     /// writer.mark_synced();
-    /// assert!(waiting.await.unwrap());
+    /// assert!(waiting.await.unwrap().is_ok());
     ///
     /// // An informer stopped before it synced: its store says so.
     /// let informer = Informer::<ConfigMap>::builder_from_stream(
@@ -403,23 +375,17 @@ impl<K> Store<K> {
     /// .build();
     /// let store = informer.store();
     /// informer.stop();
-    /// assert!(!store.wait_until_synced().await);
+    /// assert!(matches!(store.wait_until_synced().await, Err(SyncError::Stopped { .. })));
     /// # }
     /// ```
-    pub async fn wait_until_synced(&self) -> bool {
-        let mut synced = self.shared.synced.subscribe();
-        let ended = async {
-            match &self.owner {
-                Some(owner) => owner.ended().await,
-                None => std::future::pending().await,
-            }
-        };
-        tokio::select! {
-            biased;
-            // The sender lives in `self`, so `wait_for` cannot fail here.
-            _ = synced.wait_for(|s| *s) => true,
-            () = ended => self.has_synced(),
+    pub async fn wait_until_synced(&self) -> Result<(), SyncError> {
+        if let Some(owner) = &self.owner {
+            return owner.wait_until_synced().await;
         }
+        let mut synced = self.shared.synced.subscribe();
+        // The sender lives in `self`, so `wait_for` cannot fail here.
+        let _ = synced.wait_for(|s| *s).await;
+        Ok(())
     }
 
     /// Whether the store has caught up with `written` for `key`: holds the

@@ -5,7 +5,7 @@
 use std::fmt::Debug;
 use std::time::Duration;
 
-use anyhow::{Result, ensure};
+use anyhow::Result;
 use futures::{FutureExt, StreamExt};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, Patch, PatchParams};
@@ -48,10 +48,7 @@ where
     K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
 {
     within(WAIT, "informer sync", async {
-        ensure!(
-            informer.wait_until_synced().await,
-            "informer stopped unsynced"
-        );
+        informer.wait_until_synced().await?;
         Ok(())
     })
     .await

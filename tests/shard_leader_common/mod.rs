@@ -8,7 +8,7 @@ use std::{future::Future, sync::Arc, time::Duration};
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use kube::Api;
 use kube_informer::shard::{
-    self, LeaseApi, LeaseError,
+    self, LeaseApi,
     leader::{LeaderConfig, Leadership},
 };
 use kube_informer_testing::{FakeApiServer, Link, ResourceType};
@@ -44,8 +44,8 @@ pub struct Recorded<A> {
 impl<A: LeaseApi> Recorded<A> {
     async fn claim(
         &self,
-        write: impl Future<Output = Result<Lease, LeaseError>>,
-    ) -> Result<Lease, LeaseError> {
+        write: impl Future<Output = Result<Lease, shard::Error>>,
+    ) -> Result<Lease, shard::Error> {
         let sent_at = Instant::now();
         let result = write.await;
         if let Ok(lease) = &result
@@ -58,19 +58,19 @@ impl<A: LeaseApi> Recorded<A> {
 }
 
 impl<A: LeaseApi> LeaseApi for Recorded<A> {
-    async fn create(&self, lease: Lease) -> Result<Lease, LeaseError> {
+    async fn create(&self, lease: Lease) -> Result<Lease, shard::Error> {
         self.claim(self.api.create(lease)).await
     }
-    async fn replace(&self, lease: Lease) -> Result<Lease, LeaseError> {
+    async fn replace(&self, lease: Lease) -> Result<Lease, shard::Error> {
         self.claim(self.api.replace(lease)).await
     }
-    async fn get(&self, name: &str) -> Result<Option<Lease>, LeaseError> {
+    async fn get(&self, name: &str) -> Result<Option<Lease>, shard::Error> {
         self.api.get(name).await
     }
-    async fn delete_if(&self, name: &str, resource_version: &str) -> Result<(), LeaseError> {
+    async fn delete_if(&self, name: &str, resource_version: &str) -> Result<(), shard::Error> {
         self.api.delete_if(name, resource_version).await
     }
-    async fn list(&self, selector: &str) -> Result<Vec<Lease>, LeaseError> {
+    async fn list(&self, selector: &str) -> Result<Vec<Lease>, shard::Error> {
         self.api.list(selector).await
     }
 }

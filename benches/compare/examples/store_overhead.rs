@@ -141,7 +141,7 @@ async fn informer(list: Vec<ConfigMap>, subscribers: usize) -> f64 {
         }));
     }
     let run = tokio::spawn(informer.run());
-    informer.wait_until_synced().await;
+    informer.wait_until_synced().await.unwrap();
     let mut subscriptions = Vec::new();
     for task in drained {
         subscriptions.push(task.await.expect("subscriber task"));

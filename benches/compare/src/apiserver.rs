@@ -113,7 +113,7 @@ async fn measure_in(
         });
     }
     tokio::spawn(informer.run());
-    if !informer.wait_until_synced().await {
+    if informer.wait_until_synced().await.is_err() {
         return Err(ApiserverError::NotSynced);
     }
 

@@ -6,10 +6,9 @@ use kube::Resource;
 use serde::{Serialize, de::DeserializeOwned};
 
 use super::{InformerBuilder, Origin};
-use crate::store::{Codec, CompactCache};
-
-/// The builder's choice of store: `None` keeps every object decoded.
-pub(in crate::informer) type CacheChoice<K> = Option<(Codec<K>, CompactCache)>;
+#[cfg(feature = "compact")]
+use crate::store::Codec;
+use crate::store::CompactCache;
 
 impl<K, S> InformerBuilder<K, S>
 where

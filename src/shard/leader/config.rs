@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::shard::{ConfigError, ShardConfig};
+use crate::shard::{Error, ShardConfig};
 
 /// How a replica takes part in the election of one Lease.
 ///
@@ -91,9 +91,9 @@ impl LeaderConfig {
 
     /// Checks the timings (client-go's rules, the same as a ring's) and that
     /// the identity is not empty.
-    pub fn validate(&self) -> Result<(), ConfigError> {
+    pub fn validate(&self) -> Result<(), Error> {
         if self.identity.is_empty() {
-            return Err(ConfigError::EmptyIdentity);
+            return Err(Error::EmptyIdentity);
         }
         // One place for the timing rules of the ring and the election.
         ShardConfig::new(self.lease_name.as_str(), self.identity.as_str())

@@ -13,8 +13,8 @@ use tokio::time::Instant;
 
 use super::LeaderConfig;
 use crate::shard::{
-    MemberId,
-    lease::{LeaseError, acquisition, lease_record},
+    Error, MemberId,
+    lease::{acquisition, lease_record},
     view::{LeaseRecord, MembershipView},
 };
 
@@ -93,7 +93,7 @@ impl Election {
 
     /// A read answered at `now`. A failed read changes nothing: any write
     /// built on what is known is conditional on its version (LE2).
-    pub(crate) fn read(&mut self, result: Result<Option<Lease>, LeaseError>, now: Instant) {
+    pub(crate) fn read(&mut self, result: Result<Option<Lease>, Error>, now: Instant) {
         match result {
             Ok(Some(lease)) => self.know(lease, now),
             Ok(None) => {
@@ -139,7 +139,7 @@ impl Election {
     /// `now` (or abandoned then).
     pub(crate) fn written(
         &mut self,
-        result: Result<Lease, LeaseError>,
+        result: Result<Lease, Error>,
         sent_at: Instant,
         now: Instant,
     ) -> Retry {
@@ -154,19 +154,21 @@ impl Election {
                 }
                 Retry::Period
             }
-            Err(LeaseError::NotFound) => {
+            Err(Error::LeaseNotFound) => {
                 // LE4: the Lease was deleted; another replica may create it.
                 self.lease = Known::Unknown;
                 self.leading_until = None;
                 Retry::Now
             }
-            Err(LeaseError::Conflict | LeaseError::AlreadyExists) => {
+            Err(Error::LeaseConflict | Error::LeaseAlreadyExists) => {
                 self.lease = Known::Unknown;
                 Retry::Now
             }
-            // Perhaps applied, perhaps not: never counted (LE3). If it was
-            // applied, the next write conflicts and the Lease is read again.
-            Err(LeaseError::TimedOut(_) | LeaseError::Other(_)) => Retry::Period,
+            // Perhaps applied, perhaps not (a timeout, a failed request;
+            // a fake `LeaseApi` may answer any error): never counted (LE3).
+            // If it was applied, the next write conflicts and the Lease is
+            // read again.
+            Err(_) => Retry::Period,
         }
     }
 
@@ -195,7 +197,7 @@ impl Election {
     }
 
     /// The answer to the release: this replica leads no more either way.
-    pub(crate) fn released(&mut self, result: Result<Lease, LeaseError>, now: Instant) {
+    pub(crate) fn released(&mut self, result: Result<Lease, Error>, now: Instant) {
         self.leading_until = None;
         if let Ok(lease) = result {
             self.know(lease, now);
@@ -432,7 +434,7 @@ mod tests {
         let renewal = claimed(election.decide(answered, wall(1)));
         assert_eq!(renewal.metadata.resource_version.as_deref(), Some("1"));
         election.written(
-            Err(LeaseError::TimedOut(SECOND / 2)),
+            Err(Error::LeaseTimedOut(SECOND / 2)),
             sent + SECOND,
             sent + SECOND * 3 / 2,
         );
@@ -460,7 +462,7 @@ mod tests {
         let create = claimed(election.decide(t0, wall(0)));
         election.written(Ok(stored(create, 1)), t0, t0);
         assert_eq!(
-            election.written(Err(LeaseError::NotFound), t0, t0),
+            election.written(Err(Error::LeaseNotFound), t0, t0),
             Retry::Now
         );
         assert!(!election.leads(t0));

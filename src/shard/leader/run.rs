@@ -12,10 +12,7 @@ use super::{
     LeaderConfig,
     election::{Decision, Election, Retry},
 };
-use crate::shard::{
-    KeyGate, Ownership,
-    lease::{LeaseApi, LeaseError},
-};
+use crate::shard::{Error, KeyGate, Ownership, lease::LeaseApi};
 
 /// Runs the election until `stop`, then gives the Lease up if no work is
 /// left in flight.
@@ -130,11 +127,11 @@ async fn leave<A: LeaseApi>(
 /// call of the election has this deadline (LE3).
 async fn within<T>(
     timeout: Duration,
-    request: impl Future<Output = Result<T, LeaseError>>,
-) -> Result<T, LeaseError> {
+    request: impl Future<Output = Result<T, Error>>,
+) -> Result<T, Error> {
     tokio::time::timeout(timeout, request)
         .await
-        .unwrap_or(Err(LeaseError::TimedOut(timeout)))
+        .unwrap_or(Err(Error::LeaseTimedOut(timeout)))
 }
 
 fn wall_clock() -> MicroTime {

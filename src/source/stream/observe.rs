@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use tokio::time::Instant;
 
-use super::{Next, is_unavailable_resource_version};
+use super::{failure::is_unavailable_resource_version, phase::Next};
 use crate::{
     metrics::{RelistCause, SourceRecorder, WatchEventType},
     source::{error::Error, event::Event},

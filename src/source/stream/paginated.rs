@@ -4,7 +4,7 @@
 
 use futures::Stream;
 
-use super::{Next, State, Step, Steps};
+use super::phase::{Next, State, Step, Steps};
 use crate::source::{
     Watchable,
     config::ListSemantic,

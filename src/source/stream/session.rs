@@ -1,5 +1,5 @@
-//! An open watch: its body, what it delivered so far, and the lines it
-//! has read and decoded but not yet handed out.
+//! An open watch: how one is opened, its body, what it delivered so far,
+//! and the lines it has read and decoded but not yet handed out.
 
 use std::{collections::VecDeque, io, time::Duration};
 
@@ -7,14 +7,52 @@ use serde::de::DeserializeOwned;
 use tokio::time::Instant;
 
 use crate::source::{
+    Watchable,
     decode::{
         Decoder,
         parallel::{self, Slices},
     },
     error::Error,
     lines::{Read, WatchBody},
+    target::{Target, WatchQuery},
     watch::{WatchLine, parse_line},
 };
+
+/// How much longer than its requested timeout a watch may stay silent
+/// before its connection is taken for dead (R10). The server ends a healthy
+/// watch at its timeout; the margin covers its timer's slack and the
+/// network.
+pub(crate) const WATCH_IDLE_MARGIN: Duration = Duration::from_secs(30);
+
+/// Opens a watch; a start that hangs past the idle limit counts as idle
+/// (R10). Takes the target alone: the state holds a session, which is not
+/// `Sync`, and this future must be `Send`.
+pub(super) async fn open_watch<T>(target: &Target, query: &WatchQuery) -> Result<Session<T>, Error>
+where
+    T: Watchable,
+{
+    let idle = query.timeout.saturating_add(WATCH_IDLE_MARGIN);
+    tracing::debug!(
+        resource_version = %query.resource_version,
+        timeout_secs = query.timeout.as_secs(),
+        streaming = query.send_initial_events,
+        "watch started"
+    );
+    match tokio::time::timeout(idle, target.watch(query)).await {
+        Ok(Ok(body)) => Ok(Session::new(body, idle)),
+        Ok(Err(error)) => Err(error),
+        Err(_) => Err(idle_error(target, idle)),
+    }
+}
+
+/// R10: the watch said nothing for `idle`.
+pub(super) fn idle_error(target: &Target, idle: Duration) -> Error {
+    tracing::debug!(?idle, "watch idle deadline passed");
+    Error::WatchIdle {
+        resource: target.name().to_owned(),
+        idle,
+    }
+}
 
 /// A watch ending this fast without any event is treated as a failure.
 const VERY_SHORT_WATCH: Duration = Duration::from_secs(1);

@@ -5,8 +5,9 @@
 use futures::Stream;
 
 use super::{
-    Next, State, Step, Steps, after_watch_start_error, ends_watch, idle_error, open_watch,
-    session::Received,
+    failure::{after_watch_start_error, ends_watch},
+    phase::{Next, State, Step, Steps},
+    session::{Received, idle_error, open_watch},
 };
 use crate::source::{
     Watchable,

@@ -4,7 +4,9 @@
 use k8s_openapi::api::core::v1::{Pod, PodSpec};
 use kube::core::GroupVersionKind;
 use kube_informer::InformerFactory;
-use kube_informer_downstream::{dynamic_informer, object_ref, pod_informer, pods_on, shared_informers};
+use kube_informer_downstream::{
+    dynamic_informer, object_ref, pod_informer, pods_on, shared_informers,
+};
 use kube_informer_testing::{FakeApiServer, RequestMatch, WatchFault};
 
 fn pod(name: &str, node: &str) -> Pod {
@@ -29,8 +31,8 @@ async fn pods_and_dynamic_objects_sync_through_a_dropped_watch() {
     let dynamic = dynamic_informer(server.client(), &gvk);
     tokio::spawn(pods.run());
     tokio::spawn(dynamic.run());
-    assert!(pods.wait_until_synced().await);
-    assert!(dynamic.wait_until_synced().await);
+    pods.wait_until_synced().await.unwrap();
+    dynamic.wait_until_synced().await.unwrap();
 
     server.create(&pod("web-1", "node-1")).unwrap();
     let second_pod = async {
@@ -56,7 +58,7 @@ async fn the_factory_shares_what_the_builder_builds() {
     let (again, _) = shared_informers(&factory, server.client(), &gvk).unwrap();
     assert_eq!(factory.len(), 2);
     factory.start();
-    assert!(factory.wait_for_cache_sync().await);
+    factory.wait_until_synced().await.unwrap();
     assert_eq!(pods_on(&pods, "node-1").len(), 1);
     assert_eq!(pods_on(&again, "node-1").len(), 1);
     assert_eq!(dynamic.store().len(), 1);

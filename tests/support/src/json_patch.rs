@@ -1,12 +1,15 @@
 //! JSON patch (RFC 6902): `add`, `remove`, `replace`, `move`, `copy` and
 //! `test`, applied the way kube-apiserver applies them.
 //!
-//! Where the RFC leaves room, the API server's patch library decides, and
-//! so does this file: a `test` of a member that its object lacks passes
-//! when the expected value is `null` (so `{"op":"test","path":"/metadata/finalizers","value":null}`
-//! checks that an object has no finalizers), while a `test` below a parent
-//! that is missing fails. Array indices are `0..len` (`-` and `len` append
-//! for `add`); negative indices are refused.
+//! The `json-patch` crate applies each operation. Where the RFC leaves room,
+//! the API server's patch library decides, and this file bends the crate's
+//! answer to it in two places: a `test` of a member that its object lacks
+//! passes when the expected value is `null` (so `{"op":"test","path":"/metadata/finalizers","value":null}`
+//! checks that an object has no finalizers; the crate would fail it), and a
+//! `replace` of such a member adds it (the crate would refuse it). A `test`
+//! or `replace` below a parent that is missing still fails. Array indices
+//! are `0..len` (`-` and `len` append for `add`); negative indices and
+//! leading zeros are refused.
 //!
 //! Rules (the unit tests below name them):
 //! - **JP1** `add` sets an object's member and inserts into (or, at `-`,
@@ -20,6 +23,8 @@
 //! - **JP6** A body that is not a list of operations is answered 400; a
 //!   patch that sets a stale `metadata.resourceVersion` is answered 409.
 
+use json_patch::{AddOperation, PatchOperation, jsonptr::Pointer};
+use serde::Deserialize;
 use serde_json::Value;
 
 /// Why a patch did not apply. The API server answers every one of these
@@ -30,194 +35,47 @@ pub(crate) struct PatchError(pub(crate) String);
 /// Applies `patch` (already checked to be an array) to `doc`, all or
 /// nothing: on an error `doc` is left as it was.
 pub(crate) fn apply(doc: &mut Value, patch: &[Value]) -> Result<(), PatchError> {
+    // The operations run on a copy, so a failing one needs no undo (JP4).
     let mut patched = doc.clone();
     for (n, operation) in patch.iter().enumerate() {
         apply_one(&mut patched, operation)
-            .map_err(|PatchError(why)| PatchError(format!("operation {n}: {why}")))?;
+            .map_err(|why| PatchError(format!("operation {n}: {why}")))?;
     }
     *doc = patched;
     Ok(())
 }
 
-fn apply_one(doc: &mut Value, operation: &Value) -> Result<(), PatchError> {
-    let field = |name: &str| -> Result<&str, PatchError> {
-        operation[name]
-            .as_str()
-            .ok_or_else(|| PatchError(format!("no string {name:?}")))
-    };
-    let value = || -> Result<Value, PatchError> {
-        operation
-            .get("value")
-            .cloned()
-            .ok_or_else(|| PatchError("no \"value\"".into()))
-    };
-    let path = pointer(field("path")?)?;
-    match field("op")? {
-        "add" => add(doc, &path, value()?),
-        "remove" => remove(doc, &path).map(drop),
-        "replace" => match get_mut(doc, &path)? {
-            Some(target) => {
-                *target = value()?;
-                Ok(())
-            }
-            // The API server's patch library replaces a member its object
-            // lacks by adding it (JP2).
-            None => add(doc, &path, value()?),
-        },
-        "move" => {
-            let from = pointer(field("from")?)?;
-            if path.len() > from.len() && path[..from.len()] == from[..] {
-                return Err(PatchError(
-                    "move: cannot move into a child of itself".into(),
-                ));
-            }
-            let moved = remove(doc, &from)?;
-            add(doc, &path, moved)
+fn apply_one(doc: &mut Value, operation: &Value) -> Result<(), String> {
+    // An unknown op, a missing field or a path that is no JSON pointer
+    // does not decode (JP5).
+    let operation = PatchOperation::deserialize(operation).map_err(|e| e.to_string())?;
+    let operation = match operation {
+        // The API server's patch library reads a member its object lacks
+        // as null (JP3).
+        PatchOperation::Test(test) if test.value.is_null() && lacks_member(doc, &test.path) => {
+            return Ok(());
         }
-        "copy" => {
-            let from = pointer(field("from")?)?;
-            let copied = get_mut(doc, &from)?
-                .ok_or_else(|| PatchError(format!("copy: {} is missing", show(&from))))?
-                .clone();
-            add(doc, &path, copied)
+        // ... and replaces it by adding it (JP2).
+        PatchOperation::Replace(replace) if lacks_member(doc, &replace.path) => {
+            PatchOperation::Add(AddOperation {
+                path: replace.path,
+                value: replace.value,
+            })
         }
-        "test" => test(doc, &path, &value()?),
-        other => Err(PatchError(format!("unknown op {other:?}"))),
-    }
-}
-
-/// `/a/b~1c` → `["a", "b/c"]`; `""` is the whole document.
-fn pointer(path: &str) -> Result<Vec<String>, PatchError> {
-    if path.is_empty() {
-        return Ok(Vec::new());
-    }
-    let Some(rest) = path.strip_prefix('/') else {
-        return Err(PatchError(format!("path {path:?} does not start with '/'")));
+        operation => operation,
     };
-    Ok(rest
-        .split('/')
-        .map(|token| token.replace("~1", "/").replace("~0", "~"))
-        .collect())
+    json_patch::patch_unsafe(doc, std::slice::from_ref(&operation)).map_err(|e| e.to_string())
 }
 
-fn show(path: &[String]) -> String {
-    path.iter().map(|t| format!("/{t}")).collect()
-}
-
-/// An index into an array of `len` elements; `append` allows `len` and `-`.
-fn index(token: &str, len: usize, append: bool) -> Result<usize, PatchError> {
-    if append && token == "-" {
-        return Ok(len);
-    }
-    let valid = !token.is_empty()
-        && token.bytes().all(|b| b.is_ascii_digit())
-        && (token == "0" || !token.starts_with('0'));
-    let i: usize = valid
-        .then(|| token.parse().ok())
-        .flatten()
-        .ok_or_else(|| PatchError(format!("{token:?} is not an array index")))?;
-    if i < len || (append && i == len) {
-        Ok(i)
-    } else {
-        Err(PatchError(format!(
-            "index {i} is out of bounds ({len} elements)"
-        )))
-    }
-}
-
-/// The value at `path`: `Ok(None)` when only the last step is missing and
-/// it names an object's member, `Err` when a parent is missing or an array
-/// index is out of bounds.
-fn get_mut<'a>(doc: &'a mut Value, path: &[String]) -> Result<Option<&'a mut Value>, PatchError> {
-    let Some((last, parents)) = path.split_last() else {
-        return Ok(Some(doc));
+/// Whether `path` names a member that its object, which exists, lacks.
+fn lacks_member(doc: &Value, path: &Pointer) -> bool {
+    let Some((parent, last)) = path.split_back() else {
+        return false;
     };
-    let parent = parent_mut(doc, parents)?;
-    Ok(match parent {
-        Value::Object(map) => map.get_mut(last),
-        Value::Array(items) => {
-            let i = index(last, items.len(), false)?;
-            items.get_mut(i)
-        }
-        _ => None,
-    })
-}
-
-/// The container that holds the last step of a path.
-fn parent_mut<'a>(doc: &'a mut Value, parents: &[String]) -> Result<&'a mut Value, PatchError> {
-    let mut at = doc;
-    for (depth, token) in parents.iter().enumerate() {
-        let missing = || PatchError(format!("{} is missing", show(&parents[..=depth])));
-        at = match at {
-            Value::Object(map) => map.get_mut(token).ok_or_else(missing)?,
-            Value::Array(items) => {
-                let i = index(token, items.len(), false).map_err(|_| missing())?;
-                &mut items[i]
-            }
-            _ => return Err(missing()),
-        };
-    }
-    if at.is_object() || at.is_array() {
-        Ok(at)
-    } else {
-        Err(PatchError(format!(
-            "{} is not an object or array",
-            show(parents)
-        )))
-    }
-}
-
-fn add(doc: &mut Value, path: &[String], value: Value) -> Result<(), PatchError> {
-    let Some((last, parents)) = path.split_last() else {
-        *doc = value;
-        return Ok(());
-    };
-    match parent_mut(doc, parents)? {
-        Value::Object(map) => {
-            map.insert(last.clone(), value);
-        }
-        Value::Array(items) => {
-            let i = index(last, items.len(), true)?;
-            items.insert(i, value);
-        }
-        _ => return Err(PatchError(format!("add: {} has no container", show(path)))),
-    }
-    Ok(())
-}
-
-fn remove(doc: &mut Value, path: &[String]) -> Result<Value, PatchError> {
-    let Some((last, parents)) = path.split_last() else {
-        return Err(PatchError(
-            "remove: cannot remove the whole document".into(),
-        ));
-    };
-    let missing = || PatchError(format!("remove: {} is missing", show(path)));
-    match parent_mut(doc, parents)? {
-        Value::Object(map) => map.remove(last).ok_or_else(missing),
-        Value::Array(items) => {
-            let i = index(last, items.len(), false).map_err(|_| missing())?;
-            Ok(items.remove(i))
-        }
-        _ => Err(missing()),
-    }
-}
-
-fn test(doc: &mut Value, path: &[String], expected: &Value) -> Result<(), PatchError> {
-    let actual = get_mut(doc, path)?;
-    let equal = match actual {
-        // A member the object lacks passes a test for null (the API
-        // server's patch library reads it as null).
-        None => expected.is_null(),
-        Some(actual) => &*actual == expected,
-    };
-    if equal {
-        Ok(())
-    } else {
-        Err(PatchError(format!(
-            "test: {} is not {expected}",
-            show(path)
-        )))
-    }
+    matches!(
+        doc.pointer(parent.as_str()),
+        Some(Value::Object(members)) if !members.contains_key(last.decoded().as_ref())
+    )
 }
 
 #[cfg(test)]

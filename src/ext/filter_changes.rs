@@ -6,45 +6,45 @@ use std::{
 use futures::{Stream, stream::FusedStream};
 use pin_project::pin_project;
 
-use super::predicate::Predicate;
+use super::changed::ChangeFilter;
 use crate::notification::Notification;
 
-/// Stream for the [`predicate`](super::NotificationStreamExt::predicate)
+/// Stream for the [`filter_changes`](super::NotificationStreamExt::filter_changes)
 /// method.
 #[pin_project]
 #[derive(Debug)]
 #[must_use = "streams do nothing unless polled"]
-pub struct PredicateFilter<S, P> {
+pub struct FilterChanges<S, P> {
     #[pin]
     stream: S,
-    predicate: P,
+    filter: P,
 }
 
-impl<S, P> PredicateFilter<S, P> {
-    pub(super) fn new(stream: S, predicate: P) -> Self {
-        Self { stream, predicate }
+impl<S, P> FilterChanges<S, P> {
+    pub(super) fn new(stream: S, filter: P) -> Self {
+        Self { stream, filter }
     }
 }
 
 /// P1 and P2: only a watched update is judged; additions, deletions and
 /// resyncs always pass.
-fn passes<K, P: Predicate<K>>(predicate: &P, n: &Notification<K>) -> bool {
+fn passes<K, P: ChangeFilter<K>>(filter: &P, n: &Notification<K>) -> bool {
     match n {
         Notification::Updated {
             old,
             new,
             resync: false,
-        } => predicate.passes(old, new),
+        } => filter.passes(old, new),
         Notification::Updated { resync: true, .. }
         | Notification::Added { .. }
         | Notification::Deleted { .. } => true,
     }
 }
 
-impl<K, S, P> Stream for PredicateFilter<S, P>
+impl<K, S, P> Stream for FilterChanges<S, P>
 where
     S: Stream<Item = Notification<K>>,
-    P: Predicate<K>,
+    P: ChangeFilter<K>,
 {
     type Item = Notification<K>;
 
@@ -52,7 +52,7 @@ where
         let mut this = self.project();
         loop {
             match ready!(this.stream.as_mut().poll_next(cx)) {
-                Some(n) if !passes(this.predicate, &n) => continue,
+                Some(n) if !passes(this.filter, &n) => continue,
                 other => return Poll::Ready(other),
             }
         }
@@ -63,10 +63,10 @@ where
     }
 }
 
-impl<K, S, P> FusedStream for PredicateFilter<S, P>
+impl<K, S, P> FusedStream for FilterChanges<S, P>
 where
     S: FusedStream<Item = Notification<K>>,
-    P: Predicate<K>,
+    P: ChangeFilter<K>,
 {
     fn is_terminated(&self) -> bool {
         self.stream.is_terminated()

@@ -1,32 +1,38 @@
-//! Predicates: which updates matter to a subscriber.
+//! Change filters: which updates matter to a subscriber.
 //!
-//! A [`Predicate`] looks at an update's old and new object and says whether
-//! the change matters; [`predicate`](crate::ext::NotificationStreamExt::predicate)
+//! A [`ChangeFilter`] looks at an update's old and new object and says whether
+//! the change matters; [`filter_changes`](crate::ext::NotificationStreamExt::filter_changes)
 //! drops the watched updates it turns away. This module holds the trait, its
-//! combinators and the predicates most controllers need: a change of
+//! combinators and the filters most controllers need: a change of
 //! [`generation`], [`labels`], [`annotations`], [`finalizers`] or
-//! [`resource_version`]. Any closure `Fn(&K, &K) -> bool` is a predicate too.
+//! [`resource_version`]. Any closure `Fn(&K, &K) -> bool` is a filter too.
+//!
+//! kube-runtime's `Predicate` (and its `predicates::generation` and
+//! friends) is another idea under another name: it hashes one state of an
+//! object and passes when the hash differs from the one it remembered. A
+//! [`ChangeFilter`] remembers nothing; it compares the two states an
+//! update carries.
 //!
 //! # Rules
 //!
 //! - **P1 What passes.** Through
-//!   [`predicate`](crate::ext::NotificationStreamExt::predicate), every
-//!   `Added` and every `Deleted` passes, whatever the predicate says: a
-//!   predicate judges a change between two states, and those carry only
+//!   [`filter_changes`](crate::ext::NotificationStreamExt::filter_changes), every
+//!   `Added` and every `Deleted` passes, whatever the filter says: a
+//!   filter judges a change between two states, and those carry only
 //!   one. A
 //!   watched `Updated` (`resync: false`) passes exactly when
-//!   [`passes(old, new)`](Predicate::passes) is true.
+//!   [`passes(old, new)`](ChangeFilter::passes) is true.
 //! - **P2 Resyncs pass.** An `Updated` with `resync: true` passes without
-//!   asking the predicate. A subscriber that set a resync period wants each
-//!   round to reach its handler; a predicate judges watched changes only.
+//!   asking the filter. A subscriber that set a resync period wants each
+//!   round to reach its handler; a filter judges watched changes only.
 //!   Filters that judge every update event alike (controller-runtime's
 //!   `GenerationChangedPredicate`, for one) drop resyncs instead, since a
 //!   resync changes nothing; to drop them here, add
 //!   [`changed_only`](crate::ext::NotificationStreamExt::changed_only).
-//! - **P3 Combinators.** [`a.or(b)`](Predicate::or) passes when either
-//!   passes, [`a.and(b)`](Predicate::and) when both do; `b` is asked only
+//! - **P3 Combinators.** [`a.or(b)`](ChangeFilter::or) passes when either
+//!   passes, [`a.and(b)`](ChangeFilter::and) when both do; `b` is asked only
 //!   when `a` does not decide alone. Closures `Fn(&K, &K) -> bool` and
-//!   `Box`/`Arc<dyn Predicate<K> + Send + Sync>` are predicates and combine
+//!   `Box`/`Arc<dyn ChangeFilter<K> + Send + Sync>` are filters and combine
 //!   the same way.
 //! - **P4 Generation, and its fallback.** [`generation`] passes when
 //!   `metadata.generation` differs. When either side has no generation
@@ -45,10 +51,10 @@
 //!
 //! ```
 //! use k8s_openapi::api::apps::v1::Deployment;
-//! use kube_informer::ext::{Predicate, predicate};
+//! use kube_informer::ext::{ChangeFilter, changed};
 //!
 //! // Reconcile on spec changes and on label changes.
-//! let matters = predicate::generation().or(predicate::labels());
+//! let matters = changed::generation().or(changed::labels());
 //!
 //! let mut old = Deployment::default();
 //! old.metadata.generation = Some(1);
@@ -70,24 +76,24 @@ use crate::notification::same_resource_version;
 
 /// Whether the change from `old` to `new` matters.
 ///
-/// Implemented by the predicates of this module, by their combinations
+/// Implemented by the filters of this module, by their combinations
 /// ([`or`](Self::or), [`and`](Self::and)) and by every closure
 /// `Fn(&K, &K) -> bool`. The trait is object safe apart from the two
-/// combinators, so predicates chosen at run time can be kept as
-/// `Box<dyn Predicate<K> + Send + Sync>` or `Arc<dyn Predicate<K> + Send + Sync>`,
-/// which are predicates themselves.
+/// combinators, so filters chosen at run time can be kept as
+/// `Box<dyn ChangeFilter<K> + Send + Sync>` or `Arc<dyn ChangeFilter<K> + Send + Sync>`,
+/// which are filters themselves.
 ///
 /// # Examples
 ///
 /// ```
 /// use std::sync::Arc;
 /// use k8s_openapi::api::core::v1::ConfigMap;
-/// use kube_informer::ext::{Predicate, predicate};
+/// use kube_informer::ext::{ChangeFilter, changed};
 ///
 /// // A closure: does the data differ?
 /// let data_changed = |old: &ConfigMap, new: &ConfigMap| old.data != new.data;
-/// let matters: Arc<dyn Predicate<ConfigMap> + Send + Sync> =
-///     Arc::new(predicate::labels().or(data_changed));
+/// let matters: Arc<dyn ChangeFilter<ConfigMap> + Send + Sync> =
+///     Arc::new(changed::labels().or(data_changed));
 ///
 /// let old = ConfigMap::default();
 /// let mut new = ConfigMap::default();
@@ -95,21 +101,21 @@ use crate::notification::same_resource_version;
 /// assert!(matters.passes(&old, &new));
 /// assert!(!matters.passes(&old, &old.clone()));
 /// ```
-pub trait Predicate<K> {
+pub trait ChangeFilter<K> {
     /// Whether the change from `old` to `new` matters.
     ///
     /// # Examples
     ///
     /// ```
     /// use k8s_openapi::api::core::v1::ConfigMap;
-    /// use kube_informer::ext::{Predicate, predicate};
+    /// use kube_informer::ext::{ChangeFilter, changed};
     ///
     /// let mut old = ConfigMap::default();
     /// old.metadata.finalizers = Some(vec![]);
     /// let mut new = ConfigMap::default();
     /// new.metadata.finalizers = None;
     /// // A missing list equals an empty one (P5).
-    /// assert!(!predicate::finalizers().passes(&old, &new));
+    /// assert!(!changed::finalizers().passes(&old, &new));
     /// ```
     fn passes(&self, old: &K, new: &K) -> bool;
 
@@ -120,7 +126,7 @@ pub trait Predicate<K> {
     ///
     /// ```
     /// use k8s_openapi::api::core::v1::ConfigMap;
-    /// use kube_informer::ext::{Predicate, predicate};
+    /// use kube_informer::ext::{ChangeFilter, changed};
     ///
     /// let mut old = ConfigMap::default();
     /// old.metadata.resource_version = Some("1".into());
@@ -128,10 +134,10 @@ pub trait Predicate<K> {
     /// new.metadata.resource_version = Some("2".into());
     /// new.metadata.annotations = Some([("note".to_string(), "x".to_string())].into());
     ///
-    /// let either = predicate::labels().or(predicate::annotations());
+    /// let either = changed::labels().or(changed::annotations());
     /// assert!(either.passes(&old, &new));
     /// ```
-    fn or<P: Predicate<K>>(self, other: P) -> Or<Self, P>
+    fn or<P: ChangeFilter<K>>(self, other: P) -> Or<Self, P>
     where
         Self: Sized,
     {
@@ -148,7 +154,7 @@ pub trait Predicate<K> {
     ///
     /// ```
     /// use k8s_openapi::api::core::v1::ConfigMap;
-    /// use kube_informer::ext::{Predicate, predicate};
+    /// use kube_informer::ext::{ChangeFilter, changed};
     ///
     /// let mut old = ConfigMap::default();
     /// old.metadata.resource_version = Some("1".into());
@@ -158,9 +164,9 @@ pub trait Predicate<K> {
     ///
     /// // Labels changed, and the new object is not being deleted.
     /// let live = |_: &ConfigMap, new: &ConfigMap| new.metadata.deletion_timestamp.is_none();
-    /// assert!(predicate::labels().and(live).passes(&old, &new));
+    /// assert!(changed::labels().and(live).passes(&old, &new));
     /// ```
-    fn and<P: Predicate<K>>(self, other: P) -> And<Self, P>
+    fn and<P: ChangeFilter<K>>(self, other: P) -> And<Self, P>
     where
         Self: Sized,
     {
@@ -171,7 +177,7 @@ pub trait Predicate<K> {
     }
 }
 
-impl<K, F> Predicate<K> for F
+impl<K, F> ChangeFilter<K> for F
 where
     F: Fn(&K, &K) -> bool,
 {
@@ -180,41 +186,41 @@ where
     }
 }
 
-impl<K> Predicate<K> for Box<dyn Predicate<K> + Send + Sync> {
+impl<K> ChangeFilter<K> for Box<dyn ChangeFilter<K> + Send + Sync> {
     fn passes(&self, old: &K, new: &K) -> bool {
         (**self).passes(old, new)
     }
 }
 
-impl<K> Predicate<K> for Arc<dyn Predicate<K> + Send + Sync> {
+impl<K> ChangeFilter<K> for Arc<dyn ChangeFilter<K> + Send + Sync> {
     fn passes(&self, old: &K, new: &K) -> bool {
         (**self).passes(old, new)
     }
 }
 
-/// Predicate for the [`or`](Predicate::or) method.
+/// ChangeFilter for the [`or`](ChangeFilter::or) method.
 #[derive(Debug, Clone, Copy)]
-#[must_use = "a predicate does nothing unless asked"]
+#[must_use = "a change filter does nothing unless asked"]
 pub struct Or<A, B> {
     first: A,
     second: B,
 }
 
-impl<K, A: Predicate<K>, B: Predicate<K>> Predicate<K> for Or<A, B> {
+impl<K, A: ChangeFilter<K>, B: ChangeFilter<K>> ChangeFilter<K> for Or<A, B> {
     fn passes(&self, old: &K, new: &K) -> bool {
         self.first.passes(old, new) || self.second.passes(old, new)
     }
 }
 
-/// Predicate for the [`and`](Predicate::and) method.
+/// ChangeFilter for the [`and`](ChangeFilter::and) method.
 #[derive(Debug, Clone, Copy)]
-#[must_use = "a predicate does nothing unless asked"]
+#[must_use = "a change filter does nothing unless asked"]
 pub struct And<A, B> {
     first: A,
     second: B,
 }
 
-impl<K, A: Predicate<K>, B: Predicate<K>> Predicate<K> for And<A, B> {
+impl<K, A: ChangeFilter<K>, B: ChangeFilter<K>> ChangeFilter<K> for And<A, B> {
     fn passes(&self, old: &K, new: &K) -> bool {
         self.first.passes(old, new) && self.second.passes(old, new)
     }
@@ -225,7 +231,7 @@ impl<K, A: Predicate<K>, B: Predicate<K>> Predicate<K> for And<A, B> {
 ///
 /// The API server bumps the generation when an object's spec changes (on
 /// a custom resource: any change outside metadata, and outside status when
-/// the status subresource is on), so this predicate lets spec changes
+/// the status subresource is on), so this filter lets spec changes
 /// through and turns away status-only and metadata-only writes. Where either side has no
 /// generation there is nothing to compare, and it passes when the
 /// resourceVersion differs, which for a watched update is always: it keeps
@@ -235,23 +241,23 @@ impl<K, A: Predicate<K>, B: Predicate<K>> Predicate<K> for And<A, B> {
 ///
 /// ```
 /// use k8s_openapi::api::{apps::v1::Deployment, core::v1::ConfigMap};
-/// use kube_informer::ext::{Predicate, predicate};
+/// use kube_informer::ext::{ChangeFilter, changed};
 ///
 /// let mut old = Deployment::default();
 /// old.metadata.generation = Some(3);
 /// old.metadata.resource_version = Some("100".into());
 /// let mut new = old.clone();
 /// new.metadata.resource_version = Some("101".into()); // a status write
-/// assert!(!predicate::generation().passes(&old, &new));
+/// assert!(!changed::generation().passes(&old, &new));
 /// new.metadata.generation = Some(4); // a spec change
-/// assert!(predicate::generation().passes(&old, &new));
+/// assert!(changed::generation().passes(&old, &new));
 ///
 /// // A ConfigMap has no generation: the resourceVersion decides.
 /// let mut old = ConfigMap::default();
 /// old.metadata.resource_version = Some("7".into());
 /// let mut new = old.clone();
 /// new.metadata.resource_version = Some("8".into());
-/// assert!(predicate::generation().passes(&old, &new));
+/// assert!(changed::generation().passes(&old, &new));
 /// ```
 pub fn generation<K: Resource>() -> GenerationChanged<K> {
     GenerationChanged::new()
@@ -263,14 +269,14 @@ pub fn generation<K: Resource>() -> GenerationChanged<K> {
 ///
 /// ```
 /// use k8s_openapi::api::core::v1::ConfigMap;
-/// use kube_informer::ext::{Predicate, predicate};
+/// use kube_informer::ext::{ChangeFilter, changed};
 ///
 /// let mut old = ConfigMap::default();
 /// old.metadata.labels = Some(Default::default());
 /// let mut new = ConfigMap::default();
-/// assert!(!predicate::labels().passes(&old, &new)); // empty and missing
+/// assert!(!changed::labels().passes(&old, &new)); // empty and missing
 /// new.metadata.labels = Some([("app".to_string(), "web".to_string())].into());
-/// assert!(predicate::labels().passes(&old, &new));
+/// assert!(changed::labels().passes(&old, &new));
 /// ```
 pub fn labels<K: Resource>() -> LabelsChanged<K> {
     LabelsChanged::new()
@@ -282,13 +288,13 @@ pub fn labels<K: Resource>() -> LabelsChanged<K> {
 ///
 /// ```
 /// use k8s_openapi::api::core::v1::ConfigMap;
-/// use kube_informer::ext::{Predicate, predicate};
+/// use kube_informer::ext::{ChangeFilter, changed};
 ///
 /// let old = ConfigMap::default();
 /// let mut new = ConfigMap::default();
 /// new.metadata.annotations = Some([("owner".to_string(), "team-a".to_string())].into());
-/// assert!(predicate::annotations().passes(&old, &new));
-/// assert!(!predicate::annotations().passes(&new, &new.clone()));
+/// assert!(changed::annotations().passes(&old, &new));
+/// assert!(!changed::annotations().passes(&new, &new.clone()));
 /// ```
 pub fn annotations<K: Resource>() -> AnnotationsChanged<K> {
     AnnotationsChanged::new()
@@ -301,12 +307,12 @@ pub fn annotations<K: Resource>() -> AnnotationsChanged<K> {
 ///
 /// ```
 /// use k8s_openapi::api::core::v1::ConfigMap;
-/// use kube_informer::ext::{Predicate, predicate};
+/// use kube_informer::ext::{ChangeFilter, changed};
 ///
 /// let old = ConfigMap::default();
 /// let mut new = ConfigMap::default();
 /// new.metadata.finalizers = Some(vec!["example.com/cleanup".into()]);
-/// assert!(predicate::finalizers().passes(&old, &new));
+/// assert!(changed::finalizers().passes(&old, &new));
 /// ```
 pub fn finalizers<K: Resource>() -> FinalizersChanged<K> {
     FinalizersChanged::new()
@@ -319,27 +325,27 @@ pub fn finalizers<K: Resource>() -> FinalizersChanged<K> {
 ///
 /// ```
 /// use k8s_openapi::api::core::v1::ConfigMap;
-/// use kube_informer::ext::{Predicate, predicate};
+/// use kube_informer::ext::{ChangeFilter, changed};
 ///
 /// let mut old = ConfigMap::default();
 /// old.metadata.resource_version = Some("7".into());
 /// let mut new = old.clone();
-/// assert!(!predicate::resource_version().passes(&old, &new));
+/// assert!(!changed::resource_version().passes(&old, &new));
 /// new.metadata.resource_version = Some("8".into());
-/// assert!(predicate::resource_version().passes(&old, &new));
+/// assert!(changed::resource_version().passes(&old, &new));
 /// ```
 pub fn resource_version<K: Resource>() -> ResourceVersionChanged<K> {
     ResourceVersionChanged::new()
 }
 
-/// Declares the predicate type a constructor of this module returns: it
-/// names the object type `K` it judges, so `predicate::generation()` and
+/// Declares the filter type a constructor of this module returns: it
+/// names the object type `K` it judges, so `changed::generation()` and
 /// its combinations take their `K` from where they are used, and it has
 /// no field a caller could set, so the constructor is the one way to it.
 macro_rules! object_predicate {
     ($(#[$doc:meta])* $name:ident) => {
         $(#[$doc])*
-        #[must_use = "a predicate does nothing unless asked"]
+        #[must_use = "a change filter does nothing unless asked"]
         pub struct $name<K> {
             object: PhantomData<fn(&K, &K) -> bool>,
         }
@@ -367,11 +373,11 @@ macro_rules! object_predicate {
 }
 
 object_predicate!(
-    /// Predicate made by [`generation`].
+    /// ChangeFilter made by [`generation`].
     GenerationChanged
 );
 
-impl<K: Resource> Predicate<K> for GenerationChanged<K> {
+impl<K: Resource> ChangeFilter<K> for GenerationChanged<K> {
     fn passes(&self, old: &K, new: &K) -> bool {
         match (old.meta().generation, new.meta().generation) {
             (Some(old), Some(new)) => old != new,
@@ -381,33 +387,33 @@ impl<K: Resource> Predicate<K> for GenerationChanged<K> {
 }
 
 object_predicate!(
-    /// Predicate made by [`labels`].
+    /// ChangeFilter made by [`labels`].
     LabelsChanged
 );
 
-impl<K: Resource> Predicate<K> for LabelsChanged<K> {
+impl<K: Resource> ChangeFilter<K> for LabelsChanged<K> {
     fn passes(&self, old: &K, new: &K) -> bool {
         !same_map(&old.meta().labels, &new.meta().labels)
     }
 }
 
 object_predicate!(
-    /// Predicate made by [`annotations`].
+    /// ChangeFilter made by [`annotations`].
     AnnotationsChanged
 );
 
-impl<K: Resource> Predicate<K> for AnnotationsChanged<K> {
+impl<K: Resource> ChangeFilter<K> for AnnotationsChanged<K> {
     fn passes(&self, old: &K, new: &K) -> bool {
         !same_map(&old.meta().annotations, &new.meta().annotations)
     }
 }
 
 object_predicate!(
-    /// Predicate made by [`finalizers`].
+    /// ChangeFilter made by [`finalizers`].
     FinalizersChanged
 );
 
-impl<K: Resource> Predicate<K> for FinalizersChanged<K> {
+impl<K: Resource> ChangeFilter<K> for FinalizersChanged<K> {
     fn passes(&self, old: &K, new: &K) -> bool {
         old.meta().finalizers.as_deref().unwrap_or_default()
             != new.meta().finalizers.as_deref().unwrap_or_default()
@@ -415,11 +421,11 @@ impl<K: Resource> Predicate<K> for FinalizersChanged<K> {
 }
 
 object_predicate!(
-    /// Predicate made by [`resource_version`].
+    /// ChangeFilter made by [`resource_version`].
     ResourceVersionChanged
 );
 
-impl<K: Resource> Predicate<K> for ResourceVersionChanged<K> {
+impl<K: Resource> ChangeFilter<K> for ResourceVersionChanged<K> {
     fn passes(&self, old: &K, new: &K) -> bool {
         !same_resource_version(old, new)
     }

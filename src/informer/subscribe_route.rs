@@ -1,14 +1,14 @@
-//! [`Wiring`]: what `run` needs to start, then how subscribers reach the
-//! running writer. Whether the informer has ended, and why, is its
-//! [`Life`](crate::dispatch::Life), not this.
+//! [`SubscribeRoute`]: what `run` needs to start, then how subscribers
+//! reach the running writer. Whether the informer has ended, and why, is
+//! its [`Life`](crate::dispatch::Life), not this.
 
 use tokio::sync::mpsc;
 
-use super::builder::EventStream;
+use super::event_stream::EventStream;
 use crate::dispatch::{Distributor, SubscribeRequest};
 
 /// How a subscription reaches the informer.
-pub(crate) enum Wiring<K> {
+pub(crate) enum SubscribeRoute<K> {
     /// Built, not running: subscriptions register directly; `run` takes
     /// both.
     Unstarted {

@@ -1,32 +1,42 @@
 //! [`SyncError`]: why a wait for an informer's first sync gave up (I6–I10).
+//!
+//! Below the stages (it names only the watched resource): an informer, its
+//! store and its subscriptions all answer their `wait_until_synced` with it.
 
-use std::{error::Error as StdError, fmt, time::Duration};
+use std::{error::Error as StdError, fmt, sync::Arc, time::Duration};
 
-use super::error::Error;
 use crate::resource::WatchedResource;
 
-/// Why [`Informer::wait_for_sync`](super::Informer::wait_for_sync) or
-/// [`InformerFactory::wait_for_sync`](crate::InformerFactory::wait_for_sync)
-/// gave up before the informer synced.
+/// Why a wait for an informer's first sync ended without it:
+/// [`Informer::wait_until_synced`](crate::Informer::wait_until_synced),
+/// [`Store::wait_until_synced`](crate::Store::wait_until_synced) and
+/// [`Subscription::wait_until_synced`](crate::Subscription::wait_until_synced)
+/// and [`InformerFactory::wait_until_synced`](crate::InformerFactory::wait_until_synced)
+/// answer with it.
 ///
 /// Each variant names the [`WatchedResource`] as the informer knows it
 /// (group, version, plural, namespace, selectors); the message says what
-/// to check. None of them stops the informer: it keeps retrying (R9), and
-/// a later wait may succeed.
+/// to check. None of them stops the informer: on a refusal it keeps
+/// retrying (R9), and a later wait may succeed.
 ///
 /// An informer built from a stream
-/// ([`Informer::builder_from_stream`](super::Informer::builder_from_stream))
-/// has no HTTP answers unless its stream yields them, so it ends a wait
-/// with [`TimedOut`](Self::TimedOut) or [`Stopped`](Self::Stopped) only;
-/// one whose stream yields [`source::Error`](crate::source::Error)s (or
-/// errors with a `kube::Error` on their
-/// [`source`](std::error::Error::source) chain) is refused as one built
-/// from an `Api` is.
+/// ([`Informer::builder_from_stream`](crate::Informer::builder_from_stream))
+/// has no HTTP answers unless its stream yields them, so its wait ends
+/// with [`Stopped`](Self::Stopped) only; one whose stream yields
+/// [`source::Error`](crate::source::Error)s (or errors with a `kube::Error`
+/// on their [`source`](std::error::Error::source) chain) is refused as one
+/// built from an `Api` is.
+///
+/// A wait has no deadline of its own: wrap it in [`tokio::time::timeout`]
+/// and, when that passes, read
+/// [`Informer::last_error`](crate::Informer::last_error) for what the
+/// source reported last. [`TimedOut`](Self::TimedOut) is the answer of the
+/// waits that take a timeout themselves: a controller's
+/// [`sync_timeout`](crate::Controller::sync_timeout) and the factory's.
 ///
 /// # Examples
 ///
 /// ```
-/// use std::time::Duration;
 /// use k8s_openapi::api::core::v1::ConfigMap;
 /// use kube::Api;
 /// use kube_informer::{Informer, informer::SyncError};
@@ -38,7 +48,7 @@ use crate::resource::WatchedResource;
 /// server.fail_requests(RequestMatch::List, ApiStatus::forbidden(), usize::MAX);
 /// let informer = Informer::builder(Api::<ConfigMap>::namespaced(server.client(), "web")).build();
 /// tokio::spawn(informer.run());
-/// match informer.wait_for_sync(Duration::from_secs(60)).await {
+/// match informer.wait_until_synced().await {
 ///     Err(SyncError::Refused { resource, status, message, .. }) => {
 ///         assert_eq!((resource.resource.as_str(), status), ("configmaps", 403));
 ///         assert_eq!(message, "forbidden by the fake server");
@@ -50,7 +60,8 @@ use crate::resource::WatchedResource;
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub enum SyncError {
-    /// The informer had not synced when the timeout passed (I8). Its
+    /// The informer had not synced when the timeout of a wait that takes
+    /// one passed (I8): a controller's or the factory's. Its
     /// [`source`](std::error::Error::source) is the last error the
     /// informer's source reported before that, if there was one; with
     /// none, the list was slow or the informer was not running.
@@ -59,8 +70,9 @@ pub enum SyncError {
         resource: WatchedResource,
         /// The timeout the wait was given.
         waited: Duration,
-        /// The last error the source reported before the timeout.
-        last_error: Option<Error>,
+        /// The last error the source reported before the timeout (an
+        /// [`informer::Error`](crate::informer::Error)).
+        last_error: Option<Arc<dyn StdError + Send + Sync + 'static>>,
     },
     /// The API server refused to list or watch the resource before the
     /// first sync (I7): 403 Forbidden (the program's identity lacks RBAC
@@ -85,8 +97,10 @@ pub enum SyncError {
     },
     /// The informer stopped before it synced (I9): stopped, cancelled,
     /// dropped by every holder, its source ended, or user code panicked
-    /// (see [`Informer::errors`](super::Informer::errors) and the
-    /// subscriptions' end reasons).
+    /// (see [`Informer::errors`](crate::Informer::errors) and the
+    /// subscriptions' end reasons); for a subscription, also refused by its
+    /// informer or stopped before this subscriber was handed its initial
+    /// list.
     Stopped {
         /// The resource whose informer stopped.
         resource: WatchedResource,
@@ -121,7 +135,6 @@ impl SyncError {
     /// # Examples
     ///
     /// ```
-    /// use std::time::Duration;
     /// use k8s_openapi::api::core::v1::ConfigMap;
     /// use kube_informer::{Informer, source::Event};
     ///
@@ -132,7 +145,7 @@ impl SyncError {
     /// )
     /// .build();
     /// informer.stop();
-    /// let error = informer.wait_for_sync(Duration::from_secs(1)).await.unwrap_err();
+    /// let error = informer.wait_until_synced().await.unwrap_err();
     /// assert_eq!(error.resource().resource, "ConfigMap");
     /// # }
     /// ```
@@ -228,7 +241,7 @@ impl StdError for SyncError {
             Self::TimedOut {
                 last_error: Some(error),
                 ..
-            } => Some(error),
+            } => Some(&**error),
             _ => None,
         }
     }
@@ -268,8 +281,6 @@ impl fmt::Display for Rbac<'_> {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-
     use super::*;
 
     fn configmaps_in(namespace: Option<&str>) -> WatchedResource {
@@ -323,7 +334,7 @@ mod tests {
         let failing = SyncError::TimedOut {
             resource,
             waited: Duration::from_secs(30),
-            last_error: Some(Error::Stream(Arc::new(std::io::Error::other("boom")))),
+            last_error: Some(Arc::new(std::io::Error::other("the event stream failed"))),
         };
         assert_eq!(
             failing.to_string(),
@@ -331,6 +342,6 @@ mod tests {
         );
         let cause = failing.source().expect("the last error");
         assert_eq!(cause.to_string(), "the event stream failed");
-        assert!(!failing.to_string().contains("boom"));
+        assert!(!failing.to_string().contains("stream failed"));
     }
 }

@@ -1,0 +1,167 @@
+//! The shape of the generated message table (`schema_generated.rs`): what
+//! the decoder knows of each message, and how a kind is found.
+
+use super::schema_generated::{KINDS, MESSAGES};
+
+/// The type of one field's values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// `string`: UTF-8 text.
+    Str,
+    /// `bytes` holding a Go `[]byte`: base64 text in JSON.
+    Bytes,
+    Bool,
+    I32,
+    I64,
+    /// A message: its index in the table.
+    Msg(u16),
+}
+
+/// How many values a field holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Label {
+    /// At most one (the last one on the wire wins).
+    Single,
+    /// A list: every occurrence on the wire, packed runs included.
+    Repeated,
+    /// A `map<string, V>`: entry messages with the key in field 1 and the
+    /// value in field 2.
+    Map,
+}
+
+/// What a message is in JSON.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Shape {
+    /// An object of its fields.
+    Object,
+    /// A Go named slice (`type ExtraValue []string`): an array of field 1.
+    List,
+    /// `metav1.Time`: an RFC 3339 string of whole seconds, `null` when zero.
+    Time,
+    /// `metav1.MicroTime`: an RFC 3339 string with six fractional digits.
+    MicroTime,
+    /// `FieldsV1`, `RawExtension`: field 1 holds JSON text, inlined as is.
+    RawJson,
+    /// `resource.Quantity`: the string in field 1.
+    Quantity,
+    /// `intstr.IntOrString`: an integer or a string, by field 1.
+    IntOrString,
+}
+
+/// Bit of [`Field::flags`]: the field's message is inlined into its parent
+/// in JSON (`json:",inline"`), so its fields are the parent's.
+pub(crate) const INLINE: u8 = 1;
+/// Bit of [`Field::flags`]: JSON leaves the field out when it holds the zero
+/// value (a non-pointer Go field tagged `omitempty`), which protobuf writes
+/// anyway; the decoder leaves it out too.
+pub(crate) const OMIT_ZERO: u8 = 2;
+
+/// One field of a message.
+#[derive(Debug)]
+pub(crate) struct Field {
+    pub(crate) number: u32,
+    /// The JSON name k8s-openapi matches on (empty for an inlined field).
+    pub(crate) name: &'static str,
+    pub(crate) kind: Kind,
+    pub(crate) label: Label,
+    pub(crate) flags: u8,
+}
+
+/// One message: its Go name, its JSON shape and its fields by number.
+#[derive(Debug)]
+pub(crate) struct Message {
+    pub(crate) name: &'static str,
+    pub(crate) shape: Shape,
+    /// Sorted by field number.
+    pub(crate) fields: &'static [Field],
+}
+
+pub(super) const fn m(name: &'static str, shape: Shape, fields: &'static [Field]) -> Message {
+    Message {
+        name,
+        shape,
+        fields,
+    }
+}
+
+pub(super) const fn f(
+    number: u32,
+    name: &'static str,
+    kind: Kind,
+    label: Label,
+    flags: u8,
+) -> Field {
+    Field {
+        number,
+        name,
+        kind,
+        label,
+        flags,
+    }
+}
+
+impl Message {
+    /// The field with this number, if the schema has it.
+    pub(crate) fn field(&self, number: u32) -> Option<(usize, &'static Field)> {
+        let fields = self.fields;
+        fields
+            .binary_search_by_key(&number, |f| f.number)
+            .ok()
+            .map(|i| (i, &fields[i]))
+    }
+}
+
+/// The message with this index (an index from the table itself).
+pub(crate) fn message(index: u16) -> &'static Message {
+    &MESSAGES[usize::from(index)]
+}
+
+/// The message of a top-level kind, by its apiVersion and kind.
+pub(crate) fn kind(api_version: &str, kind: &str) -> Option<&'static Message> {
+    KINDS
+        .binary_search_by(|&(a, k, _)| (a, k).cmp(&(api_version, kind)))
+        .ok()
+        .map(|i| message(KINDS[i].2))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The generator writes fields in number order, message references in
+    /// range and kinds sorted: what lookups by binary search rely on.
+    #[test]
+    fn table_is_sorted_and_closed() {
+        for msg in MESSAGES.iter() {
+            assert!(
+                msg.fields.windows(2).all(|w| w[0].number < w[1].number),
+                "{}",
+                msg.name
+            );
+            assert!(msg.fields.len() <= 128, "{}", msg.name);
+            for field in msg.fields {
+                if let Kind::Msg(i) = field.kind {
+                    assert!(usize::from(i) < MESSAGES.len());
+                }
+                if field.flags & INLINE != 0 {
+                    assert!(matches!(field.kind, Kind::Msg(_)) && field.label == Label::Single);
+                }
+            }
+        }
+        assert!(
+            KINDS
+                .windows(2)
+                .all(|w| (w[0].0, w[0].1) < (w[1].0, w[1].1))
+        );
+        assert_eq!(kind("v1", "Pod").map(|m| m.name), Some("Pod"));
+        assert_eq!(
+            kind("apps/v1", "Deployment").map(|m| m.name),
+            Some("Deployment")
+        );
+        assert_eq!(
+            kind("coordination.k8s.io/v1", "Lease").map(|m| m.name),
+            Some("Lease")
+        );
+        assert!(kind("v1", "Nope").is_none());
+    }
+}
