@@ -16,7 +16,8 @@ use serde::forward_to_deserialize_any;
 use smallvec::SmallVec;
 
 use super::Error;
-use super::schema::{self, Field, INLINE, Kind, Label, Message, OMIT_ZERO, Shape};
+use super::lookup;
+use super::schema::{Field, INLINE, Kind, Label, Message, OMIT_ZERO, Shape};
 use super::text::{self, GO_ZERO_SECONDS};
 use super::wire::{self, Cursor, Value};
 
@@ -240,7 +241,7 @@ impl<'de> ValueDe<'de> {
     fn message(&self) -> Result<Option<MessageDe<'de>>, Error> {
         match (self.kind, self.value) {
             (Kind::Msg(i), Value::Len(b)) => {
-                MessageDe::new(b, schema::message(i), self.depth + 1).map(Some)
+                MessageDe::new(b, lookup::message(i), self.depth + 1).map(Some)
             }
             (Kind::Msg(_), v) => Err(wrong_wire_type(self.message, self.field, v.wire_type())),
             _ => Ok(None),
@@ -383,7 +384,7 @@ impl<'de> MapAccess<'de> for Fields<'de> {
                             }
                             self.frames.push(Frame {
                                 cur: Cursor::new(b),
-                                msg: schema::message(i),
+                                msg: lookup::message(i),
                                 handed_out: 0,
                             });
                         }

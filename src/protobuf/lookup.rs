@@ -1,0 +1,61 @@
+//! Lookups in the generated table: a message by its index, a top-level
+//! kind by its apiVersion and kind.
+
+use super::schema::Message;
+use super::schema_generated::{KINDS, MESSAGES};
+
+/// The message with this index (an index from the table itself).
+pub(crate) fn message(index: u16) -> &'static Message {
+    &MESSAGES[usize::from(index)]
+}
+
+/// The message of a top-level kind, by its apiVersion and kind.
+pub(crate) fn kind(api_version: &str, kind: &str) -> Option<&'static Message> {
+    KINDS
+        .binary_search_by(|&(a, k, _)| (a, k).cmp(&(api_version, kind)))
+        .ok()
+        .map(|i| message(KINDS[i].2))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protobuf::schema::{INLINE, Kind, Label};
+
+    /// The generator writes fields in number order, message references in
+    /// range and kinds sorted: what lookups by binary search rely on.
+    #[test]
+    fn table_is_sorted_and_closed() {
+        for msg in MESSAGES.iter() {
+            assert!(
+                msg.fields.windows(2).all(|w| w[0].number < w[1].number),
+                "{}",
+                msg.name
+            );
+            assert!(msg.fields.len() <= 128, "{}", msg.name);
+            for field in msg.fields {
+                if let Kind::Msg(i) = field.kind {
+                    assert!(usize::from(i) < MESSAGES.len());
+                }
+                if field.flags & INLINE != 0 {
+                    assert!(matches!(field.kind, Kind::Msg(_)) && field.label == Label::Single);
+                }
+            }
+        }
+        assert!(
+            KINDS
+                .windows(2)
+                .all(|w| (w[0].0, w[0].1) < (w[1].0, w[1].1))
+        );
+        assert_eq!(kind("v1", "Pod").map(|m| m.name), Some("Pod"));
+        assert_eq!(
+            kind("apps/v1", "Deployment").map(|m| m.name),
+            Some("Deployment")
+        );
+        assert_eq!(
+            kind("coordination.k8s.io/v1", "Lease").map(|m| m.name),
+            Some("Lease")
+        );
+        assert!(kind("v1", "Nope").is_none());
+    }
+}
