@@ -102,8 +102,6 @@ fn a1_modules_import_only_lower_layers() {
     );
 }
 
-/// The scanner finds every form an import takes, so the test above cannot
-/// pass by missing one.
 // A4
 #[test]
 fn a4_no_library_behaviour_is_chosen_by_the_environment() {
@@ -181,6 +179,8 @@ fn environment_reads(code: &str) -> Vec<&'static str> {
     found
 }
 
+/// The scanner finds every form an import takes, so
+/// `a1_modules_import_only_lower_layers` cannot pass by missing one.
 #[test]
 fn a1_scanner_finds_each_form_of_import() {
     let code = r#"
