@@ -29,9 +29,10 @@ use std::{
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use dashmap::DashMap;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
+use kube_informer::unstable::store::Writer;
 use kube_informer::{
     ObjectKey,
-    store::{CompactCache, Indexers, Store, Writer},
+    store::{CompactCache, Indexers, Store},
 };
 use parking_lot::RwLock;
 

@@ -9,9 +9,11 @@ cd "$(dirname "$0")/.."
 
 # The test targets that run again with KUBE_INFORMER_CACHE=compact.
 #
-# How to decide: the mode is read in one place, InformerBuilder::cache_from_env
-# (the variable informer::CACHE_ENV), so a target belongs here when it calls
-# `.cache_from_env()` itself, or through a module of its own (conformance's
+# How to decide: the library reads no environment variable (rule A4); the
+# mode is read in one place, kube-informer-testing's CacheModeExt::cache_from_env
+# and compact_from_env (the variable CACHE_ENV there, tests/support/src/cache_mode.rs),
+# so a target belongs here when it calls `.cache_from_env()` or
+# `compact_from_env()` itself, or through a module of its own (conformance's
 # informer_runner), or picks its store writer by the mode (tests/store_common's
 # compact_mode, new_writer, assert_same). A target that builds informers or
 # stores only through other constructors (factories, shards, projections,
@@ -59,13 +61,15 @@ COMPACT_TARGETS=(
 # Every test target that reads the cache mode, one name a line.
 mode_readers() {
   local file module dir
-  local reads='\.cache_from_env\(|compact_mode\(|new_writer\(|assert_same\('
+  local reads='\.cache_from_env\(|compact_from_env\(|CACHE_ENV|compact_mode\(|new_writer\(|assert_same\('
   for file in tests/*.rs tests/support/tests/*.rs benches/compare/tests/*.rs; do
     [[ "$(basename "$file")" == e2e_* ]] && continue
     if grep -qE "$reads" "$file"; then basename "$file" .rs; fi
   done
   # A helper module that calls it makes every target that includes it one.
   for dir in tests/*/ tests/support/tests/*/; do
+    # (tests/store_common reads the mode for the functions the targets
+    # call, which `reads` above finds in each target.)
     grep -rqE '\.cache_from_env\(' --include='*.rs' "$dir" || continue
     module="$(basename "$dir")"
     for file in "$(dirname "$dir")"/*.rs; do
@@ -74,7 +78,7 @@ mode_readers() {
     done
   done
   # The conformance crate's modules that call it, and its tests that use them.
-  for module in $(grep -lE '\.cache_from_env\(' conformance/src/*.rs || true); do
+  for module in $(grep -lE '\.cache_from_env\(|compact_from_env\(' conformance/src/*.rs || true); do
     module="$(basename "$module" .rs)"
     for file in conformance/tests/*.rs; do
       if grep -qw "$module" "$file"; then basename "$file" .rs; fi

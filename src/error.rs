@@ -5,9 +5,11 @@
 //! match on; this type wraps them whole, so nothing is lost on the way
 //! (match on the variant, or walk [`std::error::Error::source`]).
 
-use crate::{
-    controller, factory, fifo, finalizer, informer, key::KeyError, runner, shard, source, store,
-};
+#[cfg(feature = "shard")]
+use crate::shard;
+#[cfg(feature = "controller")]
+use crate::{controller, finalizer};
+use crate::{factory, fifo, informer, key::KeyError, runner, source, store};
 
 /// Any error of this crate, wrapping the module error it came from.
 ///
@@ -59,19 +61,25 @@ pub enum Error {
     Store(Box<store::Error>),
     /// Sharding or leader election failed: an unsafe configuration, a
     /// Lease request, the Lease informer ([`shard::Error`]).
+    #[cfg(feature = "shard")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "shard")))]
     #[error(transparent)]
     Shard(Box<shard::Error>),
     /// A controller could not start ([`controller::SetupError`]).
+    #[cfg(feature = "controller")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "controller")))]
     #[error(transparent)]
     ControllerSetup(Box<controller::SetupError>),
     /// A reconcile did not succeed, or a controller did not start
-    /// ([`controller::Error`], or a runner's
+    /// (`controller::Error`, with the `controller` feature, or a runner's
     /// [`ReconcileError`](runner::ReconcileError)); the reconciler's own
     /// error is inside.
     #[error(transparent)]
     Controller(Box<dyn std::error::Error + Send + Sync>),
     /// The finalizer helper failed ([`finalizer::Error`]); the
     /// reconciler's own error is inside.
+    #[cfg(feature = "controller")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "controller")))]
     #[error(transparent)]
     Finalizer(Box<dyn std::error::Error + Send + Sync>),
     /// A request of the `kube` client failed.
@@ -99,12 +107,21 @@ from_boxed! {
     Key: KeyError,
     Fifo: fifo::Error,
     Store: store::Error,
-    Shard: shard::Error,
-    ControllerSetup: controller::SetupError,
     Kube: kube::Error,
 }
 
+#[cfg(feature = "shard")]
+from_boxed! {
+    Shard: shard::Error,
+}
+
+#[cfg(feature = "controller")]
+from_boxed! {
+    ControllerSetup: controller::SetupError,
+}
+
 /// Any reconcile error that displays and debugs: `anyhow::Error` too.
+#[cfg(feature = "controller")]
 impl<E> From<controller::Error<E>> for Error
 where
     E: std::fmt::Debug + std::fmt::Display + Send + Sync + 'static,
@@ -125,6 +142,7 @@ where
 }
 
 /// Any reconcile error that displays and debugs: `anyhow::Error` too.
+#[cfg(feature = "controller")]
 impl<E> From<finalizer::Error<E>> for Error
 where
     E: std::fmt::Debug + std::fmt::Display + Send + Sync + 'static,
@@ -142,6 +160,7 @@ mod tests {
     #[error("disk full")]
     struct DiskFull;
 
+    #[cfg(feature = "controller")]
     #[test]
     fn a_controller_error_keeps_its_reconciler_error_inside() {
         let key = crate::ObjectKey::new(Some("default"), "a").unwrap();
@@ -159,6 +178,7 @@ mod tests {
 
     /// A reconciler written with anyhow: its controller and finalizer
     /// errors convert with `?`, and the message names the cause once.
+    #[cfg(feature = "controller")]
     #[test]
     fn anyhow_reconcile_errors_convert() {
         fn reconcile_failed() -> Result<(), Error> {

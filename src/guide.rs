@@ -25,6 +25,9 @@ pub mod informers {
     #![doc = include_str!("../docs/guide/01-informers.md")]
 }
 
+// A chapter's examples run as doc tests only with the features they use;
+// its page is there whatever the features.
+#[cfg(any(not(doctest), feature = "controller"))]
 pub mod controller {
     // The program of the chapter is a file of its own so that the test of
     // chapter 3 compiles the same code.
@@ -36,6 +39,7 @@ pub mod controller {
     )]
 }
 
+#[cfg(any(not(doctest), feature = "controller"))]
 pub mod testing {
     // The test shown is the integration test itself, run here with one
     // seed (`cargo test --test guide_controller` runs twenty).
@@ -49,10 +53,12 @@ pub mod testing {
     )]
 }
 
+#[cfg(any(not(doctest), feature = "compact"))]
 pub mod memory {
     #![doc = include_str!("../docs/guide/04-memory.md")]
 }
 
+#[cfg(any(not(doctest), feature = "shard"))]
 pub mod sharding {
     #![doc = include_str!("../docs/guide/05-sharding.md")]
 }

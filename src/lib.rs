@@ -85,20 +85,50 @@
 //! k8s-openapi = { version = "0.29", features = ["latest"] } # or the oldest API server you support, e.g. "v1_34"
 //! ```
 //!
-//! The optional `kube-runtime` feature converts between [`ObjectKey`] and
-//! kube-runtime's `ObjectRef`, and adds
-//! [`ControllerFeed`](crate::controller_feed::ControllerFeed), which drives
-//! kube-runtime's `Controller` from a subscription.
+//! That gives the informer and the controller; the other layers are
+//! features (see Features), for example
+//! `kube-informer = { version = "0.1", features = ["shard", "compact"] }`,
+//! or `default-features = false` for the informer without the controller.
 //!
-//! The `deterministic` feature, for `[dev-dependencies]`, fixes the hash
-//! seed of the maps kept by key, so lists, resync rounds, late-join replays
-//! and relist deletions come in an order that depends only on the changes
-//! made. With it, and with no backoff jitter, a fixed watch timeout and
-//! `decode_threads(1)`, an informer or controller on a paused
-//! `current_thread` runtime repeats a seeded simulation exactly
-//! (kube-informer-testing's `Simulation`): the crate's own `select!`s are
-//! `biased`, so when several branches are ready the first listed wins rather
-//! than a random one.
+//! # Features
+//!
+//! The informer, its store and subscriptions, the [`InformerFactory`], the
+//! [`WorkQueue`] and the [`runner`] are always there. Each other layer is a
+//! cargo feature, and builds and tests alone:
+//!
+//! - `controller` (default): [`Controller`], the finalizer helper
+//!   ([`finalizer`]) and read-your-own-writes ([`own_writes`]), what a
+//!   kube-rs user expects from `cargo add kube-informer`. Without it the
+//!   crate is an informer library: `default-features = false`.
+//! - `shard`: [`shard`] (Lease membership, rendezvous assignment,
+//!   [`shard::KeyGate`]), with [`Runner::gate`](runner::Runner::gate) and
+//!   [`Controller::shard`](controller::Controller::shard) to reconcile only
+//!   the keys a replica owns.
+//! - `leader-election` (turns on `shard`): [`shard::leader`], leader
+//!   election over one Lease, as client-go's, gating work through a
+//!   `KeyGate`. The name is the one kube-rs users search for; a leader is
+//!   a shard of one, which is why it needs `shard`.
+//! - `compact`: the compact cache, [`InformerBuilder::compact_cache`] and
+//!   [`store::compact`]: objects kept encoded (MessagePack, LZ4) and
+//!   decoded when read; adds `rmp-serde` and `lz4_flex`.
+//! - `prometheus`: collectors for a `prometheus-client` registry in
+//!   [`metrics`] (the controller's and the shard's with those features);
+//!   the snapshot API needs no feature.
+//! - `kube-runtime`: converts between [`ObjectKey`] and kube-runtime's
+//!   `ObjectRef`, and adds
+//!   [`ControllerFeed`](crate::controller_feed::ControllerFeed), which
+//!   drives kube-runtime's `Controller` from a subscription.
+//! - `deterministic`, for `[dev-dependencies]`: fixes the hash seed of the
+//!   maps kept by key, so lists, resync rounds, late-join replays and
+//!   relist deletions come in an order that depends only on the changes
+//!   made. With it, and with no backoff jitter, a fixed watch timeout and
+//!   `decode_threads(1)`, an informer or controller on a paused
+//!   `current_thread` runtime repeats a seeded simulation exactly
+//!   (kube-informer-testing's `Simulation`): the crate's own `select!`s are
+//!   `biased`, so when several branches are ready the first listed wins
+//!   rather than a random one.
+//!
+//! # Decoding
 //!
 //! Informers built from an `Api` decode a few watch events where they
 //! arrive, on the async runtime's thread that reads them. List pages and
@@ -211,9 +241,13 @@
     unreachable_pub
 )]
 #![forbid(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
+#[cfg(feature = "controller")]
+#[cfg_attr(docsrs, doc(cfg(feature = "controller")))]
 pub mod controller;
 #[cfg(feature = "kube-runtime")]
+#[cfg_attr(docsrs, doc(cfg(feature = "kube-runtime")))]
 pub mod controller_feed;
 mod deadline;
 pub mod delta;
@@ -222,6 +256,8 @@ mod error;
 pub mod ext;
 pub mod factory;
 pub mod fifo;
+#[cfg(feature = "controller")]
+#[cfg_attr(docsrs, doc(cfg(feature = "controller")))]
 pub mod finalizer;
 pub mod guide;
 mod hash;
@@ -229,6 +265,8 @@ pub mod informer;
 pub mod key;
 pub mod metrics;
 pub mod notification;
+#[cfg(feature = "controller")]
+#[cfg_attr(docsrs, doc(cfg(feature = "controller")))]
 pub mod own_writes;
 mod panic;
 pub mod projection;
@@ -237,12 +275,16 @@ pub mod queue;
 mod resource;
 pub mod resource_version;
 pub mod runner;
+#[cfg(feature = "shard")]
+#[cfg_attr(docsrs, doc(cfg(feature = "shard")))]
 pub mod shard;
 pub mod source;
 pub mod store;
 mod sync_error;
 pub mod unstable;
 
+#[cfg(feature = "controller")]
+#[cfg_attr(docsrs, doc(cfg(feature = "controller")))]
 pub use controller::Controller;
 pub use delta::{Delta, DeltaObject, DeltaType, Deltas};
 pub use dispatch::{Lag, ResourceEventHandler, SubscribeOptions, Subscription};
@@ -263,9 +305,10 @@ pub use tokio_util::sync::CancellationToken;
 /// The names most informer programs use, in one import:
 /// `use kube_informer::prelude::*;`.
 pub mod prelude {
+    #[cfg(feature = "controller")]
+    pub use crate::controller::{Controller, Observed};
     pub use crate::{
         CancellationToken, Error,
-        controller::{Controller, Observed},
         dispatch::{EventHandlerFuncs, Lag, ResourceEventHandler, SubscribeOptions, Subscription},
         ext::{ChangeFilter, NotificationStreamExt, changed},
         factory::InformerFactory,

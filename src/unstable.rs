@@ -15,7 +15,8 @@ pub mod dispatch {
     //! ```
     //! use std::{sync::Arc, time::Duration};
     //! use futures::StreamExt;
-    //! use kube_informer::{Notification, ObjectKey, store::{Indexers, Writer}};
+    //! use kube_informer::{Notification, ObjectKey, store::Indexers};
+    //! use kube_informer::unstable::store::Writer;
     //! use kube_informer::dispatch::SubscribeOptions;
     //! use kube_informer::unstable::dispatch::{Distributor, SubscribeRequest};
     //! use tokio::sync::{mpsc, watch};
@@ -56,6 +57,17 @@ pub mod dispatch {
     pub use crate::dispatch::{distributor::Distributor, request::SubscribeRequest};
 }
 
+pub mod store {
+    //! The write side of [`store`](crate::store): the one handle that
+    //! changes a store. An informer keeps its writer to itself and hands
+    //! out readers; a writer of your own fills a [`Store`](crate::Store)
+    //! from a pipeline of your own.
+
+    pub use crate::store::writer::Writer;
+}
+
+#[cfg(feature = "shard")]
+#[cfg_attr(docsrs, doc(cfg(feature = "shard")))]
 pub mod shard {
     //! The membership state machine of [`shard`](crate::shard), public so
     //! that its property tests drive it step by step: what a member decides

@@ -1,3 +1,5 @@
+//! A4: no file under `src/` reads an environment variable (see the test).
+//!
 //! A1: the crate's modules import only downward: each top-level module of
 //! `src/` may use the modules on earlier lines of the "Layers" list in the
 //! crate docs (`src/lib.rs`), never one on its own line or a later one.
@@ -100,8 +102,85 @@ fn a1_modules_import_only_lower_layers() {
     );
 }
 
-/// The scanner finds every form an import takes, so the test above cannot
-/// pass by missing one.
+// A4
+#[test]
+fn a4_no_library_behaviour_is_chosen_by_the_environment() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut problems = Vec::new();
+    for file in rust_files(&src) {
+        let text = fs::read_to_string(&file).unwrap();
+        for read in environment_reads(&text) {
+            problems.push(format!(
+                "src/{}: reads the environment with `{read}`",
+                file.strip_prefix(&src).unwrap().display()
+            ));
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "the library reads an environment variable; a switch for tests belongs in \
+         kube-informer-testing, a setting in a builder:\n{}",
+        problems.join("\n")
+    );
+}
+
+// A4
+#[test]
+fn a4_scanner_finds_each_way_to_read_the_environment() {
+    let code = r#"
+        use std::env;
+        /// Doc comments may show `std::env::var("X")`.
+        fn a() -> bool { env::var("X").is_ok() }
+        fn b() -> bool { std::env::var_os("Y").is_some() }
+        fn c() -> usize { std::env::vars().count() }
+        const D: &str = env!("CARGO_PKG_NAME");
+        const E: Option<&str> = option_env!("E");
+        // env::var("in a comment")
+        const F: &str = "env::var(in a string)";
+    "#;
+    assert_eq!(
+        environment_reads(code),
+        [
+            "env::var(",
+            "env::var_os(",
+            "env::vars(",
+            "env!(",
+            "option_env!("
+        ]
+    );
+    assert!(environment_reads("fn environment() {} // env!(x)").is_empty());
+}
+
+/// The environment reads in `code`, comments and string literals left out,
+/// in the order they appear.
+fn environment_reads(code: &str) -> Vec<&'static str> {
+    const READS: [&str; 6] = [
+        "env::var(",
+        "env::var_os(",
+        "env::vars(",
+        "env::vars_os(",
+        "env!(",
+        "option_env!(",
+    ];
+    let code = strip(code);
+    let mut found = Vec::new();
+    for (at, _) in code.char_indices() {
+        let rest = &code[at..];
+        let word_start = !code[..at]
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_');
+        for read in READS {
+            if rest.starts_with(read) && (word_start || !read.starts_with("env!")) {
+                found.push(read);
+            }
+        }
+    }
+    found
+}
+
+/// The scanner finds every form an import takes, so
+/// `a1_modules_import_only_lower_layers` cannot pass by missing one.
 #[test]
 fn a1_scanner_finds_each_form_of_import() {
     let code = r#"
@@ -188,12 +267,23 @@ fn reexports(lib: &str) -> BTreeMap<String, String> {
     let code = strip(lib);
     let mut names = BTreeMap::new();
     for statement in code.split(';') {
-        let Some(path) = statement.trim().strip_prefix("pub use ") else {
+        // A re-export that needs a feature: `#[cfg(…)] pub use …`.
+        let mut statement = statement.trim();
+        while let Some(attribute) = statement.strip_prefix("#[") {
+            statement = attribute
+                .split_once(']')
+                .map_or("", |(_, rest)| rest.trim());
+        }
+        let Some(path) = statement.strip_prefix("pub use ") else {
             continue;
         };
         let Some((module, rest)) = path.split_once("::") else {
             continue;
         };
+        // The prelude's re-exports of what the crate root names already.
+        if module.trim() == "crate" {
+            continue;
+        }
         for name in rest.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
             if !name.is_empty() && name != "self" {
                 names.insert(name.to_owned(), module.trim().to_owned());

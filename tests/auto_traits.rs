@@ -1,6 +1,7 @@
 //! Public types are Send + Sync (and Unpin where true) for a real resource.
 
 use k8s_openapi::api::core::v1::ConfigMap;
+use kube_informer::unstable::store::Writer;
 use kube_informer::{
     Lag, Notification, SubscribeOptions, Subscription, WatchedResource,
     dispatch::{EventHandlerFuncs, SyncStatus},
@@ -11,7 +12,7 @@ use kube_informer::{
     own_writes::{RecordedApi, RecordedWrite, WriteLog},
     resource_version::Written,
     runner::OwnerKeys,
-    store::{Indexers, NamespacedStore, Store, Writer},
+    store::{Indexers, NamespacedStore, Store},
     unstable::dispatch::{Distributor, SubscribeRequest},
 };
 

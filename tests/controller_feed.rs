@@ -4,6 +4,7 @@
 
 mod informer_common;
 
+use kube_informer_testing::CacheModeExt;
 use std::{
     collections::BTreeMap,
     convert::Infallible,

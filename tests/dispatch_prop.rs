@@ -161,7 +161,8 @@ proptest! {
         writes in prop::collection::vec((0..KEYS, 0u8..3), 0..80),
         joins in prop::collection::vec((0usize..80, lag()), 1..4),
     ) {
-        use kube_informer::store::{Indexers, Writer};
+        use kube_informer::store::Indexers;
+        use kube_informer::unstable::store::Writer;
 
         let writer = Writer::new(Indexers::<ConfigMap>::new());
         let store = writer.reader();

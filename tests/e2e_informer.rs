@@ -11,6 +11,7 @@
 
 mod e2e_support;
 
+use kube_informer_testing::CacheModeExt;
 use std::collections::BTreeSet;
 use std::time::Duration;
 

@@ -9,6 +9,7 @@
 
 mod e2e_support;
 
+use kube_informer_testing::CacheModeExt;
 use std::time::Duration;
 
 use anyhow::{Context, Result, ensure};

@@ -3,6 +3,7 @@
 
 mod informer_common;
 
+use kube_informer_testing::CacheModeExt;
 use std::sync::{
     Arc,
     atomic::{AtomicUsize, Ordering},

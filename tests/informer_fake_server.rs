@@ -3,6 +3,7 @@
 
 mod informer_common;
 
+use kube_informer_testing::CacheModeExt;
 use std::time::Duration;
 
 use futures::StreamExt;

@@ -6,6 +6,7 @@
 
 mod informer_common;
 
+use kube_informer_testing::CacheModeExt;
 use std::{
     future::Future,
     pin::Pin,

@@ -4,6 +4,7 @@
 
 mod informer_common;
 
+use kube_informer_testing::CacheModeExt;
 use std::{sync::Arc, time::Duration};
 
 use futures::StreamExt;

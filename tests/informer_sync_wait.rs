@@ -6,6 +6,7 @@
 
 mod informer_common;
 
+use kube_informer_testing::CacheModeExt;
 use std::{error::Error as _, time::Duration};
 
 use futures::channel::mpsc;

@@ -4,10 +4,10 @@
 use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::ConfigMap;
+use kube_informer::unstable::store::Writer;
 use kube_informer::{
     ObjectKey,
     shard::{KeyGate, Member, MemberId, MemberSet, Ownership},
-    store::Writer,
 };
 
 fn store_of(n: usize) -> Writer<ConfigMap> {

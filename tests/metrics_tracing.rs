@@ -4,6 +4,7 @@
 
 mod log_common;
 
+use kube_informer_testing::CacheModeExt;
 use log_common::Buffer;
 
 use std::time::Duration;

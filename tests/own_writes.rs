@@ -5,6 +5,7 @@
 //! `src/controller/mod.rs`), the gate proven on the fake API server with
 //! lagging watches, on tokio's paused clock.
 
+use kube_informer_testing::CacheModeExt;
 use std::{
     cmp::Ordering,
     future::Future,
@@ -26,6 +27,7 @@ use kube::{
     Api,
     api::{DeleteParams, ObjectMeta, Patch, PatchParams, PostParams},
 };
+use kube_informer::unstable::store::Writer;
 use kube_informer::{
     Informer, InformerFactory, ObjectKey, Store,
     controller::Controller,
@@ -34,7 +36,7 @@ use kube_informer::{
     resource_version::{Written, compare},
     runner::Action,
     source::Event,
-    store::{Indexers, Writer},
+    store::Indexers,
 };
 use kube_informer_testing::{FakeApiServer, RequestMatch};
 use tokio_util::sync::CancellationToken;

@@ -13,11 +13,12 @@ use std::{
 
 use futures::{StreamExt, stream};
 use k8s_openapi::api::core::v1::ConfigMap;
+use kube_informer::unstable::store::Writer;
 use kube_informer::{
     Notification, ObjectKey,
     queue::WorkQueue,
     runner::{Action, OnCancel, ReconcileError, Runner},
-    store::{Indexers, Writer},
+    store::Indexers,
 };
 use parking_lot::Mutex;
 use tokio::{sync::mpsc, time::Instant};

@@ -6,6 +6,7 @@
 
 mod shard_leader_common;
 
+use kube_informer_testing::CacheModeExt;
 use std::{sync::Arc, time::Duration};
 
 use futures::StreamExt;

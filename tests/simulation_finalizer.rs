@@ -23,6 +23,7 @@
 
 mod simulation_common;
 
+use kube_informer_testing::CacheModeExt;
 use std::{
     collections::{BTreeMap, BTreeSet},
     sync::{

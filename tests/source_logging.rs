@@ -4,6 +4,7 @@
 
 mod source_helpers;
 
+use kube_informer_testing::CacheModeExt;
 use std::sync::{Arc, Mutex};
 
 use kube_informer::{informer::SyncError, source::Config};

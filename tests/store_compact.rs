@@ -12,7 +12,8 @@ use std::{
 };
 
 use k8s_openapi::api::core::v1::ConfigMap;
-use kube_informer::store::{CompactCache, Indexers, NAMESPACE_INDEX, Store, Writer};
+use kube_informer::store::{CompactCache, Indexers, NAMESPACE_INDEX, Store};
+use kube_informer::unstable::store::Writer;
 use store_common::*;
 
 fn by_app(calls: Arc<AtomicUsize>) -> Indexers<ConfigMap> {

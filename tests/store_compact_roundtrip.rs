@@ -29,10 +29,11 @@ use kube::{
     Resource,
     api::{ApiResource, DynamicObject, GroupVersionKind, ObjectMeta},
 };
+use kube_informer::unstable::store::Writer;
 use kube_informer::{
     Informer, Notification, ObjectKey, SubscribeOptions,
     source::Event,
-    store::{CompactCache, CompactStats, Indexers, NAMESPACE_INDEX, Store, Writer},
+    store::{CompactCache, CompactStats, Indexers, NAMESPACE_INDEX, Store},
 };
 use proptest::{prelude::*, test_runner::TestCaseError};
 use serde::{Serialize, de::DeserializeOwned};

@@ -9,7 +9,8 @@ use std::sync::{
 };
 
 use k8s_openapi::api::core::v1::ConfigMap;
-use kube_informer::store::{Error, Indexers, NAMESPACE_INDEX, Writer};
+use kube_informer::store::{Error, Indexers, NAMESPACE_INDEX};
+use kube_informer::unstable::store::Writer;
 use store_common::*;
 
 fn by_app() -> Indexers<ConfigMap> {

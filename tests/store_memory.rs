@@ -10,10 +10,8 @@ use std::{
     sync::atomic::{AtomicIsize, Ordering},
 };
 
-use kube_informer::{
-    ObjectKey,
-    store::{Indexers, Writer},
-};
+use kube_informer::unstable::store::Writer;
+use kube_informer::{ObjectKey, store::Indexers};
 use store_common::cm;
 
 struct Counting;

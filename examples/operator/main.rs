@@ -5,12 +5,12 @@
 //! namespace loses its target label.
 //!
 //! ```sh
-//! cargo run --example operator            # the cluster of your KUBECONFIG; Ctrl-C stops
-//! cargo run --example operator -- --fake  # an in-process fake API server, no cluster
+//! cargo run --features shard --example operator            # the cluster of your KUBECONFIG; Ctrl-C stops
+//! cargo run --features shard --example operator -- --fake  # an in-process fake API server, no cluster
 //! # one of several replicas sharing the sources through Leases:
-//! cargo run --example operator -- --shard mirror --identity "$POD_NAME" --lease-namespace operators
+//! cargo run --features shard --example operator -- --shard mirror --identity "$POD_NAME" --lease-namespace operators
 //! # no periodic resync (default: every 300 s): copies follow events and relists alone
-//! cargo run --example operator -- --resync 0
+//! cargo run --features shard --example operator -- --resync 0
 //! ```
 //!
 //! - `mirror.rs`: what a source's copies should be, and the writes that make

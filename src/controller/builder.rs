@@ -10,7 +10,7 @@ use super::{
     SetupError,
     settings::{Settings, SharedLimiter},
     shutdown::Shutdown,
-    triggers::{SharedFilter, Trigger},
+    triggers::{KeyGate, SharedFilter, Trigger},
 };
 use crate::{
     ext::ChangeFilter,
@@ -20,7 +20,6 @@ use crate::{
     metrics::{ControllerMetrics, ControllerRecorder, MetricsReader, WorkQueueMetrics},
     own_writes::WriteLog,
     queue::RateLimiter,
-    shard::KeyGate,
     source::Watchable,
     store::Store,
 };
@@ -680,6 +679,8 @@ impl<K: Watchable> Controller<K> {
     /// # drop(controller);
     /// # }
     /// ```
+    #[cfg(feature = "shard")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "shard")))]
     pub fn shard(mut self, gate: KeyGate) -> Self {
         self.gate = Some(gate);
         self

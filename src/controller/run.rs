@@ -252,11 +252,12 @@ impl<K: Watchable> Controller<K> {
         let mut syncs: Vec<SyncWait> = Vec::new();
         let mut caches = Vec::new();
         let connected = std::iter::once(main).chain(triggers.into_iter().map(|trigger| {
-            trigger.connect().map(|mut connected| {
-                if let Some(gate) = &gate {
-                    connected.feed = triggers::owned_only(connected.feed, gate.clone());
-                }
-                connected
+            trigger.connect().map(|connected| match &gate {
+                Some(gate) => Connected {
+                    feed: triggers::owned_only(connected.feed, gate.clone()),
+                    ..connected
+                },
+                None => connected,
             })
         }));
         for connected in connected {
@@ -304,9 +305,11 @@ impl<K: Watchable> Controller<K> {
             let _feed = run.feed(feed);
             match run.sync(syncs, settings.sync_timeout, &stop).await {
                 Synced::Yes => {
+                    #[cfg_attr(not(feature = "shard"), allow(unused_mut))]
                     let mut runner = Runner::new(run.queue.clone())
                         .concurrency(settings.runner_concurrency())
                         .cancel_on(stop.graceful.clone(), OnCancel::Finish);
+                    #[cfg(feature = "shard")]
                     if let Some(gate) = gate {
                         runner = runner.gate(gate);
                     }

@@ -12,6 +12,10 @@ use futures::{
 };
 
 use super::{SetupError, observed::Tombstones, own_writes::Cache};
+#[cfg(feature = "shard")]
+pub(super) use crate::shard::KeyGate;
+#[cfg(feature = "shard")]
+use crate::shard::{ShardEvent, ShardedStream};
 use crate::{
     Notification,
     dispatch::{SubscribeOptions, Subscription},
@@ -20,10 +24,15 @@ use crate::{
     key::ObjectKey,
     queue::Priority,
     runner::controller_owner_key_with,
-    shard::{KeyGate, ShardEvent, ShardedStream},
     source::Watchable,
     store::Store,
 };
+
+/// Without the `shard` feature a controller has no gate: none can be made,
+/// and its `gate` is always `None`.
+#[cfg(not(feature = "shard"))]
+#[derive(Clone)]
+pub(super) enum KeyGate {}
 
 /// Keys to queue, each with its priority (C10).
 pub(super) type Feed = BoxStream<'static, (ObjectKey, Priority)>;
@@ -204,7 +213,7 @@ fn sync_wait<W: Watchable>(informer: &Informer<W>) -> SyncWait {
 /// run, only owned keys (and every key acquired) when sharded.
 pub(super) fn main_feed<K: Watchable>(
     subscription: ChangedOnly<Subscription<K>>,
-    store: Store<K>,
+    #[cfg_attr(not(feature = "shard"), allow(unused_variables))] store: Store<K>,
     filter: Option<SharedFilter<K>>,
     tombstones: Option<Arc<Tombstones<K>>>,
     gate: Option<KeyGate>,
@@ -224,6 +233,9 @@ pub(super) fn main_feed<K: Watchable>(
         None => notifications
             .filter_map(|notification| ready(prioritized_key(&notification)))
             .boxed(),
+        #[cfg(not(feature = "shard"))]
+        Some(gate) => match gate {},
+        #[cfg(feature = "shard")]
         Some(gate) => ShardedStream::new(notifications, store, gate)
             .filter_map(|event| {
                 ready(match event {
@@ -245,8 +257,15 @@ pub(super) fn main_feed<K: Watchable>(
 
 /// Only the keys `gate` owns now (the runner's gate checks again when the
 /// reconcile starts).
+#[cfg(feature = "shard")]
 pub(super) fn owned_only(feed: Feed, gate: KeyGate) -> Feed {
     feed.filter(move |(key, _)| ready(gate.owns(key))).boxed()
+}
+
+/// Without the `shard` feature there is no gate to filter by.
+#[cfg(not(feature = "shard"))]
+pub(super) fn owned_only(_feed: Feed, gate: KeyGate) -> Feed {
+    match gate {}
 }
 
 /// Keeps the last state of each deleted object until its deletion is

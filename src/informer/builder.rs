@@ -17,8 +17,6 @@ use crate::{
 
 mod cache;
 
-pub use cache::CACHE_ENV;
-
 /// The resync check period used unless [`InformerBuilder::resync_check_period`]
 /// says otherwise.
 pub const DEFAULT_RESYNC_CHECK_PERIOD: Duration = Duration::from_secs(30);
@@ -358,7 +356,7 @@ where
     /// store's lock. If it panics, that version is not stored and no
     /// notification is sent for it; the panic is reported through
     /// [`Informer::errors`] as [`Error::Store`] and the informer goes on
-    /// (see [`Writer::apply_upsert`](crate::store::Writer::apply_upsert)).
+    /// (see [`Writer::apply_upsert`](crate::unstable::store::Writer::apply_upsert)).
     pub fn indexer<F>(mut self, name: impl Into<String>, index: F) -> Self
     where
         F: Fn(&K) -> Vec<String> + Send + Sync + 'static,

@@ -9,7 +9,6 @@ use std::{
 
 use kube::Resource;
 use parking_lot::Mutex;
-use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 pub(crate) use super::parts::Parts;
@@ -222,7 +221,7 @@ where
     }
 
     /// A read-only handle on the informer's cache; the informer keeps the
-    /// only [`Writer`](crate::store::Writer).
+    /// only [`Writer`](crate::unstable::store::Writer).
     ///
     /// The store, and every clone of it (a
     /// [`NamespacedStore`](crate::store::NamespacedStore) included), holds a
@@ -431,12 +430,13 @@ where
     /// controller's sync timeout): [`SyncError::TimedOut`] when it passes,
     /// with the source's last error as its source (I8). A timeout too long
     /// for the clock (`Duration::MAX`) means no deadline.
+    #[cfg(feature = "controller")]
     pub(crate) async fn wait_for_sync(
         &self,
         timeout: Duration,
     ) -> std::result::Result<(), SyncError> {
         // `None`, no deadline, for a timeout the clock cannot hold.
-        let deadline = Instant::now().checked_add(timeout);
+        let deadline = tokio::time::Instant::now().checked_add(timeout);
         sync_wait::wait_for_sync(self.core(), deadline, timeout).await
     }
 

@@ -93,7 +93,7 @@
 //!   factory's included, returns [`SyncError::Stopped`] once the informer
 //!   stopped before syncing (the factory's waits for ever only for an
 //!   informer never started). A
-//!   [`Store`](crate::Store) made from a [`Writer`](crate::store::Writer)
+//!   [`Store`](crate::Store) made from a [`Writer`](crate::unstable::store::Writer)
 //!   has no informer: it waits for its writer.
 //!
 //! An informer built from a stream has no HTTP answers unless its stream
@@ -174,9 +174,7 @@ mod sync_wait;
 
 pub use crate::sync_error::SyncError;
 pub(crate) use builder::Options;
-pub use builder::{
-    CACHE_ENV, DEFAULT_RESYNC_CHECK_PERIOD, FromApi, FromStream, InformerBuilder, Origin,
-};
+pub use builder::{DEFAULT_RESYNC_CHECK_PERIOD, FromApi, FromStream, InformerBuilder, Origin};
 pub use defaults::Defaults;
 pub use error::{Callback, Error, Result, SharedError};
 pub use handle::Informer;

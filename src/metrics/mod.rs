@@ -65,25 +65,39 @@
 //! # }
 //! ```
 
+#[cfg(feature = "controller")]
 mod controller;
 mod histogram;
 mod informer;
 #[cfg(feature = "prometheus")]
 mod prometheus;
 mod reader;
+#[cfg(feature = "shard")]
 mod shard;
 mod source;
 mod subscription;
 mod work_queue;
 
+#[cfg(feature = "controller")]
+#[cfg_attr(docsrs, doc(cfg(feature = "controller")))]
 pub use controller::{ControllerMetrics, ReconcileCounts};
+#[cfg(feature = "controller")]
 pub(crate) use controller::{ControllerRecorder, ReconcileResult};
 pub use histogram::{BUCKETS, DurationHistogram};
 pub use informer::{FifoMetrics, InformerMetrics, StoreMetrics};
 pub(crate) use informer::{InformerRecorder, StatsProbe};
+#[cfg(all(feature = "prometheus", feature = "controller"))]
+#[cfg_attr(docsrs, doc(cfg(all(feature = "prometheus", feature = "controller"))))]
+pub use prometheus::register_controller;
+#[cfg(all(feature = "prometheus", feature = "shard"))]
+#[cfg_attr(docsrs, doc(cfg(all(feature = "prometheus", feature = "shard"))))]
+pub use prometheus::register_shard;
 #[cfg(feature = "prometheus")]
-pub use prometheus::{register_controller, register_informer, register_shard, register_work_queue};
+#[cfg_attr(docsrs, doc(cfg(feature = "prometheus")))]
+pub use prometheus::{register_informer, register_work_queue};
 pub use reader::MetricsReader;
+#[cfg(feature = "shard")]
+#[cfg_attr(docsrs, doc(cfg(feature = "shard")))]
 pub use shard::ShardMetrics;
 pub(crate) use source::SourceRecorder;
 pub use source::{ErrorClass, RelistCause, SourceMetrics, WatchEventType};

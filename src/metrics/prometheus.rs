@@ -15,9 +15,12 @@ use prometheus_client::{
     registry::{Registry, Unit},
 };
 
+#[cfg(feature = "controller")]
+use super::ControllerMetrics;
+#[cfg(feature = "shard")]
+use super::ShardMetrics;
 use super::{
-    ControllerMetrics, DurationHistogram, InformerMetrics, MetricsReader, ShardMetrics,
-    SubscriptionStats, WorkQueueMetrics,
+    DurationHistogram, InformerMetrics, MetricsReader, SubscriptionStats, WorkQueueMetrics,
     histogram::BUCKETS,
     source::{ErrorClass, RelistCause, WatchEventType},
 };
@@ -103,7 +106,8 @@ pub fn register_work_queue(
 ///
 /// ```
 /// use k8s_openapi::api::core::v1::ConfigMap;
-/// use kube_informer::{metrics, shard::{KeyGate, Ownership}, store::Writer};
+/// use kube_informer::{metrics, shard::{KeyGate, Ownership}};
+/// use kube_informer::unstable::store::Writer;
 /// use prometheus_client::{encoding::text::encode, registry::Registry};
 ///
 /// let store = Writer::<ConfigMap>::new(Default::default()).reader();
@@ -114,6 +118,7 @@ pub fn register_work_queue(
 /// encode(&mut text, &registry).unwrap();
 /// assert!(text.contains("kube_informer_shard_members{name=\"configmaps\"} 1"));
 /// ```
+#[cfg(feature = "shard")]
 pub fn register_shard(registry: &mut Registry, name: &str, reader: MetricsReader<ShardMetrics>) {
     registry.register_collector(Box::new(ShardCollector {
         name: name.to_owned(),
@@ -121,11 +126,13 @@ pub fn register_shard(registry: &mut Registry, name: &str, reader: MetricsReader
     }));
 }
 
+#[cfg(feature = "shard")]
 struct ShardCollector {
     name: String,
     reader: MetricsReader<ShardMetrics>,
 }
 
+#[cfg(feature = "shard")]
 impl fmt::Debug for ShardCollector {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ShardCollector")
@@ -134,6 +141,7 @@ impl fmt::Debug for ShardCollector {
     }
 }
 
+#[cfg(feature = "shard")]
 impl Collector for ShardCollector {
     fn encode(&self, mut encoder: DescriptorEncoder<'_>) -> fmt::Result {
         use Sample::{Counter, Gauge};
@@ -557,6 +565,7 @@ impl Collector for WorkQueueCollector {
 /// assert!(text.contains("controller_runtime_max_concurrent_reconciles{controller=\"configmaps\"} 2"));
 /// # }
 /// ```
+#[cfg(feature = "controller")]
 pub fn register_controller(
     registry: &mut Registry,
     name: &str,
@@ -568,11 +577,13 @@ pub fn register_controller(
     }));
 }
 
+#[cfg(feature = "controller")]
 struct ControllerCollector {
     name: String,
     reader: MetricsReader<ControllerMetrics>,
 }
 
+#[cfg(feature = "controller")]
 impl fmt::Debug for ControllerCollector {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ControllerCollector")
@@ -581,6 +592,7 @@ impl fmt::Debug for ControllerCollector {
     }
 }
 
+#[cfg(feature = "controller")]
 impl Collector for ControllerCollector {
     fn encode(&self, mut encoder: DescriptorEncoder<'_>) -> fmt::Result {
         use Sample::{Counter, Gauge, Histogram};

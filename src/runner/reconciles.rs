@@ -13,10 +13,22 @@ use pin_project::pin_project;
 use tokio_util::sync::{CancellationToken, ReusableBoxFuture, WaitForCancellationFutureOwned};
 
 use super::{Action, OnCancel, ReconcileError};
-use crate::{
-    queue::{WorkItem, WorkQueue},
-    shard::WorkGuard,
-};
+use crate::queue::{WorkItem, WorkQueue};
+#[cfg(feature = "shard")]
+use crate::shard::WorkGuard;
+
+/// Without the `shard` feature nothing gates a runner: no guard can be
+/// made, and `Admit` is always `None`.
+#[cfg(not(feature = "shard"))]
+pub(super) enum WorkGuard {}
+
+// Dropped where a shard's guard would be, ending the work on the key.
+#[cfg(not(feature = "shard"))]
+impl Drop for WorkGuard {
+    fn drop(&mut self) {
+        match *self {}
+    }
+}
 
 type Outcome<T, E> = Result<(T, Action), ReconcileError<T, E>>;
 

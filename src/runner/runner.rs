@@ -8,7 +8,9 @@ use super::{
     Action, OnCancel,
     reconciles::{Admit, Backoff, ErrorPolicy, Reconciles},
 };
-use crate::{key::ObjectKey, queue::WorkQueue, shard::KeyGate, store::Store};
+#[cfg(feature = "shard")]
+use crate::shard::KeyGate;
+use crate::{key::ObjectKey, queue::WorkQueue, store::Store};
 
 /// Runs a reconcile function over the keys of a [`WorkQueue`], at most
 /// `concurrency` at a time, each key by one reconcile at a time (the queue's
@@ -243,6 +245,8 @@ impl Runner<ObjectKey> {
     /// assert_eq!(gate.in_flight(), 0);
     /// # Ok(()) }
     /// ```
+    #[cfg(feature = "shard")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "shard")))]
     pub fn gate(mut self, gate: KeyGate) -> Self {
         self.admit = Some(Box::new(move |key: &ObjectKey| gate.begin(key)));
         self
@@ -258,7 +262,8 @@ impl Runner<ObjectKey> {
     /// use std::{convert::Infallible, sync::Arc};
     /// use futures::StreamExt;
     /// use k8s_openapi::api::core::v1::ConfigMap;
-    /// use kube_informer::{ObjectKey, queue::WorkQueue, runner::{Action, Runner}, store::{Indexers, Writer}};
+    /// use kube_informer::{ObjectKey, queue::WorkQueue, runner::{Action, Runner}, store::Indexers};
+    /// use kube_informer::unstable::store::Writer;
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {

@@ -249,7 +249,8 @@ impl KeyGate {
     /// ```
     /// use std::sync::Arc;
     /// use k8s_openapi::api::core::v1::ConfigMap;
-    /// use kube_informer::{ObjectKey, shard::{KeyGate, Ownership}, store::Writer};
+    /// use kube_informer::{ObjectKey, shard::{KeyGate, Ownership}};
+    /// use kube_informer::unstable::store::Writer;
     ///
     /// // In a program: the informer's store, and the gate of its `Shard`.
     /// let writer = Writer::<ConfigMap>::new(Default::default());
@@ -291,7 +292,8 @@ impl KeyGate {
     ///
     /// ```
     /// use k8s_openapi::api::core::v1::ConfigMap;
-    /// use kube_informer::{shard::{KeyGate, Ownership}, store::Writer};
+    /// use kube_informer::{shard::{KeyGate, Ownership}};
+    /// use kube_informer::unstable::store::Writer;
     ///
     /// let store = Writer::<ConfigMap>::new(Default::default()).reader();
     /// let gate = KeyGate::new(Ownership::everything());

@@ -67,10 +67,6 @@
 //!   kept decoded, as it was written, and counted in
 //!   [`CompactStats::lossy_encodings`]; the objects around it are encoded
 //!   as usual. See Lossless objects.
-//! - **CM10 The testing aid's switch.** An informer built with
-//!   [`InformerBuilder::cache_from_env`](crate::InformerBuilder::cache_from_env)
-//!   keeps its objects encoded exactly when `KUBE_INFORMER_CACHE` is
-//!   `compact`, and decoded otherwise, so one test build runs in both modes.
 //!
 //! # Lossless objects
 //!
@@ -129,6 +125,7 @@ use serde::{Serialize, de::DeserializeOwned};
 use super::{
     hot::HotSet,
     lz4_dictionary::{self, Compressor, Dictionary},
+    stored::Stored,
 };
 use crate::key::ObjectKey;
 
@@ -246,34 +243,6 @@ impl<K: Serialize + DeserializeOwned + PartialEq> Codec<K> {
     }
 }
 
-/// One cached object as the store holds it.
-pub(super) enum Stored<K> {
-    /// The default mode's form, and the compact mode's for an object that
-    /// could not be encoded (CM6).
-    Decoded(Arc<K>),
-    /// A tag byte, the encoding's length (u32, little endian), the LZ4 block.
-    Encoded(Arc<[u8]>),
-}
-
-impl<K> Stored<K> {
-    /// The object, when it is kept decoded.
-    pub(super) fn decoded(&self) -> Option<Arc<K>> {
-        match self {
-            Self::Decoded(object) => Some(Arc::clone(object)),
-            Self::Encoded(_) => None,
-        }
-    }
-}
-
-impl<K> Clone for Stored<K> {
-    fn clone(&self) -> Self {
-        match self {
-            Self::Decoded(object) => Self::Decoded(Arc::clone(object)),
-            Self::Encoded(bytes) => Self::Encoded(Arc::clone(bytes)),
-        }
-    }
-}
-
 /// The dictionary while it is being gathered, and the writer's scratch
 /// buffer for encodings.
 struct Training {
@@ -294,7 +263,7 @@ pub(super) struct Compact<K> {
     codec: Codec<K>,
     dictionary: OnceLock<Dictionary>,
     training: Mutex<Training>,
-    pub(super) hot: Mutex<HotSet<K>>,
+    hot: Mutex<HotSet<K>>,
     encoded_objects: AtomicU64,
     encoded_bytes: AtomicU64,
     hot_hits: AtomicU64,
@@ -419,6 +388,18 @@ impl<K> Compact<K> {
         self.encoded_bytes
             .fetch_add(bytes.len() as u64, Ordering::Relaxed);
         Some(bytes)
+    }
+
+    /// A write replaced `old` (if any) under `key` by `new` (`None`: the
+    /// key was removed): the hot set keeps the key with its new version or
+    /// forgets it, and returns the replaced version if it held it (CM4, CM5).
+    pub(super) fn rewrite_hot(
+        &self,
+        key: &ObjectKey,
+        old: Option<&Arc<[u8]>>,
+        new: Option<(Arc<[u8]>, Arc<K>)>,
+    ) -> Option<Arc<K>> {
+        self.hot.lock().rewrite(key, old, new)
     }
 
     /// Notes that `stored` left the store (replaced or removed).

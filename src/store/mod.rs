@@ -117,24 +117,34 @@
 //! once and shared by reference count. With custom indexes, each value adds
 //! one `ObjectKey` slot in its index and its `String` kept with the object.
 
+#[cfg(feature = "compact")]
+#[cfg_attr(docsrs, doc(cfg(feature = "compact")))]
 pub mod compact;
+#[cfg(not(feature = "compact"))]
+#[path = "no_compact.rs"]
+mod compact;
+#[cfg(feature = "compact")]
 mod hot;
 mod index;
 mod indexers;
+#[cfg(feature = "compact")]
 mod lz4_dictionary;
 mod namespace;
 mod reader;
 mod shared;
-mod writer;
+mod stored;
+pub(crate) mod writer;
 
 pub(crate) use compact::Codec;
+#[cfg(not(feature = "compact"))]
+pub(crate) use compact::CompactCache;
+#[cfg(feature = "compact")]
 pub use compact::{CompactCache, CompactStats};
 pub use indexers::{IndexFn, Indexers, NAMESPACE_INDEX};
 pub use namespace::NamespacedStore;
 pub(crate) use reader::Owner;
 pub use reader::Store;
-pub use writer::Writer;
-pub(crate) use writer::{OldVersion, Replaced};
+pub(crate) use writer::{OldVersion, Replaced, Writer};
 
 /// Errors of the store.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

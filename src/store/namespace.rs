@@ -14,7 +14,8 @@ use super::reader::Store;
 /// ```
 /// use std::sync::Arc;
 /// use k8s_openapi::api::core::v1::ConfigMap;
-/// use kube_informer::{ObjectKey, store::{Indexers, Writer}};
+/// use kube_informer::{ObjectKey, store::Indexers};
+/// use kube_informer::unstable::store::Writer;
 ///
 /// let writer = Writer::new(Indexers::<ConfigMap>::new());
 /// let prod = writer.reader().namespace("prod");
@@ -47,7 +48,8 @@ impl<K> Store<K> {
     /// ```
     /// use std::sync::Arc;
     /// use k8s_openapi::api::core::v1::ConfigMap;
-    /// use kube_informer::{ObjectKey, store::{Indexers, Writer}};
+    /// use kube_informer::{ObjectKey, store::Indexers};
+    /// use kube_informer::unstable::store::Writer;
     ///
     /// let writer = Writer::new(Indexers::<ConfigMap>::new());
     /// for (ns, name) in [("default", "a"), ("default", "b"), ("prod", "a")] {

@@ -10,9 +10,10 @@ use std::{
 use kube::Resource;
 use tokio::sync::watch;
 
+#[cfg(feature = "compact")]
+use super::compact::CompactStats;
 use super::{
     Error,
-    compact::CompactStats,
     shared::{Shared, Waiting},
 };
 use crate::{
@@ -36,7 +37,8 @@ use crate::{
 /// ```
 /// use std::sync::Arc;
 /// use k8s_openapi::api::core::v1::ConfigMap;
-/// use kube_informer::{ObjectKey, store::{Indexers, Writer, NAMESPACE_INDEX}};
+/// use kube_informer::{ObjectKey, store::{Indexers, NAMESPACE_INDEX}};
+/// use kube_informer::unstable::store::Writer;
 ///
 /// let writer = Writer::new(Indexers::<ConfigMap>::new());
 /// let mut cm = ConfigMap::default();
@@ -68,7 +70,8 @@ use crate::{
 ///
 /// ```compile_fail,E0277
 /// use k8s_openapi::api::core::v1::ConfigMap;
-/// use kube_informer::{Informer, source::Event, store::Writer};
+/// use kube_informer::{Informer, source::Event};
+/// use kube_informer::unstable::store::Writer;
 ///
 /// let informer = Informer::<ConfigMap>::builder_from_stream(
 ///     futures::stream::empty::<Result<Event<ConfigMap>, std::io::Error>>(),
@@ -151,12 +154,15 @@ impl<K> Store<K> {
     ///
     /// ```
     /// use k8s_openapi::api::core::v1::ConfigMap;
-    /// use kube_informer::store::{CompactCache, Indexers, Writer};
+    /// use kube_informer::store::{CompactCache, Indexers};
+    /// use kube_informer::unstable::store::Writer;
     ///
     /// assert!(Writer::new(Indexers::<ConfigMap>::new()).reader().compact_stats().is_none());
     /// let compact = Writer::compact(Indexers::<ConfigMap>::new(), CompactCache::default());
     /// assert_eq!(compact.reader().compact_stats().unwrap().decode_failures, 0);
     /// ```
+    #[cfg(feature = "compact")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "compact")))]
     pub fn compact_stats(&self) -> Option<CompactStats> {
         self.shared.compact.as_ref().map(|compact| compact.stats())
     }
@@ -176,7 +182,8 @@ impl<K> Store<K> {
     /// ```
     /// use std::sync::Arc;
     /// use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
-    /// use kube_informer::{ObjectKey, store::{Indexers, Writer}};
+    /// use kube_informer::{ObjectKey, store::Indexers};
+    /// use kube_informer::unstable::store::Writer;
     ///
     /// let writer = Writer::new(Indexers::<Namespace>::new());
     /// let mut ns = Namespace::default();
@@ -350,7 +357,8 @@ impl<K> Store<K> {
     ///
     /// ```
     /// use k8s_openapi::api::core::v1::ConfigMap;
-    /// use kube_informer::{Informer, informer::SyncError, source::Event, store::{Indexers, Writer}};
+    /// use kube_informer::{Informer, informer::SyncError, source::Event, store::Indexers};
+    /// use kube_informer::unstable::store::Writer;
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
@@ -390,7 +398,8 @@ impl<K> Store<K> {
     /// ```
     /// use std::sync::Arc;
     /// use k8s_openapi::api::core::v1::ConfigMap;
-    /// use kube_informer::{ObjectKey, resource_version::Written, store::{Indexers, Writer}};
+    /// use kube_informer::{ObjectKey, resource_version::Written, store::Indexers};
+    /// use kube_informer::unstable::store::Writer;
     ///
     /// let writer = Writer::new(Indexers::<ConfigMap>::new());
     /// let store = writer.reader();
@@ -439,7 +448,8 @@ impl<K> Store<K> {
     /// ```
     /// use std::{sync::Arc, time::Duration};
     /// use k8s_openapi::api::core::v1::ConfigMap;
-    /// use kube_informer::{ObjectKey, resource_version::Written, store::{Indexers, Writer}};
+    /// use kube_informer::{ObjectKey, resource_version::Written, store::Indexers};
+    /// use kube_informer::unstable::store::Writer;
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {

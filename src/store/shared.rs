@@ -12,11 +12,7 @@ use crate::hash::KeyMap;
 use parking_lot::RwLock;
 use tokio::sync::{Notify, watch};
 
-use super::{
-    compact::{Compact, Stored},
-    index::Index,
-    indexers::Indexers,
-};
+use super::{compact::Compact, index::Index, indexers::Indexers, stored::Stored};
 use crate::key::ObjectKey;
 
 pub(super) struct Shared<K> {

@@ -2,14 +2,16 @@
 
 use std::{collections::hash_map, fmt, mem, sync::Arc};
 
+#[cfg(feature = "compact")]
 use serde::{Serialize, de::DeserializeOwned};
 
 use super::{
     Error,
-    compact::{Codec, Compact, CompactCache, Stored},
+    compact::{Codec, Compact, CompactCache},
     indexers::{IndexKind, Indexers},
     reader::Store,
     shared::{Entry, Shared, State},
+    stored::Stored,
 };
 use crate::key::ObjectKey;
 
@@ -27,7 +29,8 @@ use crate::key::ObjectKey;
 /// ```
 /// use std::sync::Arc;
 /// use k8s_openapi::api::core::v1::ConfigMap;
-/// use kube_informer::{ObjectKey, store::{Indexers, Writer, NAMESPACE_INDEX}};
+/// use kube_informer::{ObjectKey, store::{Indexers, NAMESPACE_INDEX}};
+/// use kube_informer::unstable::store::Writer;
 ///
 /// let writer = Writer::new(Indexers::<ConfigMap>::new());
 /// let store = writer.reader();
@@ -66,7 +69,8 @@ impl<K> Writer<K> {
     /// ```
     /// use std::sync::Arc;
     /// use k8s_openapi::api::core::v1::ConfigMap;
-    /// use kube_informer::{ObjectKey, store::{CompactCache, Indexers, Writer}};
+    /// use kube_informer::{ObjectKey, store::{CompactCache, Indexers}};
+    /// use kube_informer::unstable::store::Writer;
     ///
     /// let writer = Writer::compact(Indexers::<ConfigMap>::new(), CompactCache::default());
     /// let mut cm = ConfigMap::default();
@@ -80,6 +84,8 @@ impl<K> Writer<K> {
     /// assert_eq!(store.compact_stats().unwrap().encoded_objects, 1);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    #[cfg(feature = "compact")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "compact")))]
     pub fn compact(indexers: Indexers<K>, cache: CompactCache) -> Self
     where
         K: Serialize + DeserializeOwned + PartialEq,
@@ -117,7 +123,8 @@ impl<K> Writer<K> {
     /// ```
     /// use std::sync::Arc;
     /// use k8s_openapi::api::core::v1::ConfigMap;
-    /// use kube_informer::{ObjectKey, store::{Error, Indexers, Writer}};
+    /// use kube_informer::{ObjectKey, store::{Error, Indexers}};
+    /// use kube_informer::unstable::store::Writer;
     ///
     /// let writer = Writer::new(Indexers::<ConfigMap>::new().with("strict", |cm| {
     ///     vec![cm.metadata.labels.as_ref().expect("labelled")["app"].clone()]
@@ -172,7 +179,7 @@ impl<K> Writer<K> {
         // A hot key stays hot with the version just written (CM4), and a
         // hot old version needs no decode (CM5).
         let new = new_bytes.zip(kept);
-        let was_hot = compact.hot.lock().rewrite(&key, old_bytes, new);
+        let was_hot = compact.rewrite_hot(&key, old_bytes, new);
         Ok(match (was_hot, old_version) {
             (Some(old), _) => Replaced::Old(old),
             (None, OldVersion::IfDecoded) => {
@@ -278,7 +285,7 @@ impl<K> Writer<K> {
                 Stored::Encoded(bytes) => Some(bytes),
                 Stored::Decoded(_) => None,
             };
-            let _ = compact.hot.lock().rewrite(key, old_bytes, None);
+            let _ = compact.rewrite_hot(key, old_bytes, None);
         }
         Some(old.object)
     }
@@ -290,7 +297,8 @@ impl<K> Writer<K> {
     ///
     /// ```
     /// use k8s_openapi::api::core::v1::ConfigMap;
-    /// use kube_informer::store::{Indexers, Writer};
+    /// use kube_informer::store::Indexers;
+    /// use kube_informer::unstable::store::Writer;
     ///
     /// let writer = Writer::new(Indexers::<ConfigMap>::new());
     /// let store = writer.reader();

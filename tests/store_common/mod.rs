@@ -97,17 +97,18 @@ pub fn drain(sub: &mut Subscription<ConfigMap>) -> Vec<String> {
 }
 
 /// Whether the suite runs in the compact cache mode
-/// (`KUBE_INFORMER_CACHE=compact`, the testing aid of
-/// `InformerBuilder::cache_from_env`).
+/// (`KUBE_INFORMER_CACHE=compact`, the switch of kube-informer-testing's
+/// `CacheModeExt::cache_from_env`).
 pub fn compact_mode() -> bool {
-    std::env::var(kube_informer::informer::CACHE_ENV).is_ok_and(|mode| mode == "compact")
+    kube_informer_testing::compact_from_env()
 }
 
 /// A store writer in the mode the suite runs in.
 pub fn new_writer(
     indexers: kube_informer::store::Indexers<ConfigMap>,
-) -> kube_informer::store::Writer<ConfigMap> {
-    use kube_informer::store::{CompactCache, Writer};
+) -> kube_informer::unstable::store::Writer<ConfigMap> {
+    use kube_informer::store::CompactCache;
+    use kube_informer::unstable::store::Writer;
     if compact_mode() {
         Writer::compact(indexers, CompactCache::default())
     } else {

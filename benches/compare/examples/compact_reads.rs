@@ -19,9 +19,10 @@
 use std::{hint::black_box, sync::Arc, time::Instant};
 
 use k8s_openapi::api::core::v1::Pod;
+use kube_informer::unstable::store::Writer;
 use kube_informer::{
     ObjectKey,
-    store::{CompactCache, Indexers, Writer},
+    store::{CompactCache, Indexers},
 };
 use kube_informer_compare::wire::pods::pod;
 use rand::{Rng, SeedableRng, rngs::StdRng};

@@ -1,22 +1,14 @@
-//! [`InformerBuilder::compact_cache`] and the testing aid that sets it from
-//! the environment.
-
-use std::sync::OnceLock;
+//! The builder's choice of store: [`InformerBuilder::compact_cache`] (with
+//! the `compact` feature), or the default store.
 
 use kube::Resource;
+#[cfg(feature = "compact")]
 use serde::{Serialize, de::DeserializeOwned};
 
 use super::{InformerBuilder, Origin};
-use crate::store::{Codec, CompactCache};
-
-/// The environment variable [`InformerBuilder::cache_from_env`] reads.
-pub const CACHE_ENV: &str = "KUBE_INFORMER_CACHE";
-
-/// Whether [`CACHE_ENV`] asks for the compact cache; read once per process.
-fn compact_from_env() -> bool {
-    static COMPACT: OnceLock<bool> = OnceLock::new();
-    *COMPACT.get_or_init(|| std::env::var(CACHE_ENV).is_ok_and(|mode| mode == "compact"))
-}
+#[cfg(feature = "compact")]
+use crate::store::Codec;
+use crate::store::CompactCache;
 
 impl<K, S> InformerBuilder<K, S>
 where
@@ -63,44 +55,14 @@ where
     /// assert_eq!(informer.store().compact_stats().unwrap().encoded_objects, 1);
     /// # }
     /// ```
+    #[cfg(feature = "compact")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "compact")))]
     pub fn compact_cache(mut self, cache: CompactCache) -> Self
     where
         K: Serialize + DeserializeOwned + PartialEq,
     {
         self.common.cache = Some((Codec::msgpack(), cache));
         self
-    }
-
-    /// A testing aid: when the environment variable
-    /// `KUBE_INFORMER_CACHE` is `compact` (read once per process), chooses
-    /// [`compact_cache`](Self::compact_cache) with its defaults unless the
-    /// builder chose it already; otherwise changes nothing. It lets one
-    /// test suite run in both modes without being built twice. It is a
-    /// method the suites call, not a default every builder reads, because
-    /// the compact cache needs `K: Serialize + PartialEq`, which the
-    /// constructors do not ask for (projections, for one, only
-    /// deserialize).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use k8s_openapi::api::core::v1::ConfigMap;
-    /// use kube_informer::{Informer, source::Event};
-    ///
-    /// let events = futures::stream::empty::<Result<Event<ConfigMap>, std::io::Error>>();
-    /// let informer = Informer::builder_from_stream(events).cache_from_env().build();
-    /// let compact = std::env::var("KUBE_INFORMER_CACHE").is_ok_and(|m| m == "compact");
-    /// assert_eq!(informer.store().compact_stats().is_some(), compact);
-    /// ```
-    pub fn cache_from_env(self) -> Self
-    where
-        K: Serialize + DeserializeOwned + PartialEq,
-    {
-        if self.common.cache.is_none() && compact_from_env() {
-            self.compact_cache(CompactCache::default())
-        } else {
-            self
-        }
     }
 
     /// The compact cache's settings, if chosen: what a factory compares.
