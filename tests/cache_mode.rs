@@ -7,7 +7,7 @@
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube_informer::{Informer, source::Event};
-use kube_informer_testing::{CACHE_ENV, CacheModeExt};
+use kube_informer_cache_mode::{CACHE_ENV, CacheModeExt};
 
 // CM10
 #[test]

@@ -11,7 +11,7 @@
 
 mod e2e_support;
 
-use kube_informer_testing::CacheModeExt;
+use kube_informer_cache_mode::CacheModeExt;
 use std::sync::Arc;
 use std::time::Duration;
 

@@ -9,7 +9,7 @@
 
 mod e2e_support;
 
-use kube_informer_testing::CacheModeExt;
+use kube_informer_cache_mode::CacheModeExt;
 use std::time::Duration;
 
 use anyhow::{Context, Result, ensure};

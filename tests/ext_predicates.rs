@@ -4,7 +4,7 @@
 
 mod informer_common;
 
-use kube_informer_testing::CacheModeExt;
+use kube_informer_cache_mode::CacheModeExt;
 use std::{
     collections::BTreeMap,
     sync::{

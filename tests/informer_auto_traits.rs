@@ -2,7 +2,7 @@
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube_informer::{Informer, InformerBuilder, InformerFactory, informer};
-use kube_informer_testing::CacheModeExt;
+use kube_informer_cache_mode::CacheModeExt;
 
 fn send_sync<T: Send + Sync>() {}
 fn send_static<T: Send + 'static>(_: &T) {}

@@ -10,7 +10,7 @@ use kube_informer::{
     dispatch::{Lag, SubscribeOptions},
     source::Event,
 };
-use kube_informer_testing::CacheModeExt;
+use kube_informer_cache_mode::CacheModeExt;
 
 #[tokio::test]
 async fn coalesce_subscriber_stalled_during_10k_updates_stays_bounded_and_converges() {

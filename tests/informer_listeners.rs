@@ -2,7 +2,7 @@
 
 mod informer_common;
 
-use kube_informer_testing::CacheModeExt;
+use kube_informer_cache_mode::CacheModeExt;
 use std::time::Duration;
 
 use futures::StreamExt;

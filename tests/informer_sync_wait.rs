@@ -6,7 +6,7 @@
 
 mod informer_common;
 
-use kube_informer_testing::CacheModeExt;
+use kube_informer_cache_mode::CacheModeExt;
 use std::{error::Error as _, time::Duration};
 
 use futures::channel::mpsc;

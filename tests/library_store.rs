@@ -2,7 +2,7 @@
 //! store follows its writer and survives a panicking indexer, the builder's
 //! transforms compose, and `keys_with` agrees with a custom key function.
 
-use kube_informer_testing::CacheModeExt;
+use kube_informer_cache_mode::CacheModeExt;
 use std::sync::Arc;
 
 use futures::StreamExt;

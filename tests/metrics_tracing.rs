@@ -4,7 +4,7 @@
 
 mod log_common;
 
-use kube_informer_testing::CacheModeExt;
+use kube_informer_cache_mode::CacheModeExt;
 use log_common::Buffer;
 
 use std::time::Duration;

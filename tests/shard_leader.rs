@@ -6,7 +6,7 @@
 
 mod shard_leader_common;
 
-use kube_informer_testing::CacheModeExt;
+use kube_informer_cache_mode::CacheModeExt;
 use std::{sync::Arc, time::Duration};
 
 use futures::StreamExt;

@@ -8,7 +8,7 @@ use kube_informer::{
     shard::{KeyGate, Member, MemberId, MemberSet, Ownership, ShardEvent, ShardedStream},
     source::Event,
 };
-use kube_informer_testing::CacheModeExt;
+use kube_informer_cache_mode::CacheModeExt;
 use tokio::sync::mpsc;
 
 fn cm(name: &str, rv: &str) -> ConfigMap {

@@ -23,7 +23,7 @@
 
 mod simulation_common;
 
-use kube_informer_testing::CacheModeExt;
+use kube_informer_cache_mode::CacheModeExt;
 use std::{
     collections::{BTreeMap, BTreeSet},
     sync::{

@@ -4,7 +4,7 @@
 
 mod source_helpers;
 
-use kube_informer_testing::CacheModeExt;
+use kube_informer_cache_mode::CacheModeExt;
 use std::sync::{Arc, Mutex};
 
 use kube_informer::{informer::SyncError, source::Config};

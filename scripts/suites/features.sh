@@ -21,7 +21,7 @@
 #     the set enables build (the others name their features in
 #     `required-features` and are skipped).
 #
-# kube-informer-testing, a dev-dependency, turns on `compact` (for its
+# kube-informer-cache-mode, a dev-dependency, turns on `compact` (for its
 # CacheModeExt), so the unit tests and the targets of every set are built
 # with `compact` as well; the library's own clippy run, which has no
 # dev-dependencies, is the one that checks a set without it.

@@ -76,15 +76,14 @@ from_packages() {
   find "$work" -type f -exec touch {} +
   informer="$work/kube-informer-$version"
   testing="$work/kube-informer-testing-$version"
-  # Neither crate is on crates.io yet: their .crate files stand in (each
-  # depends on the other: kube-informer-testing on kube-informer, for its
-  # CacheModeExt, and kube-informer on kube-informer-testing for its tests).
+  # Neither crate is on crates.io yet: their .crate files stand in
+  # (kube-informer's tests, examples and doc tests use kube-informer-testing;
+  # kube-informer-testing does not depend on kube-informer).
   local patch="patch.crates-io.kube-informer-testing.path=\"$testing\""
-  local patch_informer="patch.crates-io.kube-informer.path=\"$informer\""
   (cd "$informer" &&
-    cargo build -q --examples --config "$patch" --config "$patch_informer" --target-dir "$target" &&
-    cargo test -q --doc --all-features --config "$patch" --config "$patch_informer" --target-dir "$target") &&
-    (cd "$testing" && cargo test -q --doc --config "$patch_informer" --target-dir "$target")
+    cargo build -q --examples --config "$patch" --target-dir "$target" &&
+    cargo test -q --doc --all-features --config "$patch" --target-dir "$target") &&
+    (cd "$testing" && cargo test -q --doc --target-dir "$target")
 }
 step "examples and doc tests from the .crate files" from_packages
 

@@ -100,7 +100,7 @@ pub fn drain(sub: &mut Subscription<ConfigMap>) -> Vec<String> {
 /// (`KUBE_INFORMER_CACHE=compact`, the switch of kube-informer-testing's
 /// `CacheModeExt::cache_from_env`).
 pub fn compact_mode() -> bool {
-    kube_informer_testing::compact_from_env()
+    kube_informer_cache_mode::compact_from_env()
 }
 
 /// A store writer in the mode the suite runs in.

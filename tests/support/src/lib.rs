@@ -128,7 +128,6 @@
 #![forbid(unsafe_code)]
 
 mod builtin;
-mod cache_mode;
 mod crd;
 mod deletion;
 mod discovery;
@@ -171,7 +170,6 @@ use serde::{Serialize, de::DeserializeOwned};
 use serde_json::Value;
 use tokio::{sync::Notify, task::JoinHandle};
 
-pub use cache_mode::{CACHE_ENV, CacheModeExt, compact_from_env};
 pub use faults::WriteTarget;
 pub use faults::{ApiStatus, RequestMatch, WatchFault};
 pub use link::{HeldRequest, Link};

@@ -9,8 +9,8 @@
 //!   is `compact`, and decoded otherwise. The variable is read once per
 //!   process.
 //!
-//! The switch lives here, not in kube-informer: a library's behaviour is
-//! its callers' choice, never the environment's. A test suite that wants
+//! The switch lives in this test-only crate, not in kube-informer: a
+//! library's behaviour is its callers' choice, never the environment's. A test suite that wants
 //! both modes from one build calls `.cache_from_env()` on its builders and
 //! runs again with `KUBE_INFORMER_CACHE=compact`.
 
@@ -38,7 +38,7 @@ pub fn compact_from_env() -> bool {
 /// ```
 /// use k8s_openapi::api::core::v1::ConfigMap;
 /// use kube_informer::{Informer, source::Event};
-/// use kube_informer_testing::{CacheModeExt, compact_from_env};
+/// use kube_informer_cache_mode::{CacheModeExt, compact_from_env};
 ///
 /// let events = futures::stream::empty::<Result<Event<ConfigMap>, std::io::Error>>();
 /// let informer = Informer::builder_from_stream(events).cache_from_env().build();
