@@ -356,3 +356,86 @@ impl Faults {
         taken
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use super::*;
+
+    /// A schedule that writes down each time it is asked.
+    #[derive(Debug)]
+    struct Recording(Arc<Mutex<Vec<String>>>);
+
+    impl FaultPlan for Recording {
+        fn request(&mut self, request: &RecordedRequest, _body: &[u8]) -> Vec<Answer> {
+            let asked = format!("request {} {}", request.method, request.path);
+            self.0.lock().unwrap().push(asked);
+            vec![Answer::Delay(Duration::from_millis(2))]
+        }
+
+        fn watch(&mut self, request: &RecordedRequest) -> WatchSetup {
+            self.0
+                .lock()
+                .unwrap()
+                .push(format!("watch {}", request.path));
+            WatchSetup {
+                faults: Vec::new(),
+                lag: Some(Duration::from_millis(5)),
+            }
+        }
+    }
+
+    fn request(method: &str, path: &str, query: &[(&str, &str)]) -> RecordedRequest {
+        RecordedRequest {
+            method: method.to_owned(),
+            path: path.to_owned(),
+            query: query
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect(),
+            accept: None,
+            received_at: tokio::time::Instant::now(),
+        }
+    }
+
+    #[test]
+    fn ft5_a_schedule_is_asked_once_per_request_and_watch_in_arrival_order_after_hand_faults() {
+        let asked = Arc::new(Mutex::new(Vec::new()));
+        let mut faults = Faults {
+            plan: Some(Box::new(Recording(Arc::clone(&asked)))),
+            ..Faults::default()
+        };
+        faults.requests.push(RequestFault {
+            matcher: RequestMatch::Any,
+            name: None,
+            answer: Answer::Delay(Duration::from_millis(1)),
+            remaining: 1,
+        });
+
+        let pods = "/api/v1/pods";
+        let first = faults.take_answers(&request("GET", pods, &[]), b"");
+        // The fault set by hand answers first, then the schedule's.
+        assert_eq!(
+            first,
+            [
+                Answer::Delay(Duration::from_millis(1)),
+                Answer::Delay(Duration::from_millis(2))
+            ]
+        );
+        let put = "/api/v1/namespaces/default/configmaps/a";
+        let second = faults.take_answers(&request("PUT", put, &[]), b"{}");
+        assert_eq!(second, [Answer::Delay(Duration::from_millis(2))]);
+        let setup = faults.take_watch_setup(&request("GET", pods, &[("watch", "true")]));
+        assert_eq!(setup.lag, Some(Duration::from_millis(5)));
+
+        assert_eq!(
+            *asked.lock().unwrap(),
+            [
+                format!("request GET {pods}"),
+                format!("request PUT {put}"),
+                format!("watch {pods}"),
+            ]
+        );
+    }
+}

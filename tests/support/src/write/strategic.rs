@@ -227,6 +227,28 @@ mod tests {
     }
 
     #[test]
+    fn sm1_objects_merge_key_by_key_and_null_removes_a_key() {
+        let mut target = json!({"metadata": {"labels": {"a": "1", "b": "2"},
+            "annotations": {"keep": "x"}}, "spec": {"replicas": 1, "paused": true}});
+        let p = json!({"metadata": {"labels": {"b": null, "c": "3"}},
+            "spec": {"replicas": 3, "paused": null, "minReadySeconds": 5}});
+        patch(&apps(), &mut target, &p).unwrap();
+        assert_eq!(
+            target,
+            json!({"metadata": {"labels": {"a": "1", "c": "3"}, "annotations": {"keep": "x"}},
+                "spec": {"replicas": 3, "minReadySeconds": 5}})
+        );
+        // A key the target lacks, set to null, stays absent; an object
+        // replacing a scalar (or the reverse) is set whole.
+        let p = json!({"spec": {"missing": null, "replicas": {"n": 1}}});
+        patch(&apps(), &mut target, &p).unwrap();
+        assert_eq!(
+            target["spec"],
+            json!({"replicas": {"n": 1}, "minReadySeconds": 5})
+        );
+    }
+
+    #[test]
     fn sm2_containers_merge_by_name_and_new_items_come_first() {
         let mut target = json!({"spec": {"template": {"spec": {"containers": [
             {"name": "c", "image": "nginx", "env": [{"name": "A", "value": "1"}]}
