@@ -9,7 +9,7 @@
 use crate::shard;
 #[cfg(feature = "controller")]
 use crate::{controller, finalizer};
-use crate::{factory, fifo, informer, key::KeyError, runner, source, store};
+use crate::{fifo, informer, key::KeyError, runner, source, store};
 
 /// Any error of this crate, wrapping the module error it came from.
 ///
@@ -24,7 +24,7 @@ use crate::{factory, fifo, informer, key::KeyError, runner, source, store};
 /// // Three module errors, one `?` each.
 /// async fn first_key(server: &FakeApiServer) -> Result<ObjectKey, kube_informer::Error> {
 ///     let factory = InformerFactory::new(server.client());
-///     let informer = factory.build(Api::<ConfigMap>::all(factory.client()), |b| b)?; // factory::Error
+///     let informer = factory.build(Api::<ConfigMap>::all(factory.client()), |b| b)?; // informer::Error
 ///     let _changes = informer.subscribe(SubscribeOptions::default())?; // informer::Error
 ///     Ok("default/first".parse()?) // KeyError
 /// }
@@ -38,7 +38,8 @@ use crate::{factory, fifo, informer, key::KeyError, runner, source, store};
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// An informer's error ([`informer::Error`]).
+    /// An informer's error, or the factory's refusal to hand one out
+    /// ([`informer::Error`]).
     #[error(transparent)]
     Informer(Box<informer::Error>),
     /// Waiting for an informer's sync failed ([`informer::SyncError`]).
@@ -47,9 +48,6 @@ pub enum Error {
     /// A list/watch source's error ([`source::Error`]).
     #[error(transparent)]
     Source(Box<source::Error>),
-    /// The factory refused an informer ([`factory::Error`]).
-    #[error(transparent)]
-    Factory(Box<factory::Error>),
     /// An object had no key ([`KeyError`]).
     #[error(transparent)]
     Key(Box<KeyError>),
@@ -65,11 +63,6 @@ pub enum Error {
     #[cfg_attr(docsrs, doc(cfg(feature = "shard")))]
     #[error(transparent)]
     Shard(Box<shard::Error>),
-    /// A controller could not start ([`controller::SetupError`]).
-    #[cfg(feature = "controller")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "controller")))]
-    #[error(transparent)]
-    ControllerSetup(Box<controller::SetupError>),
     /// A reconcile did not succeed, or a controller did not start
     /// (`controller::Error`, with the `controller` feature, or a runner's
     /// [`ReconcileError`](runner::ReconcileError)); the reconciler's own
@@ -103,7 +96,6 @@ from_boxed! {
     Informer: informer::Error,
     Sync: informer::SyncError,
     Source: source::Error,
-    Factory: factory::Error,
     Key: KeyError,
     Fifo: fifo::Error,
     Store: store::Error,
@@ -113,11 +105,6 @@ from_boxed! {
 #[cfg(feature = "shard")]
 from_boxed! {
     Shard: shard::Error,
-}
-
-#[cfg(feature = "controller")]
-from_boxed! {
-    ControllerSetup: controller::SetupError,
 }
 
 /// Any reconcile error that displays and debugs: `anyhow::Error` too.

@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use crate::{factory, informer, key::ObjectKey};
+use crate::{informer, key::ObjectKey};
 
 /// Why a reconcile did not succeed, or why the controller could not start.
 ///
@@ -78,9 +78,11 @@ pub enum Error<E> {
     /// stopped or too slow (C3). The stream ends after it.
     Sync(informer::SyncError),
     /// An informer could not be made or subscribed to: the factory holds
-    /// one with other options, or the informer had stopped. The stream
+    /// one with other options
+    /// ([`OptionsDiffer`](informer::Error::OptionsDiffer)), or the informer
+    /// had stopped ([`Stopped`](informer::Error::Stopped)). The stream
     /// ends after it.
-    Setup(SetupError),
+    Setup(informer::Error),
 }
 
 impl<E: fmt::Display> fmt::Display for Error<E> {
@@ -121,17 +123,4 @@ impl<E> Error<E> {
             Self::Sync(_) | Self::Setup(_) => None,
         }
     }
-}
-
-/// Why a controller could not be set up.
-#[derive(Debug, Clone, thiserror::Error)]
-#[non_exhaustive]
-pub enum SetupError {
-    /// The factory refused to share an informer (it holds one for that
-    /// resource with other options).
-    #[error(transparent)]
-    Factory(#[from] factory::Error),
-    /// An informer refused a subscription (it had stopped).
-    #[error(transparent)]
-    Informer(#[from] informer::Error),
 }

@@ -202,7 +202,7 @@ mod shutdown;
 mod triggers;
 
 pub use builder::Controller;
-pub use error::{Error, SetupError};
+pub use error::Error;
 pub use observed::Observed;
 pub use run::Outcome;
 pub use settings::DEFAULT_SYNC_TIMEOUT;
