@@ -9,7 +9,7 @@
 use crate::shard;
 #[cfg(feature = "controller")]
 use crate::{controller, finalizer};
-use crate::{fifo, informer, key::KeyError, runner, source, store};
+use crate::{informer, runner, source, store};
 
 /// Any error of this crate, wrapping the module error it came from.
 ///
@@ -26,7 +26,7 @@ use crate::{fifo, informer, key::KeyError, runner, source, store};
 ///     let factory = InformerFactory::new(server.client());
 ///     let informer = factory.build(Api::<ConfigMap>::all(factory.client()), |b| b)?; // informer::Error
 ///     let _changes = informer.subscribe(SubscribeOptions::default())?; // informer::Error
-///     Ok("default/first".parse()?) // KeyError
+///     Ok("default/first".parse()?) // store::Error
 /// }
 ///
 /// # #[tokio::main(flavor = "current_thread")]
@@ -48,13 +48,8 @@ pub enum Error {
     /// A list/watch source's error ([`source::Error`]).
     #[error(transparent)]
     Source(Box<source::Error>),
-    /// An object had no key ([`KeyError`]).
-    #[error(transparent)]
-    Key(Box<KeyError>),
-    /// The FIFO refused an operation ([`fifo::Error`]).
-    #[error(transparent)]
-    Fifo(Box<fifo::Error>),
-    /// The store could not index an object ([`store::Error`]).
+    /// An object could not be keyed, queued or stored: a key that does not
+    /// parse, the FIFO's or the store's refusal ([`store::Error`]).
     #[error(transparent)]
     Store(Box<store::Error>),
     /// Sharding or leader election failed: an unsafe configuration, a
@@ -96,8 +91,6 @@ from_boxed! {
     Informer: informer::Error,
     Sync: informer::SyncError,
     Source: source::Error,
-    Key: KeyError,
-    Fifo: fifo::Error,
     Store: store::Error,
     Kube: kube::Error,
 }

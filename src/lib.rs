@@ -292,7 +292,7 @@ pub use error::Error;
 pub use ext::NotificationStreamExt;
 pub use factory::InformerFactory;
 pub use informer::{Informer, InformerBuilder};
-pub use key::{KeyError, ObjectKey};
+pub use key::ObjectKey;
 pub use notification::Notification;
 pub use queue::WorkQueue;
 pub use resource::WatchedResource;

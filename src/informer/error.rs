@@ -2,7 +2,7 @@
 
 use std::{error::Error as StdError, fmt, sync::Arc};
 
-use crate::{fifo, source};
+use crate::{fifo, source, store};
 
 /// An error boxed so it can be shared by every listener of
 /// [`Informer::errors`](super::Informer::errors).
@@ -60,11 +60,11 @@ pub enum Error {
     /// An event from the source could not be queued (for example an object
     /// without a name, or a transform that failed); that one object was
     /// skipped.
-    Queue(Arc<fifo::Error>),
+    Queue(Arc<store::Error>),
     /// An object could not be stored (an index function panicked); the
     /// store kept the object's previous state and no notification was sent
     /// for that change.
-    Store(Arc<crate::store::Error>),
+    Store(Arc<store::Error>),
     /// User code panicked (L9). What happened next depends on `callback`:
     /// a key function, transform or indexer panic skips that one object
     /// (the store keeps what it held); an `on_error` panic loses nothing;
@@ -253,9 +253,9 @@ impl Error {
     }
 
     /// A panic caught in FIFO code, or any other queueing failure.
-    pub(crate) fn from_fifo(error: fifo::Error) -> Self {
+    pub(crate) fn from_fifo(error: store::Error) -> Self {
         match error {
-            fifo::Error::Panicked { callback, message } => Error::Panicked {
+            store::Error::Panicked { callback, message } => Error::Panicked {
                 callback: callback_of(callback),
                 message,
             },

@@ -219,7 +219,7 @@ impl Runner<ObjectKey> {
     /// use kube_informer::shard::{KeyGate, Member, MemberId, MemberSet, Ownership};
     ///
     /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), kube_informer::KeyError> {
+    /// # async fn main() -> Result<(), kube_informer::store::Error> {
     /// // Two replicas share the keys; this one is "a".
     /// let members = MemberSet::new([Member::new("a", "1"), Member::new("b", "1")]);
     /// let gate = KeyGate::new(Ownership::of(MemberId::new("a"), [members]));
