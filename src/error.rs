@@ -5,10 +5,10 @@
 //! match on; this type wraps them whole, so nothing is lost on the way
 //! (match on the variant, or walk [`std::error::Error::source`]).
 
+#[cfg(feature = "controller")]
+use crate::finalizer;
 #[cfg(feature = "shard")]
 use crate::shard;
-#[cfg(feature = "controller")]
-use crate::{controller, finalizer};
 use crate::{informer, runner, source, store};
 
 /// Any error of this crate, wrapping the module error it came from.
@@ -59,9 +59,8 @@ pub enum Error {
     #[error(transparent)]
     Shard(Box<shard::Error>),
     /// A reconcile did not succeed, or a controller did not start
-    /// (`controller::Error`, with the `controller` feature, or a runner's
-    /// [`ReconcileError`](runner::ReconcileError)); the reconciler's own
-    /// error is inside.
+    /// ([`runner::Error`], a runner's, and a controller's as
+    /// `controller::Error`); the reconciler's own error is inside.
     #[error(transparent)]
     Controller(Box<dyn std::error::Error + Send + Sync>),
     /// The finalizer helper failed ([`finalizer::Error`]); the
@@ -100,23 +99,14 @@ from_boxed! {
     Shard: shard::Error,
 }
 
-/// Any reconcile error that displays and debugs: `anyhow::Error` too.
-#[cfg(feature = "controller")]
-impl<E> From<controller::Error<E>> for Error
+/// A runner's or a controller's error: any reconcile error and key that
+/// display and debug (`anyhow::Error` too).
+impl<E, K> From<runner::Error<E, K>> for Error
 where
     E: std::fmt::Debug + std::fmt::Display + Send + Sync + 'static,
+    K: std::fmt::Debug + std::fmt::Display + Send + Sync + 'static,
 {
-    fn from(error: controller::Error<E>) -> Self {
-        Self::Controller(Box::new(error))
-    }
-}
-
-impl<T, E> From<runner::ReconcileError<T, E>> for Error
-where
-    T: std::fmt::Debug + Send + Sync + 'static,
-    E: std::error::Error + Send + Sync + 'static,
-{
-    fn from(error: runner::ReconcileError<T, E>) -> Self {
+    fn from(error: runner::Error<E, K>) -> Self {
         Self::Controller(Box::new(error))
     }
 }
@@ -144,7 +134,7 @@ mod tests {
     #[test]
     fn a_controller_error_keeps_its_reconciler_error_inside() {
         let key = crate::ObjectKey::new(Some("default"), "a").unwrap();
-        let error: Error = controller::Error::Reconcile {
+        let error: Error = crate::controller::Error::Reconcile {
             key,
             error: DiskFull,
         }
@@ -163,7 +153,7 @@ mod tests {
     fn anyhow_reconcile_errors_convert() {
         fn reconcile_failed() -> Result<(), Error> {
             let key = crate::ObjectKey::new(Some("default"), "a").unwrap();
-            Err(controller::Error::Reconcile {
+            Err(crate::controller::Error::Reconcile {
                 key,
                 error: anyhow::anyhow!("disk full"),
             })?
@@ -186,14 +176,14 @@ mod tests {
 
     #[test]
     fn a_runner_reconcile_error_converts_with_its_message() {
-        let error: Error = runner::ReconcileError {
+        let error: Error = runner::Error::Reconcile {
             key: "default/a",
             error: DiskFull,
         }
         .into();
         assert_eq!(
             error.to_string(),
-            "reconcile of \"default/a\" failed: disk full"
+            "reconcile of default/a failed: disk full"
         );
     }
 
@@ -201,5 +191,48 @@ mod tests {
     fn the_error_is_a_boxed_error_and_a_tag() {
         // A `Box<dyn Error>` is two words; every other variant is one.
         assert!(std::mem::size_of::<Error>() <= 3 * std::mem::size_of::<usize>());
+    }
+
+    /// ER3: each public error type of the crate converts with `?`, into the
+    /// variant that names its module, and keeps its message.
+    #[test]
+    fn er3_every_public_error_converts_with_its_message() {
+        fn into_crate_error<E: Into<Error> + std::fmt::Display>(error: E) -> (Error, String) {
+            let message = error.to_string();
+            (error.into(), message)
+        }
+        let resource = crate::resource::WatchedResource::from_url("/api/v1/configmaps", None, None);
+        let source_error = source::Error::WatchEvent {
+            resource: "configmaps".into(),
+            code: 410,
+            reason: "Expired".into(),
+            message: "too old resource version".into(),
+        };
+        let mut converted = vec![
+            into_crate_error(informer::Error::Stopped),
+            into_crate_error(informer::SyncError::Stopped { resource }),
+            into_crate_error(source_error),
+            into_crate_error(store::Error::MissingName),
+            into_crate_error(runner::Error::Reconcile {
+                key: "default/a",
+                error: DiskFull,
+            }),
+        ];
+        #[cfg(feature = "shard")]
+        converted.push(into_crate_error(crate::shard::Error::EmptyIdentity));
+        #[cfg(feature = "controller")]
+        converted.push(into_crate_error(
+            finalizer::Error::<DiskFull>::CleanupFailed(DiskFull),
+        ));
+        for (error, message) in &converted {
+            assert_eq!(&error.to_string(), message);
+            assert!(!matches!(error, Error::Kube(_)), "{error:?}");
+        }
+        let variants: Vec<_> = converted
+            .iter()
+            .map(|(error, _)| std::mem::discriminant(error))
+            .collect();
+        let distinct: std::collections::HashSet<_> = variants.iter().collect();
+        assert_eq!(distinct.len(), variants.len(), "one variant per error type");
     }
 }
