@@ -1,5 +1,5 @@
 //! [`Error`]: why a reconcile did not succeed, for a [`Runner`](super::Runner)
-//! and a [`Controller`](crate::controller::Controller) alike.
+//! and a controller (`controller::Controller`) alike.
 //!
 //! Defined with the runner, the layer below the controller, so the two
 //! share one type: a runner yields its [`Reconcile`](Error::Reconcile)
@@ -69,7 +69,7 @@ pub enum Error<E, K = ObjectKey> {
     },
     /// A controller's key was queued, but its object is in neither the cache
     /// nor the record of deleted objects
-    /// ([`run`](crate::controller::Controller::run) keeps no
+    /// (`Controller::run` keeps no
     /// such record): deleted before its turn, or never there (a `watches`
     /// mapper or a stream named it). Nothing was reconciled (C4).
     ObjectNotFound {
