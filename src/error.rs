@@ -208,6 +208,7 @@ mod tests {
             reason: "Expired".into(),
             message: "too old resource version".into(),
         };
+        #[cfg_attr(not(any(feature = "shard", feature = "controller")), allow(unused_mut))]
         let mut converted = vec![
             into_crate_error(informer::Error::Stopped),
             into_crate_error(informer::SyncError::Stopped { resource }),
