@@ -74,7 +74,7 @@ fn describe(deltas: &Deltas<ConfigMap>) -> String {
 }
 
 #[tokio::main(flavor = "current_thread")]
-async fn main() -> Result<(), kube_informer::fifo::Error> {
+async fn main() -> Result<(), kube_informer::store::Error> {
     let cache = Arc::new(Cache::default());
     let fifo = DeltaFifo::new(FifoOptions::default().known_objects(cache.clone()));
 

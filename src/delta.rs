@@ -162,7 +162,7 @@ impl<K> PartialEq for Delta<K> {
 /// are given. The FIFO checks at its door instead: the only way a `Deltas`
 /// built by hand enters one, [`DeltaFifo::requeue`](crate::fifo::DeltaFifo::requeue),
 /// keys every object, compares every tombstone's key, and refuses the whole
-/// `Deltas` (`fifo::Error::RequeueKeyMismatch`) if one differs; nothing of
+/// `Deltas` (`store::Error::RequeueKeyMismatch`) if one differs; nothing of
 /// it is queued then. Deltas the FIFO builds itself hold one key's changes
 /// by construction.
 ///

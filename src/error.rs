@@ -5,11 +5,11 @@
 //! match on; this type wraps them whole, so nothing is lost on the way
 //! (match on the variant, or walk [`std::error::Error::source`]).
 
+#[cfg(feature = "controller")]
+use crate::finalizer;
 #[cfg(feature = "shard")]
 use crate::shard;
-#[cfg(feature = "controller")]
-use crate::{controller, finalizer};
-use crate::{factory, fifo, informer, key::KeyError, runner, source, store};
+use crate::{informer, runner, source, store};
 
 /// Any error of this crate, wrapping the module error it came from.
 ///
@@ -24,9 +24,9 @@ use crate::{factory, fifo, informer, key::KeyError, runner, source, store};
 /// // Three module errors, one `?` each.
 /// async fn first_key(server: &FakeApiServer) -> Result<ObjectKey, kube_informer::Error> {
 ///     let factory = InformerFactory::new(server.client());
-///     let informer = factory.build(Api::<ConfigMap>::all(factory.client()), |b| b)?; // factory::Error
+///     let informer = factory.build(Api::<ConfigMap>::all(factory.client()), |b| b)?; // informer::Error
 ///     let _changes = informer.subscribe(SubscribeOptions::default())?; // informer::Error
-///     Ok("default/first".parse()?) // KeyError
+///     Ok("default/first".parse()?) // store::Error
 /// }
 ///
 /// # #[tokio::main(flavor = "current_thread")]
@@ -38,7 +38,8 @@ use crate::{factory, fifo, informer, key::KeyError, runner, source, store};
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// An informer's error ([`informer::Error`]).
+    /// An informer's error, or the factory's refusal to hand one out
+    /// ([`informer::Error`]).
     #[error(transparent)]
     Informer(Box<informer::Error>),
     /// Waiting for an informer's sync failed ([`informer::SyncError`]).
@@ -47,16 +48,8 @@ pub enum Error {
     /// A list/watch source's error ([`source::Error`]).
     #[error(transparent)]
     Source(Box<source::Error>),
-    /// The factory refused an informer ([`factory::Error`]).
-    #[error(transparent)]
-    Factory(Box<factory::Error>),
-    /// An object had no key ([`KeyError`]).
-    #[error(transparent)]
-    Key(Box<KeyError>),
-    /// The FIFO refused an operation ([`fifo::Error`]).
-    #[error(transparent)]
-    Fifo(Box<fifo::Error>),
-    /// The store could not index an object ([`store::Error`]).
+    /// An object could not be keyed, queued or stored: a key that does not
+    /// parse, the FIFO's or the store's refusal ([`store::Error`]).
     #[error(transparent)]
     Store(Box<store::Error>),
     /// Sharding or leader election failed: an unsafe configuration, a
@@ -65,15 +58,9 @@ pub enum Error {
     #[cfg_attr(docsrs, doc(cfg(feature = "shard")))]
     #[error(transparent)]
     Shard(Box<shard::Error>),
-    /// A controller could not start ([`controller::SetupError`]).
-    #[cfg(feature = "controller")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "controller")))]
-    #[error(transparent)]
-    ControllerSetup(Box<controller::SetupError>),
     /// A reconcile did not succeed, or a controller did not start
-    /// (`controller::Error`, with the `controller` feature, or a runner's
-    /// [`ReconcileError`](runner::ReconcileError)); the reconciler's own
-    /// error is inside.
+    /// ([`runner::Error`], a runner's, and a controller's as
+    /// `controller::Error`); the reconciler's own error is inside.
     #[error(transparent)]
     Controller(Box<dyn std::error::Error + Send + Sync>),
     /// The finalizer helper failed ([`finalizer::Error`]); the
@@ -103,9 +90,6 @@ from_boxed! {
     Informer: informer::Error,
     Sync: informer::SyncError,
     Source: source::Error,
-    Factory: factory::Error,
-    Key: KeyError,
-    Fifo: fifo::Error,
     Store: store::Error,
     Kube: kube::Error,
 }
@@ -115,28 +99,14 @@ from_boxed! {
     Shard: shard::Error,
 }
 
-#[cfg(feature = "controller")]
-from_boxed! {
-    ControllerSetup: controller::SetupError,
-}
-
-/// Any reconcile error that displays and debugs: `anyhow::Error` too.
-#[cfg(feature = "controller")]
-impl<E> From<controller::Error<E>> for Error
+/// A runner's or a controller's error: any reconcile error and key that
+/// display and debug (`anyhow::Error` too).
+impl<E, K> From<runner::Error<E, K>> for Error
 where
     E: std::fmt::Debug + std::fmt::Display + Send + Sync + 'static,
+    K: std::fmt::Debug + std::fmt::Display + Send + Sync + 'static,
 {
-    fn from(error: controller::Error<E>) -> Self {
-        Self::Controller(Box::new(error))
-    }
-}
-
-impl<T, E> From<runner::ReconcileError<T, E>> for Error
-where
-    T: std::fmt::Debug + Send + Sync + 'static,
-    E: std::error::Error + Send + Sync + 'static,
-{
-    fn from(error: runner::ReconcileError<T, E>) -> Self {
+    fn from(error: runner::Error<E, K>) -> Self {
         Self::Controller(Box::new(error))
     }
 }
@@ -164,7 +134,7 @@ mod tests {
     #[test]
     fn a_controller_error_keeps_its_reconciler_error_inside() {
         let key = crate::ObjectKey::new(Some("default"), "a").unwrap();
-        let error: Error = controller::Error::Reconcile {
+        let error: Error = crate::controller::Error::Reconcile {
             key,
             error: DiskFull,
         }
@@ -183,7 +153,7 @@ mod tests {
     fn anyhow_reconcile_errors_convert() {
         fn reconcile_failed() -> Result<(), Error> {
             let key = crate::ObjectKey::new(Some("default"), "a").unwrap();
-            Err(controller::Error::Reconcile {
+            Err(crate::controller::Error::Reconcile {
                 key,
                 error: anyhow::anyhow!("disk full"),
             })?
@@ -206,14 +176,14 @@ mod tests {
 
     #[test]
     fn a_runner_reconcile_error_converts_with_its_message() {
-        let error: Error = runner::ReconcileError {
+        let error: Error = runner::Error::Reconcile {
             key: "default/a",
             error: DiskFull,
         }
         .into();
         assert_eq!(
             error.to_string(),
-            "reconcile of \"default/a\" failed: disk full"
+            "reconcile of default/a failed: disk full"
         );
     }
 
@@ -221,5 +191,49 @@ mod tests {
     fn the_error_is_a_boxed_error_and_a_tag() {
         // A `Box<dyn Error>` is two words; every other variant is one.
         assert!(std::mem::size_of::<Error>() <= 3 * std::mem::size_of::<usize>());
+    }
+
+    /// ER3: each public error type of the crate converts with `?`, into the
+    /// variant that names its module, and keeps its message.
+    #[test]
+    fn er3_every_public_error_converts_with_its_message() {
+        fn into_crate_error<E: Into<Error> + std::fmt::Display>(error: E) -> (Error, String) {
+            let message = error.to_string();
+            (error.into(), message)
+        }
+        let resource = crate::resource::WatchedResource::from_url("/api/v1/configmaps", None, None);
+        let source_error = source::Error::WatchEvent {
+            resource: "configmaps".into(),
+            code: 410,
+            reason: "Expired".into(),
+            message: "too old resource version".into(),
+        };
+        #[cfg_attr(not(any(feature = "shard", feature = "controller")), allow(unused_mut))]
+        let mut converted = vec![
+            into_crate_error(informer::Error::Stopped),
+            into_crate_error(informer::SyncError::Stopped { resource }),
+            into_crate_error(source_error),
+            into_crate_error(store::Error::MissingName),
+            into_crate_error(runner::Error::Reconcile {
+                key: "default/a",
+                error: DiskFull,
+            }),
+        ];
+        #[cfg(feature = "shard")]
+        converted.push(into_crate_error(crate::shard::Error::EmptyIdentity));
+        #[cfg(feature = "controller")]
+        converted.push(into_crate_error(
+            finalizer::Error::<DiskFull>::CleanupFailed(DiskFull),
+        ));
+        for (error, message) in &converted {
+            assert_eq!(&error.to_string(), message);
+            assert!(!matches!(error, Error::Kube(_)), "{error:?}");
+        }
+        let variants: Vec<_> = converted
+            .iter()
+            .map(|(error, _)| std::mem::discriminant(error))
+            .collect();
+        let distinct: std::collections::HashSet<_> = variants.iter().collect();
+        assert_eq!(distinct.len(), variants.len(), "one variant per error type");
     }
 }

@@ -20,7 +20,7 @@ use futures::Stream;
 use kube::Resource;
 
 use crate::{
-    key::{KeyError, ObjectKey},
+    key::{Error, ObjectKey},
     notification::Notification,
 };
 
@@ -144,7 +144,7 @@ pub trait NotificationStreamExt<K>: Stream<Item = Notification<K>> {
 
     /// The key of each notification's newest object, by the default key
     /// function, [`ObjectKey::from_object`] (`namespace/name`); an object
-    /// without a usable name yields its [`KeyError`] and the stream goes on.
+    /// without a usable name yields its [`store::Error`](crate::store::Error) and the stream goes on.
     ///
     /// It does not know an informer's custom
     /// [`key_fn`](crate::InformerBuilder::key_fn): for an informer keyed
@@ -157,7 +157,7 @@ pub trait NotificationStreamExt<K>: Stream<Item = Notification<K>> {
     /// use std::sync::Arc;
     /// use futures::{StreamExt, stream};
     /// use k8s_openapi::api::core::v1::ConfigMap;
-    /// use kube_informer::{KeyError, Notification, ext::NotificationStreamExt};
+    /// use kube_informer::{Notification, ext::NotificationStreamExt, store::Error};
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
@@ -170,7 +170,7 @@ pub trait NotificationStreamExt<K>: Stream<Item = Notification<K>> {
     /// ]);
     /// let keys: Vec<_> = notifications.keys().collect().await;
     /// assert_eq!(keys[0].as_ref().map(|k| k.as_str()), Ok("default/app"));
-    /// assert_eq!(keys[1], Err(KeyError::MissingName));
+    /// assert_eq!(keys[1], Err(Error::MissingName));
     /// # }
     /// ```
     fn keys(self) -> Keys<Self>
@@ -192,13 +192,13 @@ pub trait NotificationStreamExt<K>: Stream<Item = Notification<K>> {
     /// use std::sync::Arc;
     /// use futures::{StreamExt, stream};
     /// use k8s_openapi::api::core::v1::ConfigMap;
-    /// use kube_informer::{KeyError, Notification, ObjectKey, ext::NotificationStreamExt, key::KeyFn};
+    /// use kube_informer::{Notification, ObjectKey, ext::NotificationStreamExt, key::KeyFn, store::Error};
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
     /// // The informer's key function: by uid, not by name.
     /// let by_uid: KeyFn<ConfigMap> = Arc::new(|cm: &ConfigMap| {
-    ///     ObjectKey::new(None, cm.metadata.uid.as_deref().ok_or(KeyError::MissingName)?)
+    ///     ObjectKey::new(None, cm.metadata.uid.as_deref().ok_or(Error::MissingName)?)
     /// });
     /// let mut cm = ConfigMap::default();
     /// cm.metadata.name = Some("app".into());
@@ -213,7 +213,7 @@ pub trait NotificationStreamExt<K>: Stream<Item = Notification<K>> {
     fn keys_with<F>(self, key_fn: F) -> KeysWith<Self, F>
     where
         Self: Sized,
-        F: FnMut(&K) -> Result<ObjectKey, KeyError>,
+        F: FnMut(&K) -> Result<ObjectKey, Error>,
     {
         KeysWith::new(self, key_fn)
     }

@@ -204,8 +204,9 @@
 //! on its own. `tests/architecture.rs` reads this list and fails on an
 //! import that breaks it (links in docs may point anywhere).
 //!
-//! 1. `key`, `hash` — object keys, which every stage names objects by, and
-//!    the hasher of every map and set kept by key.
+//! 1. `key`, `hash` — object keys, which every stage names objects by (and
+//!    the error of keying, queuing and storing them, public as
+//!    [`store::Error`]), and the hasher of every map and set kept by key.
 //! 2. `delta`, `notification`, `resource`, `resource_version`, `projection`, `panic`, `deadline`, `protobuf` —
 //!    plain data passed between the stages (the
 //!    resource an informer watches and how its versions compare among
@@ -292,7 +293,7 @@ pub use error::Error;
 pub use ext::NotificationStreamExt;
 pub use factory::InformerFactory;
 pub use informer::{Informer, InformerBuilder};
-pub use key::{KeyError, ObjectKey};
+pub use key::ObjectKey;
 pub use notification::Notification;
 pub use queue::WorkQueue;
 pub use resource::WatchedResource;

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use futures::{Stream, StreamExt, stream, stream::FusedStream};
 use k8s_openapi::api::core::v1::ConfigMap;
-use kube_informer::{KeyError, Notification, NotificationStreamExt};
+use kube_informer::{Notification, NotificationStreamExt, store::Error};
 use store_common::*;
 
 fn input() -> Vec<Notification<ConfigMap>> {
@@ -54,7 +54,7 @@ async fn keys_yields_keys_and_errors_for_nameless_objects() {
         .keys()
         .collect()
         .await;
-    assert_eq!(got, [Ok(key("ns/a")), Err(KeyError::MissingName)]);
+    assert_eq!(got, [Ok(key("ns/a")), Err(Error::MissingName)]);
 }
 
 #[tokio::test]

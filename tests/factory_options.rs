@@ -6,7 +6,7 @@ use k8s_openapi::{
     api::core::v1::ConfigMap, apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry,
 };
 use kube::{Api, api::ObjectMeta};
-use kube_informer::{InformerFactory, factory::Error, source};
+use kube_informer::{InformerFactory, informer::Error, source};
 use kube_informer_testing::FakeApiServer;
 
 fn cm(name: &str, app: &str) -> ConfigMap {

@@ -13,7 +13,10 @@ use std::task::{Context, Poll, Wake, Waker};
 use fifo_common::{cm, key, rv};
 use futures::{Stream, StreamExt};
 use k8s_openapi::api::core::v1::ConfigMap;
-use kube_informer::fifo::{Coalesce, DeltaFifo, DeltaStream, Error, FifoOptions};
+use kube_informer::{
+    fifo::{Coalesce, DeltaFifo, DeltaStream, FifoOptions},
+    store::Error,
+};
 use rand::{Rng, SeedableRng, rngs::StdRng};
 
 fn fifo() -> DeltaFifo<ConfigMap> {

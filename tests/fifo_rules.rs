@@ -8,8 +8,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use fifo_common::{DeltaSummary, Known, Popped, cm, key, popped, rv, summary};
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::ConfigMap;
-use kube_informer::fifo::{Coalesce, DeltaFifo, Error, FifoOptions};
-use kube_informer::{Delta, DeltaObject, DeltaType, Deltas, KeyError, ObjectKey};
+use kube_informer::{Delta, DeltaObject, DeltaType, Deltas, ObjectKey};
+use kube_informer::{
+    fifo::{Coalesce, DeltaFifo, FifoOptions},
+    store::Error,
+};
 
 use DeltaType::*;
 
@@ -72,12 +75,18 @@ fn f2_keys_and_nameless_objects() {
     );
 
     let err = f.add(ConfigMap::default()).unwrap_err();
-    assert!(matches!(err, Error::Key(KeyError::MissingName)), "{err:?}");
-    assert!(matches!(f.update(ConfigMap::default()), Err(Error::Key(_))));
-    assert!(matches!(f.delete(ConfigMap::default()), Err(Error::Key(_))));
+    assert!(matches!(err, Error::MissingName), "{err:?}");
+    assert!(matches!(
+        f.update(ConfigMap::default()),
+        Err(Error::MissingName)
+    ));
+    assert!(matches!(
+        f.delete(ConfigMap::default()),
+        Err(Error::MissingName)
+    ));
     assert!(matches!(
         f.replace([ConfigMap::default()], "1"),
-        Err(Error::Key(_))
+        Err(Error::MissingName)
     ));
     // Nothing queued before was lost.
     assert_eq!(f.len(), 2);

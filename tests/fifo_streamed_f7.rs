@@ -55,7 +55,10 @@ fn l9_a_panicking_key_function_is_an_error_and_the_queue_stays_whole() {
     let fifo = DeltaFifo::new(FifoOptions::default().key_fn(key_fn));
     fifo.add(cm("a", "1")).unwrap();
     let error = fifo.add(cm("boom", "1")).unwrap_err();
-    assert!(matches!(error, kube_informer::fifo::Error::Panicked { .. }));
+    assert!(matches!(
+        error,
+        kube_informer::store::Error::Panicked { .. }
+    ));
     assert_eq!(fifo.len(), 1);
     assert_eq!(fifo.try_pop().unwrap().key().as_str(), "default/a");
 }

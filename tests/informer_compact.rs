@@ -11,7 +11,7 @@ use informer_common::*;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Api;
 use kube_informer::{
-    Informer, InformerFactory, Notification, SubscribeOptions, factory::Error, source::Event,
+    Informer, InformerFactory, Notification, SubscribeOptions, informer::Error, source::Event,
     store::CompactCache,
 };
 use kube_informer_testing::FakeApiServer;

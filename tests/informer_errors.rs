@@ -164,7 +164,7 @@ async fn r9_a_refused_transform_skips_the_object_and_reports_it() {
         panic!("the refusal is reported as a queue error");
     };
     assert!(
-        matches!(&*error, kube_informer::fifo::Error::Transform { key, .. } if key.as_str().ends_with("secret")),
+        matches!(&*error, kube_informer::store::Error::Transform { key, .. } if key.as_str().ends_with("secret")),
         "{error:?}"
     );
     assert_eq!(informer.metrics().errors, 1);

@@ -64,7 +64,7 @@ fn read(mut subscription: Subscription<ConfigMap>, pace: usize) -> Reader {
 /// Stops `informer` and waits for its `run` to resolve.
 async fn stop(
     informer: &Informer<ConfigMap>,
-    run: JoinHandle<kube_informer::informer::Result<()>>,
+    run: JoinHandle<Result<(), kube_informer::informer::Error>>,
 ) {
     informer.stop();
     timeout(BOUND, run)

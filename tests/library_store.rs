@@ -11,8 +11,8 @@ use k8s_openapi::{
 };
 use kube::api::ObjectMeta;
 use kube_informer::{
-    Informer, KeyError, Notification, NotificationStreamExt, ObjectKey, informer, key::KeyFn,
-    source::Event, store,
+    Informer, Notification, NotificationStreamExt, ObjectKey, informer, key::KeyFn, source::Event,
+    store,
 };
 
 fn cm(name: &str, app: &str, rv: &str) -> ConfigMap {
@@ -122,7 +122,10 @@ async fn keys_with_agrees_with_a_custom_key_function() {
     let by_uid: KeyFn<ConfigMap> = Arc::new(|cm: &ConfigMap| {
         ObjectKey::new(
             None,
-            cm.metadata.uid.as_deref().ok_or(KeyError::MissingName)?,
+            cm.metadata
+                .uid
+                .as_deref()
+                .ok_or(store::Error::MissingName)?,
         )
     });
     let informer = Informer::builder_from_stream(events(vec![

@@ -7,7 +7,8 @@ use futures::FutureExt;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube_informer::{
     DeltaObject, DeltaType, Deltas, ObjectKey,
-    fifo::{DeltaFifo, Error, FifoOptions, KnownObjects},
+    fifo::{DeltaFifo, FifoOptions, KnownObjects},
+    store::Error,
 };
 use parking_lot::Mutex;
 use serde_json::{Map, Value, json};
@@ -65,7 +66,9 @@ pub fn config_map(obj: &Obj) -> ConfigMap {
     cm
 }
 
-fn trace_transform(mut cm: ConfigMap) -> Result<ConfigMap, kube_informer::fifo::BoxError> {
+fn trace_transform(
+    mut cm: ConfigMap,
+) -> Result<ConfigMap, Box<dyn std::error::Error + Send + Sync>> {
     if cm
         .metadata
         .name
@@ -86,7 +89,11 @@ fn trace_transform(mut cm: ConfigMap) -> Result<ConfigMap, kube_informer::fifo::
 /// The category both runners report for an error; messages differ.
 pub fn error_kind(err: &Error) -> String {
     match err {
-        Error::Key(_) => "key".to_owned(),
+        Error::MissingName
+        | Error::EmptyName
+        | Error::EmptyNamespace
+        | Error::Slash { .. }
+        | Error::Malformed(_) => "key".to_owned(),
         Error::Transform { .. } => "transform".to_owned(),
         Error::Closed => "closed".to_owned(),
         other => format!("other: {other}"),

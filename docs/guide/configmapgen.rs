@@ -19,9 +19,9 @@ use kube::{
     api::{ObjectMeta, Patch, PatchParams},
 };
 use kube_informer::{
-    Controller, InformerFactory, factory,
+    Controller, InformerFactory,
     finalizer::{self, Event, finalizer},
-    informer::Defaults,
+    informer::{self, Defaults},
     runner::Action,
 };
 use schemars::JsonSchema;
@@ -222,7 +222,7 @@ pub fn defaults() -> Defaults {
 /// ConfigMaps they own, two reconciles at a time.
 pub fn controller(
     factory: &InformerFactory,
-) -> Result<Controller<ConfigMapGenerator>, factory::Error> {
+) -> Result<Controller<ConfigMapGenerator>, informer::Error> {
     let client = factory.client();
     Ok(Controller::with_factory(factory, Api::all(client.clone()))?
         .owns(Api::<ConfigMap>::all(client))

@@ -7,7 +7,6 @@ use kube::{Api, Resource};
 use tracing::Level;
 
 use super::{
-    SetupError,
     settings::{Settings, SharedLimiter},
     shutdown::Shutdown,
     triggers::{KeyGate, SharedFilter, Trigger},
@@ -103,7 +102,7 @@ pub struct Controller<K: Resource> {
     pub(super) own_writes: Option<(WriteLog, Duration)>,
     pub(super) shutdown: Shutdown,
     /// What went wrong while building, reported when the controller runs.
-    pub(super) setup_errors: Vec<SetupError>,
+    pub(super) setup_errors: Vec<crate::informer::Error>,
     /// The reconcile metrics, readable before, during and after the run.
     pub(super) recorder: Arc<ControllerRecorder>,
     /// The work queue's metrics, once the run has made the queue.
@@ -129,7 +128,7 @@ where
     ///
     /// # Errors
     ///
-    /// [`factory::Error::OptionsDiffer`](crate::factory::Error::OptionsDiffer)
+    /// [`informer::Error::OptionsDiffer`](crate::informer::Error::OptionsDiffer)
     /// when the factory holds an informer of `api`'s resource built with
     /// other options.
     ///
@@ -154,7 +153,7 @@ where
     pub fn with_factory(
         factory: &InformerFactory,
         api: Api<K>,
-    ) -> Result<Self, crate::factory::Error> {
+    ) -> Result<Self, crate::informer::Error> {
         let informer = factory.build(api, |builder| builder)?;
         Ok(Self::from_parts(
             informer,
@@ -258,7 +257,7 @@ impl<K: Watchable> Controller<K> {
         match factory.build(api, configure) {
             Ok(informer) => Some(informer),
             Err(error) => {
-                self.setup_errors.push(SetupError::from(error));
+                self.setup_errors.push(error);
                 None
             }
         }

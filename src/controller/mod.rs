@@ -192,7 +192,6 @@
 
 mod builder;
 mod debounce;
-mod error;
 mod observed;
 mod own_writes;
 mod reconcile;
@@ -201,8 +200,8 @@ mod settings;
 mod shutdown;
 mod triggers;
 
+pub use crate::runner::Error;
 pub use builder::Controller;
-pub use error::{Error, SetupError};
 pub use observed::Observed;
 pub use run::Outcome;
 pub use settings::DEFAULT_SYNC_TIMEOUT;

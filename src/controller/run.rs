@@ -23,7 +23,7 @@ use crate::{
     factory::InformerFactory,
     key::ObjectKey,
     queue::WorkQueue,
-    runner::{Action, OnCancel, ReconcileError, Runner},
+    runner::{Action, OnCancel, Runner},
     source::Watchable,
 };
 
@@ -321,7 +321,7 @@ impl<K: Watchable> Controller<K> {
                         .take_until(stop.forced.clone().cancelled_owned());
                     let mut reconciles = pin!(reconciles);
                     while let Some(outcome) = reconciles.next().await {
-                        yield outcome.map_err(|ReconcileError { error, .. }| error.error);
+                        yield outcome.map_err(unwrap_failed);
                     }
                 }
                 Synced::Failed(error) => yield Err(Error::Sync(error)),
@@ -412,5 +412,19 @@ struct AbortOnDrop(JoinHandle<()>);
 impl Drop for AbortOnDrop {
     fn drop(&mut self) {
         self.0.abort();
+    }
+}
+
+/// The controller's error inside the runner's: the runner reports a failed
+/// reconcile, whose error is the controller's (with the action its policy
+/// chose); its other variants carry nothing of the reconciler's and pass
+/// through as they are.
+fn unwrap_failed<E>(error: Error<Failed<E>>) -> Error<E> {
+    match error {
+        Error::Reconcile { error, .. } => error.error,
+        Error::Panicked { key, message } => Error::Panicked { key, message },
+        Error::ObjectNotFound { key } => Error::ObjectNotFound { key },
+        Error::Sync(error) => Error::Sync(error),
+        Error::Setup(error) => Error::Setup(error),
     }
 }

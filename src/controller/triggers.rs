@@ -11,7 +11,7 @@ use futures::{
     stream::{self, BoxStream},
 };
 
-use super::{SetupError, observed::Tombstones, own_writes::Cache};
+use super::{observed::Tombstones, own_writes::Cache};
 #[cfg(feature = "shard")]
 pub(super) use crate::shard::KeyGate;
 #[cfg(feature = "shard")]
@@ -20,7 +20,7 @@ use crate::{
     Notification,
     dispatch::{SubscribeOptions, Subscription},
     ext::{ChangedOnly, NotificationStreamExt},
-    informer::{Informer, SyncError},
+    informer::{self, Informer, SyncError},
     key::ObjectKey,
     queue::Priority,
     runner::controller_owner_key_with,
@@ -60,7 +60,7 @@ pub(super) struct Connected {
 /// One source of keys, kept until the controller runs.
 pub(super) struct Trigger {
     kind: &'static str,
-    connect: Box<dyn FnOnce() -> Result<Connected, SetupError> + Send>,
+    connect: Box<dyn FnOnce() -> Result<Connected, informer::Error> + Send>,
 }
 
 impl Trigger {
@@ -138,7 +138,7 @@ impl Trigger {
             let options = SubscribeOptions::default()
                 .name("controller-resync")
                 .resync(period);
-            let subscription = informer.subscribe(options).map_err(SetupError::Informer)?;
+            let subscription = informer.subscribe(options)?;
             Ok(Connected::feed(
                 subscription
                     .filter_map(|n| {
@@ -152,7 +152,7 @@ impl Trigger {
 
     fn new(
         kind: &'static str,
-        connect: impl FnOnce() -> Result<Connected, SetupError> + Send + 'static,
+        connect: impl FnOnce() -> Result<Connected, informer::Error> + Send + 'static,
     ) -> Self {
         Self {
             kind,
@@ -161,7 +161,7 @@ impl Trigger {
     }
 
     /// Subscribes what the trigger watches, once, when the controller runs.
-    pub(super) fn connect(self) -> Result<Connected, SetupError> {
+    pub(super) fn connect(self) -> Result<Connected, informer::Error> {
         (self.connect)()
     }
 }
@@ -196,11 +196,10 @@ impl Connected {
 /// nothing.
 pub(super) fn subscribe<W: Watchable>(
     informer: &Informer<W>,
-) -> Result<ChangedOnly<Subscription<W>>, SetupError> {
+) -> Result<ChangedOnly<Subscription<W>>, informer::Error> {
     informer
         .subscribe(SubscribeOptions::default().name(SUBSCRIBER))
         .map(NotificationStreamExt::changed_only)
-        .map_err(SetupError::Informer)
 }
 
 fn sync_wait<W: Watchable>(informer: &Informer<W>) -> SyncWait {

@@ -8,7 +8,7 @@ use kube::Resource;
 use pin_project::pin_project;
 
 use crate::{
-    key::{KeyError, ObjectKey},
+    key::{Error, ObjectKey},
     notification::Notification,
 };
 
@@ -28,7 +28,7 @@ impl<S> Keys<S> {
 }
 
 impl<K: Resource, S: Stream<Item = Notification<K>>> Stream for Keys<S> {
-    type Item = Result<ObjectKey, KeyError>;
+    type Item = Result<ObjectKey, Error>;
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         self.project()

@@ -8,7 +8,7 @@ use futures::{Stream, stream::FusedStream};
 use pin_project::pin_project;
 
 use crate::{
-    key::{KeyError, ObjectKey},
+    key::{Error, ObjectKey},
     notification::Notification,
 };
 
@@ -31,9 +31,9 @@ impl<S, F> KeysWith<S, F> {
 impl<K, S, F> Stream for KeysWith<S, F>
 where
     S: Stream<Item = Notification<K>>,
-    F: FnMut(&K) -> Result<ObjectKey, KeyError>,
+    F: FnMut(&K) -> Result<ObjectKey, Error>,
 {
-    type Item = Result<ObjectKey, KeyError>;
+    type Item = Result<ObjectKey, Error>;
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = self.project();
@@ -51,7 +51,7 @@ where
 impl<K, S, F> FusedStream for KeysWith<S, F>
 where
     S: FusedStream<Item = Notification<K>>,
-    F: FnMut(&K) -> Result<ObjectKey, KeyError>,
+    F: FnMut(&K) -> Result<ObjectKey, Error>,
 {
     fn is_terminated(&self) -> bool {
         self.stream.is_terminated()

@@ -34,7 +34,7 @@ impl<K> Hold<K> {
 pub(super) trait ManagedInformer: Any + Send + Sync {
     /// The informer's `run`, while it may still run: a released informer
     /// not started yet still runs if its users hold it (FA2).
-    fn run(&self) -> Option<BoxFuture<'static, informer::Result<()>>>;
+    fn run(&self) -> Option<BoxFuture<'static, Result<(), informer::Error>>>;
     /// The wait for its first sync, for an informer the factory holds
     /// (released ones are left out, FA2).
     fn wait_until_synced(&self) -> Option<BoxFuture<'static, Result<(), SyncError>>>;
@@ -52,7 +52,7 @@ impl<K> ManagedInformer for Hold<K>
 where
     K: Resource + Send + Sync + 'static,
 {
-    fn run(&self) -> Option<BoxFuture<'static, informer::Result<()>>> {
+    fn run(&self) -> Option<BoxFuture<'static, Result<(), informer::Error>>> {
         self.alive().map(|informer| informer.run().boxed())
     }
 

@@ -6,9 +6,9 @@ use std::{fmt, sync::Arc};
 use kube::{Api, Client, Resource, core::PartialObjectMeta};
 use parking_lot::Mutex;
 
-use super::{Error, hold::Hold, key::InformerKey, registry::Registry};
+use super::{hold::Hold, key::InformerKey, registry::Registry};
 use crate::{
-    informer::{Defaults, FromApi, Informer, InformerBuilder},
+    informer::{Defaults, Error, FromApi, Informer, InformerBuilder},
     source,
 };
 

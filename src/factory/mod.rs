@@ -22,7 +22,7 @@
 //! `strip_managed_fields`, key function, resync check period, the other
 //! list/watch settings) is not part of the key but must agree: a request
 //! for an existing key with other options is refused with
-//! [`Error::OptionsDiffer`] rather than handed an informer that ignores
+//! [`Error::OptionsDiffer`](crate::informer::Error::OptionsDiffer) rather than handed an informer that ignores
 //! them. Functions (index functions, transforms, key functions) cannot be
 //! compared, so they agree when both requests set them (or both do not);
 //! the first request's functions are the ones that run.
@@ -84,12 +84,10 @@
 //! applies to all of them (`hold.rs`), so a request that knows the type
 //! gets its informer back through `Any` without an `expect`.
 
-mod error;
 mod hold;
 mod informer_factory;
 mod key;
 mod registry;
 mod run;
 
-pub use error::Error;
 pub use informer_factory::InformerFactory;

@@ -20,7 +20,7 @@ pub(super) struct Entry {
     /// applies to all of them.
     pub(super) informer: Box<dyn ManagedInformer>,
     /// Its `run`, once the factory started it.
-    pub(super) task: Option<JoinHandle<informer::Result<()>>>,
+    pub(super) task: Option<JoinHandle<Result<(), informer::Error>>>,
 }
 
 /// The factory's informers, in the order they were asked for, and whether

@@ -13,12 +13,12 @@ use kube::Resource;
 use parking_lot::{Mutex, MutexGuard};
 use tokio::sync::Notify;
 
-use super::error::{Error, Result, UserCode};
 use super::known::{Guarded, KnownObjects};
 use super::options::FifoOptions;
 use super::state::FifoState;
 use crate::delta::{Delta, Deltas};
 use crate::key::ObjectKey;
+use crate::key::error::{Error, UserCode};
 
 /// A keyed queue of pending changes: one slot per object key, the changes of
 /// a key accumulated as [`Deltas`] until a consumer pops them.
@@ -35,7 +35,7 @@ use crate::key::ObjectKey;
 /// use kube_informer::DeltaType;
 ///
 /// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() -> Result<(), kube_informer::fifo::Error> {
+/// # async fn main() -> Result<(), kube_informer::store::Error> {
 /// let cm = |rv: &str| ConfigMap {
 ///     metadata: ObjectMeta {
 ///         namespace: Some("default".into()),
@@ -120,12 +120,12 @@ impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
     /// #     c
     /// # }
     /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), kube_informer::fifo::Error> {
+    /// # async fn main() -> Result<(), kube_informer::store::Error> {
     /// let fifo = DeltaFifo::new(FifoOptions::default());
     /// fifo.add(cm("a", "1"))?;
     /// fifo.close();
     /// assert!(fifo.pop().await.is_ok()); // still drains
-    /// assert!(matches!(fifo.pop().await, Err(kube_informer::fifo::Error::Closed)));
+    /// assert!(matches!(fifo.pop().await, Err(kube_informer::store::Error::Closed)));
     /// # Ok(())
     /// # }
     /// ```
@@ -180,7 +180,7 @@ impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
     /// #     c
     /// # }
     /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), kube_informer::fifo::Error> {
+    /// # async fn main() -> Result<(), kube_informer::store::Error> {
     /// let fifo = DeltaFifo::new(FifoOptions::default());
     /// let consumer = tokio::spawn({
     ///     let fifo = fifo.clone();
@@ -191,7 +191,7 @@ impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
     /// # Ok(())
     /// # }
     /// ```
-    pub async fn pop(&self) -> Result<Deltas<K>> {
+    pub async fn pop(&self) -> Result<Deltas<K>, Error> {
         loop {
             if let Some(popped) = self.poll_queue() {
                 return popped;
@@ -422,7 +422,7 @@ impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
 /// Internals shared by the producer and consumer halves.
 impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
     /// One step of a consumer: an item, `Closed`, or `None` to keep waiting.
-    pub(super) fn poll_queue(&self) -> Option<Result<Deltas<K>>> {
+    pub(super) fn poll_queue(&self) -> Option<Result<Deltas<K>, Error>> {
         let mut state = self.lock();
         match state.pop() {
             Some(deltas) => Some(Ok(deltas)),
@@ -447,14 +447,12 @@ impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
     }
 
     /// The key of `obj` by the key function; a panic in it is an error (L9).
-    pub(super) fn key_of(&self, obj: &K) -> Result<ObjectKey> {
+    pub(super) fn key_of(&self, obj: &K) -> Result<ObjectKey, Error> {
         let key_fn = &self.options().key_fn;
-        crate::panic::catch(|| key_fn(obj))
-            .map_err(|message| Error::Panicked {
-                callback: UserCode::KeyFunction,
-                message,
-            })?
-            .map_err(Error::from)
+        crate::panic::catch(|| key_fn(obj)).map_err(|message| Error::Panicked {
+            callback: UserCode::KeyFunction,
+            message,
+        })?
     }
 
     pub(super) fn lock(&self) -> MutexGuard<'_, FifoState<K>> {

@@ -29,23 +29,26 @@ impl<K, T: KnownObjects<K> + ?Sized> KnownObjects<K> for Arc<T> {
 }
 
 /// A [`KnownObjects`] view whose panics come back as
-/// [`Error::Panicked`](super::Error::Panicked) (L9): the FIFO calls the view
+/// [`Error::Panicked`](crate::key::error::Error::Panicked) (L9): the FIFO calls the view
 /// under its lock, so an unwind must not leave through it.
 pub(crate) struct Guarded<'a, K>(pub(crate) &'a dyn KnownObjects<K>);
 
 impl<K> Guarded<'_, K> {
-    pub(crate) fn get_by_key(&self, key: &ObjectKey) -> Result<Option<Arc<K>>, super::Error> {
+    pub(crate) fn get_by_key(
+        &self,
+        key: &ObjectKey,
+    ) -> Result<Option<Arc<K>>, crate::key::error::Error> {
         crate::panic::catch(|| self.0.get_by_key(key)).map_err(panicked)
     }
 
-    pub(crate) fn list_keys(&self) -> Result<Vec<ObjectKey>, super::Error> {
+    pub(crate) fn list_keys(&self) -> Result<Vec<ObjectKey>, crate::key::error::Error> {
         crate::panic::catch(|| self.0.list_keys()).map_err(panicked)
     }
 }
 
-fn panicked(message: String) -> super::Error {
-    super::Error::Panicked {
-        callback: super::UserCode::KnownObjects,
+fn panicked(message: String) -> crate::key::error::Error {
+    crate::key::error::Error::Panicked {
+        callback: crate::key::error::UserCode::KnownObjects,
         message,
     }
 }

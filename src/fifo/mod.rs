@@ -30,7 +30,7 @@
 //!
 //! [`close`](DeltaFifo::close) wakes every waiting consumer. What is queued
 //! still comes out; once the queue is empty, [`pop`](DeltaFifo::pop) returns
-//! [`Error::Closed`] and the [`DeltaStream`] ends. As in client-go, closing does
+//! [`Error::Closed`](crate::store::Error::Closed) and the [`DeltaStream`] ends. As in client-go, closing does
 //! not refuse producers: changes made after `close` are queued and pop as long
 //! as the queue is not empty (a stream that already ended stays ended).
 //!
@@ -44,12 +44,13 @@
 //! # Bad input
 //!
 //! An object that cannot be keyed, that the transform rejects, or deltas
-//! requeued under the wrong key are returned as an [`Error`]; nothing already
+//! requeued under the wrong key are returned as a
+//! [`store::Error`](crate::store::Error) (the data plane's one error); nothing already
 //! queued is touched.
 //!
 //! L9 (FIFO side): a key function, transform or [`KnownObjects`] view that
 //! panics does not unwind through the FIFO. The panic is caught where the
-//! FIFO calls it and returned as [`Error::Panicked`] with its message; the
+//! FIFO calls it and returned as [`Error::Panicked`](crate::store::Error::Panicked) with its message; the
 //! object it was called for is skipped, exactly as a rejected object is.
 //! For a relist ([`replace`](DeltaFifo::replace),
 //! [`list_done`](DeltaFifo::list_done)) whose known-objects view panics, the
@@ -71,7 +72,6 @@
 //! under its lock ([`store`](crate::store), "Why one lock").
 
 mod consume;
-mod error;
 mod known;
 mod merge;
 mod options;
@@ -79,8 +79,8 @@ mod produce;
 mod state;
 mod stream;
 
+pub use crate::key::error::UserCode;
 pub use consume::DeltaFifo;
-pub use error::{BoxError, Error, Result, UserCode};
 pub use known::KnownObjects;
 pub use options::{Coalesce, FifoOptions, TransformFn};
 pub use stream::DeltaStream;

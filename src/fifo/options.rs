@@ -4,13 +4,13 @@ use std::{fmt, sync::Arc};
 
 use kube::Resource;
 
-use super::error::BoxError;
 use super::known::KnownObjects;
 use crate::key::{KeyFn, default_key_fn};
 
 /// A function applied to every object entering the FIFO (F11), for example to
 /// strip `managedFields` before anything is kept.
-pub type TransformFn<K> = Arc<dyn Fn(K) -> Result<K, BoxError> + Send + Sync>;
+pub type TransformFn<K> =
+    Arc<dyn Fn(K) -> Result<K, Box<dyn std::error::Error + Send + Sync>> + Send + Sync>;
 
 /// How the deltas of one key accumulate while the key waits in the queue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -87,11 +87,11 @@ impl<K> FifoOptions<K> {
     /// ```
     /// use std::sync::Arc;
     /// use k8s_openapi::api::core::v1::ConfigMap;
-    /// use kube_informer::{fifo::{DeltaFifo, FifoOptions}, KeyError, ObjectKey};
+    /// use kube_informer::{fifo::{DeltaFifo, FifoOptions}, store::Error, ObjectKey};
     ///
     /// // Key by name only, ignoring the namespace.
     /// let by_name = Arc::new(|cm: &ConfigMap| {
-    ///     ObjectKey::new(None, cm.metadata.name.as_deref().ok_or(KeyError::MissingName)?)
+    ///     ObjectKey::new(None, cm.metadata.name.as_deref().ok_or(Error::MissingName)?)
     /// });
     /// let fifo = DeltaFifo::new(FifoOptions::default().key_fn(by_name));
     /// let mut cm = ConfigMap::default();
@@ -99,7 +99,7 @@ impl<K> FifoOptions<K> {
     /// cm.metadata.name = Some("a".into());
     /// fifo.add(cm)?;
     /// assert_eq!(fifo.list_keys()[0].as_str(), "a");
-    /// # Ok::<(), kube_informer::fifo::Error>(())
+    /// # Ok::<(), kube_informer::store::Error>(())
     /// ```
     pub fn key_fn(mut self, key_fn: KeyFn<K>) -> Self {
         self.key_fn = key_fn;
@@ -124,7 +124,7 @@ impl<K> FifoOptions<K> {
     /// let fifo = DeltaFifo::new(FifoOptions::default().known_objects(Arc::new(Nothing)));
     /// fifo.resync()?;
     /// assert!(fifo.is_empty());
-    /// # Ok::<(), kube_informer::fifo::Error>(())
+    /// # Ok::<(), kube_informer::store::Error>(())
     /// ```
     pub fn known_objects(mut self, known: Arc<dyn KnownObjects<K>>) -> Self {
         self.known_objects = Some(known);
@@ -145,7 +145,7 @@ impl<K> FifoOptions<K> {
     /// cm.metadata.name = Some("a".into());
     /// fifo.replace([cm], "1")?;
     /// assert_eq!(fifo.try_pop().unwrap().oldest().delta_type, DeltaType::Sync);
-    /// # Ok::<(), kube_informer::fifo::Error>(())
+    /// # Ok::<(), kube_informer::store::Error>(())
     /// ```
     pub fn emit_replaced(mut self, emit_replaced: bool) -> Self {
         self.emit_replaced = emit_replaced;
@@ -159,7 +159,7 @@ impl<K> FifoOptions<K> {
     ///
     /// ```
     /// use k8s_openapi::api::core::v1::ConfigMap;
-    /// use kube_informer::fifo::{DeltaFifo, Error, FifoOptions};
+    /// use kube_informer::{fifo::{DeltaFifo, FifoOptions}, store::Error};
     ///
     /// let fifo = DeltaFifo::new(FifoOptions::default().transform(|cm: ConfigMap| {
     ///     if cm.data.is_none() { Err("refusing an empty ConfigMap".into()) } else { Ok(cm) }
@@ -171,7 +171,10 @@ impl<K> FifoOptions<K> {
     /// ```
     pub fn transform(
         mut self,
-        transform: impl Fn(K) -> Result<K, BoxError> + Send + Sync + 'static,
+        transform: impl Fn(K) -> Result<K, Box<dyn std::error::Error + Send + Sync>>
+        + Send
+        + Sync
+        + 'static,
     ) -> Self {
         self.transform = Some(Arc::new(transform));
         self
@@ -191,7 +194,7 @@ impl<K> FifoOptions<K> {
     /// fifo.add(cm.clone())?;
     /// fifo.update(cm)?;
     /// assert_eq!(fifo.try_pop().unwrap().len(), 1);
-    /// # Ok::<(), kube_informer::fifo::Error>(())
+    /// # Ok::<(), kube_informer::store::Error>(())
     /// ```
     pub fn coalesce(mut self, coalesce: Coalesce) -> Self {
         self.coalesce = coalesce;

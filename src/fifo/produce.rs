@@ -5,11 +5,11 @@ use std::sync::Arc;
 use kube::Resource;
 
 use super::consume::DeltaFifo;
-use super::error::{Error, Result, UserCode};
 use super::state::FifoState;
 use crate::delta::{Delta, DeltaObject, DeltaType, Deltas};
 use crate::hash::KeySet;
 use crate::key::ObjectKey;
+use crate::key::error::{Error, UserCode};
 
 impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
     /// Queues an `Added` delta (F3). Marks the FIFO populated (F7), even when
@@ -35,7 +35,7 @@ impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
     /// # Ok(())
     /// # }
     /// ```
-    pub fn add(&self, obj: K) -> Result<()> {
+    pub fn add(&self, obj: K) -> Result<(), Error> {
         self.enqueue_live(DeltaType::Added, obj)
     }
 
@@ -61,7 +61,7 @@ impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
     /// # Ok(())
     /// # }
     /// ```
-    pub fn update(&self, obj: K) -> Result<()> {
+    pub fn update(&self, obj: K) -> Result<(), Error> {
         self.enqueue_live(DeltaType::Updated, obj)
     }
 
@@ -89,7 +89,7 @@ impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
     /// # Ok(())
     /// # }
     /// ```
-    pub fn delete(&self, obj: K) -> Result<()> {
+    pub fn delete(&self, obj: K) -> Result<(), Error> {
         let key = self.key_of(&obj)?;
         let mut state = self.lock();
         state.live_event(None);
@@ -113,7 +113,7 @@ impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
 
     /// F4: a deletion is queued only for a key that is queued or that the
     /// known objects hold.
-    fn deletion_counts(&self, state: &FifoState<K>, key: &ObjectKey) -> Result<bool> {
+    fn deletion_counts(&self, state: &FifoState<K>, key: &ObjectKey) -> Result<bool, Error> {
         if state.is_pending(key) {
             return Ok(true);
         }
@@ -158,7 +158,11 @@ impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
     /// # Ok(())
     /// # }
     /// ```
-    pub fn replace(&self, list: impl IntoIterator<Item = K>, resource_version: &str) -> Result<()> {
+    pub fn replace(
+        &self,
+        list: impl IntoIterator<Item = K>,
+        resource_version: &str,
+    ) -> Result<(), Error> {
         // Keys and transforms are user code: all of them run before the
         // lock is taken, up to the first object they reject.
         let list = list.into_iter();
@@ -209,7 +213,7 @@ impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
     /// use k8s_openapi::api::core::v1::ConfigMap;
     /// use kube_informer::fifo::{DeltaFifo, FifoOptions};
     ///
-    /// # fn main() -> Result<(), kube_informer::fifo::Error> {
+    /// # fn main() -> Result<(), kube_informer::store::Error> {
     /// let named = |n: &str| { let mut cm = ConfigMap::default(); cm.metadata.name = Some(n.into()); cm };
     /// let fifo = DeltaFifo::new(FifoOptions::default());
     /// fifo.add(named("old"))?;
@@ -249,7 +253,7 @@ impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
     /// # Ok(())
     /// # }
     /// ```
-    pub fn listed(&self, obj: K) -> Result<()> {
+    pub fn listed(&self, obj: K) -> Result<(), Error> {
         let prepared = self.prepare(obj);
         let mut state = self.lock();
         let listing = state.listing_mut().ok_or(Error::NoListInProgress)?;
@@ -325,7 +329,7 @@ impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
     /// # Ok(())
     /// # }
     /// ```
-    pub fn list_done(&self, resource_version: &str) -> Result<()> {
+    pub fn list_done(&self, resource_version: &str) -> Result<(), Error> {
         let mut state = self.lock();
         let listing = state.take_listing().ok_or(Error::NoListInProgress)?;
         let before = state.len();
@@ -372,7 +376,7 @@ impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
     /// # Ok(())
     /// # }
     /// ```
-    pub fn resync(&self) -> Result<()> {
+    pub fn resync(&self) -> Result<(), Error> {
         let Some(known) = self.known() else {
             return Ok(());
         };
@@ -426,7 +430,7 @@ impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
     /// # Ok(())
     /// # }
     /// ```
-    pub fn requeue(&self, deltas: Deltas<K>) -> Result<()> {
+    pub fn requeue(&self, deltas: Deltas<K>) -> Result<(), Error> {
         for delta in &deltas {
             let found = match &delta.object {
                 DeltaObject::Object(obj) => self.key_of(obj)?,
@@ -454,7 +458,7 @@ impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
         }
     }
 
-    fn transform(&self, key: &ObjectKey, obj: K) -> Result<Arc<K>> {
+    fn transform(&self, key: &ObjectKey, obj: K) -> Result<Arc<K>, Error> {
         let Some(transform) = &self.options().transform else {
             return Ok(Arc::new(obj));
         };
@@ -466,19 +470,19 @@ impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
             .map(Arc::new)
             .map_err(|source| Error::Transform {
                 key: key.clone(),
-                source,
+                source: Arc::from(source),
             })
     }
 
     /// Keys and transforms an entering object: the one place a `K` becomes an
     /// `Arc<K>`.
-    fn prepare(&self, obj: K) -> Result<(ObjectKey, Arc<K>)> {
+    fn prepare(&self, obj: K) -> Result<(ObjectKey, Arc<K>), Error> {
         let key = self.key_of(&obj)?;
         let obj = self.transform(&key, obj)?;
         Ok((key, obj))
     }
 
-    fn enqueue_live(&self, delta_type: DeltaType, obj: K) -> Result<()> {
+    fn enqueue_live(&self, delta_type: DeltaType, obj: K) -> Result<(), Error> {
         // Keying and transforming outside the lock keeps producers from
         // serialising on user code.
         let prepared = self.prepare(obj);

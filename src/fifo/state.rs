@@ -7,13 +7,13 @@ use std::sync::{
     atomic::{AtomicUsize, Ordering},
 };
 
-use super::error::Error;
 use super::known::Guarded;
 use super::merge;
 use super::options::Coalesce;
 use crate::delta::{Delta, DeltaType, Deltas};
 use crate::hash::{KeyMap, KeySet};
 use crate::key::ObjectKey;
+use crate::key::error::Error;
 
 /// A streamed relist between `list_start` and `list_done` (F13): only the
 /// listed keys are held, never the objects a second time.

@@ -28,7 +28,7 @@ use crate::delta::Deltas;
 /// use kube_informer::fifo::{DeltaFifo, FifoOptions};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() -> Result<(), kube_informer::fifo::Error> {
+/// # async fn main() -> Result<(), kube_informer::store::Error> {
 /// let fifo = DeltaFifo::new(FifoOptions::default());
 /// let mut cm = ConfigMap::default();
 /// cm.metadata.name = Some("a".into());
@@ -75,7 +75,7 @@ impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
     /// #     c
     /// # }
     /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), kube_informer::fifo::Error> {
+    /// # async fn main() -> Result<(), kube_informer::store::Error> {
     /// use futures::StreamExt;
     /// let fifo = DeltaFifo::new(FifoOptions::default());
     /// fifo.add(cm("a", "1"))?;

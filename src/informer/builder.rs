@@ -273,7 +273,7 @@ where
     /// an `Err` refuses the object, which is then neither queued nor cached,
     /// and the error reaches the error channel as
     /// [`Error::Queue`](super::Error::Queue) holding
-    /// [`fifo::Error::Transform`](crate::fifo::Error::Transform) with the
+    /// [`store::Error::Transform`](crate::store::Error::Transform) with the
     /// object's key; the informer goes on with the next object.
     ///
     /// # Examples
@@ -303,7 +303,7 @@ where
     /// ```
     pub fn transform<F>(mut self, transform: F) -> Self
     where
-        F: Fn(K) -> Result<K, crate::fifo::BoxError> + Send + Sync + 'static,
+        F: Fn(K) -> Result<K, Box<dyn std::error::Error + Send + Sync>> + Send + Sync + 'static,
     {
         self.common.transform = Some(Arc::new(transform));
         self

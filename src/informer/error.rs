@@ -2,19 +2,22 @@
 
 use std::{error::Error as StdError, fmt, sync::Arc};
 
-use crate::{fifo, source};
+use crate::{fifo, source, store};
 
 /// An error boxed so it can be shared by every listener of
 /// [`Informer::errors`](super::Informer::errors).
 pub type SharedError = Arc<dyn StdError + Send + Sync + 'static>;
 
-/// Errors of the [`informer`](super) module.
+/// Errors of the [`informer`](super) module and of the
+/// [`InformerFactory`](crate::InformerFactory) that hands informers out.
 ///
 /// Errors reported while running (source and queueing failures, panics in
 /// user code) are delivered to [`Informer::errors`](super::Informer::errors)
 /// and to the builder's [`on_error`](super::InformerBuilder::on_error)
 /// callback; the informer keeps going after them unless the variant says
-/// otherwise. The others are returned by the call that failed. Cloning is
+/// otherwise. The others are returned by the call that failed: a
+/// subscription to a stopped informer, a second `run`, a factory request
+/// that does not agree with the informer the factory holds. Cloning is
 /// cheap: the cause is shared.
 ///
 /// ER1: the cause stays reachable. A list/watch failure is
@@ -57,11 +60,11 @@ pub enum Error {
     /// An event from the source could not be queued (for example an object
     /// without a name, or a transform that failed); that one object was
     /// skipped.
-    Queue(Arc<fifo::Error>),
+    Queue(Arc<store::Error>),
     /// An object could not be stored (an index function panicked); the
     /// store kept the object's previous state and no notification was sent
     /// for that change.
-    Store(Arc<crate::store::Error>),
+    Store(Arc<store::Error>),
     /// User code panicked (L9). What happened next depends on `callback`:
     /// a key function, transform or indexer panic skips that one object
     /// (the store keeps what it held); an `on_error` panic loses nothing;
@@ -78,6 +81,18 @@ pub enum Error {
     AlreadyRunning,
     /// The informer has stopped: it accepts no new subscriptions (L6).
     Stopped,
+    /// The [`InformerFactory`](crate::InformerFactory) holds an informer
+    /// with this sharing key, built with other options; the request was
+    /// refused rather than ignored (see
+    /// [the sharing key](crate::factory#the-sharing-key)).
+    OptionsDiffer {
+        /// The list/watch URL of the resource, with its selectors.
+        resource: String,
+        /// The options the existing informer was built with.
+        existing: String,
+        /// The options this request asked for.
+        requested: String,
+    },
 }
 
 impl fmt::Display for Error {
@@ -91,6 +106,15 @@ impl fmt::Display for Error {
             Error::Panicked { callback, message } => write!(f, "{callback} panicked: {message}"),
             Error::AlreadyRunning => f.write_str("informer is already running or has run"),
             Error::Stopped => f.write_str("informer has stopped"),
+            Error::OptionsDiffer {
+                resource,
+                existing,
+                requested,
+            } => write!(
+                f,
+                "an informer for {resource} exists with other options \
+                 (existing: {existing}; requested: {requested})"
+            ),
         }
     }
 }
@@ -229,9 +253,9 @@ impl Error {
     }
 
     /// A panic caught in FIFO code, or any other queueing failure.
-    pub(crate) fn from_fifo(error: fifo::Error) -> Self {
+    pub(crate) fn from_fifo(error: store::Error) -> Self {
         match error {
-            fifo::Error::Panicked { callback, message } => Error::Panicked {
+            store::Error::Panicked { callback, message } => Error::Panicked {
                 callback: callback_of(callback),
                 message,
             },
@@ -255,6 +279,3 @@ impl fmt::Display for Chain<'_> {
         Ok(())
     }
 }
-
-/// A `Result` whose error defaults to the informer's [`Error`].
-pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 pub(crate) use super::parts::Parts;
 use super::{
     core::{Core, Share},
-    error::{Error, Result},
+    error::Error,
     known_objects::StoreKnownObjects,
     report::{ErrorReporter, ErrorStream},
     run,
@@ -216,7 +216,7 @@ where
     /// Dropping the future once it has been polled stops the informer as
     /// [`Informer::stop`] would. A future dropped before its first poll
     /// started nothing, and `run` may be called again.
-    pub fn run(&self) -> impl Future<Output = Result<()>> + Send + 'static {
+    pub fn run(&self) -> impl Future<Output = Result<(), Error>> + Send + 'static {
         run::run(Arc::clone(self.core()))
     }
 
@@ -297,7 +297,7 @@ where
     /// # drop(subscription);
     /// # Ok::<(), kube_informer::informer::Error>(())
     /// ```
-    pub fn subscribe(&self, options: SubscribeOptions) -> Result<Subscription<K>> {
+    pub fn subscribe(&self, options: SubscribeOptions) -> Result<Subscription<K>, Error> {
         let core = self.core();
         let mut route = core.route.lock();
         let mut subscription = match &mut *route {

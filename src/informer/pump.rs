@@ -255,7 +255,7 @@ fn feed<K>(
     event: Event<K>,
     listed: &mut usize,
     progress: &SyncProgress,
-) -> Result<(), crate::fifo::Error>
+) -> Result<(), crate::store::Error>
 where
     K: Resource + Send + Sync + 'static,
 {

@@ -17,7 +17,7 @@ use tracing::Instrument;
 use super::{
     apply::apply_deltas,
     core::Core,
-    error::{Callback, Error, Result},
+    error::{Callback, Error},
     pump::{Handoff, SourceEnd, pump, together},
     reclaim::Reclaim,
     resync::ResyncTimer,
@@ -46,7 +46,7 @@ fn span(resource: &WatchedResource) -> tracing::Span {
 }
 
 /// The body of [`Informer::run`](super::Informer::run).
-pub(crate) async fn run<K>(core: Arc<Core<K>>) -> Result<()>
+pub(crate) async fn run<K>(core: Arc<Core<K>>) -> Result<(), Error>
 where
     K: Resource + Send + Sync + 'static,
 {

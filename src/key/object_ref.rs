@@ -3,7 +3,7 @@
 
 use kube_runtime::reflector::{Lookup, ObjectRef};
 
-use super::{KeyError, ObjectKey};
+use super::{Error, ObjectKey};
 
 impl ObjectKey {
     /// The kube-runtime [`ObjectRef`] naming the same object, for a kind
@@ -22,7 +22,7 @@ impl ObjectKey {
     /// let object_ref = key.to_object_ref::<DynamicObject>(resource);
     /// assert_eq!(object_ref.name, "w");
     /// assert_eq!(object_ref.namespace.as_deref(), Some("default"));
-    /// # Ok::<(), kube_informer::KeyError>(())
+    /// # Ok::<(), kube_informer::store::Error>(())
     /// ```
     pub fn to_object_ref<K: Lookup>(&self, dyntype: K::DynamicType) -> ObjectRef<K> {
         let object_ref = ObjectRef::new_with(self.name(), dyntype);
@@ -46,7 +46,7 @@ impl ObjectKey {
 /// let object_ref = ObjectRef::<Pod>::from(&key);
 /// assert_eq!(object_ref, ObjectRef::new("web-0").within("default"));
 /// assert_eq!(ObjectKey::try_from(&object_ref)?, key);
-/// # Ok::<(), kube_informer::KeyError>(())
+/// # Ok::<(), kube_informer::store::Error>(())
 /// ```
 impl<K> From<&ObjectKey> for ObjectRef<K>
 where
@@ -61,7 +61,7 @@ where
 /// The key of the object an [`ObjectRef`] names. Fails as
 /// [`ObjectKey::new`] does, on names no key can have (empty, or with a `/`).
 impl<K: Lookup + ?Sized> TryFrom<&ObjectRef<K>> for ObjectKey {
-    type Error = KeyError;
+    type Error = Error;
 
     fn try_from(object_ref: &ObjectRef<K>) -> Result<Self, Self::Error> {
         ObjectKey::new(object_ref.namespace.as_deref(), &object_ref.name)
@@ -71,7 +71,7 @@ impl<K: Lookup + ?Sized> TryFrom<&ObjectRef<K>> for ObjectKey {
 /// The key of the object an [`ObjectRef`] names; see the impl for
 /// `&ObjectRef`.
 impl<K: Lookup + ?Sized> TryFrom<ObjectRef<K>> for ObjectKey {
-    type Error = KeyError;
+    type Error = Error;
 
     fn try_from(object_ref: ObjectRef<K>) -> Result<Self, Self::Error> {
         ObjectKey::try_from(&object_ref)
@@ -101,11 +101,11 @@ mod tests {
     fn object_refs_no_key_can_name_are_errors() {
         assert_eq!(
             ObjectKey::try_from(ObjectRef::<ConfigMap>::new("")),
-            Err(KeyError::EmptyName)
+            Err(Error::EmptyName)
         );
         assert!(matches!(
             ObjectKey::try_from(ObjectRef::<ConfigMap>::new("a/b").within("ns")),
-            Err(KeyError::Slash { part: "name", .. })
+            Err(Error::Slash { part: "name", .. })
         ));
     }
 }

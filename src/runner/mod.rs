@@ -96,7 +96,7 @@ mod reconciles;
 mod runner;
 
 pub use action::Action;
-pub use error::ReconcileError;
+pub use error::Error;
 pub use on_cancel::OnCancel;
 pub use owners::{OwnerKeys, OwnerStreamExt, controller_owner_key, controller_owner_key_with};
 pub use reconciles::{Backoff, ErrorPolicy, Reconciles};

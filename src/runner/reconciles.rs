@@ -12,7 +12,7 @@ use futures::{Stream, stream::FuturesUnordered};
 use pin_project::pin_project;
 use tokio_util::sync::{CancellationToken, ReusableBoxFuture, WaitForCancellationFutureOwned};
 
-use super::{Action, OnCancel, ReconcileError};
+use super::{Action, Error, OnCancel};
 use crate::queue::{WorkItem, WorkQueue};
 #[cfg(feature = "shard")]
 use crate::shard::WorkGuard;
@@ -30,7 +30,7 @@ impl Drop for WorkGuard {
     }
 }
 
-type Outcome<T, E> = Result<(T, Action), ReconcileError<T, E>>;
+type Outcome<T, E> = Result<(T, Action), Error<E, T>>;
 
 /// Starts the work on a key taken from the queue, or refuses it.
 pub(super) type Admit<T> = Box<dyn Fn(&T) -> Option<WorkGuard> + Send + Sync>;
@@ -236,6 +236,9 @@ where
 /// processing (the item drops last, so a requeue made here while the key is
 /// still held waits for the item's `done`, never giving the key to two
 /// workers).
+// The error is the controller's too, whose sync and setup variants make it
+// large; it is handed out once per failed reconcile, never kept.
+#[allow(clippy::result_large_err)]
 fn record_outcome<T: Hash + Eq + Clone + Send + 'static, E>(
     queue: &WorkQueue<T>,
     policy: &mut impl ErrorPolicy<T, E>,
@@ -250,7 +253,7 @@ fn record_outcome<T: Hash + Eq + Clone + Send + 'static, E>(
         }
         Err(error) => {
             act(queue, &key, policy.on_error(&key, &error));
-            Err(ReconcileError { key, error })
+            Err(Error::Reconcile { key, error })
         }
     };
     drop(item);

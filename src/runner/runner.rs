@@ -30,7 +30,7 @@ use crate::{key::ObjectKey, queue::WorkQueue, store::Store};
 ///   an add that comes during the backoff cuts it short is the queue's
 ///   choice ([`WorkQueue::backoff_holds`], W13; by default it does, as in
 ///   client-go);
-/// - `Err(e)`: the stream yields a [`ReconcileError`](super::ReconcileError)
+/// - `Err(e)`: the stream yields [`Error::Reconcile`](super::Error::Reconcile)
 ///   with the key, and the key gets what the error policy returns, as for
 ///   an `Ok` above: by default [`Action::Backoff`]; see
 ///   [`run_with_error_policy`](Runner::run_with_error_policy).
@@ -135,7 +135,7 @@ impl<T: Hash + Eq + Clone + Send + 'static> Runner<T> {
 
     /// Runs `reconcile` on each key handed out; the returned stream yields
     /// `Ok((key, action))` per successful reconcile and
-    /// `Err(ReconcileError { key, error })` per failed one.
+    /// `Err(Error::Reconcile { key, error })` per failed one.
     pub fn run<F, Fut, E>(self, reconcile: F) -> Reconciles<T, F, Fut>
     where
         F: FnMut(T) -> Fut,
@@ -219,7 +219,7 @@ impl Runner<ObjectKey> {
     /// use kube_informer::shard::{KeyGate, Member, MemberId, MemberSet, Ownership};
     ///
     /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), kube_informer::KeyError> {
+    /// # async fn main() -> Result<(), kube_informer::store::Error> {
     /// // Two replicas share the keys; this one is "a".
     /// let members = MemberSet::new([Member::new("a", "1"), Member::new("b", "1")]);
     /// let gate = KeyGate::new(Ownership::of(MemberId::new("a"), [members]));

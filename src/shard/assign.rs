@@ -139,7 +139,7 @@ impl std::str::FromStr for Fingerprint {
 /// let again = MemberSet::new([Member::new("b", "uid-b"), Member::new("a", "uid-a")]);
 /// assert_eq!(again.owner(&key), Some(owner));
 /// assert_eq!(again.fingerprint(), set.fingerprint());
-/// # Ok::<(), kube_informer::KeyError>(())
+/// # Ok::<(), kube_informer::store::Error>(())
 /// ```
 #[derive(Clone)]
 pub struct MemberSet {

@@ -57,7 +57,7 @@ use crate::{
 /// assert!(!guard.is_owned());
 /// drop(guard);
 /// assert_eq!(gate.in_flight(), 0);
-/// # Ok::<(), kube_informer::KeyError>(())
+/// # Ok::<(), kube_informer::store::Error>(())
 /// ```
 #[derive(Clone)]
 pub struct KeyGate {

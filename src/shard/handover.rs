@@ -97,7 +97,7 @@ pub struct Plan {
 /// assert!(member.update(t0).owns(&key));
 /// // Without a renewal the member stops acting after the renew deadline.
 /// assert!(!member.update(t0 + Duration::from_secs(10)).owns(&key));
-/// # Ok::<(), kube_informer::KeyError>(())
+/// # Ok::<(), kube_informer::store::Error>(())
 /// ```
 #[derive(Debug)]
 pub struct Handover {

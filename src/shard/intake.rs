@@ -30,19 +30,19 @@ use crate::{
 /// and not yet handed on, and how it ended.
 pub(super) struct Intake {
     leases: Subscription<Lease>,
-    run: BoxFuture<'static, informer::Result<()>>,
+    run: BoxFuture<'static, Result<(), informer::Error>>,
     /// Taken in, not yet handed to the state machine: each notification
     /// with the instant it arrived, which is when its version was observed.
     pending: VecDeque<(Notification<Lease>, Instant)>,
     /// How the informer ended, until taken.
-    ended: Option<informer::Result<()>>,
+    ended: Option<Result<(), informer::Error>>,
     /// Its `run` resolved or its stream ended: neither is polled again.
     done: bool,
 }
 
 impl Intake {
     /// Subscribes to `informer`, which this intake then runs.
-    pub(super) fn start(informer: &Informer<Lease>) -> informer::Result<Self> {
+    pub(super) fn start(informer: &Informer<Lease>) -> Result<Self, informer::Error> {
         Ok(Self {
             leases: informer.subscribe(SubscribeOptions::default())?,
             run: Box::pin(informer.run()),
@@ -110,7 +110,7 @@ impl Intake {
     }
 
     /// How the informer ended, once it has; given once.
-    pub(super) fn take_end(&mut self) -> Option<informer::Result<()>> {
+    pub(super) fn take_end(&mut self) -> Option<Result<(), informer::Error>> {
         self.ended.take()
     }
 }

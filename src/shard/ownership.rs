@@ -24,7 +24,7 @@ use crate::key::ObjectKey;
 ///
 /// let alone = MemberSet::new([Member::new("a", "1")]);
 /// assert!(Ownership::of(MemberId::new("a"), [alone]).owns(&key));
-/// # Ok::<(), kube_informer::KeyError>(())
+/// # Ok::<(), kube_informer::store::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Ownership {

@@ -146,28 +146,4 @@ pub(crate) use reader::Owner;
 pub use reader::Store;
 pub(crate) use writer::{OldVersion, Replaced, Writer};
 
-/// Errors of the store.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum Error {
-    /// No index has this name.
-    #[error("no index named {0:?}")]
-    UnknownIndex(String),
-    /// An index function panicked; the write it was part of was refused and
-    /// the store left as it was.
-    #[error("index function {index:?} panicked: {message}")]
-    IndexerPanicked {
-        /// The name of the index whose function panicked.
-        index: String,
-        /// The panic's message.
-        message: String,
-    },
-    /// A compact store held a version of this key whose bytes did not
-    /// decode (CM6): the write that replaced it was made, but the replaced
-    /// version is lost.
-    #[error("the compact cache could not decode the version of {key:?} a write replaced")]
-    Undecodable {
-        /// The key written.
-        key: String,
-    },
-}
+pub use crate::key::error::Error;

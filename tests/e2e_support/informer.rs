@@ -35,7 +35,7 @@ pub fn quick_retries<K>() -> source::Config<K> {
 }
 
 /// Polls `informer.run()` on its own task.
-pub fn spawn_run<K>(informer: &Informer<K>) -> JoinHandle<informer::Result<()>>
+pub fn spawn_run<K>(informer: &Informer<K>) -> JoinHandle<Result<(), informer::Error>>
 where
     K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
 {
@@ -55,7 +55,10 @@ where
 }
 
 /// Stops the informer and checks that `run` ends cleanly.
-pub async fn stop<K>(informer: &Informer<K>, run: JoinHandle<informer::Result<()>>) -> Result<()>
+pub async fn stop<K>(
+    informer: &Informer<K>,
+    run: JoinHandle<Result<(), informer::Error>>,
+) -> Result<()>
 where
     K: Resource + Send + Sync + 'static,
 {

@@ -8,7 +8,7 @@ use kube::{
     Api, Client,
     core::{ApiResource, DynamicObject, GroupVersionKind},
 };
-use kube_informer::{Informer, InformerFactory, ObjectKey, factory, source};
+use kube_informer::{Informer, InformerFactory, ObjectKey, informer, source};
 use kube_runtime::reflector::ObjectRef;
 
 /// Pods by the node they run on.
@@ -37,7 +37,7 @@ pub fn shared_informers(
     factory: &InformerFactory,
     client: Client,
     gvk: &GroupVersionKind,
-) -> Result<(Informer<Pod>, Informer<DynamicObject>), factory::Error> {
+) -> Result<(Informer<Pod>, Informer<DynamicObject>), informer::Error> {
     let pods = factory.build(Api::<Pod>::all(client.clone()), |b| {
         b.strip_managed_fields().indexer(BY_NODE, |pod: &Pod| {
             pod.spec.iter().filter_map(|s| s.node_name.clone()).collect()
