@@ -312,7 +312,31 @@ impl<'de> Deserializer<'de> for ValueDe<'de> {
         }
     }
 
-    skip_unread_and_forward!();
+    /// A string as a Rust enum's unit variant, as JSON gives it (k8s-openapi
+    /// keeps enums as strings; `kube`'s `Status` does not).
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        _: &'static str,
+        _: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Error> {
+        match (self.kind, self.value) {
+            (Kind::Str, Value::Len(b)) => {
+                let text = String::from_utf8_lossy(b);
+                visitor.visit_enum(de::value::StrDeserializer::<Error>::new(&text))
+            }
+            _ => self.deserialize_any(visitor),
+        }
+    }
+
+    fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        visitor.visit_unit()
+    }
+
+    forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
+        bytes byte_buf unit unit_struct seq tuple tuple_struct map struct identifier
+    }
 }
 
 /// A field's JSON name, as a map key.
