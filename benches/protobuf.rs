@@ -1,8 +1,9 @@
-//! Decoding one Pod from protobuf against decoding it from JSON, side by
+//! Decoding one object from protobuf against decoding it from JSON, side by
 //! side in one run: the Pod of `tests/protobuf-vectors/pod.pb` (written by
 //! Go's encoder, with managedFields, two containers' worth of spec, probes,
-//! volumes, affinity, tolerations and a status), and the same Pod as
-//! compact JSON text.
+//! volumes, affinity, tolerations and a status) and the Node of `node.pb`
+//! (maps of quantities, conditions, addresses, images), each beside the
+//! same object as compact JSON text.
 //!
 //! - `protobuf`: the body (`k8s\0` envelope) into `Pod`,
 //! - `json_source`: the source's JSON decoder for one object (its kind and
@@ -11,26 +12,40 @@
 //!   the JSON path).
 //!
 //! `cargo bench --bench protobuf -- --quick` for a short run.
+//!
+//! On a busy machine wall time says little; a fixed count of calls under
+//! `perf stat` (instructions, task-clock) says more. With
+//! `PROTOBUF_BENCH_COUNT=N` and `PROTOBUF_BENCH_ONLY=pod/protobuf` (a group's
+//! vector and one decoder) the binary decodes that N times and exits; the
+//! difference between two counts, over the difference in N, is one call.
 
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::{
+    Resource,
+    api::core::v1::{Node, Pod},
+};
 use kube_informer::unstable::{decode as decode_bench, protobuf::decode_object};
+use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 
-fn vector(ext: &str) -> Vec<u8> {
+fn vector(name: &str, ext: &str) -> Vec<u8> {
     let path = format!(
-        "{}/tests/protobuf-vectors/pod.{ext}",
+        "{}/tests/protobuf-vectors/{name}.{ext}",
         env!("CARGO_MANIFEST_DIR")
     );
     std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
-fn pod(c: &mut Criterion) {
-    let pb = vector("pb");
+/// One group, `NAME_decode`, of the three decoders on vector `name`.
+fn compare<K>(c: &mut Criterion, name: &str, list_kind: &str)
+where
+    K: Resource + DeserializeOwned + PartialEq + std::fmt::Debug,
+{
+    let pb = vector(name, "pb");
     // As the API server sends it: compact, fields in Go's order.
-    let pretty = String::from_utf8(vector("json")).unwrap();
+    let pretty = String::from_utf8(vector(name, "json")).unwrap();
     let json: String = {
         let mut out = String::with_capacity(pretty.len());
         let mut in_string = false;
@@ -54,27 +69,55 @@ fn pod(c: &mut Criterion) {
         out
     };
     let raw: Box<RawValue> = serde_json::from_str(&json).unwrap();
-    let expected: Pod = serde_json::from_str(&json).unwrap();
-    assert_eq!(decode_object::<Pod>(&pb).unwrap(), expected);
+    let expected: K = serde_json::from_str(&json).unwrap();
+    assert_eq!(decode_object::<K>(&pb).unwrap(), expected);
     eprintln!(
-        "pod: {} bytes of protobuf, {} bytes of JSON",
+        "{name}: {} bytes of protobuf, {} bytes of JSON",
         pb.len(),
         json.len()
     );
 
-    let mut group = c.benchmark_group("pod_decode");
+    let decoders: [(&str, &dyn Fn() -> K); 3] = [
+        ("protobuf", &|| decode_object::<K>(black_box(&pb)).unwrap()),
+        ("json_source", &|| {
+            decode_bench::object::<K>(black_box(&raw), Some(list_kind)).unwrap()
+        }),
+        ("json_plain", &|| {
+            serde_json::from_slice::<K>(black_box(json.as_bytes())).unwrap()
+        }),
+    ];
+
+    if let (Ok(only), Ok(count)) = (
+        std::env::var("PROTOBUF_BENCH_ONLY"),
+        std::env::var("PROTOBUF_BENCH_COUNT"),
+    ) {
+        let count: u64 = count.parse().expect("PROTOBUF_BENCH_COUNT: a number");
+        for (decoder, decode) in decoders {
+            if only == format!("{name}/{decoder}") {
+                for _ in 0..count {
+                    black_box(decode());
+                }
+                std::process::exit(0);
+            }
+        }
+        return;
+    }
+
+    let mut group = c.benchmark_group(format!("{name}_decode"));
     group.throughput(Throughput::Elements(1));
-    group.bench_function("protobuf", |b| {
-        b.iter(|| decode_object::<Pod>(black_box(&pb)).unwrap())
-    });
-    group.bench_function("json_source", |b| {
-        b.iter(|| decode_bench::object::<Pod>(black_box(&raw), Some("PodList")).unwrap())
-    });
-    group.bench_function("json_plain", |b| {
-        b.iter(|| serde_json::from_slice::<Pod>(black_box(json.as_bytes())).unwrap())
-    });
+    for (decoder, decode) in decoders {
+        group.bench_function(decoder, |b| b.iter(decode));
+    }
     group.finish();
 }
 
-criterion_group!(benches, pod);
+fn pod(c: &mut Criterion) {
+    compare::<Pod>(c, "pod", "PodList");
+}
+
+fn node(c: &mut Criterion) {
+    compare::<Node>(c, "node", "NodeList");
+}
+
+criterion_group!(benches, pod, node);
 criterion_main!(benches);

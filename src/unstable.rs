@@ -85,6 +85,10 @@ pub mod protobuf {
     //! The Kubernetes protobuf decoder, reachable for its tests and its
     //! benchmark until the source asks for protobuf itself.
 
+    pub use crate::protobuf::{
+        DEFAULT_MAX_FRAME, FrameSplitter, ListPage, WatchEvent, decode_list, decode_status,
+        decode_watch_event,
+    };
     pub use crate::protobuf::{Error, decode_object};
 }
 

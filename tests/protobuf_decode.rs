@@ -254,6 +254,114 @@ fn pb4_unknown_fields_packed_numbers_scattered_repeats_last_wins() {
     );
 }
 
+fn entry(key: &str, value: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    field_len(1, key.as_bytes(), &mut out);
+    field_len(2, value, &mut out);
+    out
+}
+
+/// Many occurrences of repeated and map fields, in one run and scattered
+/// among each other, in a message and in an inlined one: each field gets
+/// every occurrence, in order, and the fields between them are still read.
+#[test]
+fn pb4_many_and_interleaved_repeated_and_map_fields() {
+    // A ConfigMap: 500 data entries, binaryData entries between them, the
+    // metadata last.
+    let mut raw = Vec::new();
+    for i in 0..500 {
+        field_len(
+            2,
+            &entry(&format!("k{i:03}"), format!("v{i}").as_bytes()),
+            &mut raw,
+        );
+        if i % 100 == 0 {
+            field_len(3, &entry(&format!("b{i}"), &[i as u8]), &mut raw);
+        }
+    }
+    field_varint(4, 1, &mut raw);
+    let mut meta = Vec::new();
+    field_len(1, b"many", &mut meta);
+    for i in 0..50 {
+        field_len(14, format!("f{i}").as_bytes(), &mut meta); // finalizers
+        field_len(11, &entry(&format!("l{i}"), b"x"), &mut meta); // labels
+    }
+    field_len(1, &meta, &mut raw);
+    let cm: ConfigMap = decode_object(&body("v1", "ConfigMap", &raw)).unwrap();
+    let data = cm.data.unwrap();
+    assert_eq!(data.len(), 500);
+    assert_eq!(data["k000"], "v0");
+    assert_eq!(data["k499"], "v499");
+    let binary = cm.binary_data.unwrap();
+    assert_eq!(binary.len(), 5);
+    assert_eq!(binary["b400"].0, vec![144]);
+    assert_eq!(cm.immutable, Some(true));
+    assert_eq!(cm.metadata.name.as_deref(), Some("many"));
+    let finalizers = cm.metadata.finalizers.unwrap();
+    assert_eq!(finalizers.len(), 50);
+    assert_eq!(
+        (finalizers[0].as_str(), finalizers[49].as_str()),
+        ("f0", "f49")
+    );
+    assert_eq!(cm.metadata.labels.unwrap().len(), 50);
+
+    // A PodSpec: 300 containers in one run, then init containers and
+    // containers taking turns, with a single field between them; an
+    // ephemeral container whose inlined common part holds its own
+    // repeated fields, scattered.
+    let mut spec = Vec::new();
+    for i in 0..300 {
+        field_len(2, &named(&format!("c{i}")), &mut spec);
+    }
+    for i in 0..20 {
+        field_len(20, &named(&format!("i{i}")), &mut spec);
+        field_len(2, &named(&format!("c{}", 300 + i)), &mut spec);
+        if i == 10 {
+            field_len(10, b"node-1", &mut spec);
+        }
+    }
+    let mut common = Vec::new();
+    field_len(3, b"sh", &mut common);
+    field_len(1, b"debug", &mut common);
+    field_len(4, b"-x", &mut common);
+    field_len(3, b"-c", &mut common);
+    field_len(4, b"-y", &mut common);
+    let mut ephemeral = Vec::new();
+    field_len(2, b"c0", &mut ephemeral);
+    field_len(1, &common, &mut ephemeral);
+    field_len(34, &ephemeral, &mut spec);
+    field_len(34, &ephemeral, &mut spec);
+    let mut raw = Vec::new();
+    field_len(2, &spec, &mut raw);
+    let pod: Pod = decode_object(&body("v1", "Pod", &raw)).unwrap();
+    let spec = pod.spec.unwrap();
+    let names: Vec<String> = spec.containers.iter().map(|c| c.name.clone()).collect();
+    let expected: Vec<String> = (0..320).map(|i| format!("c{i}")).collect();
+    assert_eq!(names, expected);
+    let init: Vec<String> = spec
+        .init_containers
+        .unwrap()
+        .iter()
+        .map(|c| c.name.clone())
+        .collect();
+    assert_eq!(init, (0..20).map(|i| format!("i{i}")).collect::<Vec<_>>());
+    assert_eq!(spec.node_name.as_deref(), Some("node-1"));
+    let ephemeral = spec.ephemeral_containers.unwrap();
+    assert_eq!(ephemeral.len(), 2);
+    for e in &ephemeral {
+        assert_eq!(e.name, "debug");
+        assert_eq!(e.target_container_name.as_deref(), Some("c0"));
+        assert_eq!(
+            e.command.as_deref(),
+            Some(&["sh".to_owned(), "-c".to_owned()][..])
+        );
+        assert_eq!(
+            e.args.as_deref(),
+            Some(&["-x".to_owned(), "-y".to_owned()][..])
+        );
+    }
+}
+
 #[test]
 fn pb3_the_envelope_names_the_type_asked_for() {
     let pod = read("pod", "pb");

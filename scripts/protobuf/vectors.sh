@@ -8,7 +8,8 @@
 #                                        the checked-in ones
 #
 # `tests/protobuf_decode.rs` asserts that each NAME.pb decodes to the value
-# NAME.json decodes to.
+# NAME.json decodes to; `tests/protobuf_wire.rs` does the same for the list
+# pages, Status bodies and watch stream in wire/.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -33,6 +34,6 @@ if [[ "${1:-}" == "--check" ]]; then
 else
   rm -rf "$dest"
   mkdir -p "$dest"
-  cp "$out"/* "$dest"/
-  echo "protobuf vectors: wrote $(ls "$dest" | wc -l) files to tests/protobuf-vectors/"
+  cp -r "$out"/. "$dest"/
+  echo "protobuf vectors: wrote $(find "$dest" -type f | wc -l) files to tests/protobuf-vectors/"
 fi

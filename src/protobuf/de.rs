@@ -87,16 +87,6 @@ impl<'de> MessageDe<'de> {
         Ok(MessageDe { buf, msg, depth })
     }
 
-    /// The JSON `null` cases: a zero time (Go writes a zero `Time` as no
-    /// bytes, and JSON writes it as `null`) and raw JSON with no bytes.
-    fn is_null(&self) -> Result<bool, Error> {
-        Ok(match self.msg.shape {
-            Shape::Time | Shape::MicroTime => self.timestamp()?.is_none(),
-            Shape::RawJson => self.raw()?.is_empty(),
-            _ => false,
-        })
-    }
-
     /// Seconds and microseconds as JSON holds them, or `None` for Go's zero
     /// time. `Time` keeps whole seconds (Go's unmarshal drops the nanos);
     /// `MicroTime` truncates to microseconds.
@@ -151,11 +141,7 @@ impl<'de> MessageDe<'de> {
             },
             Shape::Time | Shape::MicroTime => match self.timestamp()? {
                 None => visitor.visit_unit(),
-                Some((seconds, micros)) => {
-                    let micro = (self.msg.shape == Shape::MicroTime).then_some(micros);
-                    let mut buf = [0; 27];
-                    visitor.visit_str(text::rfc3339(seconds, micro, &mut buf)?)
-                }
+                Some(time) => TimeDe::new(time, self.msg.shape).deserialize_any(visitor),
             },
             Shape::RawJson => {
                 let raw = self.raw()?;
@@ -217,12 +203,49 @@ impl<'de> Deserializer<'de> for MessageDe<'de> {
         self.deserialize_special(visitor)
     }
 
+    /// The JSON `null` cases: a zero time (Go writes a zero `Time` as no
+    /// bytes, and JSON writes it as `null`) and raw JSON with no bytes. A
+    /// time is read once, here, and handed on as read.
     fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        if self.is_null()? {
-            visitor.visit_none()
-        } else {
-            visitor.visit_some(self)
+        match self.msg.shape {
+            Shape::Time | Shape::MicroTime => match self.timestamp()? {
+                None => visitor.visit_none(),
+                Some(time) => visitor.visit_some(TimeDe::new(time, self.msg.shape)),
+            },
+            Shape::RawJson if self.raw()?.is_empty() => visitor.visit_none(),
+            _ => visitor.visit_some(self),
         }
+    }
+
+    skip_unread_and_forward!(newtype_struct);
+}
+
+/// A time already read from its message: seconds, and microseconds for a
+/// `MicroTime` (`None` for a `Time`, which JSON writes in whole seconds).
+struct TimeDe {
+    seconds: i64,
+    micros: Option<u32>,
+}
+
+impl TimeDe {
+    fn new((seconds, micros): (i64, u32), shape: Shape) -> Self {
+        TimeDe {
+            seconds,
+            micros: (shape == Shape::MicroTime).then_some(micros),
+        }
+    }
+}
+
+impl<'de> Deserializer<'de> for TimeDe {
+    type Error = Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        let mut buf = [0; 27];
+        visitor.visit_str(text::rfc3339(self.seconds, self.micros, &mut buf)?)
+    }
+
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        visitor.visit_some(self)
     }
 
     skip_unread_and_forward!(newtype_struct);
@@ -289,7 +312,31 @@ impl<'de> Deserializer<'de> for ValueDe<'de> {
         }
     }
 
-    skip_unread_and_forward!();
+    /// A string as a Rust enum's unit variant, as JSON gives it (k8s-openapi
+    /// keeps enums as strings; `kube`'s `Status` does not).
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        _: &'static str,
+        _: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Error> {
+        match (self.kind, self.value) {
+            (Kind::Str, Value::Len(b)) => {
+                let text = String::from_utf8_lossy(b);
+                visitor.visit_enum(de::value::StrDeserializer::<Error>::new(&text))
+            }
+            _ => self.deserialize_any(visitor),
+        }
+    }
+
+    fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        visitor.visit_unit()
+    }
+
+    forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
+        bytes byte_buf unit unit_struct seq tuple tuple_struct map struct identifier
+    }
 }
 
 /// A field's JSON name, as a map key.
@@ -316,19 +363,87 @@ struct Frame<'de> {
     msg: &'static Message,
     /// Repeated and map fields already handed out, by index in `msg.fields`.
     handed_out: u128,
+    /// Where the next field is likely to be in `msg.fields`.
+    hint: usize,
+    /// Whether `Fields::runs` holds this frame's repeated fields yet.
+    scanned: bool,
+}
+
+/// Where one repeated or map field lies in its message, found by one pass
+/// over the message (`scan_runs`), so that handing it out walks its own
+/// occurrences rather than the whole rest of the message.
+#[derive(Clone, Copy)]
+struct Run {
+    /// The end of its last occurrence.
+    end: usize,
+    /// How many occurrences (a packed run counts once).
+    count: u32,
+    /// The frame (its place in `Fields::frames`) the field belongs to.
+    frame: u8,
+    /// The field's index in its message's `fields` (at most 128 fields).
+    index: u8,
+    /// No other field comes between its first and last occurrence (what Go
+    /// writes): the walk of the message may jump to `end`.
+    contiguous: bool,
+}
+
+/// One pass over a message from `from` on: where each repeated or map
+/// field lies, added to `runs`.
+fn scan_runs(
+    runs: &mut SmallVec<[Run; 4]>,
+    frame: u8,
+    msg: &'static Message,
+    mut cur: Cursor<'_>,
+) -> Result<(), Error> {
+    let first = runs.len();
+    let mut previous = usize::MAX;
+    let mut hint = 0;
+    while !cur.at_end() {
+        let (number, wire_type) = cur.tag()?;
+        cur.value(wire_type)?;
+        let Some((index, field)) = msg.field_near(number, hint) else {
+            previous = usize::MAX;
+            continue;
+        };
+        hint = index;
+        if field.label == Label::Single {
+            previous = usize::MAX;
+            continue;
+        }
+        let end = cur.position();
+        let index = index as u8;
+        match runs[first..].iter_mut().find(|r| r.index == index) {
+            Some(run) => {
+                run.contiguous &= previous == usize::from(index);
+                run.count = run.count.saturating_add(1);
+                run.end = end;
+            }
+            None => runs.push(Run {
+                frame,
+                index,
+                end,
+                count: 1,
+                contiguous: true,
+            }),
+        }
+        previous = usize::from(index);
+    }
+    Ok(())
 }
 
 enum Pending<'de> {
     None,
     Single(&'static Message, &'static Field, Value<'de>),
     /// A repeated or map field: the message's bytes from its first
-    /// occurrence on.
-    Many(&'static Message, &'static Field, &'de [u8]),
+    /// occurrence to the end of its last, and how many occurrences.
+    Many(&'static Message, &'static Field, &'de [u8], usize),
 }
 
 /// The fields of an `Object` message as a serde map.
 struct Fields<'de> {
     frames: SmallVec<[Frame<'de>; 2]>,
+    /// The repeated and map fields of the frames scanned so far.
+    runs: SmallVec<[Run; 4]>,
     pending: Pending<'de>,
     depth: u32,
 }
@@ -340,9 +455,12 @@ impl<'de> Fields<'de> {
             cur: Cursor::new(buf),
             msg,
             handed_out: 0,
+            hint: 0,
+            scanned: false,
         });
         Fields {
             frames,
+            runs: SmallVec::new(),
             pending: Pending::None,
             depth,
         }
@@ -357,20 +475,24 @@ impl<'de> MapAccess<'de> for Fields<'de> {
         seed: K,
     ) -> Result<Option<K::Value>, Error> {
         loop {
+            // At most MAX_DEPTH + 1 frames.
+            let level = self.frames.len().wrapping_sub(1) as u8;
             let Some(frame) = self.frames.last_mut() else {
                 return Ok(None);
             };
             if frame.cur.at_end() {
                 self.frames.pop();
+                self.runs.retain(|r| r.frame < level);
                 continue;
             }
             let start = frame.cur.position();
             let (number, wire_type) = frame.cur.tag()?;
             let value = frame.cur.value(wire_type)?;
             let msg = frame.msg;
-            let Some((index, field)) = msg.field(number) else {
+            let Some((index, field)) = msg.field_near(number, frame.hint) else {
                 continue; // a field this schema does not know
             };
+            frame.hint = index + 1;
             match field.label {
                 Label::Single => {
                     if wire_type != wire_type_of(field.kind) {
@@ -386,6 +508,8 @@ impl<'de> MapAccess<'de> for Fields<'de> {
                                 cur: Cursor::new(b),
                                 msg: lookup::message(i),
                                 handed_out: 0,
+                                hint: 0,
+                                scanned: false,
                             });
                         }
                         continue;
@@ -401,7 +525,27 @@ impl<'de> MapAccess<'de> for Fields<'de> {
                         continue;
                     }
                     frame.handed_out |= bit;
-                    self.pending = Pending::Many(msg, field, frame.cur.rest_from(start));
+                    if !frame.scanned {
+                        frame.scanned = true;
+                        let mut from = frame.cur;
+                        from.seek(start);
+                        scan_runs(&mut self.runs, level, msg, from)?;
+                    }
+                    // The scan from this field's first occurrence found it.
+                    let Some(run) = self
+                        .runs
+                        .iter()
+                        .rev()
+                        .find(|r| r.frame == level && usize::from(r.index) == index)
+                        .copied()
+                    else {
+                        return Err(Error::Custom("a repeated field was lost".into()));
+                    };
+                    let buf = frame.cur.slice(start, run.end);
+                    if run.contiguous {
+                        frame.cur.seek(run.end);
+                    }
+                    self.pending = Pending::Many(msg, field, buf, run.count as usize);
                 }
             }
             return seed.deserialize(Key(field.name)).map(Some);
@@ -418,10 +562,11 @@ impl<'de> MapAccess<'de> for Fields<'de> {
                 value,
                 depth,
             }),
-            Pending::Many(message, field, buf) => seed.deserialize(ManyDe {
+            Pending::Many(message, field, buf, count) => seed.deserialize(ManyDe {
                 message,
                 field,
                 buf,
+                count,
                 depth,
             }),
             Pending::None => Err(Error::Custom("a value was asked for before its key".into())),
@@ -429,11 +574,13 @@ impl<'de> MapAccess<'de> for Fields<'de> {
     }
 }
 
-/// A repeated or map field: every occurrence in the rest of its message.
+/// A repeated or map field: every occurrence within `buf`.
 struct ManyDe<'de> {
     message: &'static Message,
     field: &'static Field,
     buf: &'de [u8],
+    /// How many occurrences `buf` holds (the size hint).
+    count: usize,
     depth: u32,
 }
 
@@ -447,14 +594,17 @@ impl<'de> Deserializer<'de> for ManyDe<'de> {
                 field: self.field,
                 cur: Cursor::new(self.buf),
                 value: None,
+                left: self.count,
                 depth: self.depth,
             }),
-            _ => visitor.visit_seq(Elements::new(
-                self.buf,
-                self.message,
-                self.field,
-                self.depth,
-            )),
+            _ => {
+                let mut elements = Elements::new(self.buf, self.message, self.field, self.depth);
+                // A packed run of numbers counts once but holds many.
+                if wire_type_of(self.field.kind) == wire::LEN {
+                    elements.left = Some(self.count);
+                }
+                visitor.visit_seq(elements)
+            }
         }
     }
 
@@ -471,6 +621,8 @@ struct Elements<'de> {
     field: &'static Field,
     cur: Cursor<'de>,
     packed: Option<Cursor<'de>>,
+    /// How many elements are left, when known (the size hint).
+    left: Option<usize>,
     depth: u32,
 }
 
@@ -481,6 +633,7 @@ impl<'de> Elements<'de> {
             field,
             cur: Cursor::new(buf),
             packed: None,
+            left: None,
             depth,
         }
     }
@@ -507,6 +660,7 @@ impl<'de> SeqAccess<'de> for Elements<'de> {
                     if number != self.field.number {
                         continue;
                     }
+                    self.left = self.left.map(|n| n.saturating_sub(1));
                     match value {
                         // A packed run of numbers.
                         Value::Len(run) if expected != wire::LEN => {
@@ -531,6 +685,10 @@ impl<'de> SeqAccess<'de> for Elements<'de> {
                 .map(Some);
         }
     }
+
+    fn size_hint(&self) -> Option<usize> {
+        self.left
+    }
 }
 
 /// The entries of one map field: key in field 1, value in field 2.
@@ -539,6 +697,8 @@ struct Entries<'de> {
     field: &'static Field,
     cur: Cursor<'de>,
     value: Option<Value<'de>>,
+    /// How many entries are left (the size hint).
+    left: usize,
     depth: u32,
 }
 
@@ -558,6 +718,7 @@ impl<'de> MapAccess<'de> for Entries<'de> {
             if number != self.field.number {
                 continue;
             }
+            self.left = self.left.saturating_sub(1);
             let Value::Len(entry) = entry else {
                 return Err(Error::WrongWireType {
                     message: self.message.name,
@@ -616,6 +777,10 @@ impl<'de> MapAccess<'de> for Entries<'de> {
             value,
             depth: self.depth,
         })
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        Some(self.left)
     }
 }
 

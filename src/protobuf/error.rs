@@ -86,6 +86,22 @@ pub enum Error {
     /// The envelope's `contentEncoding` is set (Kubernetes never sets it).
     #[error("content encoding {0:?} is not supported")]
     ContentEncoding(String),
+    /// A watch frame's length prefix above the most a frame may hold.
+    #[error("a watch frame of {len} bytes is larger than the {max} bytes a frame may hold")]
+    FrameTooLarge {
+        /// The length the frame's prefix claims.
+        len: u64,
+        /// The most a frame may hold.
+        max: usize,
+    },
+    /// A watch event whose type is none of ADDED, MODIFIED, DELETED,
+    /// BOOKMARK and ERROR.
+    #[error("unknown watch event type {0:?}")]
+    UnknownEventType(String),
+    /// Something the body must hold is absent (a watch event's object, a
+    /// bookmark's resourceVersion).
+    #[error("the body lacks {0}")]
+    Missing(&'static str),
     /// What the type's `Deserialize` impl refused, in its words.
     #[error("{0}")]
     Custom(String),

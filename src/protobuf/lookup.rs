@@ -17,6 +17,17 @@ pub(crate) fn kind(api_version: &str, kind: &str) -> Option<&'static Message> {
         .map(|i| message(KINDS[i].2))
 }
 
+/// `meta/v1 Status`, which the table holds as a message but not as a kind
+/// (it is every group's error body).
+pub(crate) fn status() -> Option<&'static Message> {
+    static STATUS: std::sync::OnceLock<Option<&'static Message>> = std::sync::OnceLock::new();
+    *STATUS.get_or_init(|| {
+        MESSAGES
+            .iter()
+            .find(|m| m.name == "Status" && m.field(6).is_some_and(|(_, f)| f.name == "code"))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -57,5 +68,6 @@ mod tests {
             Some("Lease")
         );
         assert!(kind("v1", "Nope").is_none());
+        assert_eq!(status().map(|m| m.fields.len()), Some(6));
     }
 }

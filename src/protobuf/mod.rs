@@ -1,5 +1,8 @@
 //! Kubernetes protobuf (`application/vnd.kubernetes.protobuf`) decoded into
-//! the user's k8s-openapi types, giving the value JSON would give.
+//! the user's k8s-openapi types, giving the value JSON would give: one
+//! object ([`decode_object`]), a list page ([`decode_list`]), a `Status`
+//! body ([`decode_status`]) and a watch stream ([`FrameSplitter`],
+//! [`decode_watch_event`]).
 //!
 //! # Design
 //!
@@ -10,6 +13,21 @@
 //! drives it, asking for fields by their JSON names as it would ask
 //! `serde_json`; a field the user's k8s-openapi version lacks is skipped
 //! like an unknown JSON field, so one table serves every version.
+//!
+//! What keeps it cheap:
+//! - A repeated or map field is handed out at its first occurrence. The
+//!   first time a message has one, a single pass over the rest of the
+//!   message notes where each repeated or map field's occurrences end, how
+//!   many there are, and whether they are contiguous (as Go writes them);
+//!   the field's walk then covers its own occurrences only, and a
+//!   contiguous run is jumped over by the message's walk. Interleaved
+//!   occurrences (other encoders) are still gathered, by skipping the
+//!   fields between them. The count is the sequence's size hint.
+//! - Fields are looked up from where the last one was found, then by their
+//!   number as an index, and only then by binary search.
+//! - A time is read once (`Option<Time>` asks whether it is null, then for
+//!   its value), and strings are borrowed from the body when the type can
+//!   borrow them.
 //!
 //! # Where protobuf and JSON differ
 //!
@@ -47,11 +65,27 @@
 //!   apart from each other gathered in order, and the last occurrence of a
 //!   singular field wins (for a message field the proto rules merge the
 //!   occurrences instead; Go never writes a field twice).
+//! - **PB5 List pages.** A list body gives its items (each as PB1) and its
+//!   `resourceVersion`, `continue` and `remainingItemCount`; the envelope
+//!   must name the kind's list.
+//! - **PB6 Status bodies.** A `Status` body gives the `kube::core::Status`
+//!   its JSON gives (code, reason, message, details).
+//! - **PB7 Watch streams.** Frames split on any chunk boundaries give the
+//!   events the JSON stream gives; a bookmark gives its resourceVersion and
+//!   whether it ends the initial events, an ERROR its `Status`.
+//! - **PB8 Bad streams.** A stream cut inside a frame, a frame above the
+//!   limit ([`DEFAULT_MAX_FRAME`] unless set), garbage, an unknown event
+//!   type or an object of another kind is an [`Error`], never a panic.
 //!
-//! # The envelope
+//! # The envelope and the stream
 //!
 //! A body is the magic bytes `k8s\0`, then a `runtime.Unknown` message whose
-//! `typeMeta` names the kind and whose `raw` holds the object's message.
+//! `typeMeta` names the kind and whose `raw` holds the object's message. A
+//! list's envelope names `<Kind>List`; an error's names `v1` `Status`.
+//!
+//! A watch stream has no envelope of its own: each frame is a 4-byte
+//! big-endian length, then a `WatchEvent` message (`type`, and `object`, a
+//! `RawExtension` whose bytes are a whole enveloped body).
 //!
 //! # Bad input
 //!
@@ -62,14 +96,20 @@
 
 mod de;
 mod error;
+mod list;
 mod lookup;
 mod schema;
 #[rustfmt::skip]
 mod schema_generated;
+mod status;
 mod text;
+mod watch;
 mod wire;
 
 pub use error::Error;
+pub use list::{ListPage, decode_list};
+pub use status::decode_status;
+pub use watch::{DEFAULT_MAX_FRAME, FrameSplitter, WatchEvent, decode_watch_event};
 
 use k8s_openapi::Resource;
 use serde::de::DeserializeOwned;
@@ -101,29 +141,69 @@ pub fn decode_object<K>(bytes: &[u8]) -> Result<K, Error>
 where
     K: Resource + DeserializeOwned,
 {
-    let body = bytes.strip_prefix(MAGIC).ok_or(Error::BadMagic)?;
-    let [type_meta, raw, encoding, _content_type] = wire::scalar_fields::<4>(body)?;
-    let encoding = text(encoding)?;
-    if !encoding.is_empty() {
-        return Err(Error::ContentEncoding(
-            String::from_utf8_lossy(encoding).into_owned(),
-        ));
+    let envelope = Envelope::open(bytes)?;
+    envelope.expect(K::API_VERSION, K::KIND, K::KIND)?;
+    decode_message(envelope.raw, K::API_VERSION, K::KIND)
+}
+
+/// A body's envelope: `k8s\0`, then a `runtime.Unknown` naming the kind of
+/// the object's message it holds.
+struct Envelope<'a> {
+    api_version: &'a [u8],
+    kind: &'a [u8],
+    /// The object's message.
+    raw: &'a [u8],
+}
+
+impl<'a> Envelope<'a> {
+    fn open(bytes: &'a [u8]) -> Result<Self, Error> {
+        let body = bytes.strip_prefix(MAGIC).ok_or(Error::BadMagic)?;
+        let [type_meta, raw, encoding, _content_type] = wire::scalar_fields::<4>(body)?;
+        let encoding = text(encoding)?;
+        if !encoding.is_empty() {
+            return Err(Error::ContentEncoding(
+                String::from_utf8_lossy(encoding).into_owned(),
+            ));
+        }
+        let [api_version, kind] = wire::scalar_fields::<2>(text(type_meta)?)?;
+        Ok(Envelope {
+            api_version: text(api_version)?,
+            kind: text(kind)?,
+            raw: text(raw)?,
+        })
     }
-    let [api_version, kind] = wire::scalar_fields::<2>(text(type_meta)?)?;
-    let (api_version, kind) = (text(api_version)?, text(kind)?);
-    if api_version != K::API_VERSION.as_bytes() || kind != K::KIND.as_bytes() {
-        return Err(Error::KindMismatch {
-            api_version: K::API_VERSION,
-            kind: K::KIND,
-            found_api_version: String::from_utf8_lossy(api_version).into_owned(),
-            found_kind: String::from_utf8_lossy(kind).into_owned(),
-        });
+
+    /// Whether the envelope names `api_version` and `kind` (`kind` may be
+    /// a list's kind); the error names `asked`, the kind the caller asked
+    /// for, otherwise.
+    fn expect(
+        &self,
+        api_version: &'static str,
+        kind: &str,
+        asked: &'static str,
+    ) -> Result<(), Error> {
+        if self.api_version == api_version.as_bytes() && self.kind == kind.as_bytes() {
+            return Ok(());
+        }
+        Err(Error::KindMismatch {
+            api_version,
+            kind: asked,
+            found_api_version: String::from_utf8_lossy(self.api_version).into_owned(),
+            found_kind: String::from_utf8_lossy(self.kind).into_owned(),
+        })
     }
-    let message = lookup::kind(K::API_VERSION, K::KIND).ok_or(Error::UnknownKind {
-        api_version: K::API_VERSION,
-        kind: K::KIND,
-    })?;
-    <K as serde::Deserialize>::deserialize(de::MessageDe::new(text(raw)?, message, 0)?)
+}
+
+/// One object's message (no envelope) decoded as the kind's table entry
+/// says.
+fn decode_message<T: DeserializeOwned>(
+    raw: &[u8],
+    api_version: &'static str,
+    kind: &'static str,
+) -> Result<T, Error> {
+    let message =
+        lookup::kind(api_version, kind).ok_or(Error::UnknownKind { api_version, kind })?;
+    T::deserialize(de::MessageDe::new(raw, message, 0)?)
 }
 
 /// The bytes of an envelope field (none when absent).

@@ -107,4 +107,20 @@ impl Message {
             .ok()
             .map(|i| (i, &fields[i]))
     }
+
+    /// [`Message::field`], trying first the field at `hint` and the one whose
+    /// place matches its number: Go writes fields in number order and most
+    /// messages number theirs densely, so the search is rarely needed.
+    #[inline]
+    pub(crate) fn field_near(&self, number: u32, hint: usize) -> Option<(usize, &'static Field)> {
+        let fields = self.fields;
+        if let Some(f) = fields.get(hint).filter(|f| f.number == number) {
+            return Some((hint, f));
+        }
+        let dense = (number as usize).wrapping_sub(1);
+        if let Some(f) = fields.get(dense).filter(|f| f.number == number) {
+            return Some((dense, f));
+        }
+        self.field(number)
+    }
 }

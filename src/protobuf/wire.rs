@@ -65,9 +65,15 @@ impl<'de> Cursor<'de> {
         self.pos
     }
 
-    /// The bytes from `from` to the end of the message.
-    pub(crate) fn rest_from(&self, from: usize) -> &'de [u8] {
-        self.buf.get(from..).unwrap_or_default()
+    /// The bytes from `from` to `to` (empty when out of order or range).
+    pub(crate) fn slice(&self, from: usize, to: usize) -> &'de [u8] {
+        self.buf.get(from..to).unwrap_or_default()
+    }
+
+    /// Moves to `pos`, a position this cursor has already passed or
+    /// reached (a value boundary another pass found).
+    pub(crate) fn seek(&mut self, pos: usize) {
+        self.pos = pos.min(self.buf.len());
     }
 
     pub(crate) fn varint(&mut self) -> Result<u64, Error> {

@@ -6,6 +6,12 @@
 // object after a protobuf round trip, which is what kube-apiserver serves as
 // JSON for an object it keeps in etcd as protobuf.
 //
+// wire/ holds the other bodies a protobuf client reads: a list page
+// (podlist), error Status bodies (status-403, status-410, status-429) and a
+// watch stream (watch.pb: frames of a 4-byte big-endian length and a
+// WatchEvent, written as kube-apiserver's watch handler writes them; and
+// watch.json: the same events as a JSON array of {type, object}).
+//
 //	protobuf-vectors DIR
 package main
 
@@ -26,6 +32,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
+	"k8s.io/apimachinery/pkg/runtime/serializer/streaming"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
@@ -63,6 +70,94 @@ func main() {
 		must(os.WriteFile(filepath.Join(dir, v.name+".pb"), body.Bytes(), 0o644))
 		must(os.WriteFile(filepath.Join(dir, v.name+".json"), append(text, '\n'), 0o644))
 	}
+
+	wire := filepath.Join(dir, "wire")
+	must(os.MkdirAll(wire, 0o755))
+	for _, v := range wireVectors() {
+		body, back := roundTrip(scheme, pb, v.object)
+		text, err := json.MarshalIndent(back, "", " ")
+		must(err)
+		must(os.WriteFile(filepath.Join(wire, v.name+".pb"), body, 0o644))
+		must(os.WriteFile(filepath.Join(wire, v.name+".json"), append(text, '\n'), 0o644))
+	}
+	writeWatch(scheme, pb, wire)
+}
+
+// roundTrip encodes an object as kube-apiserver does (k8s\0 and the Unknown
+// envelope) and decodes it back, as its JSON is served.
+func roundTrip(scheme *runtime.Scheme, pb *protobuf.Serializer, object runtime.Object) ([]byte, runtime.Object) {
+	gvks, _, err := scheme.ObjectKinds(object)
+	must(err)
+	object.GetObjectKind().SetGroupVersionKind(gvks[0])
+	var body bytes.Buffer
+	must(pb.Encode(object, &body))
+	back, err := scheme.New(gvks[0])
+	must(err)
+	decoded, _, err := pb.Decode(body.Bytes(), nil, back)
+	must(err)
+	decoded.GetObjectKind().SetGroupVersionKind(gvks[0])
+	return body.Bytes(), decoded
+}
+
+func wireVectors() []vector {
+	minimal := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "minimal", Namespace: "production", ResourceVersion: "100040"}}
+	return []vector{
+		{"podlist", &corev1.PodList{
+			ListMeta: metav1.ListMeta{ResourceVersion: "100042", Continue: "eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6MTAwMDQyfQ",
+				RemainingItemCount: ptr(int64(17))},
+			Items: []corev1.Pod{*pod(), minimal},
+		}},
+		{"podlist-empty", &corev1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: "7"}}},
+		{"status-403", &metav1.Status{Status: metav1.StatusFailure, Code: 403, Reason: metav1.StatusReasonForbidden,
+			Message: `pods is forbidden: User "alice" cannot list resource "pods" in API group "" in the namespace "production"`,
+			Details: &metav1.StatusDetails{Kind: "pods"}}},
+		{"status-410", &metav1.Status{Status: metav1.StatusFailure, Code: 410, Reason: metav1.StatusReasonExpired,
+			Message: "too old resource version: 100 (100042)"}},
+		{"status-429", &metav1.Status{Status: metav1.StatusFailure, Code: 429, Reason: metav1.StatusReasonTooManyRequests,
+			Message: "storage is (re)initializing",
+			Details: &metav1.StatusDetails{RetryAfterSeconds: 1, Causes: []metav1.StatusCause{
+				{Type: "Throttled", Message: "the server has received too many requests"}}}}},
+	}
+}
+
+// writeWatch writes a watch stream as kube-apiserver's watch handler does
+// for protobuf: each event's object through the enveloping serializer into
+// a RawExtension, the WatchEvent through the raw serializer, each frame
+// behind a 4-byte big-endian length.
+func writeWatch(scheme *runtime.Scheme, pb *protobuf.Serializer, dir string) {
+	modified := pod()
+	modified.ResourceVersion = "100043"
+	modified.Labels["tier"] = "backend"
+	deleted := pod()
+	deleted.ResourceVersion = "100044"
+	deleted.DeletionTimestamp = &later
+	bookmark := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "100050",
+		Annotations: map[string]string{"k8s.io/initial-events-end": "true"}}}
+	plainBookmark := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "100051"}}
+	expired := &metav1.Status{Status: metav1.StatusFailure, Code: 410, Reason: metav1.StatusReasonExpired,
+		Message: "too old resource version: 100 (100042)"}
+	events := []struct {
+		kind   string
+		object runtime.Object
+	}{
+		{"ADDED", pod()}, {"MODIFIED", modified}, {"DELETED", deleted},
+		{"BOOKMARK", bookmark}, {"BOOKMARK", plainBookmark}, {"ERROR", expired},
+	}
+
+	var stream bytes.Buffer
+	encoder := streaming.NewEncoder(protobuf.LengthDelimitedFramer.NewFrameWriter(&stream), protobuf.NewRawSerializer(scheme, scheme))
+	var asJSON []map[string]any
+	for _, e := range events {
+		body, back := roundTrip(scheme, pb, e.object)
+		must(encoder.Encode(&metav1.WatchEvent{Type: e.kind, Object: runtime.RawExtension{Raw: body}}))
+		text, err := json.Marshal(back)
+		must(err)
+		asJSON = append(asJSON, map[string]any{"type": e.kind, "object": json.RawMessage(text)})
+	}
+	text, err := json.MarshalIndent(asJSON, "", " ")
+	must(err)
+	must(os.WriteFile(filepath.Join(dir, "watch.pb"), stream.Bytes(), 0o644))
+	must(os.WriteFile(filepath.Join(dir, "watch.json"), append(text, '\n'), 0o644))
 }
 
 func must(err error) {
