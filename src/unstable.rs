@@ -1,9 +1,9 @@
 //! Parts of the crate's insides that are public for its own tests and
-//! benchmarks and for those who drive the layers themselves. **Not covered
-//! by semver**: anything here may change or go in any release. An informer
-//! user needs none of it: [`Informer`](crate::Informer),
-//! [`Subscription`](crate::Subscription) and the other items re-exported at
-//! the crate root are the stable surface.
+//! benchmarks only. The module is `#[doc(hidden)]`: it is not part of the
+//! documented API and **not covered by semver**; anything here may change or
+//! go in any release. An informer user needs none of it:
+//! [`Informer`](crate::Informer), [`Subscription`](crate::Subscription) and
+//! the other items re-exported at the crate root are the stable surface.
 
 pub mod dispatch {
     //! The writer side of [`dispatch`](crate::dispatch): the distributor an
