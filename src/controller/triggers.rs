@@ -199,7 +199,7 @@ pub(super) fn subscribe<W: Watchable>(
 ) -> Result<ChangedOnly<Subscription<W>>, SetupError> {
     informer
         .subscribe(SubscribeOptions::default().name(SUBSCRIBER))
-        .map(NotificationStreamExt::changed_only)
+        .map(ChangedOnly::new)
         .map_err(SetupError::Informer)
 }
 
