@@ -244,7 +244,7 @@ pub(crate) mod view;
 mod writer;
 
 pub use assign::{Fingerprint, Member, MemberId, MemberSet};
-pub use config::ShardConfig;
+pub use config::LeaseConfig;
 pub use error::Error;
 pub use gate::{KeyGate, WorkGuard};
 pub use lease::{ACK_ANNOTATION, LeaseApi, RING_LABEL};
