@@ -71,9 +71,13 @@ pub mod store {
 pub mod shard {
     //! The membership state machine of [`shard`](crate::shard), public so
     //! that its property tests drive it step by step: what a member decides
-    //! from the Leases it reads and the writes it made.
+    //! from the Leases it reads and the writes it made; and the ring's
+    //! members, member sets and their fingerprints, with which tests build
+    //! an [`Ownership`](crate::shard::Ownership) of their own
+    //! (`Ownership::of`).
 
     pub use crate::shard::{
+        assign::{Fingerprint, Member, MemberId, MemberSet},
         handover::{Handover, OwnLease, Plan},
         lease::lease_record,
         view::{LeaseRecord, MembershipView},

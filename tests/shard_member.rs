@@ -922,7 +922,7 @@ fn check_one_holder(replicas: &[Running], keys: &[ObjectKey]) {
             .iter()
             .filter(|r| r.alive)
             .filter(|r| r.shard.gate().owns(key) || r.work.iter().any(|w| w.guard.key() == key))
-            .map(|r| r.shard.member().as_str())
+            .map(|r| r.shard.member())
             .collect();
         assert!(holders.len() <= 1, "{key} held by {holders:?}");
     }
@@ -1053,7 +1053,7 @@ async fn run_steps(steps: Vec<Step>) {
                 let n = replicas.len();
                 let replica = &mut replicas[r % n];
                 replica.partitioned = true;
-                server.hold_writes(replica.shard.member().as_str(), Duration::from_millis(ms));
+                server.hold_writes(replica.shard.member(), Duration::from_millis(ms));
             }
         }
         check_one_holder(&replicas, &keys);

@@ -126,9 +126,10 @@ impl Shard {
         })
     }
 
-    /// This replica's member id (its Lease name).
-    pub fn member(&self) -> &MemberId {
-        &self.inner.member
+    /// This replica's member id, which is its Lease's name:
+    /// `<ring>-<identity>`.
+    pub fn member(&self) -> &str {
+        self.inner.member.as_str()
     }
 
     /// The gate through which work on keys starts.

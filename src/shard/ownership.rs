@@ -56,7 +56,10 @@ impl Ownership {
         }
     }
 
-    /// The keys `me` owns in every one of `sets`; nothing when `sets` is empty.
+    /// The keys `me` owns in every one of `sets`; nothing when `sets` is
+    /// empty. The membership task computes ownerships; this is public for
+    /// tests (its argument types are in the hidden `unstable::shard`).
+    #[doc(hidden)]
     pub fn of(me: MemberId, sets: impl IntoIterator<Item = MemberSet>) -> Self {
         let sets: Arc<[MemberSet]> = sets.into_iter().collect();
         if sets.is_empty() {

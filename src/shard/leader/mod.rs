@@ -26,7 +26,7 @@
 //! the ring built for safety is used as it is: the [`KeyGate`]'s deadline
 //! (S3), the Lease requests of [`LeaseApi`] with their deadline, the
 //! observedTime rule of the ring's membership view, the timing rules of
-//! [`LeaseConfig`](super::LeaseConfig).
+//! [`LeaseConfig`], which configures a ring member and an election alike.
 //!
 //! The election is not built on the `kube-lease-manager` crate: its
 //! renewals are strategic-merge patches carrying no resourceVersion, so a
