@@ -16,14 +16,12 @@ use crate::key::ObjectKey;
 /// # Examples
 ///
 /// ```
-/// use kube_informer::{ObjectKey, shard::{Member, MemberId, MemberSet, Ownership}};
+/// use kube_informer::{ObjectKey, shard::Ownership};
 ///
 /// let key: ObjectKey = "default/web".parse()?;
 /// assert!(Ownership::everything().owns(&key));
 /// assert!(!Ownership::nothing().owns(&key));
-///
-/// let alone = MemberSet::new([Member::new("a", "1")]);
-/// assert!(Ownership::of(MemberId::new("a"), [alone]).owns(&key));
+/// assert!(Ownership::nothing().is_nothing());
 /// # Ok::<(), kube_informer::KeyError>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
