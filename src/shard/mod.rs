@@ -243,8 +243,6 @@ mod stream;
 pub(crate) mod view;
 mod writer;
 
-// Reachable from outside only through the hidden `unstable::shard`.
-pub(crate) use assign::MemberId;
 pub use config::LeaseConfig;
 pub use error::Error;
 pub use gate::{KeyGate, WorkGuard};

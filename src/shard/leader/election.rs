@@ -13,7 +13,8 @@ use tokio::time::Instant;
 
 use super::LeaseConfig;
 use crate::shard::{
-    Error, MemberId,
+    Error,
+    assign::MemberId,
     lease::{acquisition, lease_record},
     view::{LeaseRecord, MembershipView},
 };
