@@ -10,14 +10,17 @@ mod keys_with;
 mod objects;
 
 pub use changed::ChangeFilter;
-pub use changed_only::ChangedOnly;
-pub use filter_changes::FilterChanges;
-pub use keys::Keys;
-pub use keys_with::KeysWith;
-pub use objects::Objects;
+// The controller holds its own subscription as this named type.
+pub(crate) use changed_only::ChangedOnly;
 
-use futures::Stream;
+use std::sync::Arc;
+
+use filter_changes::FilterChanges;
+use futures::{Stream, stream::FusedStream};
+use keys::Keys;
+use keys_with::KeysWith;
 use kube::Resource;
+use objects::Objects;
 
 use crate::{
     key::{Error, ObjectKey},
@@ -26,6 +29,11 @@ use crate::{
 
 /// Extra methods for streams of [`Notification`]s, such as a
 /// [`Subscription`](crate::dispatch::Subscription).
+///
+/// Each method returns an `impl FusedStream`: the stream it returns ends
+/// for good once it has returned `None`, so it can go into `select!` as it
+/// is. It is `Send`, `Sync` and `Unpin` when the stream it wraps (and the
+/// filter or key function it was given) is.
 pub trait NotificationStreamExt<K>: Stream<Item = Notification<K>> {
     /// Drops every `Updated` whose old and new objects have the same
     /// resourceVersion (resyncs and relists that found nothing new): the
@@ -58,7 +66,8 @@ pub trait NotificationStreamExt<K>: Stream<Item = Notification<K>> {
     /// assert_eq!(kept[0].object().metadata.resource_version.as_deref(), Some("2"));
     /// # }
     /// ```
-    fn changed_only(self) -> ChangedOnly<Self>
+    #[must_use = "streams do nothing unless polled"]
+    fn changed_only(self) -> impl FusedStream<Item = Notification<K>>
     where
         Self: Sized,
         K: Resource,
@@ -106,7 +115,8 @@ pub trait NotificationStreamExt<K>: Stream<Item = Notification<K>> {
     /// assert_eq!(kept, ["12", "12"]);
     /// # }
     /// ```
-    fn filter_changes<P>(self, filter: P) -> FilterChanges<Self, P>
+    #[must_use = "streams do nothing unless polled"]
+    fn filter_changes<P>(self, filter: P) -> impl FusedStream<Item = Notification<K>>
     where
         Self: Sized,
         P: ChangeFilter<K>,
@@ -135,7 +145,8 @@ pub trait NotificationStreamExt<K>: Stream<Item = Notification<K>> {
     /// assert_eq!(objects, [1, 2, 2]);
     /// # }
     /// ```
-    fn objects(self) -> Objects<Self>
+    #[must_use = "streams do nothing unless polled"]
+    fn objects(self) -> impl FusedStream<Item = Arc<K>>
     where
         Self: Sized,
     {
@@ -173,7 +184,8 @@ pub trait NotificationStreamExt<K>: Stream<Item = Notification<K>> {
     /// assert_eq!(keys[1], Err(Error::MissingName));
     /// # }
     /// ```
-    fn keys(self) -> Keys<Self>
+    #[must_use = "streams do nothing unless polled"]
+    fn keys(self) -> impl FusedStream<Item = Result<ObjectKey, Error>>
     where
         Self: Sized,
         K: Resource,
@@ -210,7 +222,8 @@ pub trait NotificationStreamExt<K>: Stream<Item = Notification<K>> {
     /// assert_eq!(keys[0].as_ref().map(|k| k.as_str()), Ok("0b7c"));
     /// # }
     /// ```
-    fn keys_with<F>(self, key_fn: F) -> KeysWith<Self, F>
+    #[must_use = "streams do nothing unless polled"]
+    fn keys_with<F>(self, key_fn: F) -> impl FusedStream<Item = Result<ObjectKey, Error>>
     where
         Self: Sized,
         F: FnMut(&K) -> Result<ObjectKey, Error>,

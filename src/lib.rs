@@ -69,8 +69,10 @@
 //!   module's own error converts into), [`informer::Error`], [`Informer::errors`], [`Informer::metrics`] and
 //!   the Prometheus exporter in [`metrics`].
 //! - *What lies underneath?* [`source`] (list/watch as a stream of
-//!   [`source::Event`]s), [`fifo::DeltaFifo`] and its [`Delta`]s; the
-//!   writer-side parts, outside the semver promise, in [`unstable`].
+//!   [`source::Event`]s), [`fifo::DeltaFifo`] and its [`Delta`]s. (The
+//!   writer-side parts are reachable through a hidden `unstable` module for
+//!   the crate's own tests and benchmarks only: not documented, outside
+//!   semver.)
 //!
 //! # Adding it to your program
 //!
@@ -232,9 +234,10 @@
 //!    informers; the finalizer helper a reconcile calls (it returns the
 //!    runner's `Action` and talks to the API server through `kube` only).
 //! 9. `error`, `unstable`, `guide` — the one error every module's
-//!    converts into; re-exports of writer-side parts for tests and for
-//!    wiring of one's own, outside the semver promise; the guide's pages,
-//!    which hold no code.
+//!    converts into; re-exports of writer-side parts for the crate's own
+//!    tests and benchmarks (a `#[doc(hidden)]` module, outside the semver
+//!    promise and the documented API); the guide's pages, which hold no
+//!    code.
 #![warn(
     missing_docs,
     missing_debug_implementations,
@@ -282,6 +285,7 @@ pub mod shard;
 pub mod source;
 pub mod store;
 mod sync_error;
+#[doc(hidden)]
 pub mod unstable;
 
 #[cfg(feature = "controller")]

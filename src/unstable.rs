@@ -1,9 +1,9 @@
 //! Parts of the crate's insides that are public for its own tests and
-//! benchmarks and for those who drive the layers themselves. **Not covered
-//! by semver**: anything here may change or go in any release. An informer
-//! user needs none of it: [`Informer`](crate::Informer),
-//! [`Subscription`](crate::Subscription) and the other items re-exported at
-//! the crate root are the stable surface.
+//! benchmarks only. The module is `#[doc(hidden)]`: it is not part of the
+//! documented API and **not covered by semver**; anything here may change or
+//! go in any release. An informer user needs none of it:
+//! [`Informer`](crate::Informer), [`Subscription`](crate::Subscription) and
+//! the other items re-exported at the crate root are the stable surface.
 
 pub mod dispatch {
     //! The writer side of [`dispatch`](crate::dispatch): the distributor an
@@ -71,9 +71,13 @@ pub mod store {
 pub mod shard {
     //! The membership state machine of [`shard`](crate::shard), public so
     //! that its property tests drive it step by step: what a member decides
-    //! from the Leases it reads and the writes it made.
+    //! from the Leases it reads and the writes it made; and the ring's
+    //! members, member sets and their fingerprints, with which tests build
+    //! an [`Ownership`](crate::shard::Ownership) of their own
+    //! (`Ownership::of`).
 
     pub use crate::shard::{
+        assign::{Fingerprint, Member, MemberId, MemberSet},
         handover::{Handover, OwnLease, Plan},
         lease::lease_record,
         view::{LeaseRecord, MembershipView},

@@ -5,13 +5,10 @@ use kube_informer::unstable::store::Writer;
 use kube_informer::{
     Lag, Notification, SubscribeOptions, Subscription, WatchedResource,
     dispatch::{EventHandlerFuncs, SyncStatus},
-    ext::{
-        ChangeFilter, ChangedOnly, FilterChanges, Keys, Objects,
-        changed::{GenerationChanged, Or},
-    },
+    ext::{ChangeFilter, NotificationStreamExt, changed},
     own_writes::{RecordedApi, RecordedWrite, WriteLog},
     resource_version::Written,
-    runner::OwnerKeys,
+    runner::OwnerStreamExt,
     store::{Indexers, NamespacedStore, Store},
     unstable::dispatch::{Distributor, SubscribeRequest},
 };
@@ -37,17 +34,49 @@ fn public_types_are_send_sync_and_unpin() {
     send_sync_unpin::<Distributor<ConfigMap>>();
     send_sync_unpin::<Notification<ConfigMap>>();
     send_sync_unpin::<WatchedResource>();
-    send_sync_unpin::<ChangedOnly<Subscription<ConfigMap>>>();
-    send_sync_unpin::<Objects<Subscription<ConfigMap>>>();
-    send_sync_unpin::<Keys<Subscription<ConfigMap>>>();
-    send_sync_unpin::<GenerationChanged<ConfigMap>>();
-    send_sync_unpin::<Or<GenerationChanged<ConfigMap>, GenerationChanged<ConfigMap>>>();
-    send_sync_unpin::<FilterChanges<Subscription<ConfigMap>, GenerationChanged<ConfigMap>>>();
-    send_sync_unpin::<
-        FilterChanges<Subscription<ConfigMap>, Box<dyn ChangeFilter<ConfigMap> + Send + Sync>>,
-    >();
-    send_sync_unpin::<OwnerKeys<Subscription<ConfigMap>, kube::core::DynamicObject>>();
     send::<EventHandlerFuncs<ConfigMap>>();
+}
+
+/// The streams and filters the extension traits return are `impl Trait`s:
+/// they are Send, Sync and Unpin (and fused) over a subscription.
+#[test]
+fn the_ext_streams_and_filters_are_send_sync_unpin_and_fused() {
+    fn is_send_sync_unpin<T: Send + Sync + Unpin>(_: &T) {}
+    fn is_fused<T: futures::stream::FusedStream>(_: &T) {}
+    fn is_filter<T: ChangeFilter<ConfigMap> + Send + Sync + Unpin + Clone>(_: &T) {}
+    fn check(sub: &dyn Fn() -> Subscription<ConfigMap>) {
+        let s = sub().changed_only();
+        is_send_sync_unpin(&s);
+        is_fused(&s);
+        let s = sub().objects();
+        is_send_sync_unpin(&s);
+        is_fused(&s);
+        let s = sub().keys();
+        is_send_sync_unpin(&s);
+        is_fused(&s);
+        let s = sub().keys_with(|cm: &ConfigMap| kube_informer::ObjectKey::from_object(cm));
+        is_send_sync_unpin(&s);
+        is_fused(&s);
+        let s = sub().filter_changes(changed::generation());
+        is_send_sync_unpin(&s);
+        is_fused(&s);
+        let boxed: Box<dyn ChangeFilter<ConfigMap> + Send + Sync> = Box::new(changed::labels());
+        let s = sub().filter_changes(boxed);
+        is_send_sync_unpin(&s);
+        let s =
+            sub().owner_keys_with::<kube::core::DynamicObject>(kube::core::ApiResource::erase::<
+                ConfigMap,
+            >(&()));
+        is_send_sync_unpin(&s);
+        is_fused(&s);
+    }
+    let _ = check;
+    is_filter(&changed::generation());
+    let either = changed::generation().or(changed::labels());
+    let both = changed::annotations().and(changed::finalizers());
+    fn is_send_sync_filter<T: ChangeFilter<ConfigMap> + Send + Sync + 'static>(_: &T) {}
+    is_send_sync_filter(&either);
+    is_send_sync_filter(&both);
 }
 
 #[test]

@@ -20,7 +20,8 @@ use kube_informer::{
     ext::changed,
     informer::SyncError,
     runner::Action,
-    shard::{KeyGate, Member, MemberId, MemberSet, Ownership},
+    shard::{KeyGate, Ownership},
+    unstable::shard::{Member, MemberId, MemberSet},
 };
 use kube_informer_testing::{ApiStatus, FakeApiServer, RequestMatch};
 use tokio_util::sync::CancellationToken;

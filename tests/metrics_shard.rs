@@ -7,7 +7,8 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use kube_informer::unstable::store::Writer;
 use kube_informer::{
     ObjectKey,
-    shard::{KeyGate, Member, MemberId, MemberSet, Ownership},
+    shard::{KeyGate, Ownership},
+    unstable::shard::{Member, MemberId, MemberSet},
 };
 
 fn store_of(n: usize) -> Writer<ConfigMap> {

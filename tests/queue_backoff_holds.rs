@@ -6,7 +6,7 @@ use std::{sync::Arc, time::Duration};
 
 use futures::StreamExt;
 use kube_informer::{
-    queue::{ItemExponential, WorkQueue},
+    queue::{WorkQueue, item_exponential},
     runner::{Action, Runner},
 };
 use parking_lot::Mutex;
@@ -19,7 +19,7 @@ fn ms(n: u64) -> Duration {
 /// A queue with a plain 10 ms-doubling backoff (no token bucket), holding
 /// backoffs or not.
 fn queue(holds: bool) -> WorkQueue<&'static str> {
-    WorkQueue::with_rate_limiter(ItemExponential::new(ms(10), Duration::from_secs(60)))
+    WorkQueue::with_rate_limiter(item_exponential(ms(10), Duration::from_secs(60)))
         .backoff_holds(holds)
 }
 
@@ -143,8 +143,8 @@ async fn w13_after_the_deadline_adds_work_as_before() {
 
 #[tokio::test(start_paused = true)]
 async fn w13_shutdown_drops_a_backoff_and_a_zero_backoff_adds_at_once() {
-    let queue = WorkQueue::with_rate_limiter(ItemExponential::new(Duration::ZERO, ms(1)))
-        .backoff_holds(true);
+    let queue =
+        WorkQueue::with_rate_limiter(item_exponential(Duration::ZERO, ms(1))).backoff_holds(true);
     queue.add_rate_limited("a");
     assert_eq!(queue.len(), 1, "nothing to wait out");
     let queue = self::queue(true);

@@ -8,7 +8,7 @@ use std::{
     time::Duration,
 };
 
-use kube_informer::queue::{DEFAULT_PRIORITY_AGEING, ItemExponential, Priority, WorkQueue};
+use kube_informer::queue::{DEFAULT_PRIORITY_AGEING, Priority, WorkQueue, item_exponential};
 use tokio::time::{Instant, advance};
 
 fn ms(n: u64) -> Duration {
@@ -116,7 +116,7 @@ async fn w14_an_item_processing_rejoins_at_the_highest_level_it_was_added_at() {
 #[tokio::test(start_paused = true)]
 async fn w14_delayed_and_rate_limited_adds_come_due_high() {
     let queue: WorkQueue<String> =
-        WorkQueue::with_rate_limiter(ItemExponential::new(ms(10), Duration::from_secs(60)))
+        WorkQueue::with_rate_limiter(item_exponential(ms(10), Duration::from_secs(60)))
             .priorities(true);
     low(&queue, "listed");
     queue.add_after("requeued".to_owned(), ms(5));
@@ -128,7 +128,7 @@ async fn w14_delayed_and_rate_limited_adds_come_due_high() {
 #[tokio::test(start_paused = true)]
 async fn w14_w13_a_backoff_that_holds_takes_a_queued_low_item_out_of_the_queue() {
     let queue: WorkQueue<String> =
-        WorkQueue::with_rate_limiter(ItemExponential::new(ms(10), Duration::from_secs(60)))
+        WorkQueue::with_rate_limiter(item_exponential(ms(10), Duration::from_secs(60)))
             .priorities(true)
             .backoff_holds(true);
     low(&queue, "a");

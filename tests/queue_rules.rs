@@ -5,7 +5,7 @@ use std::{sync::Arc, task::Poll, time::Duration};
 
 use futures::{StreamExt, poll};
 use kube_informer::queue::{
-    ItemExponential, RateLimiter, TokenBucket, WorkQueue, default_rate_limiter,
+    RateLimiter, WorkQueue, default_rate_limiter, item_exponential, token_bucket,
 };
 use tokio::time::{Instant, advance};
 
@@ -184,7 +184,7 @@ async fn w6_due_items_join_in_deadline_order_before_later_adds() {
 
 #[tokio::test(start_paused = true)]
 async fn w7_add_rate_limited_waits_as_the_limiter_says_and_forget_resets() {
-    let queue = WorkQueue::with_rate_limiter(ItemExponential::new(ms(10), Duration::from_secs(1)));
+    let queue = WorkQueue::with_rate_limiter(item_exponential(ms(10), Duration::from_secs(1)));
     let start = Instant::now();
     for expected in [10, 20, 40] {
         let t = Instant::now();
@@ -240,7 +240,7 @@ async fn w8_default_limiter_backs_off_per_item_from_5ms_to_1000s() {
     // Per item: "b" starts at 5 ms.
     assert_eq!(limiter.when(&"b"), ms(5));
     // A huge failure count saturates instead of overflowing.
-    let exp = ItemExponential::new(ms(5), Duration::from_secs(1000));
+    let exp = item_exponential(ms(5), Duration::from_secs(1000));
     for _ in 0..2000 {
         exp.when(&"x");
     }
@@ -261,9 +261,9 @@ async fn w8_default_limiter_has_an_overall_bucket_of_10_per_second_burst_100() {
     // owed two: the bucket no longer delays, the per-item 5 ms remains.
     advance(Duration::from_secs(1)).await;
     assert_eq!(limiter.when(&102), ms(5));
-    let bucket = TokenBucket::new(10.0, 100);
+    let bucket = token_bucket::<u32>(10.0, 100);
     advance(Duration::from_secs(60)).await;
-    assert_eq!(RateLimiter::<u32>::when(&bucket, &0), Duration::ZERO);
+    assert_eq!(bucket.when(&0), Duration::ZERO);
 }
 
 #[tokio::test(start_paused = true)]

@@ -17,7 +17,8 @@ use kube_informer::{
     ObjectKey,
     queue::WorkQueue,
     runner::{Action, Runner},
-    shard::{KeyGate, Member, MemberId, MemberSet, Ownership},
+    shard::{KeyGate, Ownership},
+    unstable::shard::{Member, MemberId, MemberSet},
 };
 use parking_lot::Mutex;
 use proptest::prelude::*;

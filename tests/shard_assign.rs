@@ -2,7 +2,7 @@
 
 use kube_informer::{
     ObjectKey,
-    shard::{Member, MemberId, MemberSet},
+    unstable::shard::{Member, MemberId, MemberSet},
 };
 
 fn keys(n: usize) -> Vec<ObjectKey> {

@@ -32,8 +32,7 @@ use std::{
 
 use kube_informer::{
     ObjectKey,
-    shard::{Fingerprint, Member, MemberId, MemberSet},
-    unstable::shard::{Handover, LeaseRecord, OwnLease},
+    unstable::shard::{Fingerprint, Handover, LeaseRecord, Member, MemberId, MemberSet, OwnLease},
 };
 use proptest::prelude::*;
 use tokio::time::Instant;

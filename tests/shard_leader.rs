@@ -16,7 +16,7 @@ use kube_informer::{
     Informer, Notification, SubscribeOptions,
     shard::{
         self, ShardEvent,
-        leader::{LeaderConfig, Leadership},
+        {LeaseConfig, leader::Leadership},
     },
     source::Event,
 };
@@ -506,7 +506,7 @@ async fn unsafe_timings_and_an_empty_identity_are_refused() {
         Err(shard::Error::RetryTooSlow { .. })
     ));
     assert!(matches!(
-        Leadership::new(api(), LeaderConfig::new(LEASE, "")),
+        Leadership::new(api(), LeaseConfig::new(LEASE, "")),
         Err(shard::Error::EmptyIdentity)
     ));
 }
@@ -526,5 +526,5 @@ async fn le8_a_second_run_is_refused() {
 fn public_types_are_send_sync_and_unpin() {
     fn check<T: Send + Sync + Unpin>() {}
     check::<Leadership>();
-    check::<LeaderConfig>();
+    check::<LeaseConfig>();
 }

@@ -29,7 +29,7 @@ use k8s_openapi::{
 };
 use kube_informer::{
     Informer, ObjectKey,
-    shard::{self, LeaseApi, RING_LABEL, Shard, ShardConfig},
+    shard::{self, LeaseApi, LeaseConfig, RING_LABEL, Shard},
     source::Event,
 };
 use parking_lot::Mutex;
@@ -140,15 +140,15 @@ impl FakeLeases {
     }
 
     fn shard(&self, identity: &str) -> Shard {
-        self.shard_with(ShardConfig::new("ring", identity))
+        self.shard_with(LeaseConfig::new("ring", identity))
     }
 
-    fn shard_with(&self, config: ShardConfig) -> Shard {
+    fn shard_with(&self, config: LeaseConfig) -> Shard {
         let informer = Informer::builder_from_stream(self.events())
             .cache_from_env()
             .build();
         let api = Self {
-            caller: Some(config.lease_name()),
+            caller: Some(format!("{}-{}", config.name(), config.identity())),
             ..self.clone()
         };
         Shard::with_parts(api, informer, config).unwrap()
@@ -447,8 +447,8 @@ async fn s3_one_unanswered_write_costs_a_member_nothing() {
 }
 
 /// A fast ring's timings: Lease 3 s, renew deadline 2 s, retry 0.5 s.
-fn fast(identity: &str) -> ShardConfig {
-    ShardConfig::new("ring", identity)
+fn fast(identity: &str) -> LeaseConfig {
+    LeaseConfig::new("ring", identity)
         .lease_duration(Duration::from_secs(3))
         .renew_deadline(Duration::from_secs(2))
         .retry_period(Duration::from_millis(500))
@@ -922,7 +922,7 @@ fn check_one_holder(replicas: &[Running], keys: &[ObjectKey]) {
             .iter()
             .filter(|r| r.alive)
             .filter(|r| r.shard.gate().owns(key) || r.work.iter().any(|w| w.guard.key() == key))
-            .map(|r| r.shard.member().as_str())
+            .map(|r| r.shard.member())
             .collect();
         assert!(holders.len() <= 1, "{key} held by {holders:?}");
     }
@@ -1053,7 +1053,7 @@ async fn run_steps(steps: Vec<Step>) {
                 let n = replicas.len();
                 let replica = &mut replicas[r % n];
                 replica.partitioned = true;
-                server.hold_writes(replica.shard.member().as_str(), Duration::from_millis(ms));
+                server.hold_writes(replica.shard.member(), Duration::from_millis(ms));
             }
         }
         check_one_holder(&replicas, &keys);

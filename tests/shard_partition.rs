@@ -20,7 +20,7 @@ use k8s_openapi::api::coordination::v1::Lease;
 use kube::Api;
 use kube_informer::{
     ObjectKey,
-    shard::{Shard, ShardConfig},
+    shard::{LeaseConfig, Shard},
 };
 use kube_informer_testing::{FakeApiServer, ResourceType};
 
@@ -36,7 +36,7 @@ const HANG: Duration = Duration::from_secs(90);
 
 fn member(server: &FakeApiServer, identity: &str) -> Shard {
     let api = Api::<Lease>::namespaced(server.client(), "leases");
-    let config = ShardConfig::new("ring", identity)
+    let config = LeaseConfig::new("ring", identity)
         .lease_duration(Duration::from_secs(LEASE_SECS))
         .renew_deadline(RENEW_DEADLINE)
         .retry_period(RETRY_PERIOD);

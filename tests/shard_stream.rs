@@ -5,8 +5,9 @@ use futures::{StreamExt, poll};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube_informer::{
     Informer, Notification, ObjectKey, SubscribeOptions,
-    shard::{KeyGate, Member, MemberId, MemberSet, Ownership, ShardEvent, ShardedStream},
+    shard::{KeyGate, Ownership, ShardEvent, ShardedStream},
     source::Event,
+    unstable::shard::{Member, MemberId, MemberSet},
 };
 use kube_informer_cache_mode::CacheModeExt;
 use tokio::sync::mpsc;

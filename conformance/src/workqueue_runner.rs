@@ -5,7 +5,7 @@
 use std::{sync::Arc, time::Duration};
 
 use futures::FutureExt;
-use kube_informer::queue::{MaxOf, RateLimiter, WorkItem, WorkQueue, default_rate_limiter};
+use kube_informer::queue::{RateLimiter, WorkItem, WorkQueue, default_rate_limiter};
 use parking_lot::Mutex;
 use serde_json::{Map, Value, json};
 
@@ -14,7 +14,7 @@ use crate::workqueue_trace::{WqOp, WqTrace};
 /// The default limiter, remembering the delay of its last `when` so the
 /// output can show it (as the Go harness does).
 struct Recording {
-    inner: MaxOf<String>,
+    inner: Box<dyn RateLimiter<String>>,
     last: Mutex<Duration>,
 }
 
@@ -46,7 +46,7 @@ pub fn run(trace: &WqTrace) -> Vec<Value> {
 
 async fn run_async(trace: &WqTrace) -> Vec<Value> {
     let recording = Arc::new(Recording {
-        inner: default_rate_limiter(),
+        inner: Box::new(default_rate_limiter()),
         last: Mutex::new(Duration::ZERO),
     });
     let queue = WorkQueue::with_rate_limiter(Shared(recording.clone()))

@@ -45,7 +45,7 @@ use kube::{Api, Client};
 use kube_informer::{
     ObjectKey, Store,
     controller::Observed,
-    shard::{self, KeyGate, Shard, ShardConfig},
+    shard::{self, KeyGate, LeaseConfig, Shard},
 };
 use tokio::task::JoinHandle;
 
@@ -79,9 +79,9 @@ impl ShardArgs {
     }
 
     /// The ring membership's configuration, timings from the environment.
-    pub fn config(&self) -> Result<ShardConfig, String> {
+    pub fn config(&self) -> Result<LeaseConfig, String> {
         let (second, milli) = (Duration::from_secs(1), Duration::from_millis(1));
-        Ok(ShardConfig::new(self.ring.as_str(), self.identity.as_str())
+        Ok(LeaseConfig::new(self.ring.as_str(), self.identity.as_str())
             .lease_duration(setting("SHARD_LEASE_DURATION_SECS", second, 15)?)
             .renew_deadline(setting("SHARD_RENEW_DEADLINE_MS", milli, 10_000)?)
             .retry_period(setting("SHARD_RETRY_PERIOD_MS", milli, 2_000)?))

@@ -567,14 +567,14 @@ impl<K: Watchable> Controller<K> {
     /// use std::time::Duration;
     /// use k8s_openapi::api::core::v1::ConfigMap;
     /// use kube::Api;
-    /// use kube_informer::{controller::Controller, queue::ItemExponential};
+    /// use kube_informer::{controller::Controller, queue};
     /// use kube_informer_testing::FakeApiServer;
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
     /// let server = FakeApiServer::start().await;
     /// let controller = Controller::new(Api::<ConfigMap>::all(server.client()))
-    ///     .rate_limiter(ItemExponential::new(Duration::from_millis(50), Duration::from_secs(60)));
+    ///     .rate_limiter(queue::item_exponential(Duration::from_millis(50), Duration::from_secs(60)));
     /// # drop(controller);
     /// # }
     /// ```

@@ -199,7 +199,7 @@ pub(super) fn subscribe<W: Watchable>(
 ) -> Result<ChangedOnly<Subscription<W>>, informer::Error> {
     informer
         .subscribe(SubscribeOptions::default().name(SUBSCRIBER))
-        .map(NotificationStreamExt::changed_only)
+        .map(ChangedOnly::new)
 }
 
 fn sync_wait<W: Watchable>(informer: &Informer<W>) -> SyncWait {

@@ -7,8 +7,9 @@
 //! batches, so a late subscriber's replay of the cache and its registration
 //! happen at one point, before any later notification (L1).
 //!
-//! The writer side (the `Distributor` and `SubscribeRequest`) is in
-//! [`unstable::dispatch`](crate::unstable::dispatch), for drivers of one's own.
+//! The writer side (the `Distributor` and `SubscribeRequest`) stays with
+//! the crate (the hidden `unstable::dispatch` reaches it for the crate's own
+//! tests and benchmarks, outside semver).
 //!
 //! # Lagging
 //!

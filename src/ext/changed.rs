@@ -120,7 +120,8 @@ pub trait ChangeFilter<K> {
     fn passes(&self, old: &K, new: &K) -> bool;
 
     /// Passes when `self` or `other` passes; `other` is asked only when
-    /// `self` does not pass (P3).
+    /// `self` does not pass (P3). Both are `Send + Sync`, and so is the
+    /// combination, which a controller can hold.
     ///
     /// # Examples
     ///
@@ -137,9 +138,10 @@ pub trait ChangeFilter<K> {
     /// let either = changed::labels().or(changed::annotations());
     /// assert!(either.passes(&old, &new));
     /// ```
-    fn or<P: ChangeFilter<K>>(self, other: P) -> Or<Self, P>
+    #[must_use = "a change filter does nothing unless asked"]
+    fn or<P: ChangeFilter<K> + Send + Sync>(self, other: P) -> impl ChangeFilter<K> + Send + Sync
     where
-        Self: Sized,
+        Self: Sized + Send + Sync,
     {
         Or {
             first: self,
@@ -148,7 +150,8 @@ pub trait ChangeFilter<K> {
     }
 
     /// Passes when `self` and `other` both pass; `other` is asked only when
-    /// `self` passes (P3).
+    /// `self` passes (P3). Both are `Send + Sync`, and so is the
+    /// combination.
     ///
     /// # Examples
     ///
@@ -166,9 +169,10 @@ pub trait ChangeFilter<K> {
     /// let live = |_: &ConfigMap, new: &ConfigMap| new.metadata.deletion_timestamp.is_none();
     /// assert!(changed::labels().and(live).passes(&old, &new));
     /// ```
-    fn and<P: ChangeFilter<K>>(self, other: P) -> And<Self, P>
+    #[must_use = "a change filter does nothing unless asked"]
+    fn and<P: ChangeFilter<K> + Send + Sync>(self, other: P) -> impl ChangeFilter<K> + Send + Sync
     where
-        Self: Sized,
+        Self: Sized + Send + Sync,
     {
         And {
             first: self,
@@ -200,8 +204,7 @@ impl<K> ChangeFilter<K> for Arc<dyn ChangeFilter<K> + Send + Sync> {
 
 /// ChangeFilter for the [`or`](ChangeFilter::or) method.
 #[derive(Debug, Clone, Copy)]
-#[must_use = "a change filter does nothing unless asked"]
-pub struct Or<A, B> {
+struct Or<A, B> {
     first: A,
     second: B,
 }
@@ -214,8 +217,7 @@ impl<K, A: ChangeFilter<K>, B: ChangeFilter<K>> ChangeFilter<K> for Or<A, B> {
 
 /// ChangeFilter for the [`and`](ChangeFilter::and) method.
 #[derive(Debug, Clone, Copy)]
-#[must_use = "a change filter does nothing unless asked"]
-pub struct And<A, B> {
+struct And<A, B> {
     first: A,
     second: B,
 }
@@ -259,7 +261,8 @@ impl<K, A: ChangeFilter<K>, B: ChangeFilter<K>> ChangeFilter<K> for And<A, B> {
 /// new.metadata.resource_version = Some("8".into());
 /// assert!(changed::generation().passes(&old, &new));
 /// ```
-pub fn generation<K: Resource>() -> GenerationChanged<K> {
+#[must_use = "a change filter does nothing unless asked"]
+pub fn generation<K: Resource>() -> impl ChangeFilter<K> + Copy + fmt::Debug + Send + Sync {
     GenerationChanged::new()
 }
 
@@ -278,7 +281,8 @@ pub fn generation<K: Resource>() -> GenerationChanged<K> {
 /// new.metadata.labels = Some([("app".to_string(), "web".to_string())].into());
 /// assert!(changed::labels().passes(&old, &new));
 /// ```
-pub fn labels<K: Resource>() -> LabelsChanged<K> {
+#[must_use = "a change filter does nothing unless asked"]
+pub fn labels<K: Resource>() -> impl ChangeFilter<K> + Copy + fmt::Debug + Send + Sync {
     LabelsChanged::new()
 }
 
@@ -296,7 +300,8 @@ pub fn labels<K: Resource>() -> LabelsChanged<K> {
 /// assert!(changed::annotations().passes(&old, &new));
 /// assert!(!changed::annotations().passes(&new, &new.clone()));
 /// ```
-pub fn annotations<K: Resource>() -> AnnotationsChanged<K> {
+#[must_use = "a change filter does nothing unless asked"]
+pub fn annotations<K: Resource>() -> impl ChangeFilter<K> + Copy + fmt::Debug + Send + Sync {
     AnnotationsChanged::new()
 }
 
@@ -314,7 +319,8 @@ pub fn annotations<K: Resource>() -> AnnotationsChanged<K> {
 /// new.metadata.finalizers = Some(vec!["example.com/cleanup".into()]);
 /// assert!(changed::finalizers().passes(&old, &new));
 /// ```
-pub fn finalizers<K: Resource>() -> FinalizersChanged<K> {
+#[must_use = "a change filter does nothing unless asked"]
+pub fn finalizers<K: Resource>() -> impl ChangeFilter<K> + Copy + fmt::Debug + Send + Sync {
     FinalizersChanged::new()
 }
 
@@ -334,19 +340,19 @@ pub fn finalizers<K: Resource>() -> FinalizersChanged<K> {
 /// new.metadata.resource_version = Some("8".into());
 /// assert!(changed::resource_version().passes(&old, &new));
 /// ```
-pub fn resource_version<K: Resource>() -> ResourceVersionChanged<K> {
+#[must_use = "a change filter does nothing unless asked"]
+pub fn resource_version<K: Resource>() -> impl ChangeFilter<K> + Copy + fmt::Debug + Send + Sync {
     ResourceVersionChanged::new()
 }
 
-/// Declares the filter type a constructor of this module returns: it
-/// names the object type `K` it judges, so `changed::generation()` and
-/// its combinations take their `K` from where they are used, and it has
-/// no field a caller could set, so the constructor is the one way to it.
+/// Declares the filter type behind a constructor of this module: it names
+/// the object type `K` it judges, so `changed::generation()` and its
+/// combinations take their `K` from where they are used. Callers see only
+/// `impl ChangeFilter<K>`.
 macro_rules! object_predicate {
     ($(#[$doc:meta])* $name:ident) => {
         $(#[$doc])*
-        #[must_use = "a change filter does nothing unless asked"]
-        pub struct $name<K> {
+        struct $name<K> {
             object: PhantomData<fn(&K, &K) -> bool>,
         }
 

@@ -3,7 +3,10 @@ use std::{
     task::{Context, Poll, ready},
 };
 
-use futures::{Stream, stream::FusedStream};
+use futures::{
+    Stream, StreamExt,
+    stream::{Fuse, FusedStream},
+};
 use kube::Resource;
 use pin_project::pin_project;
 
@@ -14,14 +17,17 @@ use crate::notification::{Notification, same_resource_version};
 #[pin_project]
 #[derive(Debug)]
 #[must_use = "streams do nothing unless polled"]
-pub struct ChangedOnly<S> {
+pub(crate) struct ChangedOnly<S> {
+    // Fused, so the adapter is a `FusedStream` whatever `S` is.
     #[pin]
-    stream: S,
+    stream: Fuse<S>,
 }
 
-impl<S> ChangedOnly<S> {
-    pub(super) fn new(stream: S) -> Self {
-        Self { stream }
+impl<S: Stream> ChangedOnly<S> {
+    pub(crate) fn new(stream: S) -> Self {
+        Self {
+            stream: stream.fuse(),
+        }
     }
 }
 
@@ -52,7 +58,7 @@ impl<K: Resource, S: Stream<Item = Notification<K>>> Stream for ChangedOnly<S> {
     }
 }
 
-impl<K: Resource, S: FusedStream<Item = Notification<K>>> FusedStream for ChangedOnly<S> {
+impl<K: Resource, S: Stream<Item = Notification<K>>> FusedStream for ChangedOnly<S> {
     fn is_terminated(&self) -> bool {
         self.stream.is_terminated()
     }

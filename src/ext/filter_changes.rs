@@ -3,7 +3,10 @@ use std::{
     task::{Context, Poll, ready},
 };
 
-use futures::{Stream, stream::FusedStream};
+use futures::{
+    Stream, StreamExt,
+    stream::{Fuse, FusedStream},
+};
 use pin_project::pin_project;
 
 use super::changed::ChangeFilter;
@@ -14,15 +17,19 @@ use crate::notification::Notification;
 #[pin_project]
 #[derive(Debug)]
 #[must_use = "streams do nothing unless polled"]
-pub struct FilterChanges<S, P> {
+pub(crate) struct FilterChanges<S, P> {
+    // Fused, so the adapter is a `FusedStream` whatever `S` is.
     #[pin]
-    stream: S,
+    stream: Fuse<S>,
     filter: P,
 }
 
-impl<S, P> FilterChanges<S, P> {
+impl<S: Stream, P> FilterChanges<S, P> {
     pub(super) fn new(stream: S, filter: P) -> Self {
-        Self { stream, filter }
+        Self {
+            stream: stream.fuse(),
+            filter,
+        }
     }
 }
 
@@ -65,7 +72,7 @@ where
 
 impl<K, S, P> FusedStream for FilterChanges<S, P>
 where
-    S: FusedStream<Item = Notification<K>>,
+    S: Stream<Item = Notification<K>>,
     P: ChangeFilter<K>,
 {
     fn is_terminated(&self) -> bool {

@@ -3,7 +3,10 @@ use std::{
     task::{Context, Poll},
 };
 
-use futures::{Stream, stream::FusedStream};
+use futures::{
+    Stream, StreamExt,
+    stream::{Fuse, FusedStream},
+};
 use kube::Resource;
 use pin_project::pin_project;
 
@@ -16,14 +19,17 @@ use crate::{
 #[pin_project]
 #[derive(Debug)]
 #[must_use = "streams do nothing unless polled"]
-pub struct Keys<S> {
+pub(crate) struct Keys<S> {
+    // Fused, so the adapter is a `FusedStream` whatever `S` is.
     #[pin]
-    stream: S,
+    stream: Fuse<S>,
 }
 
-impl<S> Keys<S> {
+impl<S: Stream> Keys<S> {
     pub(super) fn new(stream: S) -> Self {
-        Self { stream }
+        Self {
+            stream: stream.fuse(),
+        }
     }
 }
 
@@ -42,7 +48,7 @@ impl<K: Resource, S: Stream<Item = Notification<K>>> Stream for Keys<S> {
     }
 }
 
-impl<K: Resource, S: FusedStream<Item = Notification<K>>> FusedStream for Keys<S> {
+impl<K: Resource, S: Stream<Item = Notification<K>>> FusedStream for Keys<S> {
     fn is_terminated(&self) -> bool {
         self.stream.is_terminated()
     }

@@ -4,7 +4,10 @@ use std::{
     task::{Context, Poll},
 };
 
-use futures::{Stream, stream::FusedStream};
+use futures::{
+    Stream, StreamExt,
+    stream::{Fuse, FusedStream},
+};
 use pin_project::pin_project;
 
 use crate::{
@@ -16,15 +19,19 @@ use crate::{
 /// method.
 #[pin_project]
 #[must_use = "streams do nothing unless polled"]
-pub struct KeysWith<S, F> {
+pub(crate) struct KeysWith<S, F> {
+    // Fused, so the adapter is a `FusedStream` whatever `S` is.
     #[pin]
-    stream: S,
+    stream: Fuse<S>,
     key_fn: F,
 }
 
-impl<S, F> KeysWith<S, F> {
+impl<S: Stream, F> KeysWith<S, F> {
     pub(super) fn new(stream: S, key_fn: F) -> Self {
-        Self { stream, key_fn }
+        Self {
+            stream: stream.fuse(),
+            key_fn,
+        }
     }
 }
 
@@ -50,7 +57,7 @@ where
 
 impl<K, S, F> FusedStream for KeysWith<S, F>
 where
-    S: FusedStream<Item = Notification<K>>,
+    S: Stream<Item = Notification<K>>,
     F: FnMut(&K) -> Result<ObjectKey, Error>,
 {
     fn is_terminated(&self) -> bool {

@@ -4,7 +4,10 @@ use std::{
     task::{Context, Poll},
 };
 
-use futures::{Stream, stream::FusedStream};
+use futures::{
+    Stream, StreamExt,
+    stream::{Fuse, FusedStream},
+};
 use pin_project::pin_project;
 
 use crate::notification::Notification;
@@ -13,14 +16,17 @@ use crate::notification::Notification;
 #[pin_project]
 #[derive(Debug)]
 #[must_use = "streams do nothing unless polled"]
-pub struct Objects<S> {
+pub(crate) struct Objects<S> {
+    // Fused, so the adapter is a `FusedStream` whatever `S` is.
     #[pin]
-    stream: S,
+    stream: Fuse<S>,
 }
 
-impl<S> Objects<S> {
+impl<S: Stream> Objects<S> {
     pub(super) fn new(stream: S) -> Self {
-        Self { stream }
+        Self {
+            stream: stream.fuse(),
+        }
     }
 }
 
@@ -43,7 +49,7 @@ impl<K, S: Stream<Item = Notification<K>>> Stream for Objects<S> {
     }
 }
 
-impl<K, S: FusedStream<Item = Notification<K>>> FusedStream for Objects<S> {
+impl<K, S: Stream<Item = Notification<K>>> FusedStream for Objects<S> {
     fn is_terminated(&self) -> bool {
         self.stream.is_terminated()
     }

@@ -356,7 +356,7 @@ where
     /// store's lock. If it panics, that version is not stored and no
     /// notification is sent for it; the panic is reported through
     /// [`Informer::errors`] as [`Error::Store`] and the informer goes on
-    /// (see [`Writer::apply_upsert`](crate::unstable::store::Writer::apply_upsert)).
+    /// (the store writer's rule for a panicking index function).
     pub fn indexer<F>(mut self, name: impl Into<String>, index: F) -> Self
     where
         F: Fn(&K) -> Vec<String> + Send + Sync + 'static,

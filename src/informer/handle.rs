@@ -221,7 +221,7 @@ where
     }
 
     /// A read-only handle on the informer's cache; the informer keeps the
-    /// only [`Writer`](crate::unstable::store::Writer).
+    /// only writer.
     ///
     /// The store, and every clone of it (a
     /// [`NamespacedStore`](crate::store::NamespacedStore) included), holds a

@@ -93,7 +93,7 @@
 //!   factory's included, returns [`SyncError::Stopped`] once the informer
 //!   stopped before syncing (the factory's waits for ever only for an
 //!   informer never started). A
-//!   [`Store`](crate::Store) made from a [`Writer`](crate::unstable::store::Writer)
+//!   [`Store`](crate::Store) made from a store writer of one's own
 //!   has no informer: it waits for its writer.
 //!
 //! An informer built from a stream has no HTTP answers unless its stream

@@ -41,8 +41,8 @@
 //!   item's failures; [`forget`](WorkQueue::forget) clears them and
 //!   [`requeues`](WorkQueue::requeues) reads them.
 //! - **W8 default limiter.** [`default_rate_limiter`]: the larger of a
-//!   per-item 5 ms × 2ⁿ backoff capped at 1,000 s ([`ItemExponential`]) and a
-//!   shared token bucket of 10 per second, burst 100 ([`TokenBucket`]).
+//!   per-item 5 ms × 2ⁿ backoff capped at 1,000 s ([`item_exponential`]) and a
+//!   shared token bucket of 10 per second, burst 100 ([`token_bucket`]).
 //! - **W9 shutdown.** After [`shutdown`](WorkQueue::shutdown) adds and delayed
 //!   adds are ignored and waiting deadlines are dropped; what is queued is
 //!   still handed out (and an item marked dirty while processing is queued
@@ -147,6 +147,6 @@ mod work_queue;
 
 pub use guard::WorkItem;
 pub use priority::{DEFAULT_PRIORITY_AGEING, Priority};
-pub use rate_limit::{ItemExponential, MaxOf, RateLimiter, TokenBucket, default_rate_limiter};
+pub use rate_limit::{RateLimiter, default_rate_limiter, item_exponential, max_of, token_bucket};
 pub use stream::WorkStream;
 pub use work_queue::WorkQueue;

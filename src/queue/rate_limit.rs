@@ -10,6 +10,10 @@ use crate::hash::KeyMap;
 
 /// Decides how long an item waits before it is queued again after a failure.
 ///
+/// The limiters client-go offers are functions that return one:
+/// [`item_exponential`], [`token_bucket`], [`max_of`] and
+/// [`default_rate_limiter`]. Implement the trait for a limiter of your own.
+///
 /// A [`WorkQueue`](super::WorkQueue) calls [`when`](RateLimiter::when) on every
 /// [`add_rate_limited`](super::WorkQueue::add_rate_limited),
 /// [`forget`](RateLimiter::forget) on [`forget`](super::WorkQueue::forget) and
@@ -58,7 +62,7 @@ impl<T, R: RateLimiter<T> + ?Sized> RateLimiter<T> for Box<R> {
 
 /// Per-item exponential backoff: the n-th failure since the last
 /// [`forget`](RateLimiter::forget) waits `base × 2ⁿ`, at most `max`
-/// (client-go's `ItemExponentialFailureRateLimiter`).
+/// (client-go's `NewItemExponentialFailureRateLimiter`).
 ///
 /// Remembers one counter per item that failed and was not forgotten.
 ///
@@ -66,30 +70,31 @@ impl<T, R: RateLimiter<T> + ?Sized> RateLimiter<T> for Box<R> {
 ///
 /// ```
 /// use std::time::Duration;
-/// use kube_informer::queue::{ItemExponential, RateLimiter};
+/// use kube_informer::queue::{RateLimiter, item_exponential};
 ///
-/// let limiter = ItemExponential::new(Duration::from_millis(5), Duration::from_secs(1000));
+/// let limiter = item_exponential(Duration::from_millis(5), Duration::from_secs(1000));
 /// assert_eq!(limiter.when(&"a"), Duration::from_millis(5));
 /// assert_eq!(limiter.when(&"a"), Duration::from_millis(10));
 /// assert_eq!(limiter.requeues(&"a"), 2);
 /// limiter.forget(&"a");
 /// assert_eq!(limiter.when(&"a"), Duration::from_millis(5));
 /// ```
-pub struct ItemExponential<T> {
+pub fn item_exponential<T: Hash + Eq + Clone + Send>(
+    base: Duration,
+    max: Duration,
+) -> impl RateLimiter<T> + fmt::Debug {
+    ItemExponential {
+        base,
+        max,
+        failures: Mutex::new(KeyMap::default()),
+    }
+}
+
+/// The limiter [`item_exponential`] returns.
+struct ItemExponential<T> {
     base: Duration,
     max: Duration,
     failures: Mutex<KeyMap<T, u32>>,
-}
-
-impl<T> ItemExponential<T> {
-    /// Backoff starting at `base`, doubling per failure, capped at `max`.
-    pub fn new(base: Duration, max: Duration) -> Self {
-        Self {
-            base,
-            max,
-            failures: Mutex::new(KeyMap::default()),
-        }
-    }
 }
 
 impl<T> fmt::Debug for ItemExponential<T> {
@@ -131,26 +136,32 @@ impl<T: Hash + Eq + Clone + Send> RateLimiter<T> for ItemExponential<T> {
 }
 
 /// An overall token bucket shared by all items: `rate` tokens per second, at
-/// most `burst` saved up; each call takes a token and waits until it exists
-/// (client-go's `BucketRateLimiter` over `golang.org/x/time/rate`). Runs on
-/// tokio's clock.
+/// most `burst` saved up, full at first; each call takes a token and waits
+/// until it exists (client-go's `BucketRateLimiter` over
+/// `golang.org/x/time/rate`). Runs on tokio's clock. It remembers nothing
+/// per item: `forget` does nothing and `requeues` is 0.
 ///
 /// # Examples
 ///
 /// ```
 /// use std::time::Duration;
-/// use kube_informer::queue::{RateLimiter, TokenBucket};
+/// use kube_informer::queue::{RateLimiter, token_bucket};
 ///
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
 /// # async fn main() {
-/// let bucket = TokenBucket::new(10.0, 2);
-/// assert_eq!(RateLimiter::<&str>::when(&bucket, &"a"), Duration::ZERO);
-/// assert_eq!(RateLimiter::<&str>::when(&bucket, &"b"), Duration::ZERO);
-/// assert_eq!(RateLimiter::<&str>::when(&bucket, &"c"), Duration::from_millis(100));
+/// let bucket = token_bucket(10.0, 2);
+/// assert_eq!(bucket.when(&"a"), Duration::ZERO);
+/// assert_eq!(bucket.when(&"b"), Duration::ZERO);
+/// assert_eq!(bucket.when(&"c"), Duration::from_millis(100));
 /// # }
 /// ```
+pub fn token_bucket<T>(rate: f64, burst: u32) -> impl RateLimiter<T> + fmt::Debug {
+    TokenBucket::new(rate, burst)
+}
+
+/// The limiter [`token_bucket`] returns.
 #[derive(Debug)]
-pub struct TokenBucket {
+struct TokenBucket {
     rate: f64,
     burst: f64,
     bucket: Mutex<Option<Bucket>>,
@@ -163,9 +174,7 @@ struct Bucket {
 }
 
 impl TokenBucket {
-    /// A bucket refilled with `rate` tokens per second, holding at most
-    /// `burst`, full at first.
-    pub fn new(rate: f64, burst: u32) -> Self {
+    fn new(rate: f64, burst: u32) -> Self {
         Self {
             rate,
             burst: f64::from(burst),
@@ -201,33 +210,31 @@ impl<T> RateLimiter<T> for TokenBucket {
 }
 
 /// The longest wait of several limiters; `requeues` is their largest count
-/// and `forget` reaches them all (client-go's `MaxOfRateLimiter`).
+/// and `forget` reaches them all (client-go's `NewMaxOfRateLimiter`).
 ///
 /// # Examples
 ///
 /// ```
 /// use std::time::Duration;
-/// use kube_informer::queue::{ItemExponential, MaxOf, RateLimiter, TokenBucket};
+/// use kube_informer::queue::{RateLimiter, item_exponential, max_of, token_bucket};
 ///
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
 /// # async fn main() {
-/// let limiter = MaxOf::new(vec![
-///     Box::new(ItemExponential::new(Duration::from_millis(5), Duration::from_secs(60))),
-///     Box::new(TokenBucket::new(1.0, 1)),
+/// let limiter = max_of(vec![
+///     Box::new(item_exponential(Duration::from_millis(5), Duration::from_secs(60))),
+///     Box::new(token_bucket(1.0, 1)),
 /// ]);
 /// assert_eq!(limiter.when(&"a"), Duration::from_millis(5));
 /// assert_eq!(limiter.when(&"b"), Duration::from_secs(1));
 /// # }
 /// ```
-pub struct MaxOf<T> {
-    limiters: Vec<Box<dyn RateLimiter<T>>>,
+pub fn max_of<T>(limiters: Vec<Box<dyn RateLimiter<T>>>) -> impl RateLimiter<T> + fmt::Debug {
+    MaxOf { limiters }
 }
 
-impl<T> MaxOf<T> {
-    /// Combines `limiters`.
-    pub fn new(limiters: Vec<Box<dyn RateLimiter<T>>>) -> Self {
-        Self { limiters }
-    }
+/// The limiter [`max_of`] and [`default_rate_limiter`] return.
+struct MaxOf<T> {
+    limiters: Vec<Box<dyn RateLimiter<T>>>,
 }
 
 impl<T> fmt::Debug for MaxOf<T> {
@@ -260,7 +267,8 @@ impl<T> RateLimiter<T> for MaxOf<T> {
     }
 }
 
-/// client-go's `DefaultTypedControllerRateLimiter`: the larger of a per-item
+/// client-go's `DefaultTypedControllerRateLimiter`, the limiter of
+/// [`WorkQueue::new`](super::WorkQueue::new): the larger of a per-item
 /// exponential backoff from 5 ms doubling up to 1,000 s and an overall token
 /// bucket of 10 per second with a burst of 100 (W8).
 ///
@@ -277,12 +285,13 @@ impl<T> RateLimiter<T> for MaxOf<T> {
 /// assert_eq!(limiter.when(&"a"), Duration::from_millis(10));
 /// # }
 /// ```
-pub fn default_rate_limiter<T: Hash + Eq + Clone + Send + 'static>() -> MaxOf<T> {
-    MaxOf::new(vec![
-        Box::new(ItemExponential::new(
+pub fn default_rate_limiter<T: Hash + Eq + Clone + Send + 'static>()
+-> impl RateLimiter<T> + fmt::Debug {
+    max_of(vec![
+        Box::new(item_exponential(
             Duration::from_millis(5),
             Duration::from_secs(1000),
         )),
-        Box::new(TokenBucket::new(10.0, 100)),
+        Box::new(token_bucket(10.0, 100)),
     ])
 }

@@ -10,7 +10,7 @@ use super::{
     guard::WorkItem,
     lazy_now::LazyNow,
     priority::Priority,
-    rate_limit::{MaxOf, RateLimiter, default_rate_limiter},
+    rate_limit::{RateLimiter, default_rate_limiter},
     shared::Shared,
     state::State,
 };
@@ -88,7 +88,7 @@ impl<T: Hash + Eq + Clone + Send + 'static> Default for WorkQueue<T> {
 impl<T: Hash + Eq + Clone + Send + 'static> WorkQueue<T> {
     /// An empty queue with [`default_rate_limiter`] (W8).
     pub fn new() -> Self {
-        Self::with_rate_limiter::<MaxOf<T>>(default_rate_limiter())
+        Self::with_rate_limiter(default_rate_limiter())
     }
 
     /// An empty queue whose [`add_rate_limited`](Self::add_rate_limited)

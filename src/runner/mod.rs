@@ -98,6 +98,6 @@ mod runner;
 pub use action::Action;
 pub use error::Error;
 pub use on_cancel::OnCancel;
-pub use owners::{OwnerKeys, OwnerStreamExt, controller_owner_key, controller_owner_key_with};
+pub use owners::{OwnerStreamExt, controller_owner_key, controller_owner_key_with};
 pub use reconciles::{Backoff, ErrorPolicy, Reconciles};
 pub use runner::Runner;

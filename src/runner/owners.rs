@@ -7,7 +7,10 @@ use std::{
     task::{Context, Poll},
 };
 
-use futures::{Stream, stream::FusedStream};
+use futures::{
+    Stream, StreamExt,
+    stream::{Fuse, FusedStream},
+};
 use kube::Resource;
 use pin_project::pin_project;
 
@@ -159,7 +162,8 @@ pub trait OwnerStreamExt<K>: Stream<Item = Notification<K>> {
     /// assert_eq!(owners[0].as_str(), "default/web");
     /// # }
     /// ```
-    fn owner_keys<O>(self) -> OwnerKeys<Self, O>
+    #[must_use = "streams do nothing unless polled"]
+    fn owner_keys<O>(self) -> impl FusedStream<Item = ObjectKey>
     where
         Self: Sized,
         K: Resource,
@@ -209,14 +213,15 @@ pub trait OwnerStreamExt<K>: Stream<Item = Notification<K>> {
     /// assert_eq!(owners.len(), 2); // both versions of example.com's Database
     /// # }
     /// ```
-    fn owner_keys_with<O>(self, dyntype: O::DynamicType) -> OwnerKeys<Self, O>
+    #[must_use = "streams do nothing unless polled"]
+    fn owner_keys_with<O>(self, dyntype: O::DynamicType) -> impl FusedStream<Item = ObjectKey>
     where
         Self: Sized,
         K: Resource,
         O: Resource,
     {
-        OwnerKeys {
-            stream: self,
+        OwnerKeys::<Self, O> {
+            stream: self.fuse(),
             group: O::group(&dyntype).into_owned(),
             kind: O::kind(&dyntype).into_owned(),
             owner: PhantomData,
@@ -227,12 +232,14 @@ pub trait OwnerStreamExt<K>: Stream<Item = Notification<K>> {
 impl<K, S: Stream<Item = Notification<K>> + ?Sized> OwnerStreamExt<K> for S {}
 
 /// Stream for the [`owner_keys`](OwnerStreamExt::owner_keys) and
-/// [`owner_keys_with`](OwnerStreamExt::owner_keys_with) methods.
+/// [`owner_keys_with`](OwnerStreamExt::owner_keys_with) methods, which
+/// return it as an `impl FusedStream`.
 #[pin_project]
 #[must_use = "streams do nothing unless polled"]
-pub struct OwnerKeys<S, O> {
+pub(crate) struct OwnerKeys<S, O> {
+    // Fused, so the adapter is a `FusedStream` whatever `S` is.
     #[pin]
-    stream: S,
+    stream: Fuse<S>,
     // The owner type's group and kind, read once from its dynamic type.
     group: String,
     kind: String,
@@ -279,7 +286,7 @@ where
 impl<K, S, O> FusedStream for OwnerKeys<S, O>
 where
     K: Resource,
-    S: FusedStream<Item = Notification<K>>,
+    S: Stream<Item = Notification<K>>,
 {
     fn is_terminated(&self) -> bool {
         self.stream.is_terminated()

@@ -18,7 +18,7 @@ use crate::key::ObjectKey;
 /// # Examples
 ///
 /// ```
-/// use kube_informer::shard::MemberId;
+/// use kube_informer::unstable::shard::MemberId;
 ///
 /// let id = MemberId::new("workers-pod-0");
 /// assert_eq!(id.as_str(), "workers-pod-0");
@@ -79,7 +79,7 @@ impl Member {
 /// # Examples
 ///
 /// ```
-/// use kube_informer::shard::Fingerprint;
+/// use kube_informer::unstable::shard::Fingerprint;
 ///
 /// let f: Fingerprint = "000000000000feed".parse()?;
 /// assert_eq!(f.as_u64(), 0xfeed);
@@ -129,7 +129,7 @@ impl std::str::FromStr for Fingerprint {
 /// # Examples
 ///
 /// ```
-/// use kube_informer::{ObjectKey, shard::{Member, MemberSet}};
+/// use kube_informer::{ObjectKey, unstable::shard::{Member, MemberSet}};
 ///
 /// let set = MemberSet::new([Member::new("a", "uid-a"), Member::new("b", "uid-b")]);
 /// let key: ObjectKey = "default/web".parse()?;

@@ -1,55 +1,64 @@
-//! [`ShardConfig`]: the ring's name, this member's identity, and the Lease
-//! timings.
+//! [`LeaseConfig`]: a name, this replica's identity, and the Lease timings,
+//! for a ring member ([`Shard`](super::Shard)) and for a leader election
+//! alike.
 
 use std::time::Duration;
 
 use super::error::Error;
 
-/// How a replica takes part in a ring.
+/// How a replica takes part in a ring ([`Shard`](super::Shard)) or in the
+/// election of one Lease (`shard::leader::Leadership`).
+///
+/// The `name` is the ring's name for a [`Shard`](super::Shard) (its member
+/// Lease, which is also its member id, is `<name>-<identity>`) and the
+/// Lease's own name for a leader election (where the leader writes its
+/// `identity` as the Lease's `holderIdentity`).
 ///
 /// The timings follow client-go leader election's defaults and its rule
-/// `lease_duration > renew_deadline > 1.2 × retry_period`: a member renews
+/// `lease_duration > renew_deadline > 1.2 × retry_period`: a replica renews
 /// every `retry_period`, stops acting on its keys `renew_deadline` after it
 /// sent its last successful renewal, and the others count it alive for
-/// `lease_duration` after they observed that renewal. The gap
+/// `lease_duration` after they observed that renewal (an election's
+/// others take the Lease over only then). The gap
 /// `lease_duration - renew_deadline` is the margin for clock-rate
 /// differences and for work that must notice its guard was
 /// [lost](super::WorkGuard::lost).
 ///
 /// Every Lease request is abandoned when no answer came within a
 /// `retry_period`, so a request the server never answers holds the
-/// membership task up for at most that long; the member stops acting at its
+/// membership task up for at most that long; the replica stops acting at its
 /// deadline either way (the [`KeyGate`](super::KeyGate) enforces it).
 ///
 /// # Examples
 ///
 /// ```
 /// use std::time::Duration;
-/// use kube_informer::shard::ShardConfig;
+/// use kube_informer::shard::LeaseConfig;
 ///
-/// let config = ShardConfig::new("workers", "pod-0")
+/// let config = LeaseConfig::new("workers", "pod-0")
 ///     .lease_duration(Duration::from_secs(30))
 ///     .renew_deadline(Duration::from_secs(20));
-/// assert_eq!(config.lease_name(), "workers-pod-0");
+/// assert_eq!((config.name(), config.identity()), ("workers", "pod-0"));
 /// assert!(config.validate().is_ok());
-/// assert!(ShardConfig::new("workers", "pod-0").renew_deadline(Duration::from_secs(20)).validate().is_err());
+/// assert!(LeaseConfig::new("workers", "pod-0").renew_deadline(Duration::from_secs(20)).validate().is_err());
+/// assert!(LeaseConfig::new("workers", "").validate().is_err());
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ShardConfig {
-    pub(crate) ring: String,
+pub struct LeaseConfig {
+    pub(crate) name: String,
     pub(crate) identity: String,
     pub(crate) lease_duration: Duration,
     pub(crate) renew_deadline: Duration,
     pub(crate) retry_period: Duration,
 }
 
-impl ShardConfig {
-    /// Member `identity` (for example the pod name) of the ring `ring`,
-    /// with a 15 s lease duration, a 10 s renew deadline and a 2 s retry
-    /// period.
-    pub fn new(ring: impl Into<String>, identity: impl Into<String>) -> Self {
+impl LeaseConfig {
+    /// Replica `identity` (for example the pod name, unique among the
+    /// replicas) of the ring or Lease `name`, with a 15 s lease duration, a
+    /// 10 s renew deadline and a 2 s retry period.
+    pub fn new(name: impl Into<String>, identity: impl Into<String>) -> Self {
         Self {
-            ring: ring.into(),
+            name: name.into(),
             identity: identity.into(),
             lease_duration: Duration::from_secs(15),
             renew_deadline: Duration::from_secs(10),
@@ -57,37 +66,47 @@ impl ShardConfig {
         }
     }
 
-    /// How long the others count a member alive after they saw it renew.
+    /// How long the others count a replica alive after they saw its Lease
+    /// change; written in the Lease as `leaseDurationSeconds`.
     #[must_use]
     pub fn lease_duration(mut self, duration: Duration) -> Self {
         self.lease_duration = duration;
         self
     }
 
-    /// How long after sending its last successful renewal a member keeps
-    /// acting on its keys.
+    /// How long after sending its last successful renewal a replica keeps
+    /// acting (on its keys, or as the leader).
     #[must_use]
     pub fn renew_deadline(mut self, deadline: Duration) -> Self {
         self.renew_deadline = deadline;
         self
     }
 
-    /// How often a member renews its Lease (and retries a failed write);
-    /// also how long it waits for the answer to any Lease request.
+    /// How often a replica renews its Lease (and retries a failed write, and
+    /// the others read it); also how long it waits for the answer to any
+    /// Lease request.
     #[must_use]
     pub fn retry_period(mut self, period: Duration) -> Self {
         self.retry_period = period;
         self
     }
 
-    /// The name of this member's Lease, which is also its member id:
-    /// `<ring>-<identity>`.
-    pub fn lease_name(&self) -> String {
-        format!("{}-{}", self.ring, self.identity)
+    /// The ring's name, or the elected Lease's.
+    pub fn name(&self) -> &str {
+        &self.name
     }
 
-    /// Checks the timings (client-go's rules).
+    /// This replica's identity.
+    pub fn identity(&self) -> &str {
+        &self.identity
+    }
+
+    /// Checks that the identity is not empty and the timings (client-go's
+    /// rules).
     pub fn validate(&self) -> Result<(), Error> {
+        if self.identity.is_empty() {
+            return Err(Error::EmptyIdentity);
+        }
         if self.lease_duration <= self.renew_deadline {
             return Err(Error::DeadlineNotShorter {
                 lease_duration: self.lease_duration,
@@ -106,7 +125,14 @@ impl ShardConfig {
         Ok(())
     }
 
+    /// A ring member's Lease name, which is also its member id:
+    /// `<name>-<identity>`.
+    pub(crate) fn member_lease_name(&self) -> String {
+        format!("{}-{}", self.name, self.identity)
+    }
+
+    /// The label selector of a ring's Leases.
     pub(crate) fn selector(&self) -> String {
-        format!("{}={}", super::lease::RING_LABEL, self.ring)
+        format!("{}={}", super::lease::RING_LABEL, self.name)
     }
 }

@@ -13,9 +13,9 @@ use crate::informer;
 ///
 /// ```
 /// use std::time::Duration;
-/// use kube_informer::shard::{Error, ShardConfig};
+/// use kube_informer::shard::{Error, LeaseConfig};
 ///
-/// let config = ShardConfig::new("workers", "pod-0").renew_deadline(Duration::from_secs(20));
+/// let config = LeaseConfig::new("workers", "pod-0").renew_deadline(Duration::from_secs(20));
 /// let error = config.validate().unwrap_err();
 /// assert!(matches!(error, Error::DeadlineNotShorter { .. }));
 /// assert_eq!(error.to_string(), "lease duration 15s must be longer than the renew deadline 20s");

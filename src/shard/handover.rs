@@ -68,8 +68,8 @@ pub struct Plan {
 /// ```
 /// use std::time::Duration;
 /// use tokio::time::Instant;
-/// use kube_informer::{ObjectKey, shard::{Member, MemberId}};
-/// use kube_informer::unstable::shard::{Handover, LeaseRecord, OwnLease};
+/// use kube_informer::ObjectKey;
+/// use kube_informer::unstable::shard::{Handover, LeaseRecord, Member, MemberId, OwnLease};
 ///
 /// let t0 = Instant::now();
 /// let mut member = Handover::new(MemberId::new("ring-a"), Duration::from_secs(10), Duration::from_secs(2));

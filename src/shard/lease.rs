@@ -23,7 +23,7 @@ use super::{
 /// The label that puts a Lease in a ring; its value is the ring's name.
 pub const RING_LABEL: &str = "kube-informer.rs/ring";
 
-/// The annotation in which a member writes the [`Fingerprint`] of the
+/// The annotation in which a member writes the fingerprint of the
 /// member set it acknowledged.
 pub const ACK_ANNOTATION: &str = "kube-informer.rs/acknowledged-members";
 

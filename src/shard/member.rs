@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{
     assign::MemberId,
-    config::ShardConfig,
+    config::LeaseConfig,
     error::Error,
     gate::KeyGate,
     handover::Handover,
@@ -44,13 +44,13 @@ use crate::{Notification, Store, informer::Informer, source};
 /// use futures::StreamExt;
 /// use k8s_openapi::api::{coordination::v1::Lease, core::v1::ConfigMap};
 /// use kube::{Api, Client};
-/// use kube_informer::{Informer, SubscribeOptions, shard::{Shard, ShardConfig, ShardEvent}};
+/// use kube_informer::{Informer, SubscribeOptions, shard::{Shard, LeaseConfig, ShardEvent}};
 ///
 /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 /// let client = Client::try_default().await?;
 /// let shard = Shard::new(
 ///     Api::<Lease>::namespaced(client.clone(), "operators"),
-///     ShardConfig::new("configmap-workers", std::env::var("POD_NAME")?),
+///     LeaseConfig::new("configmap-workers", std::env::var("POD_NAME")?),
 /// )?;
 /// tokio::spawn(shard.run());
 ///
@@ -83,7 +83,7 @@ struct Inner {
 impl Shard {
     /// A member of `config`'s ring whose Leases live in `api`'s namespace;
     /// watches them with an informer of its own.
-    pub fn new(api: Api<Lease>, config: ShardConfig) -> Result<Self, Error> {
+    pub fn new(api: Api<Lease>, config: LeaseConfig) -> Result<Self, Error> {
         let informer = Informer::builder(api.clone())
             .source_config(source::Config::default().label_selector(config.selector()))
             .build();
@@ -97,10 +97,10 @@ impl Shard {
     pub fn with_parts<A: LeaseApi>(
         api: A,
         informer: Informer<Lease>,
-        config: ShardConfig,
+        config: LeaseConfig,
     ) -> Result<Self, Error> {
         config.validate()?;
-        let member = MemberId::new(config.lease_name());
+        let member = MemberId::new(config.member_lease_name());
         let gate = KeyGate::new(Ownership::nothing());
         let stop = CancellationToken::new();
         let expiry = gate.clone();
@@ -126,9 +126,10 @@ impl Shard {
         })
     }
 
-    /// This replica's member id (its Lease name).
-    pub fn member(&self) -> &MemberId {
-        &self.inner.member
+    /// This replica's member id, which is its Lease's name:
+    /// `<ring>-<identity>`.
+    pub fn member(&self) -> &str {
+        self.inner.member.as_str()
     }
 
     /// The gate through which work on keys starts.
@@ -180,7 +181,7 @@ impl fmt::Debug for Shard {
 
 /// The Lease calls of the membership task, each abandoned when no answer
 /// came within `timeout` (a retry period, shorter than the renew deadline by
-/// [`ShardConfig::validate`]). An abandoned write is never taken as a
+/// [`LeaseConfig::validate`]). An abandoned write is never taken as a
 /// success, so its late answer cannot extend the time this member acts;
 /// if the server applied it anyway, the next write, conditional on the old
 /// resourceVersion, conflicts and re-reads the Lease.
@@ -218,7 +219,7 @@ impl<A: LeaseApi> LeaseApi for Bounded<A> {
 async fn run_loop<A: LeaseApi>(
     api: A,
     informer: Informer<Lease>,
-    config: ShardConfig,
+    config: LeaseConfig,
     gate: KeyGate,
     stop: CancellationToken,
 ) -> Result<(), Error> {
@@ -226,7 +227,7 @@ async fn run_loop<A: LeaseApi>(
         api,
         timeout: config.retry_period,
     };
-    let name = config.lease_name();
+    let name = config.member_lease_name();
     let mut core = Handover::new(
         MemberId::new(name.as_str()),
         config.renew_deadline,

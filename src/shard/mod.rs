@@ -20,7 +20,7 @@
 //! # Rules
 //!
 //! - **S1 Assignment.** A key belongs to the member with the highest
-//!   rendezvous weight among the members of a [`MemberSet`]; the weights
+//!   rendezvous weight among the members of a member set; the weights
 //!   come from a fixed, pinned hash, so every replica of every build
 //!   computes the same owner. A member leaving moves only its keys; one
 //!   joining takes about `1/N`. (`tests/shard_assign.rs`: 3 members and
@@ -29,7 +29,7 @@
 //! - **S2 Release before acknowledging.** When a member's view of the live
 //!   members changes to a set `T`, it at once stops handing out every key it
 //!   does not own in `T`, waits until the work in flight on those keys ends,
-//!   and only then writes `T`'s [`Fingerprint`] in its Lease
+//!   and only then writes `T`'s fingerprint in its Lease
 //!   ([`ACK_ANNOTATION`]). So at any time a member holds only keys it owns in
 //!   the set its Lease acknowledges.
 //! - **S3 Stop before expiring.** A member acts on keys only while less than
@@ -227,7 +227,7 @@
 //! never moves another holder's Lease. Its rules are LE1–LE7 in
 //! `shard::leader`.
 
-mod assign;
+pub(crate) mod assign;
 mod config;
 mod error;
 mod gate;
@@ -243,8 +243,7 @@ mod stream;
 pub(crate) mod view;
 mod writer;
 
-pub use assign::{Fingerprint, Member, MemberId, MemberSet};
-pub use config::ShardConfig;
+pub use config::LeaseConfig;
 pub use error::Error;
 pub use gate::{KeyGate, WorkGuard};
 pub use lease::{ACK_ANNOTATION, LeaseApi, RING_LABEL};

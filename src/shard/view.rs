@@ -38,8 +38,7 @@ pub struct LeaseRecord {
 /// ```
 /// use std::time::Duration;
 /// use tokio::time::Instant;
-/// use kube_informer::shard::Member;
-/// use kube_informer::unstable::shard::{LeaseRecord, MembershipView};
+/// use kube_informer::unstable::shard::{LeaseRecord, Member, MembershipView};
 ///
 /// let t0 = Instant::now();
 /// let record = LeaseRecord {

@@ -16,7 +16,7 @@ use tokio::time::Instant;
 
 use super::{
     assign::Fingerprint,
-    config::ShardConfig,
+    config::LeaseConfig,
     error::Error,
     handover::Handover,
     lease::{LeaseApi, own_lease, render},
@@ -48,7 +48,7 @@ impl LeaseWriter {
     pub(super) async fn write<A: LeaseApi>(
         &mut self,
         api: &A,
-        config: &ShardConfig,
+        config: &LeaseConfig,
         core: &mut Handover,
         ack: Option<Fingerprint>,
     ) -> Next {
@@ -60,7 +60,7 @@ impl LeaseWriter {
         let prior = version.as_ref().and(self.spec.as_ref());
         let lease = render(
             &self.name,
-            &config.ring,
+            &config.name,
             config.lease_duration,
             ack,
             version.as_deref(),

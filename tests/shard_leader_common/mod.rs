@@ -9,7 +9,7 @@ use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use kube::Api;
 use kube_informer::shard::{
     self, LeaseApi,
-    leader::{LeaderConfig, Leadership},
+    {LeaseConfig, leader::Leadership},
 };
 use kube_informer_testing::{FakeApiServer, Link, ResourceType};
 use parking_lot::Mutex;
@@ -18,8 +18,8 @@ use tokio::{task::JoinHandle, time::Instant};
 pub const LEASE: &str = "lock";
 
 /// Lease 3 s, renew deadline 2 s, retry period 500 ms.
-pub fn config(identity: &str) -> LeaderConfig {
-    LeaderConfig::new(LEASE, identity)
+pub fn config(identity: &str) -> LeaseConfig {
+    LeaseConfig::new(LEASE, identity)
         .lease_duration(Duration::from_secs(3))
         .renew_deadline(Duration::from_secs(2))
         .retry_period(Duration::from_millis(500))
@@ -109,7 +109,7 @@ impl Replica {
         Self::start_with(server, config(name))
     }
 
-    pub fn start_with(server: &FakeApiServer, config: LeaderConfig) -> Self {
+    pub fn start_with(server: &FakeApiServer, config: LeaseConfig) -> Self {
         server.register(&ResourceType::of::<Lease>());
         let (client, link) = server.linked_client();
         let claims = Arc::new(Mutex::new(Vec::new()));

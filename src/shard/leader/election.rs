@@ -11,9 +11,10 @@ use k8s_openapi::{
 };
 use tokio::time::Instant;
 
-use super::LeaderConfig;
+use super::LeaseConfig;
 use crate::shard::{
-    Error, MemberId,
+    Error,
+    assign::MemberId,
     lease::{acquisition, lease_record},
     view::{LeaseRecord, MembershipView},
 };
@@ -21,7 +22,7 @@ use crate::shard::{
 /// What one replica knows of the Lease and of its own leadership.
 #[derive(Debug)]
 pub(crate) struct Election {
-    config: LeaderConfig,
+    config: LeaseConfig,
     lease: Known,
     /// When this replica first saw the Lease's current version, by its own
     /// clock (LE1).
@@ -64,7 +65,7 @@ pub(crate) enum Retry {
 }
 
 impl Election {
-    pub(crate) fn new(config: LeaderConfig) -> Self {
+    pub(crate) fn new(config: LeaseConfig) -> Self {
         Self {
             config,
             lease: Known::Unknown,
@@ -124,7 +125,7 @@ impl Election {
             // a new version as seen from here. A Lease the view could not
             // record (no uid: not one an API server returns) never expires.
             Some(_) => {
-                let id = MemberId::new(self.config.lease_name.as_str());
+                let id = MemberId::new(self.config.name.as_str());
                 self.view.get(&id).is_some() && !self.view.is_live(&id, now)
             }
         };
@@ -241,7 +242,7 @@ impl Election {
         let (acquire_time, transitions) = acquisition(me, prior_spec.as_ref(), &wall);
         let mut lease = prior.cloned().unwrap_or_else(|| Lease {
             metadata: ObjectMeta {
-                name: Some(self.config.lease_name.clone()),
+                name: Some(self.config.name.clone()),
                 ..ObjectMeta::default()
             },
             spec: None,
@@ -286,8 +287,8 @@ mod tests {
 
     const SECOND: Duration = Duration::from_secs(1);
 
-    fn config(identity: &str) -> LeaderConfig {
-        LeaderConfig::new("lock", identity)
+    fn config(identity: &str) -> LeaseConfig {
+        LeaseConfig::new("lock", identity)
             .lease_duration(3 * SECOND)
             .renew_deadline(2 * SECOND)
             .retry_period(SECOND / 2)

@@ -26,7 +26,7 @@
 //! the ring built for safety is used as it is: the [`KeyGate`]'s deadline
 //! (S3), the Lease requests of [`LeaseApi`] with their deadline, the
 //! observedTime rule of the ring's membership view, the timing rules of
-//! [`ShardConfig`](super::ShardConfig).
+//! [`LeaseConfig`], which configures a ring member and an election alike.
 //!
 //! The election is not built on the `kube-lease-manager` crate: its
 //! renewals are strategic-merge patches carrying no resourceVersion, so a
@@ -106,7 +106,6 @@
 //! [`lost`](super::WorkGuard::lost), or run under `run_while_leader`,
 //! which drops it.
 
-mod config;
 mod election;
 mod run;
 
@@ -118,7 +117,7 @@ use kube::{Api, Resource};
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
-pub use config::LeaderConfig;
+use super::LeaseConfig;
 
 use super::{Error, KeyGate, LeaseApi, Ownership, ShardedStream};
 use crate::{Notification, ObjectKey, Store};
@@ -140,7 +139,7 @@ use crate::{Notification, ObjectKey, Store};
 /// ```
 /// use k8s_openapi::api::coordination::v1::Lease;
 /// use kube::Api;
-/// use kube_informer::shard::leader::{LeaderConfig, Leadership};
+/// use kube_informer::shard::{LeaseConfig, leader::Leadership};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -150,7 +149,7 @@ use crate::{Notification, ObjectKey, Store};
 /// // `client` would be `kube::Client::try_default().await?`.
 /// let leadership = Leadership::new(
 ///     Api::<Lease>::namespaced(client, "operators"),
-///     LeaderConfig::new("garbage-collector", "pod-0"),
+///     LeaseConfig::new("garbage-collector", "pod-0"),
 /// )?;
 /// let election = tokio::spawn(leadership.run());
 ///
@@ -169,7 +168,7 @@ pub struct Leadership {
 }
 
 struct Inner {
-    config: LeaderConfig,
+    config: LeaseConfig,
     gate: KeyGate,
     stop: CancellationToken,
     /// Cancelled once the election has ended (stopped, or its task dropped).
@@ -180,23 +179,23 @@ struct Inner {
 impl Leadership {
     /// A replica of the election `config` describes, over the Lease of that
     /// name in `api`'s namespace. Fails if the timings are unsafe or the
-    /// identity is empty ([`LeaderConfig::validate`]).
+    /// identity is empty ([`LeaseConfig::validate`]).
     ///
     /// ```no_run
     /// use k8s_openapi::api::coordination::v1::Lease;
     /// use kube::{Api, Client};
-    /// use kube_informer::shard::leader::{LeaderConfig, Leadership};
+    /// use kube_informer::shard::{LeaseConfig, leader::Leadership};
     ///
     /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
     /// let client = Client::try_default().await?;
     /// let leadership = Leadership::new(
     ///     Api::<Lease>::namespaced(client, "operators"),
-    ///     LeaderConfig::new("garbage-collector", std::env::var("POD_NAME")?),
+    ///     LeaseConfig::new("garbage-collector", std::env::var("POD_NAME")?),
     /// )?;
     /// tokio::spawn(leadership.run());
     /// # Ok(()) }
     /// ```
-    pub fn new(api: Api<Lease>, config: LeaderConfig) -> Result<Self, Error> {
+    pub fn new(api: Api<Lease>, config: LeaseConfig) -> Result<Self, Error> {
         Self::with_api(api, config)
     }
 
@@ -209,7 +208,7 @@ impl Leadership {
     /// use std::sync::Arc;
     /// use k8s_openapi::api::coordination::v1::Lease;
     /// use kube::Api;
-    /// use kube_informer::shard::leader::{LeaderConfig, Leadership};
+    /// use kube_informer::shard::{LeaseConfig, leader::Leadership};
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -219,12 +218,12 @@ impl Leadership {
     /// let leases = Arc::new(Api::<Lease>::namespaced(client, "operators"));
     /// let leadership = Leadership::with_api(
     ///     Arc::clone(&leases),
-    ///     LeaderConfig::new("garbage-collector", "pod-0"),
+    ///     LeaseConfig::new("garbage-collector", "pod-0"),
     /// )?;
     /// # drop(leadership);
     /// # Ok(()) }
     /// ```
-    pub fn with_api<A: LeaseApi>(api: A, config: LeaderConfig) -> Result<Self, Error> {
+    pub fn with_api<A: LeaseApi>(api: A, config: LeaseConfig) -> Result<Self, Error> {
         config.validate()?;
         let gate = KeyGate::new(Ownership::nothing());
         let stop = CancellationToken::new();
@@ -290,14 +289,14 @@ impl Leadership {
     /// ```
     /// # use k8s_openapi::api::coordination::v1::Lease;
     /// # use kube::Api;
-    /// # use kube_informer::shard::leader::{LeaderConfig, Leadership};
+    /// # use kube_informer::shard::{LeaseConfig, leader::Leadership};
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// # let server = kube_informer_testing::FakeApiServer::start().await;
     /// # server.register(&kube_informer_testing::ResourceType::of::<Lease>());
     /// let leadership = Leadership::new(
     ///     Api::<Lease>::namespaced(server.client(), "operators"),
-    ///     LeaderConfig::new("garbage-collector", "pod-0"),
+    ///     LeaseConfig::new("garbage-collector", "pod-0"),
     /// )?;
     /// assert!(!leadership.is_leader(), "not before the election ran");
     /// # Ok(()) }
@@ -313,14 +312,14 @@ impl Leadership {
     /// ```
     /// # use k8s_openapi::api::coordination::v1::Lease;
     /// # use kube::Api;
-    /// # use kube_informer::shard::leader::{LeaderConfig, Leadership};
+    /// # use kube_informer::shard::{LeaseConfig, leader::Leadership};
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// # let server = kube_informer_testing::FakeApiServer::start().await;
     /// # server.register(&kube_informer_testing::ResourceType::of::<Lease>());
     /// let leadership = Leadership::new(
     ///     Api::<Lease>::namespaced(server.client(), "operators"),
-    ///     LeaderConfig::new("garbage-collector", "pod-0"),
+    ///     LeaseConfig::new("garbage-collector", "pod-0"),
     /// )?;
     /// let gate = leadership.gate();
     /// assert!(gate.begin(&"default/web".parse()?).is_none(), "a follower works on nothing");
@@ -335,7 +334,7 @@ impl Leadership {
     /// ```
     /// # use k8s_openapi::api::{coordination::v1::Lease, core::v1::ConfigMap};
     /// # use kube::Api;
-    /// # use kube_informer::{Informer, SubscribeOptions, shard::leader::{LeaderConfig, Leadership}};
+    /// # use kube_informer::{Informer, SubscribeOptions, shard::{LeaseConfig, leader::Leadership}};
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// # let server = kube_informer_testing::FakeApiServer::start().await;
@@ -343,7 +342,7 @@ impl Leadership {
     /// # let client = server.client();
     /// let leadership = Leadership::new(
     ///     Api::<Lease>::namespaced(client.clone(), "operators"),
-    ///     LeaderConfig::new("garbage-collector", "pod-0"),
+    ///     LeaseConfig::new("garbage-collector", "pod-0"),
     /// )?;
     /// let informer = Informer::builder(Api::<ConfigMap>::all(client)).build();
     /// let while_leading = leadership.filter(
@@ -372,14 +371,14 @@ impl Leadership {
     /// ```
     /// # use k8s_openapi::api::coordination::v1::Lease;
     /// # use kube::Api;
-    /// # use kube_informer::shard::leader::{LeaderConfig, Leadership};
+    /// # use kube_informer::shard::{LeaseConfig, leader::Leadership};
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// # let server = kube_informer_testing::FakeApiServer::start().await;
     /// # server.register(&kube_informer_testing::ResourceType::of::<Lease>());
     /// let leadership = Leadership::new(
     ///     Api::<Lease>::namespaced(server.client(), "operators"),
-    ///     LeaderConfig::new("garbage-collector", "pod-0"),
+    ///     LeaseConfig::new("garbage-collector", "pod-0"),
     /// )?;
     /// tokio::spawn(leadership.run());
     /// let sweep = leadership.run_while_leader(async {
@@ -424,7 +423,7 @@ fn work_key() -> ObjectKey {
 impl fmt::Debug for Leadership {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Leadership")
-            .field("lease", &self.inner.config.lease_name)
+            .field("lease", &self.inner.config.name)
             .field("identity", &self.inner.config.identity)
             .field("is_leader", &self.is_leader())
             .finish()

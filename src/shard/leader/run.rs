@@ -9,7 +9,7 @@ use tokio::time::{Instant, sleep_until};
 use tokio_util::sync::CancellationToken;
 
 use super::{
-    LeaderConfig,
+    LeaseConfig,
     election::{Decision, Election, Retry},
 };
 use crate::shard::{Error, KeyGate, Ownership, lease::LeaseApi};
@@ -18,12 +18,12 @@ use crate::shard::{Error, KeyGate, Ownership, lease::LeaseApi};
 /// left in flight.
 pub(super) async fn elect<A: LeaseApi>(
     api: A,
-    config: LeaderConfig,
+    config: LeaseConfig,
     gate: KeyGate,
     stop: CancellationToken,
 ) {
     let period = config.retry_period;
-    let name = config.lease_name.clone();
+    let name = config.name.clone();
     let mut election = Election::new(config.clone());
     let mut next_round = Instant::now();
     // A conflict is retried at once, but not twice in a row: a server that
@@ -103,11 +103,11 @@ async fn leave<A: LeaseApi>(
     api: &A,
     election: &mut Election,
     gate: &KeyGate,
-    config: &LeaderConfig,
+    config: &LeaseConfig,
 ) {
     gate.set_ownership(Ownership::nothing());
     if !gate.wait_idle(Instant::now() + config.renew_deadline).await {
-        tracing::warn!(lease = %config.lease_name, "work still in flight: leaving the leader lease to expire");
+        tracing::warn!(lease = %config.name, "work still in flight: leaving the leader lease to expire");
         return;
     }
     let Some(release) = election.release() else {
@@ -115,9 +115,9 @@ async fn leave<A: LeaseApi>(
     };
     let result = within(config.retry_period, api.replace(release)).await;
     match &result {
-        Ok(_) => tracing::info!(lease = %config.lease_name, "released the leader lease"),
+        Ok(_) => tracing::info!(lease = %config.name, "released the leader lease"),
         Err(error) => {
-            tracing::warn!(lease = %config.lease_name, %error, "cannot release the leader lease");
+            tracing::warn!(lease = %config.name, %error, "cannot release the leader lease");
         }
     }
     election.released(result, Instant::now());
