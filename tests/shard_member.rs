@@ -29,7 +29,8 @@ use k8s_openapi::{
 };
 use kube_informer::{
     Informer, ObjectKey,
-    shard::{self, LeaseApi, LeaseConfig, RING_LABEL, Shard},
+    shard::{self, LeaseConfig, RING_LABEL, Shard},
+    unstable::shard::LeaseApi,
     source::Event,
 };
 use parking_lot::Mutex;
