@@ -30,8 +30,8 @@ use k8s_openapi::{
 use kube_informer::{
     Informer, ObjectKey,
     shard::{self, LeaseConfig, RING_LABEL, Shard},
-    unstable::shard::LeaseApi,
     source::Event,
+    unstable::shard::LeaseApi,
 };
 use parking_lot::Mutex;
 use tokio::{sync::mpsc, task::JoinHandle, time::Instant};

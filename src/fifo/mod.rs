@@ -80,6 +80,6 @@ mod stream;
 pub use crate::key::error::UserCode;
 pub use consume::DeltaFifo;
 pub use known::KnownObjects;
-pub use options::{Coalesce, FifoOptions};
 pub(crate) use options::TransformFn;
+pub use options::{Coalesce, FifoOptions};
 pub use stream::DeltaStream;
