@@ -87,9 +87,8 @@ pub(crate) mod error {
             /// The key of the stray object.
             found: ObjectKey,
         },
-        /// [`listed`](crate::fifo::DeltaFifo::listed) or
-        /// [`list_done`](crate::fifo::DeltaFifo::list_done) was called without
-        /// an open [`list_start`](crate::fifo::DeltaFifo::list_start).
+        /// A streamed relist's object or end came without an open
+        /// streamed relist (one the informer's source drives).
         NoListInProgress,
         /// User code the FIFO called panicked; the object it was called for
         /// was skipped (L9).

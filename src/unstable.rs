@@ -79,7 +79,7 @@ pub mod shard {
     pub use crate::shard::{
         assign::{Fingerprint, Member, MemberId, MemberSet},
         handover::{Handover, OwnLease, Plan},
-        lease::lease_record,
+        lease::{LeaseApi, lease_record},
         view::{LeaseRecord, MembershipView},
     };
 }

@@ -29,8 +29,9 @@ use k8s_openapi::{
 };
 use kube_informer::{
     Informer, ObjectKey,
-    shard::{self, LeaseApi, LeaseConfig, RING_LABEL, Shard},
+    shard::{self, LeaseConfig, RING_LABEL, Shard},
     source::Event,
+    unstable::shard::LeaseApi,
 };
 use parking_lot::Mutex;
 use tokio::{sync::mpsc, task::JoinHandle, time::Instant};

@@ -314,6 +314,7 @@ impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
     /// # Ok(())
     /// # }
     /// ```
+    #[doc(hidden)]
     pub fn pending_deltas(&self) -> usize {
         self.shared.pending_deltas.load(Ordering::Relaxed)
     }
@@ -414,6 +415,7 @@ impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
     /// # Ok(())
     /// # }
     /// ```
+    #[doc(hidden)]
     pub fn last_sync_resource_version(&self) -> Option<String> {
         self.lock().last_sync_resource_version().map(str::to_owned)
     }

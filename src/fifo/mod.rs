@@ -4,8 +4,6 @@
 //! applies them to a cache. Producers hand it owned objects through
 //! [`add`](DeltaFifo::add), [`update`](DeltaFifo::update),
 //! [`delete`](DeltaFifo::delete), [`replace`](DeltaFifo::replace) (a relist),
-//! the streamed relist [`list_start`](DeltaFifo::list_start) /
-//! [`listed`](DeltaFifo::listed) / [`list_done`](DeltaFifo::list_done),
 //! [`resync`](DeltaFifo::resync) and [`requeue`](DeltaFifo::requeue). The FIFO
 //! keys each object, runs the optional transform, wraps the object in an `Arc`
 //! once, and appends a [`Delta`](crate::Delta) to that key's pending
@@ -52,8 +50,8 @@
 //! panics does not unwind through the FIFO. The panic is caught where the
 //! FIFO calls it and returned as [`Error::Panicked`](crate::store::Error::Panicked) with its message; the
 //! object it was called for is skipped, exactly as a rejected object is.
-//! For a relist ([`replace`](DeltaFifo::replace),
-//! [`list_done`](DeltaFifo::list_done)) whose known-objects view panics, the
+//! For a relist ([`replace`](DeltaFifo::replace), or the streamed
+//! relist's end) whose known-objects view panics, the
 //! listed objects stay queued and no tombstone is queued; for
 //! [`resync`](DeltaFifo::resync) nothing more is queued. User code runs
 //! before anything is appended, so the queue is always left whole.
@@ -82,5 +80,6 @@ mod stream;
 pub use crate::key::error::UserCode;
 pub use consume::DeltaFifo;
 pub use known::KnownObjects;
-pub use options::{Coalesce, FifoOptions, TransformFn};
+pub(crate) use options::TransformFn;
+pub use options::{Coalesce, FifoOptions};
 pub use stream::DeltaStream;

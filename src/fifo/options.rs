@@ -9,7 +9,7 @@ use crate::key::{KeyFn, default_key_fn};
 
 /// A function applied to every object entering the FIFO (F11), for example to
 /// strip `managedFields` before anything is kept.
-pub type TransformFn<K> =
+pub(crate) type TransformFn<K> =
     Arc<dyn Fn(K) -> Result<K, Box<dyn std::error::Error + Send + Sync>> + Send + Sync>;
 
 /// How the deltas of one key accumulate while the key waits in the queue.

@@ -14,7 +14,7 @@ use crate::key::error::{Error, UserCode};
 impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
     /// Queues an `Added` delta (F3). Marks the FIFO populated (F7), even when
     /// the object is then rejected, unless the first streamed relist is
-    /// open (see [`list_start`](Self::list_start)).
+    /// open.
     ///
     /// # Examples
     ///
@@ -132,9 +132,8 @@ impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
     /// On a rejected object the relist stops there: objects before it stay
     /// queued, no tombstones are computed, and the error is returned (F11).
     ///
-    /// A complete list supersedes a streamed relist left open by
-    /// [`list_start`](Self::list_start): that listing is discarded, and its
-    /// [`list_done`](Self::list_done) returns [`Error::NoListInProgress`].
+    /// A complete list supersedes a streamed relist left open: that listing
+    /// is discarded, and its end returns [`Error::NoListInProgress`].
     ///
     /// # Examples
     ///
@@ -227,6 +226,7 @@ impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
     /// # Ok(())
     /// # }
     /// ```
+    #[doc(hidden)]
     pub fn list_start(&self) {
         self.lock().list_start();
     }
@@ -253,6 +253,7 @@ impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
     /// # Ok(())
     /// # }
     /// ```
+    #[doc(hidden)]
     pub fn listed(&self, obj: K) -> Result<(), Error> {
         let prepared = self.prepare(obj);
         let mut state = self.lock();
@@ -297,6 +298,7 @@ impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
     /// # Ok(())
     /// # }
     /// ```
+    #[doc(hidden)]
     pub fn list_abandon(&self) {
         self.lock().take_listing();
     }
@@ -329,6 +331,7 @@ impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
     /// # Ok(())
     /// # }
     /// ```
+    #[doc(hidden)]
     pub fn list_done(&self, resource_version: &str) -> Result<(), Error> {
         let mut state = self.lock();
         let listing = state.take_listing().ok_or(Error::NoListInProgress)?;

@@ -7,7 +7,7 @@ use std::time::Duration;
 use crate::informer;
 
 /// Errors of the [`shard`](super) module: its configuration, its run, and
-/// its Lease requests (what a [`LeaseApi`](super::LeaseApi) answers).
+/// its Lease requests (what the API server answers).
 ///
 /// # Examples
 ///

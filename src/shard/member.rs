@@ -93,7 +93,9 @@ impl Shard {
     /// A member that writes through `api` and learns about the ring from
     /// `informer`, which must watch exactly the ring's Leases (label
     /// [`RING_LABEL`](super::RING_LABEL)`=<ring>` in one namespace). `run`
-    /// drives the informer too. For tests and custom clients.
+    /// drives the informer too. `api` is any `unstable::shard::LeaseApi`:
+    /// for the crate's own tests, outside the semver promise.
+    #[doc(hidden)]
     pub fn with_parts<A: LeaseApi>(
         api: A,
         informer: Informer<Lease>,

@@ -246,7 +246,7 @@ mod writer;
 pub use config::LeaseConfig;
 pub use error::Error;
 pub use gate::{KeyGate, WorkGuard};
-pub use lease::{ACK_ANNOTATION, LeaseApi, RING_LABEL};
+pub use lease::{ACK_ANNOTATION, RING_LABEL};
 pub use member::Shard;
 pub use ownership::Ownership;
 pub use stream::{ShardEvent, ShardedStream};

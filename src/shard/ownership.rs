@@ -21,7 +21,6 @@ use crate::key::ObjectKey;
 /// let key: ObjectKey = "default/web".parse()?;
 /// assert!(Ownership::everything().owns(&key));
 /// assert!(!Ownership::nothing().owns(&key));
-/// assert!(Ownership::nothing().is_nothing());
 /// # Ok::<(), kube_informer::store::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -83,7 +82,9 @@ impl Ownership {
 
     /// Members of the newest member set this ownership acts under: 0 for
     /// [`nothing`](Self::nothing), 1 for [`everything`](Self::everything)
-    /// (a leader acting alone).
+    /// (a leader acting alone). Outside the semver promise: what a user
+    /// reads is `ShardMetrics::members`.
+    #[doc(hidden)]
     pub fn members(&self) -> usize {
         match &self.scope {
             Scope::Nothing => 0,
@@ -93,7 +94,9 @@ impl Ownership {
     }
 
     /// Whether no key is owned for sure (an ownership by sets may still own
-    /// none, which only a look at the keys can tell).
+    /// none, which only a look at the keys can tell). Outside the semver
+    /// promise: for the crate's own tests.
+    #[doc(hidden)]
     pub fn is_nothing(&self) -> bool {
         matches!(self.scope, Scope::Nothing)
     }

@@ -9,7 +9,7 @@ use super::Error;
 pub const NAMESPACE_INDEX: &str = "namespace";
 
 /// A function from an object to the values it is indexed under.
-pub type IndexFn<K> = Arc<dyn Fn(&K) -> Vec<String> + Send + Sync>;
+pub(crate) type IndexFn<K> = Arc<dyn Fn(&K) -> Vec<String> + Send + Sync>;
 
 /// How one index computes its values.
 pub(crate) enum IndexKind<K> {

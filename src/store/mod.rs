@@ -140,7 +140,7 @@ pub(crate) use compact::Codec;
 pub(crate) use compact::CompactCache;
 #[cfg(feature = "compact")]
 pub use compact::{CompactCache, CompactStats};
-pub use indexers::{IndexFn, Indexers, NAMESPACE_INDEX};
+pub use indexers::{Indexers, NAMESPACE_INDEX};
 pub use namespace::NamespacedStore;
 pub(crate) use reader::Owner;
 pub use reader::Store;

@@ -7,9 +7,9 @@ use std::{future::Future, sync::Arc, time::Duration};
 
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use kube::Api;
-use kube_informer::shard::{
-    self, LeaseApi,
-    {LeaseConfig, leader::Leadership},
+use kube_informer::{
+    shard::{self, LeaseConfig, leader::Leadership},
+    unstable::shard::LeaseApi,
 };
 use kube_informer_testing::{FakeApiServer, Link, ResourceType};
 use parking_lot::Mutex;

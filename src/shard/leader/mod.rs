@@ -24,7 +24,7 @@
 //! `holderIdentity` is the leader; and a ring's informer, acknowledgements
 //! and confirming lists are many requests and moving parts for one key. What
 //! the ring built for safety is used as it is: the [`KeyGate`]'s deadline
-//! (S3), the Lease requests of [`LeaseApi`] with their deadline, the
+//! (S3), the ring's Lease requests with their deadline, the
 //! observedTime rule of the ring's membership view, the timing rules of
 //! [`LeaseConfig`], which configures a ring member and an election alike.
 //!
@@ -119,7 +119,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::LeaseConfig;
 
-use super::{Error, KeyGate, LeaseApi, Ownership, ShardedStream};
+use super::{Error, KeyGate, Ownership, ShardedStream, lease::LeaseApi};
 use crate::{Notification, ObjectKey, Store};
 
 /// One replica's part in the election of a Lease, and leadership as a gate:
@@ -199,10 +199,10 @@ impl Leadership {
         Self::with_api(api, config)
     }
 
-    /// A replica that reads and writes the Lease through `api`: for tests
-    /// and custom clients. The election calls only
-    /// [`get`](LeaseApi::get), [`create`](LeaseApi::create) and
-    /// [`replace`](LeaseApi::replace), each with a deadline of its own.
+    /// A replica that reads and writes the Lease through `api`, any
+    /// `unstable::shard::LeaseApi`: for the crate's own tests, outside the
+    /// semver promise. The election calls only `get`, `create` and
+    /// `replace`, each with a deadline of its own.
     ///
     /// ```
     /// use std::sync::Arc;
@@ -223,6 +223,7 @@ impl Leadership {
     /// # drop(leadership);
     /// # Ok(()) }
     /// ```
+    #[doc(hidden)]
     pub fn with_api<A: LeaseApi>(api: A, config: LeaseConfig) -> Result<Self, Error> {
         config.validate()?;
         let gate = KeyGate::new(Ownership::nothing());
