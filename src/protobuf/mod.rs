@@ -95,6 +95,12 @@
 //! not have or the type does not expect, messages nested too deep.
 
 mod de;
+#[cfg(feature = "protobuf-generated")]
+pub(crate) mod direct;
+#[cfg(feature = "protobuf-generated")]
+#[rustfmt::skip]
+#[allow(clippy::all, clippy::pedantic)]
+mod direct_generated;
 mod error;
 mod list;
 mod lookup;
