@@ -5,13 +5,17 @@
 //! (maps of quantities, conditions, addresses, images), each beside the
 //! same object as compact JSON text.
 //!
-//! - `protobuf`: the body (`k8s\0` envelope) into `Pod`,
+//! - `generated` (Pod only, with the private `protobuf-generated` feature):
+//!   the generated decoder of `src/protobuf/direct.rs`, filling the
+//!   struct's fields by field number,
+//! - `protobuf`: the body (`k8s\0` envelope) into `Pod`, through serde,
 //! - `json_source`: the source's JSON decoder for one object (its kind and
 //!   name check, then the typed decode),
 //! - `json_plain`: `serde_json::from_slice::<Pod>`, no checks (the floor of
 //!   the JSON path).
 //!
-//! `cargo bench --bench protobuf -- --quick` for a short run.
+//! `cargo bench --bench protobuf -- --quick` for a short run; add
+//! `--features protobuf-generated` for the generated decoder.
 //!
 //! On a busy machine wall time says little; a fixed count of calls under
 //! `perf stat` (instructions, task-clock) says more. With
@@ -26,7 +30,10 @@ use k8s_openapi::{
     Resource,
     api::core::v1::{Node, Pod},
 };
-use kube_informer::unstable::{decode as decode_bench, protobuf::decode_object};
+use kube_informer::unstable::{
+    decode as decode_bench,
+    protobuf::{Error, decode_object},
+};
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 
@@ -38,8 +45,15 @@ fn vector(name: &str, ext: &str) -> Vec<u8> {
     std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
-/// One group, `NAME_decode`, of the three decoders on vector `name`.
-fn compare<K>(c: &mut Criterion, name: &str, list_kind: &str)
+/// A decoder of one body into `K` besides the crate's own.
+type Extra<K> = (&'static str, fn(&[u8]) -> Result<K, Error>);
+
+/// One decoder, bound to its input.
+type Decode<'a, K> = Box<dyn Fn() -> K + 'a>;
+
+/// One group, `NAME_decode`, of the decoders on vector `name`: the three
+/// every kind has, and `extra`.
+fn compare<K>(c: &mut Criterion, name: &str, list_kind: &str, extra: Option<Extra<K>>)
 where
     K: Resource + DeserializeOwned + PartialEq + std::fmt::Debug,
 {
@@ -77,15 +91,24 @@ where
         json.len()
     );
 
-    let decoders: [(&str, &dyn Fn() -> K); 3] = [
-        ("protobuf", &|| decode_object::<K>(black_box(&pb)).unwrap()),
-        ("json_source", &|| {
-            decode_bench::object::<K>(black_box(&raw), Some(list_kind)).unwrap()
-        }),
-        ("json_plain", &|| {
-            serde_json::from_slice::<K>(black_box(json.as_bytes())).unwrap()
-        }),
-    ];
+    let mut decoders: Vec<(&str, Decode<'_, K>)> = Vec::new();
+    if let Some((decoder, decode)) = extra {
+        assert_eq!(decode(&pb).unwrap(), expected, "{name}/{decoder}");
+        let body: &[u8] = &pb;
+        decoders.push((decoder, Box::new(move || decode(black_box(body)).unwrap())));
+    }
+    decoders.push((
+        "protobuf",
+        Box::new(|| decode_object::<K>(black_box(&pb)).unwrap()),
+    ));
+    decoders.push((
+        "json_source",
+        Box::new(|| decode_bench::object::<K>(black_box(&raw), Some(list_kind)).unwrap()),
+    ));
+    decoders.push((
+        "json_plain",
+        Box::new(|| serde_json::from_slice::<K>(black_box(json.as_bytes())).unwrap()),
+    ));
 
     if let (Ok(only), Ok(count)) = (
         std::env::var("PROTOBUF_BENCH_ONLY"),
@@ -106,17 +129,24 @@ where
     let mut group = c.benchmark_group(format!("{name}_decode"));
     group.throughput(Throughput::Elements(1));
     for (decoder, decode) in decoders {
-        group.bench_function(decoder, |b| b.iter(decode));
+        group.bench_function(decoder, |b| b.iter(&decode));
     }
     group.finish();
 }
 
 fn pod(c: &mut Criterion) {
-    compare::<Pod>(c, "pod", "PodList");
+    #[cfg(feature = "protobuf-generated")]
+    let extra: Option<Extra<Pod>> = Some((
+        "generated",
+        kube_informer::unstable::protobuf::generated::decode_pod,
+    ));
+    #[cfg(not(feature = "protobuf-generated"))]
+    let extra = None;
+    compare::<Pod>(c, "pod", "PodList", extra);
 }
 
 fn node(c: &mut Criterion) {
-    compare::<Node>(c, "node", "NodeList");
+    compare::<Node>(c, "node", "NodeList", None);
 }
 
 criterion_group!(benches, pod, node);

@@ -94,6 +94,12 @@ pub mod protobuf {
         decode_watch_event,
     };
     pub use crate::protobuf::{Error, decode_object};
+
+    /// The generated decoders (the second design, for measurement).
+    #[cfg(feature = "protobuf-generated")]
+    pub mod generated {
+        pub use crate::protobuf::direct::{decode_pod, decode_pod_list};
+    }
 }
 
 pub mod decode {
