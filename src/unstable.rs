@@ -95,10 +95,13 @@ pub mod protobuf {
     };
     pub use crate::protobuf::{Error, decode_object};
 
-    /// The generated decoders (the second design, for measurement).
     #[cfg(feature = "protobuf-generated")]
-    pub mod generated {
-        pub use crate::protobuf::direct::{decode_pod, decode_pod_list};
+    k8s_openapi::k8s_if_1_34! {
+        /// The generated decoders (the second design, for measurement;
+        /// Kubernetes 1.34's types only).
+        pub mod generated {
+            pub use crate::protobuf::direct::{decode_pod, decode_pod_list};
+        }
     }
 }
 

@@ -128,12 +128,16 @@
 //! not have or the type does not expect, messages nested too deep.
 
 mod de;
+// Written for 1.34's types: compiled only when the program's k8s-openapi
+// version is 1.34 (the feature itself picks none).
 #[cfg(feature = "protobuf-generated")]
-pub(crate) mod direct;
-#[cfg(feature = "protobuf-generated")]
-#[rustfmt::skip]
-#[allow(clippy::all, clippy::pedantic)]
-mod direct_generated;
+k8s_openapi::k8s_if_1_34! {
+    pub(crate) mod direct;
+    mod direct_read;
+    #[rustfmt::skip]
+    #[allow(clippy::all, clippy::pedantic)]
+    mod direct_generated;
+}
 mod error;
 mod list;
 mod lookup;
