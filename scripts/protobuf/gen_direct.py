@@ -27,6 +27,8 @@ import os
 import re
 import sys
 
+from generated_file import write_or_check
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TABLE = os.path.join(ROOT, "src", "protobuf", "schema_generated.rs")
 OUT = os.path.join(ROOT, "src", "protobuf", "direct_generated.rs")
@@ -321,14 +323,8 @@ def main():
     for key in gen.order:
         lines += gen.render(gen.functions[key], key)
     content = "\n".join(lines)
-    if check:
-        if open(OUT).read() != content:
-            sys.exit(f"{OUT} is out of date: run scripts/protobuf/gen_direct.py")
-        print("direct decoders up to date")
-        return
-    with open(OUT, "w") as f:
-        f.write(content)
-    print(f"wrote {OUT}: {len(gen.order)} functions, {content.count(chr(10))} lines")
+    write_or_check(OUT, content, check, "scripts/protobuf/gen_direct.py",
+                   f"wrote {OUT}: {len(gen.order)} functions, {content.count(chr(10))} lines")
 
 
 if __name__ == "__main__":

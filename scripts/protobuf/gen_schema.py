@@ -25,6 +25,8 @@ import re
 import subprocess
 import sys
 
+from generated_file import write_or_check
+
 VERSION = "v0.34.13"
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OUT = os.path.join(ROOT, "src", "protobuf", "schema_generated.rs")
@@ -275,14 +277,8 @@ def main():
     content = "\n".join(text)
     if renamed and args.list_renames:
         print("fields whose JSON name differs from the proto name:", *renamed, sep="\n  ", file=sys.stderr)
-    if args.check:
-        if open(OUT).read() != content:
-            sys.exit(f"{OUT} is out of date: run scripts/protobuf/gen_schema.py")
-        print("schema up to date")
-        return
-    with open(OUT, "w") as f:
-        f.write(content)
-    print(f"wrote {OUT}: {len(lines)} messages, {len(kinds)} kinds")
+    write_or_check(OUT, content, args.check, "scripts/protobuf/gen_schema.py",
+                   f"wrote {OUT}: {len(lines)} messages, {len(kinds)} kinds")
 
 
 if __name__ == "__main__":
