@@ -40,7 +40,7 @@ fn public_types_are_send_sync_and_unpin() {
 /// The streams and filters the extension traits return are `impl Trait`s:
 /// they are Send, Sync and Unpin (and fused) over a subscription.
 #[test]
-fn the_ext_streams_and_filters_are_send_sync_unpin_and_fused() {
+fn p7_the_ext_streams_and_filters_are_send_sync_unpin_and_fused() {
     fn is_send_sync_unpin<T: Send + Sync + Unpin>(_: &T) {}
     fn is_fused<T: futures::stream::FusedStream>(_: &T) {}
     fn is_filter<T: ChangeFilter<ConfigMap> + Send + Sync + Unpin + Clone>(_: &T) {}

@@ -205,14 +205,19 @@ class Gen:
             target = f"out.{rfield}"
             is_time = field["kind"] == "Msg" and self.messages[field["msg"]]["shape"] in ("Time", "MicroTime")
             is_raw = field["kind"] == "Msg" and self.messages[field["msg"]]["shape"] == "RawJson"
-            if field["label"] == "Map":
-                leaf = unwrap(inner, "std::collections::BTreeMap")
-                if not leaf or not leaf.startswith("std::string::String, "):
-                    sys.exit(f"{name}.{field['json']}: map into {rtype}")
-                leaf = leaf[len("std::string::String, "):]
-                expr, _ = self.value_expr(field, leaf, name, key)
+            def element(leaf, what):
+                """The expression of one element of a map or repeated field
+                whose elements are of Rust type `leaf`."""
+                if not leaf:
+                    sys.exit(f"{name}.{field['json']}: {what} into {rtype}")
                 if is_time or is_raw:
-                    sys.exit(f"{name}.{field['json']}: map of times or raw JSON")
+                    sys.exit(f"{name}.{field['json']}: {what} of times or raw JSON")
+                return self.value_expr(field, leaf, name, key)[0]
+
+            if field["label"] == "Map":
+                leaf = unwrap(inner, "std::collections::BTreeMap") or ""
+                prefix = "std::string::String, "
+                expr = element(leaf[len(prefix):] if leaf.startswith(prefix) else None, "map")
                 slot = f"{target}.get_or_insert_with(Default::default)" if optional else target
                 if field["kind"] in ("Bool", "I32", "I64"):
                     sys.exit(f"{name}.{field['json']}: map of numbers")
@@ -220,12 +225,7 @@ class Gen:
                     f"{n} => {{ let (k, b) = entry(len(&mut cur, wt, NAME, {n})?, NAME, {n})?; "
                     f"{slot}.insert(string(k), {expr}); }}")
             elif field["label"] == "Repeated":
-                leaf = unwrap(inner, "std::vec::Vec")
-                if not leaf:
-                    sys.exit(f"{name}.{field['json']}: repeated into {rtype}")
-                expr, _ = self.value_expr(field, leaf, name, key)
-                if is_time or is_raw:
-                    sys.exit(f"{name}.{field['json']}: repeated times or raw JSON")
+                expr = element(unwrap(inner, "std::vec::Vec"), "repeated")
                 slot = f"{target}.get_or_insert_with(Vec::new)" if optional else target
                 if field["kind"] in ("Bool", "I32", "I64"):
                     arms.append(f"{n} => {{ let list = {slot}; varints(&mut cur, wt, NAME, {n}, |v| list.push({expr}))?; }}")

@@ -46,6 +46,11 @@
 //! - **P6 resourceVersion.** [`resource_version`] passes when the
 //!   resourceVersion strings differ; a missing one reads as the empty
 //!   string, as in [`changed_only`](crate::ext::NotificationStreamExt::changed_only).
+//! - **P7 Auto traits.** The filters these functions build, and their `or`
+//!   and `and`, are `Send + Sync`; the streams
+//!   [`NotificationStreamExt`](crate::ext::NotificationStreamExt) returns
+//!   are `FusedStream`s, and `Send`, `Sync` and `Unpin` over a subscription,
+//!   so they move into spawned tasks and `select!` as they are.
 //!
 //! # Examples
 //!
