@@ -103,15 +103,23 @@ if [[ "${1:-}" == --check-compact-targets ]]; then
 fi
 check_compact_targets
 
-echo "== cargo test (workspace)"
-cargo test --workspace --all-features
-echo "== cargo test (compact cache: ${#COMPACT_TARGETS[@]} targets)"
+# Each stage says how long it took, so a slow CI run shows where it went.
+stage() { # name command...
+  local name=$1 started=$SECONDS
+  shift
+  echo "== $name"
+  "$@"
+  echo "test-all: $name took $((SECONDS - started)) s"
+}
+
 compact=()
 for target in "${COMPACT_TARGETS[@]}"; do compact+=(--test "$target"); done
-KUBE_INFORMER_CACHE=compact cargo test --workspace --all-features "${compact[@]}"
+stage "cargo test (workspace)" cargo test --workspace --all-features
+stage "cargo test (compact cache: ${#COMPACT_TARGETS[@]} targets)" \
+  env KUBE_INFORMER_CACHE=compact cargo test --workspace --all-features "${compact[@]}"
 
 shopt -s nullglob
 for suite in scripts/suites/*.sh; do
-  echo "== $(basename "$suite" .sh)"
-  bash "$suite"
+  stage "$(basename "$suite" .sh)" bash "$suite"
 done
+echo "test-all: passed in $SECONDS s"

@@ -72,7 +72,10 @@ use std::{
     future::Future,
     ops::Range,
     panic::{AssertUnwindSafe, catch_unwind},
-    sync::Arc,
+    sync::{
+        Arc,
+        atomic::{AtomicUsize, Ordering},
+    },
     time::Duration,
 };
 
@@ -486,30 +489,71 @@ impl SeedRuns {
         }
     }
 
-    /// Runs the scenario once per seed, in order, and returns the traces;
-    /// stops at the first failure and panics with its seed and how to run
-    /// it alone.
+    /// Runs the scenario once per seed and returns the traces in seed order;
+    /// on a failure, panics with the lowest failing seed and how to run it
+    /// alone.
+    ///
+    /// The seeds run on as many threads as the machine has cores, each run
+    /// on its own single-threaded, paused-clock runtime, so a run's trace is
+    /// the same whichever thread ran it. Seeds are taken in increasing
+    /// order, and once one fails no higher seed starts; every lower seed
+    /// still finishes, so the failure reported is the one a run in order
+    /// would have stopped at.
     ///
     /// # Panics
     ///
     /// When a run fails, or `SIM_SEED` is not a number.
     pub fn run<F, Fut>(self, scenario: F) -> Vec<Trace>
     where
-        F: Fn(SimContext) -> Fut,
+        F: Fn(SimContext) -> Fut + Sync,
         Fut: Future<Output: ScenarioOutcome>,
     {
-        self.seed_list()
-            .into_iter()
-            .map(|seed| {
-                Simulation {
-                    seed,
-                    mix: self.mix.clone(),
-                    time_limit: self.time_limit,
-                    request_time: self.request_time,
+        let seeds = self.seed_list();
+        let threads = std::thread::available_parallelism()
+            .map_or(1, usize::from)
+            .min(seeds.len())
+            .max(1);
+        let next = AtomicUsize::new(0);
+        // The index of the lowest failing seed so far (usize::MAX: none).
+        let lowest_failure = AtomicUsize::new(usize::MAX);
+        let results: Mutex<Vec<Option<Result<Trace, SimulationFailure>>>> =
+            Mutex::new((0..seeds.len()).map(|_| None).collect());
+        let worker = || loop {
+            let index = next.fetch_add(1, Ordering::SeqCst);
+            if index >= seeds.len() || index > lowest_failure.load(Ordering::SeqCst) {
+                return;
+            }
+            let result = Simulation {
+                seed: seeds[index],
+                mix: self.mix.clone(),
+                time_limit: self.time_limit,
+                request_time: self.request_time,
+            }
+            .try_run(&scenario);
+            if result.is_err() {
+                lowest_failure.fetch_min(index, Ordering::SeqCst);
+            }
+            results.lock()[index] = Some(result);
+        };
+        std::thread::scope(|scope| {
+            for _ in 1..threads {
+                scope.spawn(worker);
+            }
+            worker();
+        });
+        let mut traces = Vec::with_capacity(seeds.len());
+        for result in results.into_inner() {
+            match result {
+                Some(Ok(trace)) => traces.push(trace),
+                Some(Err(failure)) => {
+                    eprintln!("{}", failure.report());
+                    panic!("{failure}");
                 }
-                .run(&scenario)
-            })
-            .collect()
+                // Not started: a lower seed failed, and is reported above.
+                None => break,
+            }
+        }
+        traces
     }
 }
 
