@@ -17,7 +17,9 @@
 //!   simulated time limit fails the run; the failure names the seed and how
 //!   to run that seed alone (`SIM_SEED=<seed>`).
 //! - SI6: [`Simulation::seeds`] runs a range of seeds, or only the seed in
-//!   the `SIM_SEED` environment variable when it is set.
+//!   the `SIM_SEED` environment variable when it is set; the seeds run on
+//!   every core, the traces come back in seed order, and a failure is
+//!   reported for the lowest failing seed.
 //! - SI7: [`SimContext::stop_faults`] removes the schedule: later requests
 //!   and watches are served without drawn faults.
 //! - SI8: every request takes [`Simulation::request_time`] (1 ms unless
