@@ -31,11 +31,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-# A library alone picks no Kubernetes version (its users do): k8s-openapi
-# reads it from this variable then. Only the library's own builds get it,
-# as in package.sh: k8s-openapi's build script reruns when it changes, so
-# the test builds keep the cache the rest of the suite made.
-lib_alone_version=1.34
+# A library alone picks no Kubernetes version (its users do), so its own
+# builds pick one the way a user's Cargo.toml does, with k8s-openapi's
+# feature. (Not with K8S_OPENAPI_ENABLED_VERSION: k8s-openapi's build script
+# reruns whenever that variable changes, and every build of it and of what
+# depends on it, the test builds' included, would be redone each time a
+# step set or unset it.)
+lib_alone_version=v1_34
 
 features=(shard leader-election compact prometheus kube-runtime deterministic)
 all_sets=(none default "${features[@]}")
@@ -78,8 +80,8 @@ for set in "${sets[@]}"; do
   step_started=$SECONDS
   for step in $(steps_of "$set"); do
     case "$step" in
-      lib-clippy) cmd=(env K8S_OPENAPI_ENABLED_VERSION=$lib_alone_version
-        cargo clippy -q -p kube-informer --lib "${flags[@]}" -- -D warnings) ;;
+      lib-clippy) cmd=(cargo clippy -q -p kube-informer --lib "${flags[@]}"
+        --features "k8s-openapi/$lib_alone_version" -- -D warnings) ;;
       unit-tests) cmd=(cargo test -q -p kube-informer --lib "${flags[@]}") ;;
       all-targets) cmd=(cargo check -q -p kube-informer --all-targets "${flags[@]}") ;;
     esac

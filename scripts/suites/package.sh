@@ -33,9 +33,9 @@ step() { # name command...
 }
 
 # A library alone (no dev-dependencies) has no k8s-openapi version feature;
-# k8s-openapi reads the version from this variable in that case. Only the
-# builds of a library alone get it, so the other builds' caches stay valid.
-lib_alone_version=1.34
+# its check picks one the way a user's Cargo.toml does (see features.sh on
+# why not K8S_OPENAPI_ENABLED_VERSION).
+lib_alone_version=v1_34
 
 msrv=$(sed -n 's/^rust-version = "\(.*\)"/\1/p' Cargo.toml | head -n1)
 msrv_check() {
@@ -45,8 +45,7 @@ msrv_check() {
       return 1
     }
   fi
-  K8S_OPENAPI_ENABLED_VERSION=$lib_alone_version \
-    cargo "+$msrv" check -q --all-features --lib \
+  cargo "+$msrv" check -q --all-features --lib --features "k8s-openapi/$lib_alone_version" \
     -p kube-informer -p kube-informer-testing --target-dir "$target/msrv"
 }
 step "msrv $msrv" msrv_check
@@ -57,8 +56,7 @@ downstream() {
 step "downstream crate (k8s-openapi/latest)" downstream
 
 package() {
-  K8S_OPENAPI_ENABLED_VERSION=$lib_alone_version \
-    cargo package -q --no-verify --allow-dirty -p kube-informer-testing -p kube-informer
+  cargo package -q --no-verify --allow-dirty -p kube-informer-testing -p kube-informer
 }
 step "cargo package" package
 
