@@ -500,6 +500,24 @@ async fn e2e_shard_replicas_share_keys_survive_a_kill_and_a_join() -> Result<()>
         .iter()
         .filter(|k| before_kill[*k] != after_kill[*k])
         .collect();
+    // Each phase ends when every key it moved has been reconciled by its
+    // new owner. A fixed pause is not enough on a busy machine: the next
+    // phase could take a key back before its new owner's replay reached
+    // it, and that owner would rightly never reconcile it.
+    wait_for(
+        Duration::from_secs(60),
+        "the survivors reconcile the keys they took",
+        || {
+            let acquired = victim
+                .iter()
+                .map(|key| (key, after_kill[key].as_str(), killed_at));
+            logs.lock()
+                .unreconciled_acquisitions(acquired)
+                .is_empty()
+                .then_some(())
+        },
+    )
+    .await?;
 
     tokio::time::sleep(Duration::from_secs(2)).await;
 
@@ -518,6 +536,18 @@ async fn e2e_shard_replicas_share_keys_survive_a_kill_and_a_join() -> Result<()>
         .filter(|k| after_restart[*k] == "b2")
         .cloned()
         .collect();
+    wait_for(
+        Duration::from_secs(60),
+        "the restarted replica reconciles the keys it took back",
+        || {
+            let acquired = back.iter().map(|key| (key, "b2", restarted_at));
+            logs.lock()
+                .unreconciled_acquisitions(acquired)
+                .is_empty()
+                .then_some(())
+        },
+    )
+    .await?;
     tokio::time::sleep(Duration::from_secs(2)).await;
 
     // Join: a fourth replica, d, comes.
@@ -540,6 +570,18 @@ async fn e2e_shard_replicas_share_keys_survive_a_kill_and_a_join() -> Result<()>
         .iter()
         .filter(|k| before_join[*k] != after_join[*k])
         .collect();
+    wait_for(
+        Duration::from_secs(60),
+        "the joiner reconciles the keys it took",
+        || {
+            let acquired = moved_on_join.iter().map(|key| (*key, "d", join_started));
+            logs.lock()
+                .unreconciled_acquisitions(acquired)
+                .is_empty()
+                .then_some(())
+        },
+    )
+    .await?;
 
     // More changes under the new split, then the final states.
     tokio::time::sleep(Duration::from_secs(3)).await;
