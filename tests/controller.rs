@@ -16,7 +16,7 @@ use k8s_openapi::{
 use kube::{Api, api::ObjectMeta};
 use kube_informer::{
     InformerFactory, ObjectKey,
-    controller::{Controller, Error, Observed, Outcome},
+    controller::{Controller, Error, Observed},
     ext::changed,
     informer::SyncError,
     runner::Action,
@@ -25,6 +25,9 @@ use kube_informer::{
 };
 use kube_informer_testing::{ApiStatus, FakeApiServer, RequestMatch};
 use tokio_util::sync::CancellationToken;
+
+/// One item of a controller's stream.
+type Outcome<E> = Result<(ObjectKey, Action), Error<E>>;
 
 fn cm(name: &str, data: &str) -> ConfigMap {
     ConfigMap {

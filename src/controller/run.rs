@@ -27,10 +27,6 @@ use crate::{
     source::Watchable,
 };
 
-/// One item of a controller's stream: the key reconciled and what it asked
-/// for, or why a reconcile did not succeed.
-pub type Outcome<E> = Result<(ObjectKey, Action), Error<E>>;
-
 impl<K: Watchable> Controller<K> {
     /// Runs the controller: starts its informers (those of its factory not
     /// started yet), waits until they synced (C3), then reconciles each
@@ -51,7 +47,7 @@ impl<K: Watchable> Controller<K> {
         reconcile: R,
         error_policy: P,
         ctx: Arc<C>,
-    ) -> impl Stream<Item = Outcome<E>> + Send + 'static
+    ) -> impl Stream<Item = Result<(ObjectKey, Action), Error<E>>> + Send + 'static
     where
         C: Send + Sync + 'static,
         R: Fn(Arc<K>, Arc<C>) -> Fut + Send + Sync + 'static,
@@ -119,7 +115,7 @@ impl<K: Watchable> Controller<K> {
         reconcile: R,
         error_policy: P,
         ctx: Arc<C>,
-    ) -> impl Stream<Item = Outcome<E>> + Send + 'static
+    ) -> impl Stream<Item = Result<(ObjectKey, Action), Error<E>>> + Send + 'static
     where
         C: Send + Sync + 'static,
         R: Fn(Observed<K>, Arc<C>) -> Fut + Send + Sync + 'static,
@@ -187,7 +183,7 @@ impl<K: Watchable> Controller<K> {
         reconcile: R,
         error_policy: P,
         ctx: Arc<C>,
-    ) -> impl Stream<Item = Outcome<E>> + Send + 'static
+    ) -> impl Stream<Item = Result<(ObjectKey, Action), Error<E>>> + Send + 'static
     where
         C: Send + Sync + 'static,
         R: Fn(ObjectKey, Option<Observed<K>>, Arc<C>) -> Fut + Send + Sync + 'static,
@@ -211,7 +207,7 @@ impl<K: Watchable> Controller<K> {
         reconcile: R,
         error_policy: P,
         ctx: Arc<C>,
-    ) -> impl Stream<Item = Outcome<E>> + Send + 'static
+    ) -> impl Stream<Item = Result<(ObjectKey, Action), Error<E>>> + Send + 'static
     where
         C: Send + Sync + 'static,
         R: Fn(ObjectKey, Option<Observed<K>>, Arc<C>) -> Fut + Send + Sync + 'static,

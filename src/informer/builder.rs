@@ -385,8 +385,11 @@ where
 
     /// How objects are keyed (default `namespace/name`, see
     /// [`ObjectKey::from_object`](crate::ObjectKey::from_object)).
-    pub fn key_fn(mut self, key_fn: KeyFn<K>) -> Self {
-        self.common.key_fn = Some(key_fn);
+    pub fn key_fn<F>(mut self, key_fn: F) -> Self
+    where
+        F: Fn(&K) -> Result<crate::key::ObjectKey, crate::store::Error> + Send + Sync + 'static,
+    {
+        self.common.key_fn = Some(Arc::new(key_fn));
         self
     }
 

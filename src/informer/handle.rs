@@ -158,9 +158,9 @@ where
         let writer = Writer::with_codec(parts.indexers, parts.cache);
         let store = writer.reader();
         let distributor = Distributor::new(parts.resync_check_period, store.watch_synced());
-        let mut options = FifoOptions::default()
-            .key_fn(parts.key_fn)
-            .known_objects(Arc::new(StoreKnownObjects(store.clone())));
+        let mut options =
+            FifoOptions::default().known_objects(Arc::new(StoreKnownObjects(store.clone())));
+        options.key_fn = parts.key_fn;
         options.transform = parts.transform;
         let stop = match parts.cancel {
             Some(token) => token.child_token(),

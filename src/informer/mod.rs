@@ -176,7 +176,7 @@ pub use crate::sync_error::SyncError;
 pub(crate) use builder::Options;
 pub use builder::{DEFAULT_RESYNC_CHECK_PERIOD, FromApi, FromStream, InformerBuilder, Origin};
 pub use defaults::Defaults;
-pub use error::{Callback, Error, SharedError};
+pub use error::{Callback, Error};
 pub use handle::Informer;
 pub(crate) use handle::WeakInformer;
 pub use report::ErrorStream;
