@@ -14,7 +14,7 @@ use super::{
 use crate::{
     ext::ChangeFilter,
     factory::InformerFactory,
-    informer::{FromApi, Informer, InformerBuilder},
+    informer::{Informer, InformerBuilder},
     key::ObjectKey,
     metrics::{ControllerMetrics, ControllerRecorder, MetricsReader, WorkQueueMetrics},
     own_writes::WriteLog,
@@ -251,7 +251,7 @@ impl<K: Watchable> Controller<K> {
     fn informer_for<W, F>(&mut self, api: Api<W>, configure: F) -> Option<Informer<W>>
     where
         W: Watchable,
-        F: FnOnce(InformerBuilder<W, FromApi>) -> InformerBuilder<W, FromApi>,
+        F: FnOnce(InformerBuilder<W>) -> InformerBuilder<W>,
     {
         let factory = self.factory_for(&api);
         match factory.build(api, configure) {
@@ -298,7 +298,7 @@ impl<K: Watchable> Controller<K> {
     pub fn owns_configured<C, F>(mut self, api: Api<C>, configure: F) -> Self
     where
         C: Watchable,
-        F: FnOnce(InformerBuilder<C, FromApi>) -> InformerBuilder<C, FromApi>,
+        F: FnOnce(InformerBuilder<C>) -> InformerBuilder<C>,
     {
         if let Some(children) = self.informer_for(api, configure) {
             self.triggers
@@ -346,7 +346,7 @@ impl<K: Watchable> Controller<K> {
         W: Watchable,
         I: IntoIterator<Item = ObjectKey>,
         M: Fn(&W) -> I + Send + Sync + 'static,
-        F: FnOnce(InformerBuilder<W, FromApi>) -> InformerBuilder<W, FromApi>,
+        F: FnOnce(InformerBuilder<W>) -> InformerBuilder<W>,
     {
         if let Some(watched) = self.informer_for(api, configure) {
             self.triggers.push(Trigger::watches(watched, mapper));

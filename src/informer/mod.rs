@@ -154,7 +154,7 @@
 //! callback, and `Informer::metrics().errors` counts it.
 
 mod apply;
-mod builder;
+pub(crate) mod builder;
 mod core;
 mod defaults;
 mod error;
@@ -174,7 +174,7 @@ mod sync_wait;
 
 pub use crate::sync_error::SyncError;
 pub(crate) use builder::Options;
-pub use builder::{DEFAULT_RESYNC_CHECK_PERIOD, FromApi, FromStream, InformerBuilder, Origin};
+pub use builder::{DEFAULT_RESYNC_CHECK_PERIOD, InformerBuilder};
 pub use defaults::Defaults;
 pub use error::{Callback, Error};
 pub use handle::Informer;
