@@ -45,6 +45,7 @@ use std::{net::SocketAddr, sync::Arc, time::Duration};
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Client;
+use kube_informer::metrics::{ControllerMetrics, MetricsReader};
 use kube_informer::{informer::Defaults, prelude::*};
 use kube_informer_testing::FakeApiServer;
 
@@ -201,7 +202,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         }
         None => None,
     };
-    let reconciles = controller.metrics_reader();
+    let reconciles = MetricsReader::<ControllerMetrics>::from(&controller);
     let outcomes = controller.run_by_key(
         reconcile,
         |_, _, _| Action::backoff(),

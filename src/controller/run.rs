@@ -22,6 +22,7 @@ use super::{
 use crate::{
     factory::InformerFactory,
     key::ObjectKey,
+    metrics::MetricsReader,
     queue::WorkQueue,
     runner::{Action, OnCancel, Runner},
     source::Watchable,
@@ -267,7 +268,7 @@ impl<K: Watchable> Controller<K> {
             }
         }
         let queue = settings.queue();
-        let _ = queue_metrics.set(queue.metrics_reader());
+        let _ = queue_metrics.set(MetricsReader::from(&queue));
         let feed = debounced(stream::select_all(feeds).boxed(), settings.debounce);
         let per_key = Arc::new(Reconcile {
             store,

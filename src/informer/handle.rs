@@ -123,6 +123,12 @@ where
     /// open subscription's [`stats`](crate::Subscription::stats). See the
     /// [`metrics`](crate::metrics) module and `METRICS.md`.
     ///
+    /// To read them later or elsewhere (a scrape, a collector), convert the
+    /// informer into a [`MetricsReader`] (`MetricsReader::from(&informer)`),
+    /// or hand `&informer` to
+    /// [`metrics::register_informer`](crate::metrics): the reader holds no
+    /// share of the informer's lifetime.
+    ///
     /// # Examples
     ///
     /// ```
@@ -145,13 +151,6 @@ where
     /// ```
     pub fn metrics(&self) -> InformerMetrics {
         super::metrics::read(self.core())
-    }
-
-    /// A handle that reads [`metrics`](Self::metrics) from anywhere without
-    /// keeping this informer alive; see [`MetricsReader`].
-    pub fn metrics_reader(&self) -> MetricsReader {
-        let core: Weak<Core<K>> = Arc::downgrade(self.core());
-        MetricsReader::new(move || core.upgrade().map(|core| super::metrics::read(&core)))
     }
 
     pub(crate) fn from_parts(parts: Parts<K>) -> Self {
@@ -528,6 +527,19 @@ where
         let core = self.core();
         core.reporter
             .listen(self.liveness(), Arc::clone(&core.life))
+    }
+}
+
+/// A reader of the informer's [`metrics`](Informer::metrics) from anywhere,
+/// without keeping the informer alive: it reads `None` once the informer is
+/// gone.
+impl<K> From<&Informer<K>> for MetricsReader<InformerMetrics>
+where
+    K: Resource + Send + Sync + 'static,
+{
+    fn from(informer: &Informer<K>) -> Self {
+        let core: Weak<Core<K>> = Arc::downgrade(informer.core());
+        MetricsReader::new(move || core.upgrade().map(|core| super::metrics::read(&core)))
     }
 }
 
