@@ -85,7 +85,7 @@ fn the_handle_and_distribute_futures_are_send() {
     let (_tx, rx) = tokio::sync::watch::channel(false);
     let mut d = Distributor::<ConfigMap>::new(std::time::Duration::ZERO, rx);
     let sub = d.subscribe(SubscribeOptions::default(), []);
-    let handling = sub.handle(EventHandlerFuncs::new());
+    let handling = sub.handle(EventHandlerFuncs::default());
     is_send(&handling);
     let k: kube_informer::ObjectKey = "a".parse().unwrap();
     let n = Notification::Deleted {

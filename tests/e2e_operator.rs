@@ -254,7 +254,7 @@ async fn e2e_operator_mirror() -> Result<()> {
     let resync = Duration::from_secs(3600);
     // Quick list/watch retries, so the restart is not waited out.
     let defaults =
-        Defaults::new().source_config(source::Config::default().backoff(BackoffConfig {
+        Defaults::default().source_config(source::Config::default().backoff(BackoffConfig {
             initial: Duration::from_millis(200),
             max: Duration::from_secs(2),
             factor: 2.0,

@@ -72,7 +72,7 @@ async fn scrape_shows_flow_lag_and_a_forced_relist() {
     let stalled = informer
         .subscribe(SubscribeOptions::default().name("stalled"))
         .unwrap();
-    let handler = tokio::spawn(busy.handle(EventHandlerFuncs::new()));
+    let handler = tokio::spawn(busy.handle(EventHandlerFuncs::default()));
 
     let queue = WorkQueue::<String>::new();
     let mut registry = Registry::default();

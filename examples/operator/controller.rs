@@ -67,13 +67,13 @@ impl Operator {
             // A copy changed, went or was listed again (the sweep): its source.
             .reconcile_on(
                 copies
-                    .subscribe(SubscribeOptions::new().resync(resync))?
+                    .subscribe(SubscribeOptions::default().resync(resync))?
                     .filter_map(move |n| ready(source_of_copy(n.object(), &of_copy))),
             )
             // The set of target namespaces moved: every source.
             .reconcile_all_on(
                 namespaces
-                    .subscribe(SubscribeOptions::new())?
+                    .subscribe(SubscribeOptions::default())?
                     .changed_only()
                     .map(drop),
             );

@@ -177,8 +177,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         None => None,
     };
 
-    let operator =
-        Operator::start(client.clone(), labels.clone(), args.resync, Defaults::new()).await?;
+    let operator = Operator::start(
+        client.clone(),
+        labels.clone(),
+        args.resync,
+        Defaults::default(),
+    )
+    .await?;
     let stop = CancellationToken::new();
     let gate = shard.as_ref().map(|(shard, _)| shard.gate());
     let log = args.shard.as_ref().map(|s| ReconcileLog::new(&s.identity));

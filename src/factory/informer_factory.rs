@@ -77,7 +77,7 @@ pub(super) struct FactoryState {
 impl InformerFactory {
     /// A factory whose informers list and watch through `client`.
     pub fn new(client: Client) -> Self {
-        Self::with_defaults(client, Defaults::new())
+        Self::with_defaults(client, Defaults::default())
     }
 
     /// A factory whose informers list and watch through `client` and start
