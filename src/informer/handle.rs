@@ -7,6 +7,7 @@ use std::{
     time::Duration,
 };
 
+use futures::stream::FusedStream;
 use kube::Resource;
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
@@ -16,7 +17,7 @@ use super::{
     core::{Core, Share},
     error::Error,
     known_objects::StoreKnownObjects,
-    report::{ErrorReporter, ErrorStream},
+    report::ErrorReporter,
     run,
     subscribe_route::SubscribeRoute,
     sync_progress::SyncProgress,
@@ -48,7 +49,7 @@ use crate::{
 /// L8: an informer lives while something can observe it, and no longer.
 /// Every [`Informer`] clone, every [`Store`] from [`Informer::store`] (and
 /// its clones and [`NamespacedStore`](crate::store::NamespacedStore)s),
-/// every [`Subscription`] and every [`ErrorStream`](super::ErrorStream)
+/// every [`Subscription`] and every stream of [`errors`](Informer::errors)
 /// holds a share of its lifetime, so a helper may build an informer, spawn
 /// its `run` and return only its store, or a store and a subscription: the
 /// informer keeps running and the store keeps filling.
@@ -503,7 +504,12 @@ where
     }
 
     /// Every error met while running from now on (source failures, objects
-    /// the queue refused), until the informer stops (R9).
+    /// the queue refused), until the informer stops (R9); the stream then
+    /// ends, and stays ended.
+    ///
+    /// Errors queue without bound until read; drop the stream if you stop
+    /// reading. It holds a share of the informer's lifetime (see
+    /// [Lifetime](Informer#lifetime)).
     ///
     /// # Examples
     ///
@@ -523,7 +529,7 @@ where
     /// assert_eq!(informer.metrics().errors, 1);
     /// # }
     /// ```
-    pub fn errors(&self) -> ErrorStream {
+    pub fn errors(&self) -> impl FusedStream<Item = Error> + Send + Unpin + 'static {
         let core = self.core();
         core.reporter
             .listen(self.liveness(), Arc::clone(&core.life))

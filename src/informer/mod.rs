@@ -134,8 +134,8 @@
 //!
 //! L8: an informer lives while any [`Informer`] clone, [`Store`](crate::Store)
 //! from [`Informer::store`], [`Subscription`](crate::Subscription) or
-//! [`ErrorStream`] is held; the rule, and what else stops it, is stated once
-//! in the [`Informer` docs](Informer#lifetime).
+//! stream of [`Informer::errors`] is held; the rule, and what else stops it,
+//! is stated once in the [`Informer` docs](Informer#lifetime).
 //!
 //! # Back-pressure
 //!
@@ -179,4 +179,3 @@ pub use defaults::Defaults;
 pub use error::{Callback, Error};
 pub use handle::Informer;
 pub(crate) use handle::WeakInformer;
-pub use report::ErrorStream;

@@ -188,7 +188,7 @@ impl KeyGate {
 
     /// Runs for as long as it is polled: each time the deadline of the
     /// installed ownership passes, installs [`Ownership::nothing`] so that
-    /// watchers ([`watch`](Self::watch), [`ShardedStream`](super::ShardedStream),
+    /// watchers ([`watch`](Self::watch), [`filter`](Self::filter),
     /// [`WorkGuard::lost`]) learn of the loss then, not when the membership
     /// task next gets to run. Reads of the gate need no such help: they
     /// compare the deadline with the clock themselves.
