@@ -26,7 +26,10 @@ use std::time::Duration;
 use criterion::{BatchSize, Criterion, Throughput, criterion_group};
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::ConfigMap;
-use kube_informer::{Informer, dispatch::SubscribeOptions, source::Event, store::CompactCache};
+use kube_informer::{
+    Informer, dispatch::SubscribeOptions, metrics::MetricsReader, source::Event,
+    store::CompactCache,
+};
 
 mod support;
 use support::config_map;
@@ -74,7 +77,7 @@ async fn run_once(
         })
         .collect();
     let reader = read_metrics.then(|| {
-        let metrics = informer.metrics_reader();
+        let metrics = MetricsReader::from(&informer);
         tokio::spawn(async move {
             let mut tick = tokio::time::interval(Duration::from_millis(1));
             while let Some(metrics) = metrics.read() {

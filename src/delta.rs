@@ -157,9 +157,8 @@ impl<K> PartialEq for Delta<K> {
 ///
 /// Every delta in a `Deltas` is meant to be about its [`key`](Deltas::key).
 /// `Deltas` cannot check that for live objects, since it does not know the
-/// key function that keys them, so [`new`](Deltas::new),
-/// [`from_vec`](Deltas::from_vec) and [`push`](Deltas::push) take what they
-/// are given. The FIFO checks at its door instead: the only way a `Deltas`
+/// key function that keys them, so [`new`](Deltas::new) and
+/// [`push`](Deltas::push) take what they are given. The FIFO checks at its door instead: the only way a `Deltas`
 /// built by hand enters one, [`DeltaFifo::requeue`](crate::fifo::DeltaFifo::requeue),
 /// keys every object, compares every tombstone's key, and refuses the whole
 /// `Deltas` (`store::Error::RequeueKeyMismatch`) if one differs; nothing of
@@ -180,8 +179,11 @@ impl<K> PartialEq for Delta<K> {
 /// assert_eq!(deltas.len(), 2);
 /// assert_eq!(deltas.oldest().delta_type, DeltaType::Added);
 /// assert_eq!(deltas.newest().delta_type, DeltaType::Updated);
+/// // A slice of deltas, oldest first: `len`, `iter`, indexing and the
+/// // rest of the slice methods read it.
 /// let types: Vec<_> = deltas.iter().map(|d| d.delta_type).collect();
 /// assert_eq!(types, [DeltaType::Added, DeltaType::Updated]);
+/// assert_eq!(deltas[1].delta_type, DeltaType::Updated);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug)]
@@ -198,18 +200,6 @@ impl<K> Deltas<K> {
         Self { key, items }
     }
 
-    /// Deltas from a list, oldest first; `None` for an empty list, since
-    /// deltas are never empty.
-    pub fn from_vec(key: ObjectKey, items: Vec<Delta<K>>) -> Option<Self> {
-        if items.is_empty() {
-            return None;
-        }
-        Some(Self {
-            key,
-            items: SmallVec::from_vec(items),
-        })
-    }
-
     /// The key all these deltas belong to.
     pub fn key(&self) -> &ObjectKey {
         &self.key
@@ -219,12 +209,6 @@ impl<K> Deltas<K> {
     /// [One key](Deltas#one-key)).
     pub fn push(&mut self, delta: Delta<K>) {
         self.items.push(delta);
-    }
-
-    /// The number of deltas; at least one.
-    #[allow(clippy::len_without_is_empty)] // never empty by construction
-    pub fn len(&self) -> usize {
-        self.items.len()
     }
 
     /// The oldest delta.
@@ -237,25 +221,20 @@ impl<K> Deltas<K> {
         &self.items[self.items.len() - 1]
     }
 
-    /// The deltas, oldest first.
-    pub fn iter(&self) -> std::slice::Iter<'_, Delta<K>> {
-        self.items.iter()
-    }
-
-    /// The deltas as a slice, oldest first.
-    pub fn as_slice(&self) -> &[Delta<K>] {
-        &self.items
-    }
-
-    /// Splits into the key and the deltas, oldest first.
-    pub fn into_parts(self) -> (ObjectKey, Vec<Delta<K>>) {
-        (self.key, self.items.into_vec())
-    }
-
     /// Mutable access for the FIFO's in-place dedup and coalescing. Callers
     /// keep the list non-empty.
     pub(crate) fn items_mut(&mut self) -> &mut SmallVec<[Delta<K>; 1]> {
         &mut self.items
+    }
+}
+
+/// The deltas as a slice, oldest first, never empty: `len`, `iter`,
+/// `first`/`last` and indexing read it.
+impl<K> std::ops::Deref for Deltas<K> {
+    type Target = [Delta<K>];
+
+    fn deref(&self) -> &[Delta<K>] {
+        &self.items
     }
 }
 
@@ -303,7 +282,6 @@ mod tests {
     // F1
     #[test]
     fn f1_deltas_keep_order_and_are_never_empty() {
-        assert!(Deltas::<u8>::from_vec(key(), vec![]).is_none());
         let mut d = Deltas::new(key(), Delta::new(DeltaType::Added, Arc::new(1u8)));
         d.push(Delta::new(DeltaType::Sync, Arc::new(2u8)));
         d.push(Delta::tombstone(key(), Arc::new(3u8)));
@@ -321,5 +299,6 @@ mod tests {
         );
         assert!(d.newest().object.is_tombstone());
         assert!(!d.oldest().object.is_tombstone());
+        assert!(!d.is_empty());
     }
 }

@@ -204,21 +204,21 @@ pub trait NotificationStreamExt<K>: Stream<Item = Notification<K>> {
     /// use std::sync::Arc;
     /// use futures::{StreamExt, stream};
     /// use k8s_openapi::api::core::v1::ConfigMap;
-    /// use kube_informer::{Notification, ObjectKey, ext::NotificationStreamExt, key::KeyFn, store::Error};
+    /// use kube_informer::{Notification, ObjectKey, ext::NotificationStreamExt, store::Error};
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
     /// // The informer's key function: by uid, not by name.
-    /// let by_uid: KeyFn<ConfigMap> = Arc::new(|cm: &ConfigMap| {
+    /// fn by_uid(cm: &ConfigMap) -> Result<ObjectKey, Error> {
     ///     ObjectKey::new(None, cm.metadata.uid.as_deref().ok_or(Error::MissingName)?)
-    /// });
+    /// }
     /// let mut cm = ConfigMap::default();
     /// cm.metadata.name = Some("app".into());
     /// cm.metadata.uid = Some("0b7c".into());
     /// let notifications = stream::iter([
     ///     Notification::Added { object: Arc::new(cm), in_initial_list: false },
     /// ]);
-    /// let keys: Vec<_> = notifications.keys_with(|cm| by_uid(cm)).collect().await;
+    /// let keys: Vec<_> = notifications.keys_with(by_uid).collect().await;
     /// assert_eq!(keys[0].as_ref().map(|k| k.as_str()), Ok("0b7c"));
     /// # }
     /// ```

@@ -408,27 +408,13 @@ impl std::borrow::Borrow<str> for ObjectKey {
     }
 }
 
-/// A function from an object to its key, for informers and FIFOs that key
-/// objects some other way than `namespace/name`.
-///
-/// The default everywhere is [`ObjectKey::from_object`].
-pub type KeyFn<K> = Arc<dyn Fn(&K) -> Result<ObjectKey, Error> + Send + Sync>;
+/// A function from an object to its key, as informers and FIFOs keep it
+/// (set with `key_fn` on [`InformerBuilder`](crate::InformerBuilder) or
+/// [`FifoOptions`](crate::fifo::FifoOptions)).
+pub(crate) type KeyFn<K> = Arc<dyn Fn(&K) -> Result<ObjectKey, Error> + Send + Sync>;
 
-/// The default [`KeyFn`]: [`ObjectKey::from_object`].
-///
-/// # Examples
-///
-/// ```
-/// use k8s_openapi::api::core::v1::Node;
-/// use kube_informer::key::default_key_fn;
-///
-/// let key_fn = default_key_fn::<Node>();
-/// let mut node = Node::default();
-/// node.metadata.name = Some("node-1".into());
-/// assert_eq!(key_fn(&node)?.as_str(), "node-1");
-/// # Ok::<(), kube_informer::store::Error>(())
-/// ```
-pub fn default_key_fn<K: Resource + 'static>() -> KeyFn<K> {
+/// The key function used when none is set: [`ObjectKey::from_object`].
+pub(crate) fn default_key_fn<K: Resource + 'static>() -> KeyFn<K> {
     Arc::new(ObjectKey::from_object::<K>)
 }
 

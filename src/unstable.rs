@@ -57,6 +57,16 @@ pub mod dispatch {
     pub use crate::dispatch::{distributor::Distributor, request::SubscribeRequest};
 }
 
+pub mod informer {
+    //! The [`InformerBuilder`](crate::InformerBuilder)'s origin typestate:
+    //! its second type parameter, which says whether the builder lists and
+    //! watches through an `Api` ([`FromApi`]) or reads a stream
+    //! ([`FromStream`]). Users never name them; the crate's test helpers
+    //! that extend every builder do (`S: Origin`).
+
+    pub use crate::informer::builder::{FromApi, FromStream, Origin};
+}
+
 pub mod store {
     //! The write side of [`store`](crate::store): the one handle that
     //! changes a store. An informer keeps its writer to itself and hands

@@ -79,13 +79,66 @@ fn p7_the_ext_streams_and_filters_are_send_sync_unpin_and_fused() {
     is_send_sync_filter(&both);
 }
 
+/// P7: the streams the informer, the FIFO, the work queue, the runner, the
+/// shard gate and the controller return are `impl Stream`s: Send and Unpin,
+/// fused where they say so (the error and delta streams), and the delta
+/// stream Sync too.
+#[test]
+fn p7_the_returned_streams_are_send_and_unpin() {
+    use kube_informer::{
+        Informer, ObjectKey,
+        controller::Controller,
+        fifo::DeltaFifo,
+        queue::WorkQueue,
+        runner::{Action, Runner},
+        shard::KeyGate,
+    };
+    fn send_unpin<T: futures::Stream + Send + Unpin>(_: &T) {}
+    fn is_fused<T: futures::stream::FusedStream>(_: &T) {}
+    fn is_send_sync<T: Send + Sync>(_: &T) {}
+    fn check(
+        informer: &Informer<ConfigMap>,
+        fifo: &DeltaFifo<ConfigMap>,
+        queue: &WorkQueue<ObjectKey>,
+        gate: &KeyGate,
+        controller: Controller<ConfigMap>,
+    ) {
+        let errors = informer.errors();
+        send_unpin(&errors);
+        is_fused(&errors);
+        let deltas = fifo.stream();
+        send_unpin(&deltas);
+        is_fused(&deltas);
+        is_send_sync(&deltas);
+        send_unpin(&queue.stream());
+        let reconciles = Runner::new(queue.clone())
+            .run(|_key| async { Ok::<_, std::convert::Infallible>(Action::await_change()) });
+        send_unpin(&reconciles);
+        let sharded = gate.filter(
+            informer.subscribe(SubscribeOptions::default()).unwrap(),
+            informer.store(),
+        );
+        send_unpin(&sharded);
+        let outcomes = controller.run(
+            |_cm, _ctx: std::sync::Arc<()>| async {
+                Ok::<_, std::convert::Infallible>(Action::await_change())
+            },
+            |_cm, _error, _ctx| Action::backoff(),
+            std::sync::Arc::new(()),
+        );
+        fn is_send<T: futures::Stream + Send>(_: &T) {}
+        is_send(&outcomes);
+    }
+    let _ = check;
+}
+
 #[test]
 fn the_handle_and_distribute_futures_are_send() {
     fn is_send<T: Send>(_: &T) {}
     let (_tx, rx) = tokio::sync::watch::channel(false);
     let mut d = Distributor::<ConfigMap>::new(std::time::Duration::ZERO, rx);
     let sub = d.subscribe(SubscribeOptions::default(), []);
-    let handling = sub.handle(EventHandlerFuncs::new());
+    let handling = sub.handle(EventHandlerFuncs::default());
     is_send(&handling);
     let k: kube_informer::ObjectKey = "a".parse().unwrap();
     let n = Notification::Deleted {

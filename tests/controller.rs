@@ -14,9 +14,10 @@ use k8s_openapi::{
     apimachinery::pkg::apis::meta::v1::OwnerReference,
 };
 use kube::{Api, api::ObjectMeta};
+use kube_informer::metrics::{ControllerMetrics, MetricsReader, WorkQueueMetrics};
 use kube_informer::{
     InformerFactory, ObjectKey,
-    controller::{Controller, Error, Observed, Outcome},
+    controller::{Controller, Error, Observed},
     ext::changed,
     informer::SyncError,
     runner::Action,
@@ -25,6 +26,9 @@ use kube_informer::{
 };
 use kube_informer_testing::{ApiStatus, FakeApiServer, RequestMatch};
 use tokio_util::sync::CancellationToken;
+
+/// One item of a controller's stream.
+type Outcome<E> = Result<(ObjectKey, Action), Error<E>>;
 
 fn cm(name: &str, data: &str) -> ConfigMap {
     ConfigMap {
@@ -584,7 +588,7 @@ async fn c5_the_error_policy_decides_the_next_turn() {
     let calls = Calls::default();
     let seen = calls.clone();
     let controller = Controller::new(Api::<ConfigMap>::all(server.client()));
-    let queue = controller.queue_metrics_reader();
+    let queue = MetricsReader::<WorkQueueMetrics>::from(&controller);
     let outcomes = controller.run(
         move |cm: Arc<ConfigMap>, _ctx: Arc<()>| {
             seen.record(name_of(&*cm));
@@ -619,7 +623,7 @@ async fn c5_by_default_a_failure_backs_off_per_key() {
     let server = FakeApiServer::start().await;
     server.create(&cm("a", "1")).unwrap();
     let controller = Controller::new(Api::<ConfigMap>::all(server.client()));
-    let queue = controller.queue_metrics_reader();
+    let queue = MetricsReader::<WorkQueueMetrics>::from(&controller);
     let outcomes = controller.run(
         |_cm: Arc<ConfigMap>, _ctx: Arc<()>| async { Err::<Action, _>(Failure("no")) },
         |_cm, _error, _ctx| Action::backoff(),
@@ -638,7 +642,7 @@ async fn c6_a_panicking_reconcile_is_caught_counted_and_retried() {
     let calls = Calls::default();
     let seen = calls.clone();
     let controller = Controller::new(Api::<ConfigMap>::all(server.client())).concurrency(2);
-    let metrics = controller.metrics_reader();
+    let metrics = MetricsReader::<ControllerMetrics>::from(&controller);
     let outcomes = controller.run(
         move |cm: Arc<ConfigMap>, _ctx: Arc<()>| {
             let name = name_of(&*cm);
@@ -728,7 +732,7 @@ async fn c8_reconcile_metrics_count_results_workers_and_time() {
         server.create(&cm(name, "1")).unwrap();
     }
     let controller = Controller::new(Api::<ConfigMap>::all(server.client())).concurrency(3);
-    let metrics = controller.metrics_reader();
+    let metrics = MetricsReader::<ControllerMetrics>::from(&controller);
     assert_eq!(metrics.read().unwrap().max_concurrent_reconciles, 3);
     let outcomes = controller.run(
         |cm: Arc<ConfigMap>, _ctx: Arc<()>| async move {
@@ -953,7 +957,7 @@ async fn order_of_a_change_made_while_listed_keys_wait(priorities: bool) -> Vec<
     let controller = Controller::new(Api::<ConfigMap>::all(server.client()))
         .priorities(priorities)
         .concurrency(1);
-    let queue = controller.queue_metrics_reader();
+    let queue = MetricsReader::<WorkQueueMetrics>::from(&controller);
     let outcomes = controller.run(reconcile, |_, _, _| Action::backoff(), Arc::new(()));
     let collected = tokio::spawn(outcomes.take(11).collect::<Vec<_>>());
     started.await.unwrap();
@@ -992,7 +996,7 @@ async fn c10_with_priorities_the_keys_of_a_reconcile_all_on_tick_wait_behind_a_c
         .reconcile_all_on(ticks)
         .priorities(true)
         .concurrency(1);
-    let queue = controller.queue_metrics_reader();
+    let queue = MetricsReader::<WorkQueueMetrics>::from(&controller);
     let outcomes = controller.run(reconcile, |_, _, _| Action::backoff(), Arc::new(()));
     let collected = tokio::spawn(outcomes.take(11).collect::<Vec<_>>());
     while calls.get().len() < 5 {

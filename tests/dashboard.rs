@@ -210,7 +210,7 @@ async fn db1_db4_every_query_reads_what_a_sharded_operator_serves() {
         server.client(),
         labels,
         Duration::from_secs(300),
-        Defaults::new(),
+        Defaults::default(),
     )
     .await
     .unwrap();

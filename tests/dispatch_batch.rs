@@ -73,8 +73,8 @@ async fn a_batch_wakes_a_waiting_subscriber_once_when_it_ends() {
         d.distribute_batched(&key("ns/a"), n).await;
     }
     assert_eq!(wakes.count(), 0, "no wake before the batch ends");
-    assert_eq!(sub.pending(), 5, "but everything is queued");
-    assert_eq!(other.pending(), 5);
+    assert_eq!(sub.stats().pending, 5, "but everything is queued");
+    assert_eq!(other.stats().pending, 5);
     d.end_batch();
     assert_eq!(wakes.count(), 1, "one wake for the whole batch");
     d.end_batch();

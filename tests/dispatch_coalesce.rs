@@ -174,5 +174,5 @@ fn l2_coalesce_a_cancelled_initial_add_no_longer_blocks_sync() {
         .now_or_never()
         .unwrap();
     assert!(sub.has_synced());
-    assert_eq!(sub.pending(), 0);
+    assert_eq!(sub.stats().pending, 0);
 }

@@ -136,8 +136,8 @@ proptest! {
             }
             for sub in &subs {
                 if sub.lag() == Lag::Coalesce {
-                    prop_assert!(sub.pending_keys() <= KEYS);
-                    prop_assert!(sub.pending() <= 2 * KEYS);
+                    prop_assert!(sub.stats().pending_keys <= KEYS);
+                    prop_assert!(sub.stats().pending <= 2 * KEYS);
                 }
             }
         }

@@ -257,7 +257,7 @@ async fn l4_a_stalled_unbounded_subscriber_does_not_delay_others() {
             .expect("distribute must not wait under Unbounded");
     }
     assert_eq!(drain(&mut live).len(), 1000);
-    assert_eq!(stalled.pending(), 1000);
+    assert_eq!(stalled.stats().pending, 1000);
 }
 
 #[tokio::test]
@@ -279,7 +279,7 @@ async fn l4_a_stalled_coalesce_subscriber_does_not_delay_others_and_stays_small(
         )
         .now_or_never()
         .expect("distribute must not wait under Coalesce");
-        assert!(stalled.pending_keys() <= 10);
+        assert!(stalled.stats().pending_keys <= 10);
     }
     assert_eq!(drain(&mut live).len(), 210);
     let got = drain(&mut stalled);
@@ -305,7 +305,7 @@ async fn l4_bounded_applies_back_pressure_to_the_distributor() {
         );
         assert!(poll!(third.as_mut()).is_pending());
         // The other subscriber is held up behind the full one (documented).
-        assert_eq!(other.pending(), 2);
+        assert_eq!(other.stats().pending, 2);
         assert_eq!(show(&bounded.next().await.unwrap()), "A ns/a@1");
         assert!(poll!(third.as_mut()).is_ready(), "room made: it proceeds");
     }
@@ -419,7 +419,7 @@ async fn handle_drives_a_handler_until_the_stream_ends() {
     );
     let seen = Arc::new(Mutex::new(Vec::new()));
     let (s1, s2, s3) = (seen.clone(), seen.clone(), seen.clone());
-    let handler = EventHandlerFuncs::new()
+    let handler = EventHandlerFuncs::default()
         .on_add(move |o: &Arc<ConfigMap>, initial| {
             s1.lock()
                 .unwrap()

@@ -35,6 +35,7 @@ use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
 use kube::{Client, ResourceExt};
 use kube_informer::ObjectKey;
 use kube_informer::informer::Defaults;
+use kube_informer::metrics::{ControllerMetrics, MetricsReader};
 use kube_informer::runner::Action;
 use kube_informer::source::{self, BackoffConfig};
 use parking_lot::Mutex;
@@ -253,7 +254,7 @@ async fn e2e_operator_mirror() -> Result<()> {
     let resync = Duration::from_secs(3600);
     // Quick list/watch retries, so the restart is not waited out.
     let defaults =
-        Defaults::new().source_config(source::Config::default().backoff(BackoffConfig {
+        Defaults::default().source_config(source::Config::default().backoff(BackoffConfig {
             initial: Duration::from_millis(200),
             max: Duration::from_secs(2),
             factor: 2.0,
@@ -272,7 +273,7 @@ async fn e2e_operator_mirror() -> Result<()> {
     let failing_keys = Arc::new(failing.clone());
     let armed = Arc::new(AtomicBool::new(false));
     let arm = armed.clone();
-    let reconciles = operator.controller.metrics_reader();
+    let reconciles = MetricsReader::<ControllerMetrics>::from(&operator.controller);
     let outcomes = operator
         .controller
         .concurrency(WORKERS)

@@ -237,7 +237,7 @@ async fn fa5_defaults_apply_to_every_informer_and_the_closure_has_the_last_word(
     let server = FakeApiServer::start().await;
     server.create(&cm("a", "web")).unwrap();
     server.create(&cm("b", "db")).unwrap();
-    let defaults = Defaults::new()
+    let defaults = Defaults::default()
         .source_config(source::Config::default().page_size(1))
         .strip_managed_fields();
     let factory = InformerFactory::with_defaults(server.client(), defaults);

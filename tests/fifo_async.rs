@@ -14,7 +14,7 @@ use fifo_common::{cm, key, rv};
 use futures::{Stream, StreamExt};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube_informer::{
-    fifo::{Coalesce, DeltaFifo, DeltaStream, FifoOptions},
+    fifo::{Coalesce, DeltaFifo, FifoOptions},
     store::Error,
 };
 use rand::{Rng, SeedableRng, rngs::StdRng};
@@ -42,12 +42,11 @@ fn counting() -> (Arc<CountingWaker>, Waker) {
 fn public_types_are_send_sync_and_the_stream_is_unpin() {
     fn send_sync<T: Send + Sync>() {}
     fn send<T: Send>(_: &T) {}
-    fn unpin<T: Unpin>() {}
+    fn send_sync_unpin<T: Send + Sync + Unpin>(_: &T) {}
     send_sync::<DeltaFifo<ConfigMap>>();
-    send_sync::<DeltaStream<ConfigMap>>();
     send_sync::<Error>();
-    unpin::<DeltaStream<ConfigMap>>();
     let f = fifo();
+    send_sync_unpin(&f.stream());
     send(&f.pop());
 }
 

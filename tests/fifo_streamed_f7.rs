@@ -45,13 +45,13 @@ fn f7_a_listed_key_popped_twice_does_not_undercount() {
 // L9 (FIFO side)
 #[test]
 fn l9_a_panicking_key_function_is_an_error_and_the_queue_stays_whole() {
-    let key_fn: kube_informer::key::KeyFn<ConfigMap> = std::sync::Arc::new(|cm: &ConfigMap| {
+    let key_fn = |cm: &ConfigMap| {
         assert!(
             cm.metadata.name.as_deref() != Some("boom"),
             "no key for boom"
         );
         kube_informer::ObjectKey::from_object(cm)
-    });
+    };
     let fifo = DeltaFifo::new(FifoOptions::default().key_fn(key_fn));
     fifo.add(cm("a", "1")).unwrap();
     let error = fifo.add(cm("boom", "1")).unwrap_err();

@@ -41,12 +41,12 @@ fn reentrant_fifo() -> DeltaFifo<ConfigMap> {
     let for_transform = Arc::clone(&cell);
     let options = FifoOptions::default()
         .known_objects(Arc::new(OneKnown))
-        .key_fn(Arc::new(move |object: &ConfigMap| {
+        .key_fn(move |object: &ConfigMap| {
             if let Some(fifo) = for_key.get() {
                 let _ = fifo.len();
             }
             ObjectKey::from_object(object)
-        }))
+        })
         .transform(move |object| {
             if let Some(fifo) = for_transform.get() {
                 let _ = fifo.len();

@@ -258,7 +258,7 @@ async fn l10_a_full_bounded_subscriber_stops_the_source_being_read() {
         "queued {}",
         informer.metrics().fifo.deltas
     );
-    assert_eq!(subscription.pending(), 1);
+    assert_eq!(subscription.stats().pending, 1);
     drop(subscription);
     run.await.unwrap().unwrap();
 }
@@ -305,8 +305,8 @@ async fn l11_coalesce_frees_the_slot_of_a_cancelled_key() {
     }
     drop(source);
     informer.run().await.unwrap();
-    assert_eq!(subscription.pending(), 0);
-    assert_eq!(subscription.pending_keys(), 0);
+    assert_eq!(subscription.stats().pending, 0);
+    assert_eq!(subscription.stats().pending_keys, 0);
 }
 
 // ER1

@@ -3,7 +3,6 @@
 //! transforms compose, and `keys_with` agrees with a custom key function.
 
 use kube_informer_cache_mode::CacheModeExt;
-use std::sync::Arc;
 
 use futures::StreamExt;
 use k8s_openapi::{
@@ -11,8 +10,7 @@ use k8s_openapi::{
 };
 use kube::api::ObjectMeta;
 use kube_informer::{
-    Informer, Notification, NotificationStreamExt, ObjectKey, informer, key::KeyFn, source::Event,
-    store,
+    Informer, Notification, NotificationStreamExt, ObjectKey, informer, source::Event, store,
 };
 
 fn cm(name: &str, app: &str, rv: &str) -> ConfigMap {
@@ -119,7 +117,7 @@ async fn strip_managed_fields_composes_with_the_transform() {
 /// store's keys; `keys()` keys by `namespace/name`, as it documents.
 #[tokio::test]
 async fn keys_with_agrees_with_a_custom_key_function() {
-    let by_uid: KeyFn<ConfigMap> = Arc::new(|cm: &ConfigMap| {
+    fn by_uid(cm: &ConfigMap) -> Result<ObjectKey, store::Error> {
         ObjectKey::new(
             None,
             cm.metadata
@@ -127,20 +125,20 @@ async fn keys_with_agrees_with_a_custom_key_function() {
                 .as_deref()
                 .ok_or(store::Error::MissingName)?,
         )
-    });
+    }
     let informer = Informer::builder_from_stream(events(vec![
         Event::Added(cm("a", "web", "1")),
         Event::Added(cm("b", "db", "1")),
     ]))
     .cache_from_env()
-    .key_fn(by_uid.clone())
+    .key_fn(by_uid)
     .build();
     let with_fn = informer.subscribe(Default::default()).unwrap();
     let default_keys = informer.subscribe(Default::default()).unwrap();
     informer.run().await.unwrap();
 
     let mut keys: Vec<ObjectKey> = with_fn
-        .keys_with(|cm| by_uid(cm))
+        .keys_with(by_uid)
         .map(Result::unwrap)
         .collect()
         .await;

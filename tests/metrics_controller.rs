@@ -58,7 +58,7 @@ async fn c8_every_reconcile_metric_moves_on_a_scrape() {
     }
     let controller = Controller::new(Api::<ConfigMap>::all(server.client())).concurrency(4);
     let mut registry = Registry::default();
-    metrics::register_controller(&mut registry, "configmaps", controller.metrics_reader());
+    metrics::register_controller(&mut registry, "configmaps", &controller);
     let scrape = || {
         let mut text = String::new();
         encode(&mut text, &registry).unwrap();
@@ -173,7 +173,7 @@ async fn rw8_hold_metrics_move_on_a_scrape() {
     let controller = Controller::new(Api::<ConfigMap>::all(client.clone()))
         .read_own_writes(writes.clone(), Duration::from_millis(200));
     let mut registry = Registry::default();
-    metrics::register_controller(&mut registry, "configmaps", controller.metrics_reader());
+    metrics::register_controller(&mut registry, "configmaps", &controller);
     let runs = Arc::new(AtomicU64::new(0));
     let outcomes = controller.run(
         move |cm: Arc<ConfigMap>, _ctx: Arc<()>| {

@@ -72,12 +72,12 @@ async fn scrape_shows_flow_lag_and_a_forced_relist() {
     let stalled = informer
         .subscribe(SubscribeOptions::default().name("stalled"))
         .unwrap();
-    let handler = tokio::spawn(busy.handle(EventHandlerFuncs::new()));
+    let handler = tokio::spawn(busy.handle(EventHandlerFuncs::default()));
 
     let queue = WorkQueue::<String>::new();
     let mut registry = Registry::default();
-    metrics::register_informer(&mut registry, "configmaps", informer.metrics_reader());
-    metrics::register_work_queue(&mut registry, "reconcile", queue.metrics_reader());
+    metrics::register_informer(&mut registry, "configmaps", &informer);
+    metrics::register_work_queue(&mut registry, "reconcile", &queue);
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let shutdown = CancellationToken::new();

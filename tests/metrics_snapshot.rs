@@ -188,7 +188,7 @@ async fn handler_time_is_recorded_under_handle() {
     let probe = informer.clone();
     let run = tokio::spawn(informer.run());
     relist(&source, &[cm("a", "1"), cm("b", "1")], "1");
-    let handler = kube_informer::dispatch::EventHandlerFuncs::new()
+    let handler = kube_informer::dispatch::EventHandlerFuncs::default()
         .on_add(|_: &std::sync::Arc<ConfigMap>, _| std::thread::sleep(Duration::from_millis(2)));
     let handled = tokio::spawn(sub.handle(handler));
     eventually("two handler calls", || {

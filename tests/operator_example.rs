@@ -91,7 +91,7 @@ async fn start(server: &FakeApiServer) -> (CancellationToken, JoinHandle<Vec<Str
         server.client(),
         Labels::default(),
         Duration::from_secs(300),
-        Defaults::new(),
+        Defaults::default(),
     )
     .await
     .unwrap();

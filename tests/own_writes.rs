@@ -27,6 +27,7 @@ use kube::{
     Api,
     api::{DeleteParams, ObjectMeta, Patch, PatchParams, PostParams},
 };
+use kube_informer::metrics::MetricsReader;
 use kube_informer::unstable::store::Writer;
 use kube_informer::{
     Informer, InformerFactory, ObjectKey, Store,
@@ -502,7 +503,7 @@ async fn run_make_child(
     if let Some(deadline) = gate {
         controller = controller.read_own_writes(writes.clone(), deadline);
     }
-    let metrics = controller.metrics_reader();
+    let metrics = MetricsReader::<ControllerMetrics>::from(&controller);
     let stop = CancellationToken::new();
     let outcomes = controller
         .graceful_shutdown_on(stop.clone().cancelled_owned())
@@ -582,7 +583,7 @@ async fn rw7_a_write_to_a_resource_no_cache_holds_is_not_waited_for() {
     let runs = Arc::new(AtomicU64::new(0));
     let controller = Controller::new(Api::<ConfigMap>::all(client.clone()))
         .read_own_writes(writes.clone(), Duration::from_secs(5));
-    let metrics = controller.metrics_reader();
+    let metrics = MetricsReader::<ControllerMetrics>::from(&controller);
     let stop = CancellationToken::new();
     let outcomes = controller
         .graceful_shutdown_on(stop.clone().cancelled_owned())

@@ -406,19 +406,14 @@ async fn many_consumers_each_item_once() {
 
 #[test]
 fn public_types_are_send_and_sync() {
-    use kube_informer::{
-        ObjectKey,
-        queue::{WorkItem, WorkStream},
-        runner::Runner,
-    };
+    use kube_informer::{ObjectKey, queue::WorkItem, runner::Runner};
     fn send_sync<T: Send + Sync>() {}
-    fn send<T: Send>() {}
     send_sync::<WorkQueue<ObjectKey>>();
     send_sync::<WorkItem<ObjectKey>>();
-    send::<WorkStream<ObjectKey>>();
     send_sync::<Runner<ObjectKey>>();
     let queue = WorkQueue::<ObjectKey>::new();
     fn is_send<T: Send>(_: &T) {}
+    is_send(&queue.stream());
     is_send(&queue.next());
     is_send(&queue.shutdown_with_drain());
 }

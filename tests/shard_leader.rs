@@ -464,7 +464,7 @@ async fn a_gated_stream_passes_only_while_leading_and_replays_on_election() {
         .cache_from_env()
         .build();
     let me = Replica::start(&server, "me");
-    let mut gated = me.leadership.filter(
+    let mut gated = me.leadership.gate().filter(
         informer.subscribe(SubscribeOptions::default()).unwrap(),
         informer.store(),
     );

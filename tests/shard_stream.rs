@@ -1,11 +1,11 @@
-//! S6: what a [`ShardedStream`] yields — only owned keys, acquisitions
+//! S6: what a sharded stream ([`KeyGate::filter`]) yields — only owned keys, acquisitions
 //! replayed from the store, losses announced, each change with its guard.
 
 use futures::{StreamExt, poll};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube_informer::{
     Informer, Notification, ObjectKey, SubscribeOptions,
-    shard::{KeyGate, Ownership, ShardEvent, ShardedStream},
+    shard::{KeyGate, Ownership, ShardEvent},
     source::Event,
     unstable::shard::{Member, MemberId, MemberSet},
 };
@@ -63,10 +63,9 @@ async fn s6_only_owned_keys_pass_and_each_change_holds_a_guard() {
     let all: Vec<String> = owned.iter().chain(&other).cloned().collect();
     let (informer, _events) = informer_with(&all).await;
     let gate = KeyGate::new(mine);
-    let mut sharded = ShardedStream::new(
+    let mut sharded = gate.filter(
         informer.subscribe(SubscribeOptions::default()).unwrap(),
         informer.store(),
-        gate.clone(),
     );
     tokio::spawn(informer.run());
     let mut seen = Vec::new();
@@ -102,10 +101,9 @@ async fn s6_acquired_keys_replay_from_the_store_and_lost_keys_are_announced() {
     let all: Vec<String> = owned.iter().chain(&other).cloned().collect();
     let (informer, events) = informer_with(&all).await;
     let gate = KeyGate::new(Ownership::nothing());
-    let mut sharded = ShardedStream::new(
+    let mut sharded = gate.filter(
         informer.subscribe(SubscribeOptions::default()).unwrap(),
         informer.store(),
-        gate.clone(),
     );
     tokio::spawn(informer.run());
     informer.wait_until_synced().await.unwrap();

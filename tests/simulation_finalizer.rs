@@ -39,6 +39,7 @@ use kube::{
     Api, Client, CustomResource, Resource, ResourceExt,
     api::{DeleteParams, ObjectMeta, Patch, PatchParams},
 };
+use kube_informer::metrics::{ControllerMetrics, MetricsReader};
 use kube_informer::{
     Informer, ObjectKey,
     controller::Controller,
@@ -303,7 +304,7 @@ async fn each_deletion_is_cleaned_up_once(
         .read_own_writes(writes, Duration::from_secs(60))
         .concurrency(2)
         .graceful_shutdown_on(stop.clone().cancelled_owned());
-    let metrics = controller.metrics_reader();
+    let metrics = MetricsReader::<ControllerMetrics>::from(&controller);
     let outcomes = controller.run(reconcile, error_policy, ctx.clone());
     let informer_run = tokio::spawn(informer.clone().run());
     let runner = tokio::spawn(outcomes.count());

@@ -135,7 +135,7 @@ fn defaults() -> Defaults {
             ..BackoffConfig::default()
         })
         .watch_timeout(Duration::from_secs(60), Duration::from_secs(60));
-    Defaults::new().source_config(config).decode_threads(1)
+    Defaults::default().source_config(config).decode_threads(1)
 }
 
 /// What the user did that the final state must show.

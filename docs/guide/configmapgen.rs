@@ -215,7 +215,7 @@ pub fn error_policy(
 /// What every informer of the controller starts from: it never reads
 /// managedFields, so none are cached.
 pub fn defaults() -> Defaults {
-    Defaults::new().strip_managed_fields()
+    Defaults::default().strip_managed_fields()
 }
 
 /// The controller's wiring on `factory`'s informers: generators, the

@@ -67,13 +67,13 @@ impl Operator {
             // A copy changed, went or was listed again (the sweep): its source.
             .reconcile_on(
                 copies
-                    .subscribe(SubscribeOptions::new().resync(resync))?
+                    .subscribe(SubscribeOptions::default().resync(resync))?
                     .filter_map(move |n| ready(source_of_copy(n.object(), &of_copy))),
             )
             // The set of target namespaces moved: every source.
             .reconcile_all_on(
                 namespaces
-                    .subscribe(SubscribeOptions::new())?
+                    .subscribe(SubscribeOptions::default())?
                     .changed_only()
                     .map(drop),
             );
@@ -103,15 +103,11 @@ pub fn metrics_registry(
 
     let mut registry = prometheus_client::registry::Registry::default();
     let (sources, copies, namespaces) = informers;
-    metrics::register_informer(&mut registry, "sources", sources.metrics_reader());
-    metrics::register_informer(&mut registry, "copies", copies.metrics_reader());
-    metrics::register_informer(
-        &mut registry,
-        "target_namespaces",
-        namespaces.metrics_reader(),
-    );
-    metrics::register_work_queue(&mut registry, "mirror", controller.queue_metrics_reader());
-    metrics::register_controller(&mut registry, "mirror", controller.metrics_reader());
+    metrics::register_informer(&mut registry, "sources", sources);
+    metrics::register_informer(&mut registry, "copies", copies);
+    metrics::register_informer(&mut registry, "target_namespaces", namespaces);
+    metrics::register_work_queue(&mut registry, "mirror", controller);
+    metrics::register_controller(&mut registry, "mirror", controller);
     if let Some(gate) = gate {
         metrics::register_shard(
             &mut registry,

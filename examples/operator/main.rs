@@ -45,6 +45,7 @@ use std::{net::SocketAddr, sync::Arc, time::Duration};
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Client;
+use kube_informer::metrics::{ControllerMetrics, MetricsReader};
 use kube_informer::{informer::Defaults, prelude::*};
 use kube_informer_testing::FakeApiServer;
 
@@ -176,8 +177,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         None => None,
     };
 
-    let operator =
-        Operator::start(client.clone(), labels.clone(), args.resync, Defaults::new()).await?;
+    let operator = Operator::start(
+        client.clone(),
+        labels.clone(),
+        args.resync,
+        Defaults::default(),
+    )
+    .await?;
     let stop = CancellationToken::new();
     let gate = shard.as_ref().map(|(shard, _)| shard.gate());
     let log = args.shard.as_ref().map(|s| ReconcileLog::new(&s.identity));
@@ -201,7 +207,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         }
         None => None,
     };
-    let reconciles = controller.metrics_reader();
+    let reconciles = MetricsReader::<ControllerMetrics>::from(&controller);
     let outcomes = controller.run_by_key(
         reconcile,
         |_, _, _| Action::backoff(),

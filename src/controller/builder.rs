@@ -14,7 +14,7 @@ use super::{
 use crate::{
     ext::ChangeFilter,
     factory::InformerFactory,
-    informer::{FromApi, Informer, InformerBuilder},
+    informer::{Informer, InformerBuilder},
     key::ObjectKey,
     metrics::{ControllerMetrics, ControllerRecorder, MetricsReader, WorkQueueMetrics},
     own_writes::WriteLog,
@@ -251,7 +251,7 @@ impl<K: Watchable> Controller<K> {
     fn informer_for<W, F>(&mut self, api: Api<W>, configure: F) -> Option<Informer<W>>
     where
         W: Watchable,
-        F: FnOnce(InformerBuilder<W, FromApi>) -> InformerBuilder<W, FromApi>,
+        F: FnOnce(InformerBuilder<W>) -> InformerBuilder<W>,
     {
         let factory = self.factory_for(&api);
         match factory.build(api, configure) {
@@ -298,7 +298,7 @@ impl<K: Watchable> Controller<K> {
     pub fn owns_configured<C, F>(mut self, api: Api<C>, configure: F) -> Self
     where
         C: Watchable,
-        F: FnOnce(InformerBuilder<C, FromApi>) -> InformerBuilder<C, FromApi>,
+        F: FnOnce(InformerBuilder<C>) -> InformerBuilder<C>,
     {
         if let Some(children) = self.informer_for(api, configure) {
             self.triggers
@@ -346,7 +346,7 @@ impl<K: Watchable> Controller<K> {
         W: Watchable,
         I: IntoIterator<Item = ObjectKey>,
         M: Fn(&W) -> I + Send + Sync + 'static,
-        F: FnOnce(InformerBuilder<W, FromApi>) -> InformerBuilder<W, FromApi>,
+        F: FnOnce(InformerBuilder<W>) -> InformerBuilder<W>,
     {
         if let Some(watched) = self.informer_for(api, configure) {
             self.triggers.push(Trigger::watches(watched, mapper));
@@ -864,11 +864,14 @@ impl<K: Watchable> Controller<K> {
         self.informer.store()
     }
 
-    /// A reader of the work queue's metrics (client-go's workqueue
-    /// metrics), for
-    /// [`metrics::register_work_queue`](crate::metrics) or an endpoint of
-    /// one's own. The queue is made when the controller runs: the reader
-    /// reads nothing before, and reads on after the controller has run.
+    /// The reconcile metrics now (C8).
+    ///
+    /// [`run`](Self::run) takes the controller, so to read them while and
+    /// after it runs, convert it into a [`MetricsReader`] first, or hand
+    /// `&controller` to
+    /// [`metrics::register_controller`](crate::metrics) (and to
+    /// `metrics::register_work_queue` for its work queue's metrics): see
+    /// the `From<&Controller>` impls of [`MetricsReader`].
     ///
     /// # Examples
     ///
@@ -876,32 +879,44 @@ impl<K: Watchable> Controller<K> {
     /// use k8s_openapi::api::core::v1::ConfigMap;
     /// use kube::Api;
     /// use kube_informer::controller::Controller;
+    /// use kube_informer::metrics::{ControllerMetrics, MetricsReader, WorkQueueMetrics};
     /// use kube_informer_testing::FakeApiServer;
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
     /// let server = FakeApiServer::start().await;
     /// let controller = Controller::new(Api::<ConfigMap>::all(server.client()));
-    /// let queue = controller.queue_metrics_reader();
-    /// assert!(queue.read().is_none()); // not running yet
+    /// assert_eq!(controller.metrics().reconciles.total(), 0);
+    /// // Readers that read on once `run` has taken the controller.
+    /// let reconciles = MetricsReader::<ControllerMetrics>::from(&controller);
+    /// let queue = MetricsReader::<WorkQueueMetrics>::from(&controller);
+    /// assert!(reconciles.read().is_some());
+    /// assert!(queue.read().is_none()); // the queue is made when it runs
     /// # }
     /// ```
-    pub fn queue_metrics_reader(&self) -> MetricsReader<WorkQueueMetrics> {
-        let slot = self.queue_metrics.clone();
-        MetricsReader::new(move || slot.get().and_then(MetricsReader::read))
-    }
-
-    /// The reconcile metrics now (C8).
     pub fn metrics(&self) -> ControllerMetrics {
         self.recorder.snapshot()
     }
+}
 
-    /// A reader of the reconcile metrics (C8), for
-    /// [`metrics::register_controller`](crate::metrics) or an endpoint of
-    /// one's own; it reads on after the controller has run.
-    pub fn metrics_reader(&self) -> MetricsReader<ControllerMetrics> {
-        let recorder = self.recorder.clone();
+/// A reader of the controller's reconcile metrics (C8), for
+/// [`metrics::register_controller`](crate::metrics) or an endpoint of one's
+/// own; it reads on after the controller has run.
+impl<K: Resource> From<&Controller<K>> for MetricsReader<ControllerMetrics> {
+    fn from(controller: &Controller<K>) -> Self {
+        let recorder = controller.recorder.clone();
         MetricsReader::new(move || Some(recorder.snapshot()))
+    }
+}
+
+/// A reader of the controller's work-queue metrics (client-go's workqueue
+/// metrics), for `metrics::register_work_queue` or an endpoint of one's
+/// own. The queue is made when the controller runs: the reader reads
+/// `None` before, and reads on after the controller has run.
+impl<K: Resource> From<&Controller<K>> for MetricsReader<WorkQueueMetrics> {
+    fn from(controller: &Controller<K>) -> Self {
+        let slot = controller.queue_metrics.clone();
+        MetricsReader::new(move || slot.get().and_then(MetricsReader::read))
     }
 }
 

@@ -203,5 +203,4 @@ mod triggers;
 pub use crate::runner::Error;
 pub use builder::Controller;
 pub use observed::Observed;
-pub use run::Outcome;
 pub use settings::DEFAULT_SYNC_TIMEOUT;

@@ -22,14 +22,11 @@ use super::{
 use crate::{
     factory::InformerFactory,
     key::ObjectKey,
+    metrics::MetricsReader,
     queue::WorkQueue,
     runner::{Action, OnCancel, Runner},
     source::Watchable,
 };
-
-/// One item of a controller's stream: the key reconciled and what it asked
-/// for, or why a reconcile did not succeed.
-pub type Outcome<E> = Result<(ObjectKey, Action), Error<E>>;
 
 impl<K: Watchable> Controller<K> {
     /// Runs the controller: starts its informers (those of its factory not
@@ -51,7 +48,7 @@ impl<K: Watchable> Controller<K> {
         reconcile: R,
         error_policy: P,
         ctx: Arc<C>,
-    ) -> impl Stream<Item = Outcome<E>> + Send + 'static
+    ) -> impl Stream<Item = Result<(ObjectKey, Action), Error<E>>> + Send + 'static
     where
         C: Send + Sync + 'static,
         R: Fn(Arc<K>, Arc<C>) -> Fut + Send + Sync + 'static,
@@ -119,7 +116,7 @@ impl<K: Watchable> Controller<K> {
         reconcile: R,
         error_policy: P,
         ctx: Arc<C>,
-    ) -> impl Stream<Item = Outcome<E>> + Send + 'static
+    ) -> impl Stream<Item = Result<(ObjectKey, Action), Error<E>>> + Send + 'static
     where
         C: Send + Sync + 'static,
         R: Fn(Observed<K>, Arc<C>) -> Fut + Send + Sync + 'static,
@@ -187,7 +184,7 @@ impl<K: Watchable> Controller<K> {
         reconcile: R,
         error_policy: P,
         ctx: Arc<C>,
-    ) -> impl Stream<Item = Outcome<E>> + Send + 'static
+    ) -> impl Stream<Item = Result<(ObjectKey, Action), Error<E>>> + Send + 'static
     where
         C: Send + Sync + 'static,
         R: Fn(ObjectKey, Option<Observed<K>>, Arc<C>) -> Fut + Send + Sync + 'static,
@@ -211,7 +208,7 @@ impl<K: Watchable> Controller<K> {
         reconcile: R,
         error_policy: P,
         ctx: Arc<C>,
-    ) -> impl Stream<Item = Outcome<E>> + Send + 'static
+    ) -> impl Stream<Item = Result<(ObjectKey, Action), Error<E>>> + Send + 'static
     where
         C: Send + Sync + 'static,
         R: Fn(ObjectKey, Option<Observed<K>>, Arc<C>) -> Fut + Send + Sync + 'static,
@@ -271,7 +268,7 @@ impl<K: Watchable> Controller<K> {
             }
         }
         let queue = settings.queue();
-        let _ = queue_metrics.set(queue.metrics_reader());
+        let _ = queue_metrics.set(MetricsReader::from(&queue));
         let feed = debounced(stream::select_all(feeds).boxed(), settings.debounce);
         let per_key = Arc::new(Reconcile {
             store,

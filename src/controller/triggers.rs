@@ -15,7 +15,7 @@ use super::{observed::Tombstones, own_writes::Cache};
 #[cfg(feature = "shard")]
 pub(super) use crate::shard::KeyGate;
 #[cfg(feature = "shard")]
-use crate::shard::{ShardEvent, ShardedStream};
+use crate::shard::ShardEvent;
 use crate::{
     Notification,
     dispatch::{SubscribeOptions, Subscription},
@@ -235,7 +235,8 @@ pub(super) fn main_feed<K: Watchable>(
         #[cfg(not(feature = "shard"))]
         Some(gate) => match gate {},
         #[cfg(feature = "shard")]
-        Some(gate) => ShardedStream::new(notifications, store, gate)
+        Some(gate) => gate
+            .filter(notifications, store)
             .filter_map(|event| {
                 ready(match event {
                     // The guard is the runner's to take again when the

@@ -72,7 +72,7 @@ type DeleteFn<K> = Box<dyn FnMut(&Arc<K>, bool) + Send>;
 /// use k8s_openapi::api::core::v1::ConfigMap;
 /// use kube_informer::dispatch::{EventHandlerFuncs, ResourceEventHandler};
 ///
-/// let mut handler = EventHandlerFuncs::new()
+/// let mut handler = EventHandlerFuncs::default()
 ///     .on_add(|cm: &Arc<ConfigMap>, initial| println!("added {:?} (initial: {initial})", cm.metadata.name))
 ///     .on_delete(|cm: &Arc<ConfigMap>, _| println!("deleted {:?}", cm.metadata.name));
 /// // The builder methods share the trait's names; call the trait explicitly.
@@ -85,15 +85,6 @@ pub struct EventHandlerFuncs<K> {
 }
 
 impl<K> EventHandlerFuncs<K> {
-    /// A handler that does nothing until given closures.
-    pub fn new() -> Self {
-        Self {
-            add: None,
-            update: None,
-            delete: None,
-        }
-    }
-
     /// Called with the object and `in_initial_list` for every add.
     #[must_use]
     pub fn on_add(mut self, f: impl FnMut(&Arc<K>, bool) + Send + 'static) -> Self {
@@ -116,9 +107,14 @@ impl<K> EventHandlerFuncs<K> {
     }
 }
 
+/// A handler that does nothing until given closures.
 impl<K> Default for EventHandlerFuncs<K> {
     fn default() -> Self {
-        Self::new()
+        Self {
+            add: None,
+            update: None,
+            delete: None,
+        }
     }
 }
 

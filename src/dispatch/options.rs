@@ -52,12 +52,8 @@ pub struct SubscribeOptions {
     pub name: Option<&'static str>,
 }
 
+/// `SubscribeOptions::default()`: no resync, [`Lag::Unbounded`], no name.
 impl SubscribeOptions {
-    /// Default options: no resync, [`Lag::Unbounded`].
-    pub fn new() -> Self {
-        Self::default()
-    }
-
     /// Asks for a resync of the whole cache every `period` (zero, the
     /// default, means never). Periods under one second are raised to one
     /// second; the informer's resync check period may raise it further (L3).

@@ -6,11 +6,11 @@ use crate::metrics::{StatsProbe, SubscriptionStats};
 
 impl<K> Channel<K> {
     pub(super) fn stats(&self) -> SubscriptionStats {
-        let (counts, pending) = {
+        let (counts, pending, pending_keys) = {
             let state = self.state.lock();
-            (state.counts, state.queue.len())
+            (state.counts, state.queue.len(), state.queue.pending_keys())
         };
-        self.recorder.snapshot(counts, pending)
+        self.recorder.snapshot(counts, pending, pending_keys)
     }
 }
 

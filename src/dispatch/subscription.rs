@@ -138,19 +138,10 @@ impl<K> Subscription<K> {
         self.channel.end_reason()
     }
 
-    /// The notifications queued and not yet yielded.
-    pub fn pending(&self) -> usize {
-        self.channel.state.lock().queue.len()
-    }
-
-    /// The keys holding a place in this subscriber's queue: for
-    /// [`Lag::Coalesce`] at most the number of keys with something pending,
-    /// otherwise the same as [`pending`](Subscription::pending).
-    pub fn pending_keys(&self) -> usize {
-        self.channel.state.lock().queue.pending_keys()
-    }
-
-    /// The lag policy of this subscription.
+    /// The lag policy of this subscription: the one its
+    /// [`SubscribeOptions`](super::SubscribeOptions) asked for. For the
+    /// crate's tests; the subscriber chose it.
+    #[doc(hidden)]
     pub fn lag(&self) -> Lag {
         self.channel.lag
     }
@@ -235,7 +226,7 @@ impl<K> Subscription<K> {
     /// let informer = Informer::builder_from_stream(events).build();
     /// let sub = informer.subscribe(SubscribeOptions::default())?;
     /// let task = tokio::spawn(sub.handle(
-    ///     EventHandlerFuncs::new()
+    ///     EventHandlerFuncs::default()
     ///         .on_add(|cm: &Arc<ConfigMap>, _initial| println!("added {:?}", cm.metadata.name)),
     /// ));
     /// informer.run().await?;

@@ -8,7 +8,7 @@ use parking_lot::Mutex;
 
 use super::{hold::Hold, key::InformerKey, registry::Registry};
 use crate::{
-    informer::{Defaults, Error, FromApi, Informer, InformerBuilder},
+    informer::{Defaults, Error, Informer, InformerBuilder},
     source,
 };
 
@@ -77,7 +77,7 @@ pub(super) struct FactoryState {
 impl InformerFactory {
     /// A factory whose informers list and watch through `client`.
     pub fn new(client: Client) -> Self {
-        Self::with_defaults(client, Defaults::new())
+        Self::with_defaults(client, Defaults::default())
     }
 
     /// A factory whose informers list and watch through `client` and start
@@ -132,7 +132,7 @@ impl InformerFactory {
     pub fn build<K, F>(&self, api: Api<K>, configure: F) -> Result<Informer<K>, Error>
     where
         K: source::Watchable,
-        F: FnOnce(InformerBuilder<K, FromApi>) -> InformerBuilder<K, FromApi>,
+        F: FnOnce(InformerBuilder<K>) -> InformerBuilder<K>,
     {
         self.share(configure(
             Informer::builder(api).with_defaults(&self.defaults),
@@ -173,9 +173,7 @@ impl InformerFactory {
     where
         R: Resource + Clone + fmt::Debug + Send + Sync + 'static,
         PartialObjectMeta<R>: source::Watchable,
-        F: FnOnce(
-            InformerBuilder<PartialObjectMeta<R>, FromApi>,
-        ) -> InformerBuilder<PartialObjectMeta<R>, FromApi>,
+        F: FnOnce(InformerBuilder<PartialObjectMeta<R>>) -> InformerBuilder<PartialObjectMeta<R>>,
     {
         self.share(configure(
             Informer::metadata_builder(api).with_defaults(&self.defaults),
@@ -184,7 +182,7 @@ impl InformerFactory {
 
     /// The informer for `builder`'s key: the existing one if its options
     /// agree, a new one if there is none or it cannot be handed out again.
-    fn share<K>(&self, builder: InformerBuilder<K, FromApi>) -> Result<Informer<K>, Error>
+    fn share<K>(&self, builder: InformerBuilder<K>) -> Result<Informer<K>, Error>
     where
         K: Resource + Send + Sync + 'static,
     {

@@ -28,14 +28,14 @@
 //!
 //! [`close`](DeltaFifo::close) wakes every waiting consumer. What is queued
 //! still comes out; once the queue is empty, [`pop`](DeltaFifo::pop) returns
-//! [`Error::Closed`](crate::store::Error::Closed) and the [`DeltaStream`] ends. As in client-go, closing does
+//! [`Error::Closed`](crate::store::Error::Closed) and the [`stream`](DeltaFifo::stream) ends. As in client-go, closing does
 //! not refuse producers: changes made after `close` are queued and pop as long
 //! as the queue is not empty (a stream that already ended stays ended).
 //!
 //! # Cancel safety
 //!
 //! An item leaves the queue only inside the poll that hands it out, so
-//! dropping a pending `pop()` future, or a [`DeltaStream`] between polls,
+//! dropping a pending `pop()` future, or a [`stream`](DeltaFifo::stream) between polls,
 //! loses nothing: the item stays queued for the next consumer. A wakeup that
 //! was meant for a dropped waiter is passed on to another.
 //!
@@ -82,4 +82,3 @@ pub use consume::DeltaFifo;
 pub use known::KnownObjects;
 pub(crate) use options::TransformFn;
 pub use options::{Coalesce, FifoOptions};
-pub use stream::DeltaStream;

@@ -5,7 +5,8 @@ use std::{fmt, sync::Arc};
 use kube::Resource;
 
 use super::known::KnownObjects;
-use crate::key::{KeyFn, default_key_fn};
+use crate::key::error::Error;
+use crate::key::{KeyFn, ObjectKey, default_key_fn};
 
 /// A function applied to every object entering the FIFO (F11), for example to
 /// strip `managedFields` before anything is kept.
@@ -85,14 +86,13 @@ impl<K> FifoOptions<K> {
     /// # Examples
     ///
     /// ```
-    /// use std::sync::Arc;
     /// use k8s_openapi::api::core::v1::ConfigMap;
     /// use kube_informer::{fifo::{DeltaFifo, FifoOptions}, store::Error, ObjectKey};
     ///
     /// // Key by name only, ignoring the namespace.
-    /// let by_name = Arc::new(|cm: &ConfigMap| {
+    /// let by_name = |cm: &ConfigMap| {
     ///     ObjectKey::new(None, cm.metadata.name.as_deref().ok_or(Error::MissingName)?)
-    /// });
+    /// };
     /// let fifo = DeltaFifo::new(FifoOptions::default().key_fn(by_name));
     /// let mut cm = ConfigMap::default();
     /// cm.metadata.namespace = Some("ns".into());
@@ -101,8 +101,11 @@ impl<K> FifoOptions<K> {
     /// assert_eq!(fifo.list_keys()[0].as_str(), "a");
     /// # Ok::<(), kube_informer::store::Error>(())
     /// ```
-    pub fn key_fn(mut self, key_fn: KeyFn<K>) -> Self {
-        self.key_fn = key_fn;
+    pub fn key_fn(
+        mut self,
+        key_fn: impl Fn(&K) -> Result<ObjectKey, Error> + Send + Sync + 'static,
+    ) -> Self {
+        self.key_fn = Arc::new(key_fn);
         self
     }
 

@@ -1,4 +1,4 @@
-//! [`DeltaStream`]: the FIFO's consumer half as a `Stream`.
+//! [`DeltaFifo::stream`]: the FIFO's consumer half as a `Stream`.
 
 use std::fmt;
 use std::pin::Pin;
@@ -12,35 +12,9 @@ use tokio::sync::futures::OwnedNotified;
 use super::consume::DeltaFifo;
 use crate::delta::Deltas;
 
-/// Stream for the [`DeltaFifo::stream`] method: yields popped [`Deltas`],
-/// oldest key first, and ends once the FIFO is closed and empty.
-///
-/// # Cancel safety
-///
-/// An item leaves the queue only in the poll that yields it, so dropping the
-/// stream (or a `next()` future on it) between polls loses nothing.
-///
-/// # Examples
-///
-/// ```
-/// use futures::StreamExt;
-/// use k8s_openapi::api::core::v1::ConfigMap;
-/// use kube_informer::fifo::{DeltaFifo, FifoOptions};
-///
-/// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() -> Result<(), kube_informer::store::Error> {
-/// let fifo = DeltaFifo::new(FifoOptions::default());
-/// let mut cm = ConfigMap::default();
-/// cm.metadata.name = Some("a".into());
-/// fifo.add(cm)?;
-/// fifo.close();
-/// let keys: Vec<String> = fifo.stream().map(|d| d.key().to_string()).collect().await;
-/// assert_eq!(keys, ["a"]);
-/// # Ok(())
-/// # }
-/// ```
+/// Stream for the [`DeltaFifo::stream`] method.
 #[must_use = "streams do nothing unless polled"]
-pub struct DeltaStream<K> {
+pub(crate) struct DeltaStream<K> {
     fifo: DeltaFifo<K>,
     /// Registered only while the queue is empty: a registration kept across
     /// yields would swallow wakeups meant for other consumers.
@@ -58,33 +32,37 @@ impl<K> fmt::Debug for DeltaStream<K> {
 }
 
 impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
-    /// A stream of popped deltas that ends once the FIFO is closed and empty.
+    /// A stream of popped [`Deltas`], oldest key first, that ends once the
+    /// FIFO is closed and empty, and stays ended.
     ///
     /// Several streams and `pop` calls may consume the same FIFO; each item
     /// goes to exactly one of them.
     ///
+    /// # Cancel safety
+    ///
+    /// An item leaves the queue only in the poll that yields it, so dropping
+    /// the stream (or a `next()` future on it) between polls loses nothing.
+    ///
     /// # Examples
     ///
     /// ```
-    /// # use k8s_openapi::api::core::v1::ConfigMap;
-    /// # use kube_informer::fifo::{DeltaFifo, FifoOptions};
-    /// # fn cm(name: &str, rv: &str) -> ConfigMap {
-    /// #     let mut c = ConfigMap::default();
-    /// #     c.metadata.name = Some(name.into());
-    /// #     c.metadata.resource_version = Some(rv.into());
-    /// #     c
-    /// # }
+    /// use futures::StreamExt;
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube_informer::fifo::{DeltaFifo, FifoOptions};
+    ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> Result<(), kube_informer::store::Error> {
-    /// use futures::StreamExt;
     /// let fifo = DeltaFifo::new(FifoOptions::default());
-    /// fifo.add(cm("a", "1"))?;
-    /// let mut stream = fifo.stream();
-    /// assert_eq!(stream.next().await.unwrap().key().as_str(), "a");
+    /// let mut cm = ConfigMap::default();
+    /// cm.metadata.name = Some("a".into());
+    /// fifo.add(cm)?;
+    /// fifo.close();
+    /// let keys: Vec<String> = fifo.stream().map(|d| d.key().to_string()).collect().await;
+    /// assert_eq!(keys, ["a"]);
     /// # Ok(())
     /// # }
     /// ```
-    pub fn stream(&self) -> DeltaStream<K> {
+    pub fn stream(&self) -> impl FusedStream<Item = Deltas<K>> + Send + Sync + Unpin + 'static {
         DeltaStream::new(self.clone())
     }
 }

@@ -40,25 +40,10 @@ type CacheChoice<K> = Option<(crate::store::Codec<K>, crate::store::CompactCache
 /// list/watch through a [`kube::Api`]) or [`FromStream`] (a stream of
 /// events). It is the builder's second type parameter, and it decides what
 /// the builder holds: the list/watch settings, or the stream. Sealed:
-/// those two types are the only origins.
-///
-/// # Examples
-///
-/// ```
-/// use k8s_openapi::api::core::v1::ConfigMap;
-/// use kube_informer::{InformerBuilder, informer::{FromStream, Origin}, source::Event};
-///
-/// /// Any builder, whatever its origin, with this program's indexes.
-/// fn with_indexes<S: Origin>(builder: InformerBuilder<ConfigMap, S>) -> InformerBuilder<ConfigMap, S> {
-///     builder.indexer("by-name", |cm: &ConfigMap| cm.metadata.name.iter().cloned().collect())
-/// }
-///
-/// let events = futures::stream::empty::<Result<Event<ConfigMap>, std::io::Error>>();
-/// let builder: InformerBuilder<ConfigMap, FromStream> =
-///     with_indexes(kube_informer::Informer::builder_from_stream(events));
-/// let informer = builder.build();
-/// # drop(informer);
-/// ```
+/// those two types are the only origins. Users never name it (the
+/// parameter has a default, and a factory's or controller's `configure`
+/// closure infers it), so it is reachable only through the hidden
+/// `unstable` module, for the crate's test helpers.
 pub trait Origin: origin::Sealed {}
 
 mod origin {
@@ -105,16 +90,6 @@ pub struct FromApi(());
 /// Marks an [`InformerBuilder`] made by [`Informer::builder_from_stream`]:
 /// its events come from a stream, so there is no list/watch to configure
 /// and no [`source_config`](InformerBuilder::source_config) method.
-///
-/// ```compile_fail,E0599
-/// use k8s_openapi::api::core::v1::ConfigMap;
-/// use kube_informer::{Informer, source::{self, Event}};
-///
-/// let events = futures::stream::empty::<Result<Event<ConfigMap>, std::io::Error>>();
-/// let informer = Informer::builder_from_stream(events)
-///     .source_config(source::Config::default()) // a stream has no list/watch
-///     .build();
-/// ```
 #[derive(Debug)]
 pub struct FromStream(());
 
@@ -150,10 +125,26 @@ pub struct FromStream(());
 /// # Ok(()) }
 /// ```
 ///
-/// The second type parameter says where the events come from
-/// ([`FromApi`], the default, or [`FromStream`]); options that only make
-/// sense for one of them exist only on that builder, and the builder holds
-/// only what that origin needs (see [`Origin`]).
+/// The second type parameter says where the events come from: a
+/// list/watch through a [`kube::Api`] (the default, from
+/// [`Informer::builder`] and [`Informer::metadata_builder`]) or a stream
+/// (from [`Informer::builder_from_stream`]). Code never names it: it has a
+/// default, and closures that configure a builder (a factory's, a
+/// controller's) infer it. Options that only make sense for a list/watch
+/// ([`source_config`](Self::source_config),
+/// [`decode_threads`](Self::decode_threads),
+/// [`plain_decode`](Self::plain_decode)) exist only on a builder of an
+/// `Api`, so a stream-fed builder does not compile with them:
+///
+/// ```compile_fail,E0599
+/// use k8s_openapi::api::core::v1::ConfigMap;
+/// use kube_informer::{Informer, source::{self, Event}};
+///
+/// let events = futures::stream::empty::<Result<Event<ConfigMap>, std::io::Error>>();
+/// let informer = Informer::builder_from_stream(events)
+///     .source_config(source::Config::default()) // a stream has no list/watch
+///     .build();
+/// ```
 #[must_use = "a builder does nothing until built"]
 pub struct InformerBuilder<K, S: Origin = FromApi> {
     source: S::Source<K>,
@@ -385,8 +376,11 @@ where
 
     /// How objects are keyed (default `namespace/name`, see
     /// [`ObjectKey::from_object`](crate::ObjectKey::from_object)).
-    pub fn key_fn(mut self, key_fn: KeyFn<K>) -> Self {
-        self.common.key_fn = Some(key_fn);
+    pub fn key_fn<F>(mut self, key_fn: F) -> Self
+    where
+        F: Fn(&K) -> Result<crate::key::ObjectKey, crate::store::Error> + Send + Sync + 'static,
+    {
+        self.common.key_fn = Some(Arc::new(key_fn));
         self
     }
 

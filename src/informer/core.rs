@@ -73,14 +73,13 @@ where
 }
 
 /// One holder's share of the informer's lifetime (L8). Every [`Informer`]
-/// clone, [`Store`] it handed out, [`Subscription`] and [`ErrorStream`]
+/// clone, [`Store`] it handed out, [`Subscription`] and error stream
 /// holds one; when the last goes, nothing can observe the informer any more
 /// and it stops. The core's own readers hold none: they would keep it alive
 /// for ever.
 ///
 /// [`Informer`]: super::Informer
 /// [`Subscription`]: crate::dispatch::Subscription
-/// [`ErrorStream`]: super::ErrorStream
 pub(crate) struct Share<K> {
     pub(crate) core: Arc<Core<K>>,
 }

@@ -30,7 +30,7 @@ use crate::source::{self, Settings};
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// let server = FakeApiServer::start().await;
-/// let defaults = Defaults::new()
+/// let defaults = Defaults::default()
 ///     .source_config(source::Config::default().watch_timeout(Duration::from_secs(60), Duration::from_secs(120)))
 ///     .strip_managed_fields();
 /// let factory = InformerFactory::with_defaults(server.client(), defaults);
@@ -48,12 +48,9 @@ pub struct Defaults {
     pub(super) decode_threads: Option<usize>,
 }
 
+/// `Defaults::default()` sets no defaults: every informer starts from the
+/// builder's own.
 impl Defaults {
-    /// No defaults: every informer starts from the builder's own.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
     /// The list/watch settings every informer starts from. Selectors set
     /// here apply to every informer too (as client-go's
     /// `WithTweakListOptions` does); an informer's own

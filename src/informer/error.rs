@@ -4,10 +4,6 @@ use std::{error::Error as StdError, fmt, sync::Arc};
 
 use crate::{fifo, source, store};
 
-/// An error boxed so it can be shared by every listener of
-/// [`Informer::errors`](super::Informer::errors).
-pub type SharedError = Arc<dyn StdError + Send + Sync + 'static>;
-
 /// Errors of the [`informer`](super) module and of the
 /// [`InformerFactory`](crate::InformerFactory) that hands informers out.
 ///
@@ -55,8 +51,10 @@ pub enum Error {
     Source(Arc<source::Error>),
     /// The event stream of an informer built with
     /// [`Informer::builder_from_stream`](super::Informer::builder_from_stream)
-    /// yielded an error of its own type; find it with `downcast_ref`.
-    Stream(SharedError),
+    /// yielded an error of its own type; find it with `downcast_ref`. It is
+    /// behind an `Arc` so every listener of
+    /// [`Informer::errors`](super::Informer::errors) shares the one error.
+    Stream(Arc<dyn StdError + Send + Sync + 'static>),
     /// An event from the source could not be queued (for example an object
     /// without a name, or a transform that failed); that one object was
     /// skipped.

@@ -7,6 +7,7 @@ use std::{
     time::Duration,
 };
 
+use futures::stream::FusedStream;
 use kube::Resource;
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
@@ -16,7 +17,7 @@ use super::{
     core::{Core, Share},
     error::Error,
     known_objects::StoreKnownObjects,
-    report::{ErrorReporter, ErrorStream},
+    report::ErrorReporter,
     run,
     subscribe_route::SubscribeRoute,
     sync_progress::SyncProgress,
@@ -48,7 +49,7 @@ use crate::{
 /// L8: an informer lives while something can observe it, and no longer.
 /// Every [`Informer`] clone, every [`Store`] from [`Informer::store`] (and
 /// its clones and [`NamespacedStore`](crate::store::NamespacedStore)s),
-/// every [`Subscription`] and every [`ErrorStream`](super::ErrorStream)
+/// every [`Subscription`] and every stream of [`errors`](Informer::errors)
 /// holds a share of its lifetime, so a helper may build an informer, spawn
 /// its `run` and return only its store, or a store and a subscription: the
 /// informer keeps running and the store keeps filling.
@@ -123,6 +124,12 @@ where
     /// open subscription's [`stats`](crate::Subscription::stats). See the
     /// [`metrics`](crate::metrics) module and `METRICS.md`.
     ///
+    /// To read them later or elsewhere (a scrape, a collector), convert the
+    /// informer into a [`MetricsReader`] (`MetricsReader::from(&informer)`),
+    /// or hand `&informer` to
+    /// [`metrics::register_informer`](crate::metrics): the reader holds no
+    /// share of the informer's lifetime.
+    ///
     /// # Examples
     ///
     /// ```
@@ -147,20 +154,13 @@ where
         super::metrics::read(self.core())
     }
 
-    /// A handle that reads [`metrics`](Self::metrics) from anywhere without
-    /// keeping this informer alive; see [`MetricsReader`].
-    pub fn metrics_reader(&self) -> MetricsReader {
-        let core: Weak<Core<K>> = Arc::downgrade(self.core());
-        MetricsReader::new(move || core.upgrade().map(|core| super::metrics::read(&core)))
-    }
-
     pub(crate) fn from_parts(parts: Parts<K>) -> Self {
         let writer = Writer::with_codec(parts.indexers, parts.cache);
         let store = writer.reader();
         let distributor = Distributor::new(parts.resync_check_period, store.watch_synced());
-        let mut options = FifoOptions::default()
-            .key_fn(parts.key_fn)
-            .known_objects(Arc::new(StoreKnownObjects(store.clone())));
+        let mut options =
+            FifoOptions::default().known_objects(Arc::new(StoreKnownObjects(store.clone())));
+        options.key_fn = parts.key_fn;
         options.transform = parts.transform;
         let stop = match parts.cancel {
             Some(token) => token.child_token(),
@@ -504,7 +504,12 @@ where
     }
 
     /// Every error met while running from now on (source failures, objects
-    /// the queue refused), until the informer stops (R9).
+    /// the queue refused), until the informer stops (R9); the stream then
+    /// ends, and stays ended.
+    ///
+    /// Errors queue without bound until read; drop the stream if you stop
+    /// reading. It holds a share of the informer's lifetime (see
+    /// [Lifetime](Informer#lifetime)).
     ///
     /// # Examples
     ///
@@ -524,10 +529,23 @@ where
     /// assert_eq!(informer.metrics().errors, 1);
     /// # }
     /// ```
-    pub fn errors(&self) -> ErrorStream {
+    pub fn errors(&self) -> impl FusedStream<Item = Error> + Send + Unpin + 'static {
         let core = self.core();
         core.reporter
             .listen(self.liveness(), Arc::clone(&core.life))
+    }
+}
+
+/// A reader of the informer's [`metrics`](Informer::metrics) from anywhere,
+/// without keeping the informer alive: it reads `None` once the informer is
+/// gone.
+impl<K> From<&Informer<K>> for MetricsReader<InformerMetrics>
+where
+    K: Resource + Send + Sync + 'static,
+{
+    fn from(informer: &Informer<K>) -> Self {
+        let core: Weak<Core<K>> = Arc::downgrade(informer.core());
+        MetricsReader::new(move || core.upgrade().map(|core| super::metrics::read(&core)))
     }
 }
 

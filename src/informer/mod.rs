@@ -134,8 +134,8 @@
 //!
 //! L8: an informer lives while any [`Informer`] clone, [`Store`](crate::Store)
 //! from [`Informer::store`], [`Subscription`](crate::Subscription) or
-//! [`ErrorStream`] is held; the rule, and what else stops it, is stated once
-//! in the [`Informer` docs](Informer#lifetime).
+//! stream of [`Informer::errors`] is held; the rule, and what else stops it,
+//! is stated once in the [`Informer` docs](Informer#lifetime).
 //!
 //! # Back-pressure
 //!
@@ -154,7 +154,7 @@
 //! callback, and `Informer::metrics().errors` counts it.
 
 mod apply;
-mod builder;
+pub(crate) mod builder;
 mod core;
 mod defaults;
 mod error;
@@ -174,9 +174,8 @@ mod sync_wait;
 
 pub use crate::sync_error::SyncError;
 pub(crate) use builder::Options;
-pub use builder::{DEFAULT_RESYNC_CHECK_PERIOD, FromApi, FromStream, InformerBuilder, Origin};
+pub use builder::{DEFAULT_RESYNC_CHECK_PERIOD, InformerBuilder};
 pub use defaults::Defaults;
-pub use error::{Callback, Error, SharedError};
+pub use error::{Callback, Error};
 pub use handle::Informer;
 pub(crate) use handle::WeakInformer;
-pub use report::ErrorStream;

@@ -107,12 +107,8 @@ impl std::fmt::Debug for ErrorReporter {
 
 /// Stream for the [`Informer::errors`](super::Informer::errors) method: every
 /// runtime error reported after it was created, until the informer stops.
-///
-/// Errors queue without bound until read; drop the stream if you stop
-/// reading. It holds a share of the informer's lifetime (see
-/// [Lifetime](super::Informer#lifetime)).
 #[must_use = "streams do nothing unless polled"]
-pub struct ErrorStream {
+pub(crate) struct ErrorStream {
     receiver: mpsc::UnboundedReceiver<Error>,
     _keep_alive: Arc<dyn Any + Send + Sync>,
     /// The informer's end: a running informer closes the stream itself,

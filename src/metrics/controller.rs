@@ -159,7 +159,7 @@ impl ReconcileCounts {
 }
 
 /// A [`Controller`](crate::controller::Controller)'s reconcile metrics:
-/// see [`Controller::metrics_reader`](crate::controller::Controller::metrics_reader).
+/// see [`Controller::metrics`](crate::controller::Controller::metrics).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ControllerMetrics {

@@ -20,16 +20,19 @@
 //!   [`WorkQueueMetrics`] with client-go's work-queue meanings;
 //! - [`KeyGate::metrics`](crate::shard::KeyGate::metrics) gives a sharded
 //!   replica's [`ShardMetrics`];
-//! - [`Controller::metrics_reader`](crate::controller::Controller::metrics_reader)
-//!   reads a controller's [`ControllerMetrics`], with controller-runtime's
+//! - [`Controller::metrics`](crate::controller::Controller::metrics)
+//!   gives a controller's [`ControllerMetrics`], with controller-runtime's
 //!   reconcile metrics;
-//! - each of them also gives a [`MetricsReader`] of its snapshot
-//!   (`metrics_reader()`), to read from anywhere;
+//! - each stage also converts into a [`MetricsReader`] of its snapshot
+//!   (`MetricsReader::from(&informer)`; a [`KeyGate`](crate::shard::KeyGate),
+//!   which counts the keys of a store, with `metrics_reader(store)`), to
+//!   read from anywhere;
 //! - with the `prometheus` feature, [`register_informer`],
 //!   [`register_work_queue`], [`register_shard`] and
 //!   [`register_controller`] add collectors to a
 //!   `prometheus_client` `Registry`; each takes the registry, a name and a
-//!   reader. `METRICS.md` lists every metric name, type and label.
+//!   reader or the stage itself (`&informer`, `&queue`, `&controller`).
+//!   `METRICS.md` lists every metric name, type and label.
 //!
 //! This module sits below every stage (see "Layers" in the crate docs):
 //! the stages import its recorders and snapshot types, and it imports

@@ -28,14 +28,16 @@ use super::{
 type Labels = Vec<(&'static str, Cow<'static, str>)>;
 
 // Every `register_*` has one shape: the registry, the name the samples are
-// labelled with, and a reader the stage made. The exporter knows the
-// snapshots and nothing of the stages, so `metrics` sits below all of them.
+// labelled with, and a reader, or the stage itself, which converts into one
+// (each stage implements that `From` where it is defined). The exporter
+// knows the snapshots and nothing of the stages, so `metrics` sits below
+// all of them.
 
-/// Registers the metrics of the informer `reader` reads, labelled
-/// `informer="{name}"` plus its resource (`group`, `version`, `resource`,
-/// `namespace`, the last `all` for all namespaces). Each scrape reads the
-/// informer afresh; once it is gone its metrics disappear. The reader comes
-/// from [`Informer::metrics_reader`](crate::Informer::metrics_reader).
+/// Registers the metrics of an informer, labelled `informer="{name}"` plus
+/// its resource (`group`, `version`, `resource`, `namespace`, the last `all`
+/// for all namespaces). Pass `&informer` (or a [`MetricsReader`] made from
+/// it). Each scrape reads the informer afresh; the registry holds no share
+/// of its lifetime, and once it is gone its metrics disappear.
 ///
 /// # Examples
 ///
@@ -47,7 +49,7 @@ type Labels = Vec<(&'static str, Cow<'static, str>)>;
 /// let events = futures::stream::empty::<Result<Event<ConfigMap>, std::io::Error>>();
 /// let informer = Informer::builder_from_stream(events).build();
 /// let mut registry = Registry::default();
-/// metrics::register_informer(&mut registry, "config", informer.metrics_reader());
+/// metrics::register_informer(&mut registry, "config", &informer);
 /// let mut text = String::new();
 /// encode(&mut text, &registry).unwrap();
 /// assert!(text.contains("kube_informer_store_objects{informer=\"config\""));
@@ -55,18 +57,19 @@ type Labels = Vec<(&'static str, Cow<'static, str>)>;
 pub fn register_informer(
     registry: &mut Registry,
     name: &str,
-    reader: MetricsReader<InformerMetrics>,
+    informer: impl Into<MetricsReader<InformerMetrics>>,
 ) {
     registry.register_collector(Box::new(InformerCollector {
         name: name.to_owned(),
-        reader,
+        reader: informer.into(),
     }));
 }
 
 /// Registers a work queue's metrics under client-go's names, labelled
-/// `name="{name}"`. The reader comes from
-/// [`WorkQueue::metrics_reader`](crate::WorkQueue::metrics_reader), so the
-/// registry keeps a handle on the queue.
+/// `name="{name}"`. Pass `&queue`, or `&controller` for a
+/// [`Controller`](crate::controller::Controller)'s queue (or a
+/// [`MetricsReader`] made from either); the registry keeps a handle on the
+/// queue.
 ///
 /// # Examples
 ///
@@ -77,7 +80,7 @@ pub fn register_informer(
 /// let queue = WorkQueue::<String>::new();
 /// queue.add("a".to_string());
 /// let mut registry = Registry::default();
-/// metrics::register_work_queue(&mut registry, "reconcile", queue.metrics_reader());
+/// metrics::register_work_queue(&mut registry, "reconcile", &queue);
 /// let mut text = String::new();
 /// encode(&mut text, &registry).unwrap();
 /// assert!(text.contains("workqueue_depth{name=\"reconcile\"} 1"));
@@ -85,11 +88,11 @@ pub fn register_informer(
 pub fn register_work_queue(
     registry: &mut Registry,
     name: &str,
-    reader: MetricsReader<WorkQueueMetrics>,
+    queue: impl Into<MetricsReader<WorkQueueMetrics>>,
 ) {
     registry.register_collector(Box::new(WorkQueueCollector {
         name: name.to_owned(),
-        reader,
+        reader: queue.into(),
     }));
 }
 
@@ -119,10 +122,14 @@ pub fn register_work_queue(
 /// assert!(text.contains("kube_informer_shard_members{name=\"configmaps\"} 1"));
 /// ```
 #[cfg(feature = "shard")]
-pub fn register_shard(registry: &mut Registry, name: &str, reader: MetricsReader<ShardMetrics>) {
+pub fn register_shard(
+    registry: &mut Registry,
+    name: &str,
+    reader: impl Into<MetricsReader<ShardMetrics>>,
+) {
     registry.register_collector(Box::new(ShardCollector {
         name: name.to_owned(),
-        reader,
+        reader: reader.into(),
     }));
 }
 
@@ -542,8 +549,9 @@ impl Collector for WorkQueueCollector {
 /// read-your-own-writes gate under this crate's names:
 /// `kube_informer_controller_own_write_holds_total`,
 /// `kube_informer_controller_own_write_expiries_total` and
-/// `kube_informer_controller_own_write_hold_seconds`. The reader comes from
-/// [`Controller::metrics_reader`](crate::controller::Controller::metrics_reader).
+/// `kube_informer_controller_own_write_hold_seconds`. Pass `&controller`
+/// (or a [`MetricsReader`] made from it): the registry reads on after
+/// [`run`](crate::controller::Controller::run) has taken the controller.
 ///
 /// # Examples
 ///
@@ -559,7 +567,7 @@ impl Collector for WorkQueueCollector {
 /// let server = FakeApiServer::start().await;
 /// let controller = Controller::new(Api::<ConfigMap>::all(server.client())).concurrency(2);
 /// let mut registry = Registry::default();
-/// metrics::register_controller(&mut registry, "configmaps", controller.metrics_reader());
+/// metrics::register_controller(&mut registry, "configmaps", &controller);
 /// let mut text = String::new();
 /// encode(&mut text, &registry).unwrap();
 /// assert!(text.contains("controller_runtime_max_concurrent_reconciles{controller=\"configmaps\"} 2"));
@@ -569,11 +577,11 @@ impl Collector for WorkQueueCollector {
 pub fn register_controller(
     registry: &mut Registry,
     name: &str,
-    reader: MetricsReader<ControllerMetrics>,
+    controller: impl Into<MetricsReader<ControllerMetrics>>,
 ) {
     registry.register_collector(Box::new(ControllerCollector {
         name: name.to_owned(),
-        reader,
+        reader: controller.into(),
     }));
 }
 

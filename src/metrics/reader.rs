@@ -5,33 +5,37 @@ use std::{fmt, sync::Arc};
 use super::informer::InformerMetrics;
 
 /// Reads a stage's metrics snapshot `M` from anywhere (a metrics endpoint,
-/// a collector registered once). Each stage makes its own:
+/// a collector registered once, an OpenTelemetry callback). A stage's
+/// `metrics()` is its snapshot now; its reader is made from the stage:
 ///
-/// - [`Informer::metrics_reader`](crate::Informer::metrics_reader) gives a
-///   `MetricsReader` (of [`InformerMetrics`]) that holds no share of the
-///   informer's lifetime: once the informer is gone,
+/// - `MetricsReader::from(&informer)` (of [`InformerMetrics`]) holds no
+///   share of the informer's lifetime: once the informer is gone,
 ///   [`read`](Self::read) says `None`;
-/// - [`WorkQueue::metrics_reader`](crate::WorkQueue::metrics_reader) gives
-///   a `MetricsReader<WorkQueueMetrics>` that keeps a handle on the queue;
+/// - `MetricsReader::from(&queue)` (of [`WorkQueueMetrics`]) keeps a handle
+///   on the [`WorkQueue`](crate::WorkQueue);
+/// - `MetricsReader::<ControllerMetrics>::from(&controller)` and
+///   `MetricsReader::<WorkQueueMetrics>::from(&controller)` read a
+///   [`Controller`](crate::controller::Controller)'s reconciles and its
+///   queue on after `run` has taken it;
 /// - [`KeyGate::metrics_reader`](crate::shard::KeyGate::metrics_reader)
 ///   gives a `MetricsReader<ShardMetrics>` that keeps the gate and the
 ///   store it counts owned keys in.
 ///
-/// The `register_*` functions of the `prometheus` feature take one, so the
-/// exporter knows the snapshots and nothing of the stages.
+/// The `register_*` functions of the `prometheus` feature take a reader or
+/// the stage itself, so the exporter knows the snapshots and nothing of the
+/// stages.
 ///
 /// [`WorkQueueMetrics`]: super::WorkQueueMetrics
-/// [`ShardMetrics`]: super::ShardMetrics
 ///
 /// # Examples
 ///
 /// ```
 /// use k8s_openapi::api::core::v1::ConfigMap;
-/// use kube_informer::{Informer, source::Event};
+/// use kube_informer::{Informer, metrics::MetricsReader, source::Event};
 ///
 /// let events = futures::stream::empty::<Result<Event<ConfigMap>, std::io::Error>>();
 /// let informer = Informer::builder_from_stream(events).build();
-/// let reader = informer.metrics_reader();
+/// let reader = MetricsReader::from(&informer);
 /// assert_eq!(reader.read().unwrap().store.objects, 0);
 /// drop(informer);
 /// assert!(reader.read().is_none());

@@ -2,6 +2,7 @@
 //! recorded with relaxed atomic adds by the source's own task.
 
 use std::{
+    fmt,
     sync::atomic::{AtomicBool, AtomicU64, Ordering},
     time::Duration,
 };
@@ -11,6 +12,15 @@ use tokio::time::Instant;
 use super::histogram::{DurationHistogram, Histogram};
 
 /// Why the source listed the whole collection again.
+///
+/// Displays as its `cause` label value: `initial`, `expired`, `error`,
+/// `streaming_fallback`.
+///
+/// ```
+/// use kube_informer::metrics::RelistCause;
+///
+/// assert_eq!(RelistCause::StreamingFallback.to_string(), "streaming_fallback");
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum RelistCause {
@@ -35,9 +45,8 @@ impl RelistCause {
         Self::StreamingFallback,
     ];
 
-    /// The `cause` label value: `initial`, `expired`, `error`,
-    /// `streaming_fallback`.
-    pub fn as_str(self) -> &'static str {
+    /// The `cause` label value (what `Display` writes).
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::Initial => "initial",
             Self::Expired => "expired",
@@ -48,6 +57,16 @@ impl RelistCause {
 }
 
 /// The kind of a source error, a bounded set fit for a metric label.
+///
+/// Displays as its `class` label value: `http_410`, `http_429`,
+/// `http_4xx`, `http_5xx`, `transport`, `decode`, `malformed_line`,
+/// `timeout`, `other`.
+///
+/// ```
+/// use kube_informer::metrics::ErrorClass;
+///
+/// assert_eq!(ErrorClass::Gone.to_string(), "http_410");
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ErrorClass {
@@ -98,10 +117,8 @@ impl ErrorClass {
         }
     }
 
-    /// The `class` label value: `http_410`, `http_429`, `http_4xx`,
-    /// `http_5xx`, `transport`, `decode`, `malformed_line`, `timeout`,
-    /// `other`.
-    pub fn as_str(self) -> &'static str {
+    /// The `class` label value (what `Display` writes).
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::Gone => "http_410",
             Self::TooManyRequests => "http_429",
@@ -117,6 +134,15 @@ impl ErrorClass {
 }
 
 /// The kind of a watch event, for [`SourceMetrics::watch_events`].
+///
+/// Displays as its `type` label value, as the API server spells it:
+/// `ADDED`, `MODIFIED`, `DELETED`, `BOOKMARK`.
+///
+/// ```
+/// use kube_informer::metrics::WatchEventType;
+///
+/// assert_eq!(WatchEventType::Bookmark.to_string(), "BOOKMARK");
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum WatchEventType {
@@ -134,14 +160,32 @@ impl WatchEventType {
     /// Every type, in the order of [`SourceMetrics::watch_events`].
     pub const ALL: [Self; 4] = [Self::Added, Self::Modified, Self::Deleted, Self::Bookmark];
 
-    /// The `type` label value, as the API server spells it.
-    pub fn as_str(self) -> &'static str {
+    /// The `type` label value (what `Display` writes).
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::Added => "ADDED",
             Self::Modified => "MODIFIED",
             Self::Deleted => "DELETED",
             Self::Bookmark => "BOOKMARK",
         }
+    }
+}
+
+impl fmt::Display for RelistCause {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl fmt::Display for ErrorClass {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl fmt::Display for WatchEventType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 

@@ -117,7 +117,12 @@ impl SubscriptionRecorder {
 
     /// The stats, from the counts and queue length read under the queue
     /// lock.
-    pub(crate) fn snapshot(&self, counts: SubscriptionCounts, pending: usize) -> SubscriptionStats {
+    pub(crate) fn snapshot(
+        &self,
+        counts: SubscriptionCounts,
+        pending: usize,
+        pending_keys: usize,
+    ) -> SubscriptionStats {
         let lag = self
             .lag
             .lock()
@@ -126,6 +131,7 @@ impl SubscriptionRecorder {
             name: self.name.get().cloned().unwrap_or_default(),
             delivered: counts.delivered,
             pending,
+            pending_keys,
             pending_high_water: counts.high_water,
             lag,
             handler_duration: self.handler.snapshot(),
@@ -182,6 +188,10 @@ pub struct SubscriptionStats {
     pub delivered: Delivered,
     /// Notifications queued and not yet taken.
     pub pending: usize,
+    /// The keys holding a place in the subscriber's queue: with
+    /// [`Lag::Coalesce`](crate::Lag::Coalesce) at most the number of keys
+    /// with something pending, otherwise the same as `pending`.
+    pub pending_keys: usize,
     /// The most notifications ever pending at once.
     pub pending_high_water: usize,
     /// How long the oldest pending notification has been waiting, at

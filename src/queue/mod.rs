@@ -114,7 +114,7 @@
 //!
 //! [`shutdown`](WorkQueue::shutdown) wakes every waiting consumer. Queued items
 //! still come out; once the queue is empty `next` returns `None` and the
-//! [`WorkStream`] ends. Items being processed stay processing until their
+//! [`stream`](WorkQueue::stream) ends. Items being processed stay processing until their
 //! guards drop; [`shutdown_with_drain`](WorkQueue::shutdown_with_drain) waits
 //! for that. Dropping every handle frees the queue; outstanding guards keep
 //! the shared state alive until they drop.
@@ -123,7 +123,7 @@
 //!
 //! An item leaves the queue only inside the poll that hands it out, already
 //! wrapped in its guard, so dropping a pending `next()` future or a
-//! [`WorkStream`] between polls loses nothing. A wakeup meant for a dropped
+//! [`stream`](WorkQueue::stream) between polls loses nothing. A wakeup meant for a dropped
 //! waiter is passed on to another. A guard dropped by a cancelled or
 //! panicking worker ends processing like any other drop.
 //!
@@ -148,5 +148,4 @@ mod work_queue;
 pub use guard::WorkItem;
 pub use priority::{DEFAULT_PRIORITY_AGEING, Priority};
 pub use rate_limit::{RateLimiter, default_rate_limiter, item_exponential, max_of, token_bucket};
-pub use stream::WorkStream;
 pub use work_queue::WorkQueue;

@@ -1,4 +1,4 @@
-//! [`WorkStream`]: the queue as a `Stream` of guards.
+//! [`WorkQueue::stream`]: the queue as a `Stream` of guards.
 
 use std::{
     fmt,
@@ -13,20 +13,20 @@ use tokio_util::sync::ReusableBoxFuture;
 use super::{WorkQueue, guard::WorkItem};
 
 /// Stream for the [`stream`](WorkQueue::stream) method.
-///
-/// Each item is a [`WorkItem`] guard, exactly as
-/// [`next`](WorkQueue::next) returns it; the stream ends when the queue is
-/// shutting down and nothing is queued (W9). Dropping the stream between
-/// polls loses nothing.
 #[must_use = "streams do nothing unless polled"]
-pub struct WorkStream<T: Hash + Eq + Clone + Send + 'static> {
+pub(crate) struct WorkStream<T: Hash + Eq + Clone + Send + 'static> {
     queue: WorkQueue<T>,
     next: ReusableBoxFuture<'static, Option<WorkItem<T>>>,
 }
 
 impl<T: Hash + Eq + Clone + Send + 'static> WorkQueue<T> {
-    /// The queue as a [`Stream`](futures::Stream) of [`WorkItem`]s, ending
-    /// when [`next`](Self::next) would return `None`.
+    /// The queue as a [`Stream`] of [`WorkItem`]s, ending when
+    /// [`next`](Self::next) would return `None`.
+    ///
+    /// Each item is a [`WorkItem`] guard, exactly as
+    /// [`next`](Self::next) returns it; the stream ends when the queue is
+    /// shutting down and nothing is queued (W9). Dropping the stream between
+    /// polls loses nothing.
     ///
     /// # Examples
     ///
@@ -44,7 +44,7 @@ impl<T: Hash + Eq + Clone + Send + 'static> WorkQueue<T> {
     /// assert_eq!(items, [1, 2]);
     /// # }
     /// ```
-    pub fn stream(&self) -> WorkStream<T> {
+    pub fn stream(&self) -> impl Stream<Item = WorkItem<T>> + Send + Unpin + 'static {
         WorkStream::new(self.clone())
     }
 }

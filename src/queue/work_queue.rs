@@ -527,6 +527,11 @@ impl<T: Hash + Eq + Clone + Send + 'static> WorkQueue<T> {
     /// waiting and time held, unfinished work, longest running processor,
     /// retries. See [`WorkQueueMetrics`](crate::metrics::WorkQueueMetrics).
     ///
+    /// To read them later or elsewhere, convert the queue into a
+    /// [`MetricsReader`] (`MetricsReader::from(&queue)`, which keeps a
+    /// handle on the queue), or hand `&queue` to
+    /// `metrics::register_work_queue` (feature `prometheus`).
+    ///
     /// # Examples
     ///
     /// ```
@@ -558,26 +563,26 @@ impl<T: Hash + Eq + Clone + Send + 'static> WorkQueue<T> {
         self.shared.wake(joined);
         metrics
     }
+}
 
-    /// A [`MetricsReader`] of [`metrics`](Self::metrics), e.g. for
-    /// `metrics::register_work_queue` (feature `prometheus`). It keeps a
-    /// handle on the queue.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use kube_informer::WorkQueue;
-    ///
-    /// let queue = WorkQueue::<&str>::new();
-    /// let reader = queue.metrics_reader();
-    /// queue.add("a");
-    /// assert_eq!(reader.read().unwrap().depth, 1);
-    /// ```
-    pub fn metrics_reader(&self) -> MetricsReader<WorkQueueMetrics>
-    where
-        T: Sync,
-    {
-        let queue = self.clone();
+/// A reader of the queue's [`metrics`](WorkQueue::metrics) from anywhere; it
+/// keeps a handle on the queue.
+///
+/// # Examples
+///
+/// ```
+/// use kube_informer::{WorkQueue, metrics::MetricsReader};
+///
+/// let queue = WorkQueue::<&str>::new();
+/// let reader = MetricsReader::from(&queue);
+/// queue.add("a");
+/// assert_eq!(reader.read().unwrap().depth, 1);
+/// ```
+impl<T: Hash + Eq + Clone + Send + Sync + 'static> From<&WorkQueue<T>>
+    for MetricsReader<WorkQueueMetrics>
+{
+    fn from(queue: &WorkQueue<T>) -> Self {
+        let queue = queue.clone();
         MetricsReader::new(move || Some(queue.metrics()))
     }
 }

@@ -40,7 +40,7 @@
 //!
 //! # Waiting
 //!
-//! The [`Reconciles`] stream waits on the queue only while fewer than
+//! The stream [`Runner::run`] returns waits on the queue only while fewer than
 //! `concurrency` reconciles run; otherwise it waits for a reconcile to end.
 //! Nothing runs unless the stream is polled, and no task is spawned.
 //!
@@ -99,5 +99,5 @@ pub use action::Action;
 pub use error::Error;
 pub use on_cancel::OnCancel;
 pub use owners::{OwnerStreamExt, controller_owner_key, controller_owner_key_with};
-pub use reconciles::{Backoff, ErrorPolicy, Reconciles};
+pub use reconciles::{Backoff, ErrorPolicy};
 pub use runner::Runner;

@@ -1,4 +1,4 @@
-//! [`Reconciles`]: the stream that drives a [`Runner`](super::Runner).
+//! The stream that drives a [`Runner`](super::Runner).
 
 use std::{
     fmt,
@@ -40,7 +40,7 @@ pub(super) type Admit<T> = Box<dyn Fn(&T) -> Option<WorkGuard> + Send + Sync>;
 /// finished reconcile.
 #[pin_project]
 #[must_use = "streams do nothing unless polled"]
-pub struct Reconciles<T: Hash + Eq + Clone + Send + 'static, F, Fut, P = Backoff> {
+pub(crate) struct Reconciles<T: Hash + Eq + Clone + Send + 'static, F, Fut, P = Backoff> {
     queue: WorkQueue<T>,
     /// The pending `next()` on the queue.
     next: ReusableBoxFuture<'static, Option<WorkItem<T>>>,

@@ -30,9 +30,8 @@ use crate::{
 /// [`WorkGuard`] only while the key is owned, and ends when the guard is
 /// dropped. When ownership shrinks ([`set_ownership`](Self::set_ownership)),
 /// no new guard is handed out for the released keys at once, and the
-/// membership task waits ([`released`](Self::released)) until the guards
-/// already out on them are dropped before it tells the other replicas that
-/// it let go.
+/// membership task waits until the guards already out on them are dropped
+/// before it tells the other replicas that it let go.
 ///
 /// An ownership installed by a [`Shard`](super::Shard) holds only until a
 /// renew deadline after the member sent its last successful Lease write
@@ -55,8 +54,7 @@ use crate::{
 /// assert!(gate.set_ownership(Ownership::nothing()));
 /// assert!(gate.begin(&key).is_none());
 /// assert!(!guard.is_owned());
-/// drop(guard);
-/// assert_eq!(gate.in_flight(), 0);
+/// drop(guard); // the work on `key` is over
 /// # Ok::<(), kube_informer::store::Error>(())
 /// ```
 #[derive(Clone)]
@@ -121,7 +119,9 @@ impl KeyGate {
         self.inner.state.lock().owns(key)
     }
 
-    /// The ownership now.
+    /// The ownership now. The crate's own (and its tests'): a user asks
+    /// [`owns`](Self::owns).
+    #[doc(hidden)]
     pub fn ownership(&self) -> Ownership {
         let state = self.inner.state.lock();
         if state.in_force() {
@@ -188,7 +188,7 @@ impl KeyGate {
 
     /// Runs for as long as it is polled: each time the deadline of the
     /// installed ownership passes, installs [`Ownership::nothing`] so that
-    /// watchers ([`watch`](Self::watch), [`ShardedStream`](super::ShardedStream),
+    /// watchers ([`watch`](Self::watch), [`filter`](Self::filter),
     /// [`WorkGuard::lost`]) learn of the loss then, not when the membership
     /// task next gets to run. Reads of the gate need no such help: they
     /// compare the deadline with the clock themselves.
@@ -229,12 +229,16 @@ impl KeyGate {
         }
     }
 
-    /// Whether work is in flight on a key not owned now.
+    /// Whether work is in flight on a key not owned now: the membership's
+    /// wait before a handover (and its tests').
+    #[doc(hidden)]
     pub fn released_busy(&self) -> bool {
         self.inner.state.lock().released_busy()
     }
 
-    /// How many guards are out.
+    /// How many guards are out: for tests; a user reads
+    /// [`ShardMetrics::work_in_flight`] from [`metrics`](Self::metrics).
+    #[doc(hidden)]
     pub fn in_flight(&self) -> usize {
         self.inner.state.lock().in_flight.values().sum()
     }
@@ -332,7 +336,9 @@ impl KeyGate {
     }
 
     /// Resolves when a guard is dropped after this call began (register
-    /// before checking [`released_busy`](Self::released_busy) to miss none).
+    /// before checking [`released_busy`](Self::released_busy) to miss none):
+    /// the membership's wait, and its tests'.
+    #[doc(hidden)]
     pub async fn released(&self) {
         self.inner.released.notified().await;
     }

@@ -24,19 +24,19 @@ use super::{
     intake::Intake,
     lease::{LeaseApi, lease_record},
     ownership::Ownership,
-    stream::ShardedStream,
     view::LeaseRecord,
     writer::{LeaseWriter, WriteTimes},
 };
-use crate::{Notification, Store, informer::Informer, source};
+use crate::{informer::Informer, source};
 
 /// One replica's membership in a ring: its Lease, its view of the others,
 /// and the keys it may act on now.
 ///
 /// Make one per replica, poll [`run`](Self::run) (usually
-/// `tokio::spawn(shard.run())`), and consume notifications through
-/// [`filter`](Self::filter) (or check keys with [`gate`](Self::gate)). See the
-/// [module docs](super) for the protocol and its guarantee.
+/// `tokio::spawn(shard.run())`), and consume notifications through its
+/// [`gate`](Self::gate)'s [`filter`](KeyGate::filter) (or check keys with
+/// the gate). See the [module docs](super) for the protocol and its
+/// guarantee.
 ///
 /// # Examples
 ///
@@ -55,7 +55,7 @@ use crate::{Notification, Store, informer::Informer, source};
 /// tokio::spawn(shard.run());
 ///
 /// let informer = Informer::builder(Api::<ConfigMap>::all(client)).build();
-/// let mut mine = shard.filter(informer.subscribe(SubscribeOptions::default())?, informer.store());
+/// let mut mine = shard.gate().filter(informer.subscribe(SubscribeOptions::default())?, informer.store());
 /// tokio::spawn(informer.run());
 /// while let Some(event) = mine.next().await {
 ///     match event {
@@ -137,15 +137,6 @@ impl Shard {
     /// The gate through which work on keys starts.
     pub fn gate(&self) -> KeyGate {
         self.inner.gate.clone()
-    }
-
-    /// `stream` cut down to the keys this replica owns; see [`ShardedStream`].
-    pub fn filter<S, K>(&self, stream: S, store: Store<K>) -> ShardedStream<S, K>
-    where
-        S: futures::Stream<Item = Notification<K>>,
-        K: kube::Resource + Send + Sync + 'static,
-    {
-        ShardedStream::new(stream, store, self.gate())
     }
 
     /// Runs the membership until [`stop`](Self::stop): renews the Lease,

@@ -3,15 +3,15 @@
 //! live replicas act on one key at the same time.
 //!
 //! ```text
-//! Lease informer ──▶ Handover (pure) ──▶ KeyGate ──▶ ShardedStream / gate.begin(key)
+//! Lease informer ──▶ Handover (pure) ──▶ KeyGate ──▶ gate.filter(stream) / gate.begin(key)
 //!   own Lease writes ◀──┘  fences, confirming lists
 //! ```
 //!
 //! Each replica ([`Shard`]) holds a Lease named `<ring>-<identity>` in one
 //! namespace, labelled [`RING_LABEL`]` = <ring>`, and watches the ring's
 //! Leases with this crate's own [`Informer`](crate::Informer). Consumers see
-//! only the keys their replica owns, through [`Shard::filter`] (a
-//! [`ShardedStream`]) or by starting each piece of work with
+//! only the keys their replica owns, through its gate's
+//! [`filter`](KeyGate::filter) or by starting each piece of work with
 //! [`KeyGate::begin`], which hands out a [`WorkGuard`] only for an owned key.
 //!
 //! In this mode every replica still lists and watches the whole resource:
@@ -52,9 +52,9 @@
 //!   resourceVersion that was seen expiring. If its holder renewed in the
 //!   meantime the delete fails; if the delete succeeds, the holder's next
 //!   write fails, and it joins again as a new incarnation.
-//! - **S6 Announce.** A [`ShardedStream`] yields `Lost { key }` for every
-//!   stored key its replica lets go, and replays every stored key it
-//!   acquires as `Added { in_initial_list: true }`.
+//! - **S6 Announce.** A sharded stream ([`KeyGate::filter`]) yields
+//!   `Lost { key }` for every stored key its replica lets go, and replays
+//!   every stored key it acquires as `Added { in_initial_list: true }`.
 //! - **S7 Graceful leave.** A stopping [`Shard`] lets go of every key, waits
 //!   for the work in flight, then deletes its Lease so the others need not
 //!   wait for it to expire. If work is still in flight a renew deadline
@@ -164,7 +164,7 @@
 //! # A work queue over a shard
 //!
 //! A [`WorkQueue`](crate::queue::WorkQueue) accepts only owned keys when it
-//! is fed from a [`ShardedStream`]: add each `Change`'s key and drop its
+//! is fed from a sharded stream ([`KeyGate::filter`]): add each `Change`'s key and drop its
 //! guard at once (the queue, not the feed, holds the work). A key lost
 //! while it waited in the queue is dropped by a
 //! [`Runner`](crate::runner::Runner) built with
@@ -179,7 +179,7 @@
 //! `--shard`.
 //!
 //! ```text
-//! Shard::filter(subscription) ──Change: key──▶ WorkQueue ──Runner::gate(shard.gate())──▶ reconcile
+//! shard.gate().filter(subscription) ──Change: key──▶ WorkQueue ──Runner::gate(shard.gate())──▶ reconcile
 //!                                                        (key refused: dropped, forgotten)
 //! ```
 //!
@@ -249,4 +249,4 @@ pub use gate::{KeyGate, WorkGuard};
 pub use lease::{ACK_ANNOTATION, RING_LABEL};
 pub use member::Shard;
 pub use ownership::Ownership;
-pub use stream::{ShardEvent, ShardedStream};
+pub use stream::ShardEvent;

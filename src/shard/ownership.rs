@@ -16,11 +16,13 @@ use crate::key::ObjectKey;
 /// # Examples
 ///
 /// ```
-/// use kube_informer::{ObjectKey, shard::Ownership};
+/// use kube_informer::{ObjectKey, shard::{KeyGate, Ownership}};
 ///
 /// let key: ObjectKey = "default/web".parse()?;
-/// assert!(Ownership::everything().owns(&key));
-/// assert!(!Ownership::nothing().owns(&key));
+/// let gate = KeyGate::new(Ownership::everything());
+/// assert!(gate.owns(&key));
+/// gate.set_ownership(Ownership::nothing());
+/// assert!(!gate.owns(&key));
 /// # Ok::<(), kube_informer::store::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -67,7 +69,10 @@ impl Ownership {
         }
     }
 
-    /// Whether the key is owned.
+    /// Whether the key is owned. For the gate and the crate's tests: a
+    /// program asks [`KeyGate::owns`](super::KeyGate::owns), which also
+    /// heeds the ownership's deadline.
+    #[doc(hidden)]
     pub fn owns(&self, key: &ObjectKey) -> bool {
         match &self.scope {
             Scope::Nothing => false,

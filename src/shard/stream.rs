@@ -1,4 +1,4 @@
-//! [`ShardedStream`]: a notification stream cut down to the keys this
+//! [`KeyGate::filter`]: a notification stream cut down to the keys this
 //! replica owns, with acquisitions replayed and losses announced.
 
 use std::{
@@ -16,7 +16,7 @@ use pin_project::pin_project;
 use super::{gate::KeyGate, gate::WorkGuard, ownership::Ownership};
 use crate::{key::ObjectKey, notification::Notification, store::Store};
 
-/// What a [`ShardedStream`] yields.
+/// What a sharded stream ([`KeyGate::filter`]) yields.
 #[derive(Debug)]
 pub enum ShardEvent<K> {
     /// A change to a key this replica owns, with the guard that counts the
@@ -52,53 +52,77 @@ impl<K> ShardEvent<K> {
     }
 }
 
-/// Stream for [`Shard::filter`](super::Shard::filter) and
-/// [`ShardedStream::new`]: only the notifications of owned keys, acquired
-/// keys replayed from the store, lost keys announced.
-///
-/// # Examples
-///
-/// ```
-/// use std::sync::Arc;
-/// use futures::StreamExt;
-/// use k8s_openapi::api::core::v1::ConfigMap;
-/// use kube_informer::{Informer, Notification, dispatch::SubscribeOptions, source::Event};
-/// use kube_informer::shard::{KeyGate, Ownership, ShardEvent, ShardedStream};
-///
-/// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-/// let mut cm = ConfigMap::default();
-/// cm.metadata.namespace = Some("default".into());
-/// cm.metadata.name = Some("app".into());
-/// cm.metadata.resource_version = Some("1".into());
-/// let events = futures::stream::iter([
-///     Ok::<_, std::io::Error>(Event::ListStart),
-///     Ok(Event::Listed(cm)),
-///     Ok(Event::ListDone { resource_version: "1".into() }),
-/// ]);
-/// let informer = Informer::builder_from_stream(events).build();
-/// let subscription = informer.subscribe(SubscribeOptions::default())?;
-/// informer.run().await?;
-///
-/// // Nothing owned yet: the listed object is held back...
-/// let gate = KeyGate::new(Ownership::nothing());
-/// let mut sharded = ShardedStream::new(subscription, informer.store(), gate.clone());
-/// // ...until the key is acquired: then it comes from the store.
-/// gate.set_ownership(Ownership::everything());
-/// match sharded.next().await {
-///     Some(ShardEvent::Change { notification: Notification::Added { in_initial_list, .. }, guard }) => {
-///         assert!(in_initial_list);
-///         assert_eq!(guard.key().as_str(), "default/app");
-///     }
-///     other => panic!("{other:?}"),
-/// }
-/// gate.set_ownership(Ownership::nothing());
-/// assert!(matches!(sharded.next().await, Some(ShardEvent::Lost { .. })));
-/// # Ok(()) }
-/// ```
+impl KeyGate {
+    /// `stream` (usually a [`Subscription`](crate::Subscription) of the
+    /// informer that fills `store`) cut down to the keys this gate owns:
+    /// only the notifications of owned keys, each with the
+    /// [`WorkGuard`] that counts its work as in flight; keys acquired later
+    /// replayed from `store`; keys lost announced as
+    /// [`ShardEvent::Lost`] (S6). Over a [`Shard`](super::Shard)'s gate it
+    /// is this replica's share; over a `Leadership`'s (feature
+    /// `leader-election`), everything while leading.
+    ///
+    /// Keys owned when the stream is made are not replayed: their
+    /// notifications come through `stream`. The stream ends when `stream`
+    /// ends and what it queued is handed out. It is `Send` and `Unpin`
+    /// when `stream` is.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use futures::StreamExt;
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube_informer::{Informer, Notification, dispatch::SubscribeOptions, source::Event};
+    /// use kube_informer::shard::{KeyGate, Ownership, ShardEvent};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let mut cm = ConfigMap::default();
+    /// cm.metadata.namespace = Some("default".into());
+    /// cm.metadata.name = Some("app".into());
+    /// cm.metadata.resource_version = Some("1".into());
+    /// let events = futures::stream::iter([
+    ///     Ok::<_, std::io::Error>(Event::ListStart),
+    ///     Ok(Event::Listed(cm)),
+    ///     Ok(Event::ListDone { resource_version: "1".into() }),
+    /// ]);
+    /// let informer = Informer::builder_from_stream(events).build();
+    /// let subscription = informer.subscribe(SubscribeOptions::default())?;
+    /// informer.run().await?;
+    ///
+    /// // Nothing owned yet: the listed object is held back...
+    /// let gate = KeyGate::new(Ownership::nothing());
+    /// let mut sharded = gate.filter(subscription, informer.store());
+    /// // ...until the key is acquired: then it comes from the store.
+    /// gate.set_ownership(Ownership::everything());
+    /// match sharded.next().await {
+    ///     Some(ShardEvent::Change { notification: Notification::Added { in_initial_list, .. }, guard }) => {
+    ///         assert!(in_initial_list);
+    ///         assert_eq!(guard.key().as_str(), "default/app");
+    ///     }
+    ///     other => panic!("{other:?}"),
+    /// }
+    /// gate.set_ownership(Ownership::nothing());
+    /// assert!(matches!(sharded.next().await, Some(ShardEvent::Lost { .. })));
+    /// # Ok(()) }
+    /// ```
+    pub fn filter<S, K>(
+        &self,
+        stream: S,
+        store: Store<K>,
+    ) -> impl Stream<Item = ShardEvent<K>> + use<S, K>
+    where
+        S: Stream<Item = Notification<K>>,
+        K: Resource + Send + Sync + 'static,
+    {
+        ShardedStream::new(stream, store, self.clone())
+    }
+}
+
+/// Stream for the [`KeyGate::filter`] method.
 #[pin_project]
 #[must_use = "streams do nothing unless polled"]
-pub struct ShardedStream<S, K> {
+pub(crate) struct ShardedStream<S, K> {
     #[pin]
     stream: S,
     store: Store<K>,
@@ -119,12 +143,8 @@ where
     S: Stream<Item = Notification<K>>,
     K: Resource + Send + Sync + 'static,
 {
-    /// Filters `stream` (usually a [`Subscription`](crate::Subscription) of
-    /// the informer that fills `store`) by `gate`'s ownership.
-    ///
-    /// Keys owned when the stream is made are not replayed: their
-    /// notifications come through `stream`.
-    pub fn new(stream: S, store: Store<K>, gate: KeyGate) -> Self {
+    /// Filters `stream` by `gate`'s ownership; see [`KeyGate::filter`].
+    pub(crate) fn new(stream: S, store: Store<K>, gate: KeyGate) -> Self {
         let receiver = gate.watch();
         let seen = receiver.borrow().clone();
         let changes = futures::stream::unfold(receiver, |mut receiver| async move {

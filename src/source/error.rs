@@ -129,7 +129,8 @@ pub enum Error {
 
 /// What the source was decoding when [`Error::Decode`] happened. Its
 /// `Display` is the words the error message uses (`failed to decode watch
-/// line`).
+/// line`): `list`, `list item`, `watch line`, `watch object`, `watch error
+/// status`.
 ///
 /// # Examples
 ///
@@ -156,9 +157,8 @@ pub enum DecodeTarget {
 }
 
 impl DecodeTarget {
-    /// The words for it in messages: `list`, `list item`, `watch line`,
-    /// `watch object`, `watch error status`.
-    pub fn as_str(self) -> &'static str {
+    /// The words for it in messages (what `Display` writes).
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::List => "list",
             Self::ListItem => "list item",

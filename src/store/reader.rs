@@ -224,7 +224,10 @@ impl<K> Store<K> {
     }
 
     /// Every `(key, object)` pair, taken at one instant: what a late
-    /// subscriber's replay is made of.
+    /// subscriber's replay is made of. The informer's own (and its tests');
+    /// a user reads [`list`](Self::list), and keys an object with
+    /// [`ObjectKey::from_object`] (or the informer's key function).
+    #[doc(hidden)]
     pub fn snapshot(&self) -> Vec<(ObjectKey, Arc<K>)> {
         let state = self.shared.state.read();
         if self.shared.compact.is_none() {

@@ -10,7 +10,7 @@ use futures::{FutureExt, StreamExt};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, Patch, PatchParams};
 use kube::{Resource, ResourceExt};
-use kube_informer::informer::{self, ErrorStream};
+use kube_informer::informer;
 use kube_informer::source::{self, BackoffConfig};
 use kube_informer::{Informer, Notification};
 use serde::de::DeserializeOwned;
@@ -67,7 +67,9 @@ where
 }
 
 /// The errors reported so far (without waiting for more).
-pub fn reported(errors: &mut ErrorStream) -> Vec<informer::Error> {
+pub fn reported(
+    errors: &mut (impl futures::Stream<Item = informer::Error> + Unpin),
+) -> Vec<informer::Error> {
     let mut seen = Vec::new();
     while let Some(Some(error)) = errors.next().now_or_never() {
         seen.push(error);

@@ -4,9 +4,9 @@
 //! the holder acts through the same [`KeyGate`] a ring member does.
 //!
 //! [`Leadership`] turns "am I the leader?" into that gate: while leading it
-//! owns every key, otherwise none. So a subscription gated on leadership is
-//! a [`ShardedStream`] (nothing while a follower, the whole store replayed
-//! as `Added` on becoming leader, `Lost` for every key when it ends), a
+//! owns every key, otherwise none. So a subscription gated on leadership
+//! (`leadership.gate().filter(..)`, [`KeyGate::filter`]) yields nothing while a follower, the whole store
+//! replayed as `Added` on becoming leader, `Lost` for every key when it ends; a
 //! [`Runner`](crate::runner::Runner) or `Controller` takes the gate as it
 //! takes a ring member's, and a future runs under
 //! [`Leadership::run_while_leader`].
@@ -111,16 +111,16 @@ mod run;
 
 use std::{fmt, future::Future, pin::pin, sync::Arc};
 
-use futures::{FutureExt, Stream, future::BoxFuture};
+use futures::{FutureExt, future::BoxFuture};
 use k8s_openapi::api::coordination::v1::Lease;
-use kube::{Api, Resource};
+use kube::Api;
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
 use super::LeaseConfig;
 
-use super::{Error, KeyGate, Ownership, ShardedStream, lease::LeaseApi};
-use crate::{Notification, ObjectKey, Store};
+use super::{Error, KeyGate, Ownership, lease::LeaseApi};
+use crate::ObjectKey;
 
 /// One replica's part in the election of a Lease, and leadership as a gate:
 /// every key while leading, none otherwise.
@@ -128,7 +128,7 @@ use crate::{Notification, ObjectKey, Store};
 /// Make one per replica, poll [`run`](Self::run) (usually
 /// `tokio::spawn(leadership.run())`), and gate work on it: a future with
 /// [`run_while_leader`](Self::run_while_leader), a notification stream with
-/// [`filter`](Self::filter), a runner or controller with
+/// the gate's [`filter`](KeyGate::filter), a runner or controller with
 /// [`gate`](Self::gate). [`stop`](Self::stop) releases the Lease. See the
 /// [module docs](self) for the rules and the guarantee.
 ///
@@ -308,29 +308,8 @@ impl Leadership {
 
     /// The gate: every key while leading, none otherwise. Hand it to a
     /// [`Runner`](crate::runner::Runner) or a controller as a ring member's
-    /// gate is handed.
-    ///
-    /// ```
-    /// # use k8s_openapi::api::coordination::v1::Lease;
-    /// # use kube::Api;
-    /// # use kube_informer::shard::{LeaseConfig, leader::Leadership};
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// # let server = kube_informer_testing::FakeApiServer::start().await;
-    /// # server.register(&kube_informer_testing::ResourceType::of::<Lease>());
-    /// let leadership = Leadership::new(
-    ///     Api::<Lease>::namespaced(server.client(), "operators"),
-    ///     LeaseConfig::new("garbage-collector", "pod-0"),
-    /// )?;
-    /// let gate = leadership.gate();
-    /// assert!(gate.begin(&"default/web".parse()?).is_none(), "a follower works on nothing");
-    /// # Ok(()) }
-    /// ```
-    pub fn gate(&self) -> KeyGate {
-        self.inner.gate.clone()
-    }
-
-    /// `stream` passed through only while leading; see [`ShardedStream`].
+    /// gate is handed, or pass a subscription through it
+    /// ([`KeyGate::filter`]) to see it only while leading.
     ///
     /// ```
     /// # use k8s_openapi::api::{coordination::v1::Lease, core::v1::ConfigMap};
@@ -345,20 +324,19 @@ impl Leadership {
     ///     Api::<Lease>::namespaced(client.clone(), "operators"),
     ///     LeaseConfig::new("garbage-collector", "pod-0"),
     /// )?;
+    /// let gate = leadership.gate();
+    /// assert!(gate.begin(&"default/web".parse()?).is_none(), "a follower works on nothing");
+    ///
     /// let informer = Informer::builder(Api::<ConfigMap>::all(client)).build();
-    /// let while_leading = leadership.filter(
+    /// let while_leading = gate.filter(
     ///     informer.subscribe(SubscribeOptions::default())?,
     ///     informer.store(),
     /// );
     /// # drop(while_leading);
     /// # Ok(()) }
     /// ```
-    pub fn filter<S, K>(&self, stream: S, store: Store<K>) -> ShardedStream<S, K>
-    where
-        S: Stream<Item = Notification<K>>,
-        K: Resource + Send + Sync + 'static,
-    {
-        ShardedStream::new(stream, store, self.gate())
+    pub fn gate(&self) -> KeyGate {
+        self.inner.gate.clone()
     }
 
     /// Waits until this replica leads, then runs `work` until it finishes

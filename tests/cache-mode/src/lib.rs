@@ -17,7 +17,7 @@
 use std::sync::OnceLock;
 
 use kube::Resource;
-use kube_informer::{InformerBuilder, informer::Origin, store::CompactCache};
+use kube_informer::{InformerBuilder, store::CompactCache, unstable::informer::Origin};
 use serde::{Serialize, de::DeserializeOwned};
 
 /// The environment variable [`CacheModeExt::cache_from_env`] reads: `compact`
