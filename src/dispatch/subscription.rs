@@ -138,6 +138,38 @@ impl<K> Subscription<K> {
         self.channel.end_reason()
     }
 
+    /// The notifications queued and not yet yielded: how far this
+    /// subscriber lags. One lock and a length, cheap enough to read after
+    /// every notification; [`stats`](Subscription::stats) has it too, with
+    /// the rest of the subscriber's figures.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use futures::StreamExt;
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube::api::ObjectMeta;
+    /// use kube_informer::{Informer, SubscribeOptions, source::Event};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), kube_informer::informer::Error> {
+    /// let cm = ConfigMap {
+    ///     metadata: ObjectMeta { name: Some("a".into()), ..Default::default() },
+    ///     ..Default::default()
+    /// };
+    /// let events = futures::stream::iter([Ok::<_, std::io::Error>(Event::Added(cm))]);
+    /// let informer = Informer::builder_from_stream(events).build();
+    /// let mut slow = informer.subscribe(SubscribeOptions::default())?;
+    /// informer.run().await?;
+    /// assert_eq!(slow.pending(), 1);
+    /// slow.next().await;
+    /// assert_eq!(slow.pending(), 0);
+    /// # Ok(()) }
+    /// ```
+    pub fn pending(&self) -> usize {
+        self.channel.state.lock().queue.len()
+    }
+
     /// The lag policy of this subscription: the one its
     /// [`SubscribeOptions`](super::SubscribeOptions) asked for. For the
     /// crate's tests; the subscriber chose it.

@@ -96,7 +96,7 @@ fn start(phases: Phases, subscribers: Vec<Progress>, mut feed: Feed, slow_lag: L
                 progress.observe(notification.object());
                 if progress.is_slow() {
                     // Its queue length is the pending memory the report shows.
-                    progress.set_queued(subscription.stats().pending);
+                    progress.set_queued(subscription.pending());
                 }
                 progress.pace().await;
             }

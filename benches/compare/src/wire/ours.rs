@@ -80,7 +80,7 @@ pub(super) fn spawn<K>(
                 if counter.seen().is_multiple_of(PENDING_EVERY) {
                     // What waits for this subscriber: the backlog the
                     // burst leaves in its queue.
-                    counter.record_pending(subscription.stats().pending);
+                    counter.record_pending(subscription.pending());
                 }
             }
         });
