@@ -25,7 +25,6 @@ import sys
 from collections import Counter
 
 HEADER = re.compile(r"^(?:#\[[^\]]*\] )*pub (mod|struct|enum|union|trait|type|fn|async fn|const fn|const|static|macro|use) (\S+)")
-FN = re.compile(r"^(?:#\[[^\]]*\] )*pub (?:const )?(?:async )?(?:unsafe )?fn (\S+?)\(")
 IMPL = re.compile(r"^(?:unsafe )?impl\b")
 ERROR_IMPL = re.compile(r"^impl(?:<.*?>)? (?:core|std)::error::Error for (\S+)")
 WAIT = re.compile(r"::(wait_until_synced|wait_for_sync|wait_for_cache_sync)\b")
@@ -50,6 +49,29 @@ def module(path):
     return parts[1] if len(parts) > 2 and parts[1][:1].islower() else "(root)"
 
 
+def item_path(rest):
+    """The path an item line names: up to the first space, `(`, `=` or
+    `: ` outside angle brackets, so generics with several parameters
+    (`Builder<K, S>::f`) stay whole."""
+    depth = 0
+    for i, ch in enumerate(rest):
+        if ch == "<":
+            depth += 1
+        elif ch == ">" and i > 0 and rest[i - 1] != "-":
+            depth -= 1
+        elif depth == 0 and (ch in " (=" or (ch == ":" and rest[i + 1 : i + 2] == " ")):
+            return rest[:i]
+    return rest
+
+
+def fn_name(line):
+    """The path of the function a line declares, or None."""
+    m = HEADER.match(line)
+    if not m or not m.group(1).endswith("fn"):
+        return None
+    return item_path(line[m.start(2):])
+
+
 def blocks(lines):
     """Items with the lines that follow them (fields, variants, impls and
     their members), in listing order."""
@@ -58,8 +80,7 @@ def blocks(lines):
         m = HEADER.match(line)
         if m:
             kind = m.group(1)
-            rest = line[m.start(2):]
-            path = rest.split("(")[0] if kind.endswith("fn") else rest.split(" ")[0].rstrip(":")
+            path = item_path(line[m.start(2):])
             # A method, an associated type or constant of an impl (also of
             # a blanket impl, `S::keys`, or of a reference, `&'a T`), is a
             # member of the item above it.
@@ -107,8 +128,7 @@ def main():
             if IMPL.match(line):
                 in_trait_impl = " for " in line
                 continue
-            m = FN.match(line)
-            if not m:
+            if fn_name(line) is None:
                 continue
             if in_trait_impl:
                 impl_fns += 1
