@@ -126,7 +126,19 @@ known_tests() {
 }
 
 check_compact_targets() {
-  local missing unknown
+  local missing unknown file orphans=""
+  # With autotests off, a file of tests/ that no binary declares is never
+  # built: each must be a [[test]] entry, a binary's root or a module of one.
+  for file in tests/*.rs; do
+    [[ -n "$(test_name "$file")" ]] || test_binaries | grep -qx "$(basename "$file" .rs)" ||
+      orphans+="$file"$'\n'
+  done
+  if [[ -n "$orphans" ]]; then
+    echo "test-all: these files of tests/ are in no test binary (add a mod line to a"
+    echo "test-all: tests/<binary>.rs, or a [[test]] entry to Cargo.toml):"
+    printf '%s' "$orphans"
+    return 1
+  fi
   missing="$(comm -23 <(mode_readers | sort -u) <(printf '%s\n' "${COMPACT_TARGETS[@]}" | sort -u))"
   if [[ -n "$missing" ]]; then
     echo "test-all: these tests read KUBE_INFORMER_CACHE but are not in COMPACT_TARGETS"
