@@ -42,7 +42,7 @@ pub mod controller {
 #[cfg(any(not(doctest), feature = "controller"))]
 pub mod testing {
     // The test shown is the integration test itself, run here with one
-    // seed (`cargo test --test guide_controller` runs twenty).
+    // seed (`cargo test --test controller_layer -- guide_controller::` runs twenty).
     #![doc = concat!(
         include_str!("../docs/guide/03-testing.md"),
         "\n```rust\n",

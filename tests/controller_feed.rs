@@ -2,7 +2,7 @@
 //! driven from a subscription, against the fake API server.
 #![cfg(feature = "kube-runtime")]
 
-mod informer_common;
+use crate::informer_common;
 
 use kube_informer_cache_mode::CacheModeExt;
 use std::{

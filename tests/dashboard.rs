@@ -30,23 +30,13 @@
 //!
 //! The query reader and the label tracking are in `tests/dashboard/`.
 
-#[allow(dead_code)] // the example's helpers this test does not call
-#[path = "../examples/operator/controller.rs"]
-mod controller;
-#[path = "../examples/operator/metrics_http.rs"]
-mod metrics_http;
-#[allow(dead_code)]
-#[path = "../examples/operator/mirror.rs"]
-mod mirror;
-#[allow(dead_code)]
-#[path = "../examples/operator/sharding.rs"]
-mod sharding;
+use crate::operator::{controller, metrics_http, mirror, sharding};
 
 #[path = "dashboard/check.rs"]
 mod check;
 #[path = "dashboard/promql.rs"]
 mod promql;
-mod scrape_common;
+use crate::scrape_common;
 
 use std::{collections::BTreeSet, future::ready, sync::Arc, time::Duration};
 

@@ -3,7 +3,7 @@
 //! with notifications queued once the batch ends, and never left asleep by
 //! a distributor waiting for room in its queue.
 
-mod store_common;
+use crate::store_common;
 
 use std::{
     pin::Pin,

@@ -1,7 +1,7 @@
 //! Lag::Coalesce merge rules, one by one (L4), seen by a stalled subscriber
 //! that is drained afterwards.
 
-mod store_common;
+use crate::store_common;
 
 use std::time::Duration;
 

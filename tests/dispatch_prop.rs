@@ -3,7 +3,7 @@
 //! input gives (L4), and a Coalesce queue stays bounded by the number of
 //! keys.
 
-mod store_common;
+use crate::store_common;
 
 use std::{collections::HashMap, time::Duration};
 

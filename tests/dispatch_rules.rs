@@ -1,7 +1,7 @@
 //! The listener rules (L1–L6) and resync routing (I3) at the distributor
 //! level.
 
-mod store_common;
+use crate::store_common;
 
 use std::{sync::Arc, time::Duration};
 

@@ -16,7 +16,7 @@
 //! first. Skipped (and passing, with a note on stderr) unless
 //! `KUBE_INFORMER_E2E_KUBECONFIG` is set.
 
-mod e2e_support;
+use crate::e2e_support;
 
 #[allow(dead_code)] // the example's `main` and reconciler are not called here
 #[path = "../examples/configmapgen.rs"]

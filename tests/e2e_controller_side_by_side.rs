@@ -82,7 +82,7 @@
 //! `KUBE_INFORMER_E2E_KUBECONFIG` is set; `bash scripts/suites/e2e.sh` sets
 //! it.
 
-mod e2e_support;
+use crate::e2e_support;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;

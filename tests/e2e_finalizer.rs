@@ -9,7 +9,7 @@
 //! `KUBE_INFORMER_E2E_KUBECONFIG` is set; `bash scripts/suites/e2e.sh` sets it.
 //! Every wait is bounded.
 
-mod e2e_support;
+use crate::e2e_support;
 
 use kube_informer_cache_mode::CacheModeExt;
 use std::sync::Arc;

@@ -7,7 +7,7 @@
 //! Every wait is bounded, so a stuck informer fails the test instead of
 //! hanging CI.
 
-mod e2e_support;
+use crate::e2e_support;
 
 use kube_informer_cache_mode::CacheModeExt;
 use std::time::Duration;

@@ -12,7 +12,7 @@
 //! Skipped (and passing, with a note on stderr) unless
 //! `KUBE_INFORMER_E2E_KUBECONFIG` is set; `bash scripts/suites/e2e.sh` sets it.
 
-mod e2e_support;
+use crate::e2e_support;
 
 #[allow(dead_code)] // the example's helpers this test does not call
 #[path = "../examples/operator/controller.rs"]

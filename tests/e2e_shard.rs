@@ -30,7 +30,7 @@
 //! Skipped (and passing, with a note on stderr) unless
 //! `KUBE_INFORMER_E2E_KUBECONFIG` is set.
 
-mod e2e_support;
+use crate::e2e_support;
 
 use std::{
     collections::{BTreeMap, BTreeSet, HashMap},

@@ -4,7 +4,7 @@
 //! Skipped (and passing, with a note on stderr) unless
 //! `KUBE_INFORMER_E2E_KUBECONFIG` is set; `bash scripts/suites/e2e.sh` sets it.
 
-mod e2e_support;
+use crate::e2e_support;
 
 use std::time::Duration;
 

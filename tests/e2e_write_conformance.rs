@@ -11,8 +11,8 @@
 //! Skipped (and passing, with a note on stderr) unless
 //! `KUBE_INFORMER_E2E_KUBECONFIG` is set; `bash scripts/suites/e2e.sh` sets it.
 
-mod e2e_support;
-mod write_conformance;
+use crate::e2e_support;
+use crate::write_conformance;
 
 use anyhow::{Result, ensure};
 use e2e_support::Cluster;

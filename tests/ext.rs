@@ -1,6 +1,6 @@
 //! NotificationStreamExt combinators on streams of notifications.
 
-mod store_common;
+use crate::store_common;
 
 use std::sync::Arc;
 

@@ -2,7 +2,7 @@
 //! `kube_informer::ext::changed`): what passes, resyncs, combinators,
 //! the generation fallback, the compared fields.
 
-mod informer_common;
+use crate::informer_common;
 
 use kube_informer_cache_mode::CacheModeExt;
 use std::{

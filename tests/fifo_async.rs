@@ -1,7 +1,7 @@
 //! Async behaviour of the DeltaFifo: wakeups, cancel safety, several
 //! producers and consumers on the multi-thread runtime (F9).
 
-mod fifo_common;
+use crate::fifo_common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;

@@ -6,7 +6,7 @@
 //! (`ListStart`, `Listed`, `ListDone`) that interleave with live changes,
 //! pops, resyncs, requeues and atomic relists (F7, F13).
 
-mod fifo_common;
+use crate::fifo_common;
 
 use std::collections::{BTreeMap, BTreeSet};
 

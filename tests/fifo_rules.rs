@@ -1,6 +1,6 @@
 //! One test (or more) per DeltaFifo rule F1–F13 of the conformance list.
 
-mod fifo_common;
+use crate::fifo_common;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -1,7 +1,7 @@
 //! F7 with a streamed relist open: live events and pops during the first
 //! listing neither sync the FIFO early nor undercount.
 
-mod fifo_common;
+use crate::fifo_common;
 
 use fifo_common::cm;
 use k8s_openapi::api::core::v1::ConfigMap;

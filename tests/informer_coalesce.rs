@@ -1,7 +1,7 @@
 //! A `Lag::Coalesce` subscriber that stalls while 10,000 updates flow
 //! through the informer (L4 with DESIGN's Coalesce rules).
 
-mod informer_common;
+use crate::informer_common;
 
 use futures::StreamExt;
 use informer_common::*;

@@ -2,7 +2,7 @@
 //! as in the default mode (CM1, CM5), and the factory comparing the option
 //! (CM7).
 
-mod informer_common;
+use crate::informer_common;
 
 use std::{sync::Arc, time::Duration};
 

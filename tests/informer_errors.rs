@@ -1,7 +1,7 @@
 //! Errors met while running reach the user and do not stop the informer
 //! (R9).
 
-mod informer_common;
+use crate::informer_common;
 
 use kube_informer_cache_mode::CacheModeExt;
 use std::sync::{

@@ -1,7 +1,7 @@
 //! Failure semantics: nothing ends silently, nothing stalls, nothing grows
 //! without bound (L7–L11, ER1).
 
-mod informer_common;
+use crate::informer_common;
 
 use kube_informer_cache_mode::CacheModeExt;
 use std::time::Duration;

@@ -1,7 +1,7 @@
 //! The whole pipeline against the fake API server, through
 //! `Informer::builder(api)` and the `InformerFactory`.
 
-mod informer_common;
+use crate::informer_common;
 
 use kube_informer_cache_mode::CacheModeExt;
 use std::time::Duration;

@@ -1,6 +1,6 @@
 //! Subscriptions through a running informer: L1, L2, L3, L5, L6.
 
-mod informer_common;
+use crate::informer_common;
 
 use kube_informer_cache_mode::CacheModeExt;
 use std::time::Duration;

@@ -4,7 +4,7 @@
 //! notifications gives the store's final state, and the store equals the
 //! fold of the source events.
 
-mod informer_common;
+use crate::informer_common;
 
 use kube_informer_cache_mode::CacheModeExt;
 use std::collections::BTreeMap;

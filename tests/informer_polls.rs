@@ -4,7 +4,7 @@
 //! not in a second one the task schedules for itself (on a multi-threaded
 //! runtime that second poll also woke an idle worker for every event).
 
-mod informer_common;
+use crate::informer_common;
 
 use kube_informer_cache_mode::CacheModeExt;
 use std::{

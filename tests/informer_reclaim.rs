@@ -2,7 +2,7 @@
 //! the informer once subscribers drop them; an informer with nothing more to
 //! apply keeps none of them alive.
 
-mod informer_common;
+use crate::informer_common;
 
 use kube_informer_cache_mode::CacheModeExt;
 use std::{sync::Arc, time::Duration};

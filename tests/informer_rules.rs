@@ -1,6 +1,6 @@
 //! The informer's delta → store → notification rules, I1–I5.
 
-mod informer_common;
+use crate::informer_common;
 
 use kube_informer_cache_mode::CacheModeExt;
 use std::time::Duration;

@@ -4,7 +4,7 @@
 //! up), and then every subscription ends: folded, what each subscriber saw
 //! is the store as the writer left it, the same for all of them.
 
-mod informer_common;
+use crate::informer_common;
 
 use kube_informer_cache_mode::CacheModeExt;
 use std::time::Duration;

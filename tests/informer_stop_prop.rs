@@ -9,7 +9,7 @@
 //! synced), `run` resolves, the source is let go and late subscriptions are
 //! refused, all within a bound.
 
-mod informer_common;
+use crate::informer_common;
 
 use kube_informer_cache_mode::CacheModeExt;
 use std::time::Duration;

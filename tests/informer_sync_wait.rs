@@ -4,7 +4,7 @@
 //! an informer that ends is reported, and the factory waits for all its
 //! informers under one deadline.
 
-mod informer_common;
+use crate::informer_common;
 
 use kube_informer_cache_mode::CacheModeExt;
 use std::{error::Error as _, time::Duration};

@@ -4,9 +4,8 @@
 //! count and lag grow while a busy one's stay at zero, and a forced 410
 //! shows as an `expired` relist.
 
-#[path = "../examples/operator/metrics_http.rs"]
-mod metrics_http;
-mod scrape_common;
+use crate::operator::metrics_http;
+use crate::scrape_common;
 
 use kube_informer_cache_mode::CacheModeExt;
 use std::{sync::Arc, time::Duration};

@@ -1,7 +1,7 @@
 //! The plain snapshot API (`Informer::metrics`, `Subscription::stats`,
 //! `WorkQueue::metrics`): each metric moves when what it counts happens.
 
-mod informer_common;
+use crate::informer_common;
 
 use kube_informer_cache_mode::CacheModeExt;
 use std::time::Duration;

@@ -5,12 +5,7 @@
 //! The operator's code is the example's own (its modules are compiled into
 //! this test).
 
-#[allow(dead_code)] // the example's helpers this test does not call
-#[path = "../examples/operator/controller.rs"]
-mod controller;
-#[allow(dead_code)]
-#[path = "../examples/operator/mirror.rs"]
-mod mirror;
+use crate::operator::{controller, mirror};
 
 use std::{
     sync::Arc,

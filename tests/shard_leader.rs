@@ -4,7 +4,7 @@
 //! every instant is exact.
 #![cfg(feature = "leader-election")]
 
-mod shard_leader_common;
+use crate::shard_leader_common;
 
 use kube_informer_cache_mode::CacheModeExt;
 use std::{sync::Arc, time::Duration};

@@ -9,7 +9,7 @@
 //! leader's end and the next one's start).
 #![cfg(feature = "leader-election")]
 
-mod shard_leader_common;
+use crate::shard_leader_common;
 
 use std::{
     sync::{

@@ -21,7 +21,7 @@
 #[allow(dead_code)] // the example's `main`
 #[path = "../examples/configmapgen.rs"]
 mod configmapgen;
-mod simulation_common;
+use crate::simulation_common;
 
 use kube_informer_cache_mode::CacheModeExt;
 use std::{collections::BTreeMap, sync::Arc, time::Duration};

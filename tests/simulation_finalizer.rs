@@ -21,7 +21,7 @@
 //!   deadline: the removal that let a generator go is recorded as its
 //!   deletion (RW9), which the cache does come to show.
 
-mod simulation_common;
+use crate::simulation_common;
 
 use kube_informer_cache_mode::CacheModeExt;
 use std::{

@@ -1,6 +1,6 @@
 //! `source::Config` settings as the requests show them.
 
-mod source_helpers;
+use crate::source_helpers;
 
 use std::time::Duration;
 

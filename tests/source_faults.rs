@@ -1,7 +1,7 @@
 //! R7, R9: bad events are reported and skipped; every failure is an `Err`
 //! item and the source keeps going.
 
-mod source_helpers;
+use crate::source_helpers;
 
 use std::time::Duration;
 

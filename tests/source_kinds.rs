@@ -1,7 +1,7 @@
 //! The source works for namespaced and cluster-wide Apis, DynamicObjects and
 //! metadata-only watches; selectors apply everywhere.
 
-mod source_helpers;
+use crate::source_helpers;
 
 use k8s_openapi::api::{
     apps::v1::Deployment,

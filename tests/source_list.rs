@@ -1,6 +1,6 @@
 //! R1, R2: how the source lists.
 
-mod source_helpers;
+use crate::source_helpers;
 
 use std::time::Duration;
 

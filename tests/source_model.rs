@@ -2,7 +2,7 @@
 //! source's events (a relist replaces the whole map, Added/Modified upsert,
 //! Deleted removes) ends equal to the server's state (R1–R9 together).
 
-mod source_helpers;
+use crate::source_helpers;
 
 use std::{
     collections::{BTreeMap, BTreeSet},

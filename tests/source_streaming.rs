@@ -1,6 +1,6 @@
 //! R8: streaming lists (`sendInitialEvents=true`).
 
-mod source_helpers;
+use crate::source_helpers;
 
 use kube_informer::source::{Config, Error, ListStrategy};
 use kube_informer_testing::{ApiStatus, FakeApiServer, RequestMatch, WatchFault};

@@ -1,6 +1,6 @@
 //! R3, R4, R5, R6: how the source watches, backs off and follows bookmarks.
 
-mod source_helpers;
+use crate::source_helpers;
 
 use std::time::Duration;
 

@@ -1,7 +1,7 @@
 //! The compact cache's rules CM1–CM5 through the store's public API (CM6's
 //! failures are unit tests of `store::compact`, which can forge bytes).
 
-mod store_common;
+use crate::store_common;
 
 use std::{
     collections::BTreeMap,

@@ -1,7 +1,7 @@
 //! Store reads and indexes, written through the store's one `Writer`: the
 //! store's rules ST1–ST5, and F2, I1, I2 and L9 where they meet the store.
 
-mod store_common;
+use crate::store_common;
 
 use std::sync::{
     Arc,

@@ -3,7 +3,7 @@
 //! and no random step is answered with a 5xx or a broken connection
 //! (WC7). The seed is printed; `WRITE_CONFORMANCE_SEED` repeats it.
 
-mod write_conformance;
+use crate::write_conformance;
 
 use anyhow::{Result, ensure};
 use futures::{StreamExt, TryStreamExt, stream};

@@ -48,7 +48,18 @@ cargo build --workspace --all-features --example operator --example configmapgen
 # gaps of KNOWN_GAPS.md too; none is open.)
 echo "e2e: write conformance on a fresh seed; only conformance/writes/DIFFERENCES.md is excused"
 
+# The e2e tests are the modules of one test binary (tests/e2e.rs); they run
+# one file at a time, each file's tests four at once, so tests of different
+# files never share the apiserver at the same time.
+cargo test --workspace --all-features --test e2e --no-run
+modules="$(sed -nE 's/^mod (e2e_[a-z0-9_]+);$/\1/p' tests/e2e.rs | grep -vx e2e_support)"
 start=$SECONDS
-bash e2e/cluster.sh run -- \
-  cargo test --workspace --all-features --test 'e2e*' -- --test-threads=4
+# shellcheck disable=SC2016 # expanded by the inner shell
+bash e2e/cluster.sh run -- bash -c '
+  failed=0
+  for module in '"$(echo $modules)"'; do
+    echo "e2e: $module"
+    cargo test --workspace --all-features --test e2e -- "$module::" --test-threads=4 || failed=1
+  done
+  exit $failed'
 echo "e2e: cluster up, tests run and cluster down in $((SECONDS - start))s"

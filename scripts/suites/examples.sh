@@ -64,7 +64,7 @@ elif [[ ! -x "$ETCD_BIN" || ! -x "$KUBE_APISERVER_BIN" ]]; then
 else
   # Built above with the features the test is built with, so cargo builds
   # the crate once; the test finds the example next to its own binary.
-  if bash e2e/cluster.sh run -- cargo test -q --all-features --test e2e_configmapgen; then
+  if bash e2e/cluster.sh run -- cargo test -q --all-features --test e2e -- e2e_configmapgen::; then
     passed=$((passed + 1))
   else
     failed=$((failed + 1))

@@ -18,8 +18,10 @@
 #   - the library's clippy, as above;
 #   - the library's unit tests;
 #   - `cargo check --all-targets`: the tests, examples and benches that
-#     the set enables build (the others name their features in
-#     `required-features` and are skipped).
+#     the set enables build (examples, benches and the test binaries of
+#     their own name their features in `required-features` and are skipped;
+#     a test file grouped in a binary has `#[cfg(feature = ...)]` on its
+#     `mod` line, so the binary builds without it).
 #
 # kube-informer-cache-mode, a dev-dependency, turns on `compact` (for its
 # CacheModeExt), so the unit tests and the targets of every set are built

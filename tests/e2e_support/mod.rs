@@ -6,18 +6,19 @@
 //! `None`, so `cargo test` on a machine without the servers still passes and
 //! says so.
 //!
-//! Tests in one binary run in parallel. Ones that take the main
+//! The e2e tests are the modules of one binary (`tests/e2e.rs`);
+//! scripts/suites/e2e.sh runs one module at a time, its tests in parallel. Ones that take the main
 //! kube-apiserver down hold [`Cluster::exclusive`]; all others hold
 //! [`Cluster::shared`], so no test sees a restart it did not ask for.
 
-// Each tests/e2e*.rs is its own crate and uses only some of these helpers.
+// Each tests/e2e*.rs uses only some of these helpers.
 #![allow(dead_code)]
 
 pub mod informer;
 mod proxy;
 mod recorder;
 
-// Not every test binary uses every helper.
+// Not every build of the binary uses every helper.
 #[allow(unused_imports)]
 pub use proxy::PausableProxy;
 #[allow(unused_imports)]

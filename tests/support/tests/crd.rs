@@ -2,7 +2,7 @@
 //! (D1–D3 in `src/discovery.rs`), through a real `kube::Client` and a
 //! `#[derive(CustomResource)]` type.
 
-mod common;
+use crate::common;
 
 use common::api_error;
 use futures::{StreamExt, TryStreamExt};

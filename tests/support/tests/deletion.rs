@@ -4,7 +4,7 @@
 //! DL1–DL14 in the crate's `deletion` module). The answers were checked
 //! against kube-apiserver v1.34 (`e2e/cluster.sh`).
 
-mod common;
+use crate::common;
 
 use common::{api_error, next_event, watch_configmaps};
 

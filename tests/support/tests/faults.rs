@@ -2,7 +2,7 @@
 //! (FT2), latency (FT3) and clearing faults (FT4), on tokio's paused
 //! clock through the in-process client, so times are exact.
 
-mod common;
+use crate::common;
 
 use common::api_error;
 use std::time::Duration;

@@ -3,7 +3,7 @@
 //! orphan propagation, run inside the write that starts them, one event per
 //! step in a fixed order.
 
-mod common;
+use crate::common;
 
 use common::{next_event, watch_configmaps};
 
