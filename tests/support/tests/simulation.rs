@@ -275,9 +275,13 @@ fn si6_seeds_report_the_lowest_failing_seed_and_keep_seed_order() {
         .run(|sim| async move { sim.record(sim.seed()) });
     let seeds: Vec<u64> = traces.iter().map(|t| t.seed()).collect();
     assert_eq!(seeds, (0..40).collect::<Vec<u64>>());
-    // Seed 9 fails quickly and seed 30 too; seed 3 fails only after a long
-    // simulated wait, so on several threads the higher ones fail first. The
-    // failure reported is still the one a run in order stops at.
+    // Seed 9 fails quickly and seed 30 too; seed 3 fails only after 2,000
+    // timer turns. The sleeps run on the run's paused clock (SI1), so they
+    // synchronise nothing and cost only the turns themselves: enough that
+    // on several threads the higher seeds usually fail first, which is the
+    // case an implementation reporting the first failure to finish would
+    // get wrong. Whatever the order, the run must report seed 3, the one a
+    // run in order stops at.
     let panic = std::panic::catch_unwind(|| {
         Simulation::seeds(0..40)
             .faults(FaultMix::none())
