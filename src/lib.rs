@@ -38,7 +38,7 @@
 //!   [`source::Config`]); one per type for a whole program:
 //!   [`InformerFactory`].
 //! - *How do I read the cache?* [`Store`] (`get`, `list`, `by_index`;
-//!   indexes from [`store::Indexers`]), [`NamespacedStore`], keyed by
+//!   indexes from [`InformerBuilder::indexer`]), [`NamespacedStore`], keyed by
 //!   [`ObjectKey`].
 //! - *How do I cache less?* [`InformerBuilder::strip_managed_fields`],
 //!   [`Informer::metadata_builder`] (metadata only), a slim type of your
@@ -143,8 +143,7 @@
 //! core or a current-thread runtime, all decoding stays on the thread that
 //! reads. An informer may take fewer threads per batch with
 //! [`InformerBuilder::decode_threads`]: with `decode_threads(1)` it decodes
-//! everything on the thread that reads. [`InformerBuilder::plain_decode`]
-//! trades the tuned decoder for plain `serde_json`, same objects and errors.
+//! everything on the thread that reads.
 //!
 //! # Testing your controllers
 //!
@@ -312,6 +311,8 @@ pub use tokio_util::sync::CancellationToken;
 pub mod prelude {
     #[cfg(feature = "controller")]
     pub use crate::controller::{Controller, Observed};
+    #[doc(hidden)]
+    pub use crate::store::Indexers;
     pub use crate::{
         CancellationToken, Error,
         dispatch::{EventHandlerFuncs, Lag, ResourceEventHandler, SubscribeOptions, Subscription},
@@ -323,7 +324,7 @@ pub mod prelude {
         queue::{WorkItem, WorkQueue},
         runner::{Action, OnCancel, OwnerStreamExt, Runner},
         source::{self, Watchable},
-        store::{Indexers, Store},
+        store::Store,
     };
 }
 

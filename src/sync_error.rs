@@ -9,8 +9,8 @@ use crate::resource::WatchedResource;
 
 /// Why a wait for an informer's first sync ended without it:
 /// [`Informer::wait_until_synced`](crate::Informer::wait_until_synced),
-/// [`Store::wait_until_synced`](crate::Store::wait_until_synced) and
-/// [`Subscription::wait_until_synced`](crate::Subscription::wait_until_synced)
+/// [`Store::wait_until_synced`](crate::Store::wait_until_synced),
+/// [`SyncStatus::wait_until_synced`](crate::dispatch::SyncStatus::wait_until_synced)
 /// and [`InformerFactory::wait_until_synced`](crate::InformerFactory::wait_until_synced)
 /// answer with it.
 ///

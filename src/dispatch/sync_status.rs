@@ -77,7 +77,19 @@ impl<K> SyncStatus<K> {
         sync_state(&self.channel) == SyncState::Synced
     }
 
-    /// Same as [`Subscription::wait_until_synced`](super::Subscription::wait_until_synced).
+    /// Waits until [`has_synced`](Self::has_synced): the informer has
+    /// synced and the subscriber has been yielded every initial-list item
+    /// queued for it (L2). It answers as its informer's
+    /// [`wait_until_synced`](crate::Informer::wait_until_synced) does while
+    /// the informer has not synced (a refusal, I7, or
+    /// [`SyncError::Stopped`], I9), then waits for this subscriber's
+    /// initial list; [`SyncError::Stopped`] also if the subscription ended
+    /// (refused, or the informer stopped) before it could sync. It has no
+    /// deadline of its own (I12): wrap it in [`tokio::time::timeout`] for
+    /// one. Cancel-safe.
+    ///
+    /// Items count as delivered when the subscription yields them, so await
+    /// this on another task than the one that polls the subscription.
     pub async fn wait_until_synced(&self) -> Result<(), SyncError> {
         wait_until_synced(&self.channel, &self.upstream).await
     }

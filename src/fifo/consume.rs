@@ -154,6 +154,8 @@ impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
     /// # Ok(())
     /// # }
     /// ```
+    // The stream's end says it; for the crate's own tests and the conformance harness, outside the semver promise.
+    #[doc(hidden)]
     pub fn is_closed(&self) -> bool {
         self.lock().is_closed()
     }
@@ -229,6 +231,8 @@ impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
     /// # Ok(())
     /// # }
     /// ```
+    // `pop` and `stream` are the ways to take; for the crate's own tests and the conformance harness, outside the semver promise.
+    #[doc(hidden)]
     pub fn try_pop(&self) -> Option<Deltas<K>> {
         self.lock().pop()
     }
@@ -364,6 +368,8 @@ impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
     /// # Ok(())
     /// # }
     /// ```
+    // A look inside the queue, for the crate's own tests and the conformance harness, outside the semver promise.
+    #[doc(hidden)]
     pub fn list_keys(&self) -> Vec<ObjectKey> {
         self.lock().keys().cloned().collect()
     }
@@ -390,6 +396,8 @@ impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
     /// # Ok(())
     /// # }
     /// ```
+    // A look inside the queue, for the crate's own tests and the conformance harness, outside the semver promise.
+    #[doc(hidden)]
     pub fn get_by_key(&self, key: &ObjectKey) -> Option<Deltas<K>> {
         self.lock().get(key).cloned()
     }

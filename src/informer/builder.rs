@@ -132,8 +132,7 @@ pub struct FromStream(());
 /// default, and closures that configure a builder (a factory's, a
 /// controller's) infer it. Options that only make sense for a list/watch
 /// ([`source_config`](Self::source_config),
-/// [`decode_threads`](Self::decode_threads),
-/// [`plain_decode`](Self::plain_decode)) exist only on a builder of an
+/// [`decode_threads`](Self::decode_threads)) exist only on a builder of an
 /// `Api`, so a stream-fed builder does not compile with them:
 ///
 /// ```compile_fail,E0599
@@ -181,7 +180,7 @@ pub(crate) struct Options {
     strip_managed_fields: bool,
     /// [`InformerBuilder::decode_threads`] (`None`: not set).
     decode_threads: Option<usize>,
-    /// [`InformerBuilder::plain_decode`].
+    /// `InformerBuilder::plain_decode`.
     plain_decode: bool,
     /// A key function of the user's (`false`: `namespace/name`).
     key_fn: bool,
@@ -358,6 +357,8 @@ where
 
     /// Replaces every index with `indexers` (the namespace index is always
     /// there).
+    // `indexer` once per index is the way; for the crate's own tests and the conformance harness, outside the semver promise.
+    #[doc(hidden)]
     pub fn indexers(mut self, indexers: Indexers<K>) -> Self {
         self.common.indexers = indexers;
         self
@@ -593,6 +594,8 @@ where
     /// run.await.unwrap().unwrap();
     /// # }
     /// ```
+    // A benchmark knob (the tuned decoder against plain serde_json), for the crate's own tests and the conformance harness, outside the semver promise.
+    #[doc(hidden)]
     pub fn plain_decode(mut self) -> Self {
         self.source.decode.plain = true;
         self

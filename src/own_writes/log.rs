@@ -104,6 +104,8 @@ pub struct WriteLog {
 
 impl WriteLog {
     /// An empty log.
+    // `WriteLog::default()` is the way in; kept for the crate's own tests.
+    #[doc(hidden)]
     pub fn new() -> Self {
         Self::default()
     }
@@ -158,6 +160,8 @@ impl WriteLog {
     ///
     /// assert_eq!(WriteLog::new().parents(), 0);
     /// ```
+    // A count for the crate's own tests.
+    #[doc(hidden)]
     pub fn parents(&self) -> usize {
         self.parents.lock().len()
     }

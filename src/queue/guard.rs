@@ -40,6 +40,8 @@ impl<T: Hash + Eq + Clone> WorkItem<T> {
     }
 
     /// The item.
+    // Deref gives the item; kept for the crate's own tests.
+    #[doc(hidden)]
     pub fn item(&self) -> &T {
         &self.item
     }

@@ -52,8 +52,7 @@
 //!   shuts down and then waits until no guard is alive; a later `shutdown`
 //!   stops the wait.
 //! - **W11 length.** [`len`](WorkQueue::len) counts queued items: neither
-//!   processing nor delayed ones (at both levels, W14;
-//!   [`len_at`](WorkQueue::len_at) counts one).
+//!   processing nor delayed ones (at both levels, W14).
 //! - **W12 bounded memory.** The queue holds each distinct item at most once
 //!   in each of its sets (queued, dirty, processing, delayed), whatever the
 //!   rate of adds; the per-item limiter holds one counter per item until it is

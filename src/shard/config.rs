@@ -103,6 +103,8 @@ impl LeaseConfig {
 
     /// Checks that the identity is not empty and the timings (client-go's
     /// rules).
+    // Shard::new and Leadership::new validate; kept for the crate's own tests.
+    #[doc(hidden)]
     pub fn validate(&self) -> Result<(), Error> {
         if self.identity.is_empty() {
             return Err(Error::EmptyIdentity);

@@ -58,9 +58,7 @@
 //! decoded on several cores; the events still come out one by one in the
 //! server's order, with the same errors at the same places as a serial
 //! decode. An informer may cap the threads one batch takes
-//! ([`InformerBuilder::decode_threads`](crate::InformerBuilder::decode_threads))
-//! or decode with plain `serde_json`
-//! ([`InformerBuilder::plain_decode`](crate::InformerBuilder::plain_decode));
+//! ([`InformerBuilder::decode_threads`](crate::InformerBuilder::decode_threads));
 //! a source opened here decodes as the defaults say.
 //!
 //! # Paging

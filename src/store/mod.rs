@@ -140,7 +140,11 @@ pub(crate) use compact::Codec;
 pub(crate) use compact::CompactCache;
 #[cfg(feature = "compact")]
 pub use compact::{CompactCache, CompactStats};
-pub use indexers::{Indexers, NAMESPACE_INDEX};
+// Index functions are given to `InformerBuilder::indexer` one by one; the
+// set itself is for the writer side and the crate's own tests.
+#[doc(hidden)]
+pub use indexers::Indexers;
+pub use indexers::NAMESPACE_INDEX;
 pub use namespace::NamespacedStore;
 pub(crate) use reader::Owner;
 pub use reader::Store;
