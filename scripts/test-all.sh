@@ -10,8 +10,8 @@ cd "$(dirname "$0")/.."
 # The tests that run again with KUBE_INFORMER_CACHE=compact.
 #
 # How to decide: the library reads no environment variable (rule A4); the
-# mode is read in one place, the test-only crate kube-informer-cache-mode's CacheModeExt::cache_from_env
-# and compact_from_env (the variable CACHE_ENV there, tests/cache-mode/src/lib.rs),
+# mode is read in one place, the test module tests/cache_mode_common (its
+# CacheModeExt::cache_from_env and compact_from_env, the variable CACHE_ENV),
 # so a test file belongs here when it calls `.cache_from_env()` or
 # `compact_from_env()` itself, or through a module of its own (conformance's
 # informer_runner), or picks its store writer by the mode (tests/store_common's

@@ -1,13 +1,13 @@
 //! What the compact pass of `scripts/test-all.sh` rests on: it runs the
-//! test targets that build informers with kube-informer-testing's
-//! `CacheModeExt::cache_from_env` again with `KUBE_INFORMER_CACHE=compact`,
+//! test targets that build informers with the test module
+//! `cache_mode_common`'s `CacheModeExt::cache_from_env` again with `KUBE_INFORMER_CACHE=compact`,
 //! and that tests the compact cache only if the variable reaches the
 //! builder. In that pass an informer built with `cache_from_env` keeps its
 //! objects encoded; in the other one it keeps them decoded.
 
+use crate::cache_mode_common::{CACHE_ENV, CacheModeExt};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube_informer::{Informer, source::Event};
-use kube_informer_cache_mode::{CACHE_ENV, CacheModeExt};
 
 // CM10
 #[test]

@@ -1,7 +1,7 @@
 //! The controller's rules (C1–C14 in `src/controller/mod.rs`) on the fake
 //! API server, on tokio's paused clock.
 
-use kube_informer_cache_mode::CacheModeExt;
+use crate::cache_mode_common::CacheModeExt;
 use std::{
     collections::BTreeMap,
     sync::{Arc, Mutex},

@@ -5,6 +5,7 @@
 //! One test binary: each module is the `tests/` file of its name, so a test's
 //! name starts with its file's (`cargo test --test controller_layer -- <file>::`).
 
+mod cache_mode_common;
 #[cfg(feature = "kube-runtime")]
 mod informer_common;
 /// The operator example's modules (`examples/operator/`), compiled in once

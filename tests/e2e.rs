@@ -4,6 +4,7 @@
 //! One test binary: each module is the `tests/` file of its name, so a test's
 //! name starts with its file's (`cargo test --test e2e -- <file>::`).
 
+mod cache_mode_common;
 mod e2e_support;
 mod write_conformance;
 

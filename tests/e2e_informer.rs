@@ -11,7 +11,7 @@
 
 use crate::e2e_support;
 
-use kube_informer_cache_mode::CacheModeExt;
+use crate::cache_mode_common::CacheModeExt;
 use std::collections::BTreeSet;
 use std::time::Duration;
 

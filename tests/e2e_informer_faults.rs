@@ -9,7 +9,7 @@
 
 use crate::e2e_support;
 
-use kube_informer_cache_mode::CacheModeExt;
+use crate::cache_mode_common::CacheModeExt;
 use std::time::Duration;
 
 use anyhow::{Context, Result, ensure};

@@ -5,7 +5,7 @@
 //! deleted" from the test side (a `deletionTimestamp` in the object). The
 //! same rules run against the real kube-apiserver in tests/e2e_finalizer.rs.
 
-use kube_informer_cache_mode::CacheModeExt;
+use crate::cache_mode_common::CacheModeExt;
 use std::{sync::Arc, time::Duration};
 
 use futures::StreamExt;

@@ -4,9 +4,11 @@
 //! One test binary: each module is the `tests/` file of its name, so a test's
 //! name starts with its file's (`cargo test --test informer -- <file>::`).
 
+mod cache_mode_common;
 mod informer_common;
 mod store_common;
 
+#[cfg(feature = "compact")]
 mod cache_mode;
 mod dispatch_batch;
 mod dispatch_coalesce;
@@ -18,6 +20,7 @@ mod factory_lifetimes;
 mod factory_options;
 mod informer_auto_traits;
 mod informer_coalesce;
+#[cfg(feature = "compact")]
 mod informer_compact;
 mod informer_decode_options;
 mod informer_errors;

@@ -1,8 +1,8 @@
 //! The informer's public types can cross tasks and threads.
 
+use crate::cache_mode_common::CacheModeExt;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube_informer::{Informer, InformerBuilder, InformerFactory, informer};
-use kube_informer_cache_mode::CacheModeExt;
 
 fn send_sync<T: Send + Sync>() {}
 fn send_static<T: Send + 'static>(_: &T) {}

@@ -3,6 +3,7 @@
 
 use crate::informer_common;
 
+use crate::cache_mode_common::CacheModeExt;
 use futures::StreamExt;
 use informer_common::*;
 use kube_informer::{
@@ -10,7 +11,6 @@ use kube_informer::{
     dispatch::{Lag, SubscribeOptions},
     source::Event,
 };
-use kube_informer_cache_mode::CacheModeExt;
 
 #[tokio::test]
 async fn coalesce_subscriber_stalled_during_10k_updates_stays_bounded_and_converges() {

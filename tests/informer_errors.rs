@@ -3,7 +3,7 @@
 
 use crate::informer_common;
 
-use kube_informer_cache_mode::CacheModeExt;
+use crate::cache_mode_common::CacheModeExt;
 use std::sync::{
     Arc,
     atomic::{AtomicUsize, Ordering},

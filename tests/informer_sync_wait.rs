@@ -6,7 +6,7 @@
 
 use crate::informer_common;
 
-use kube_informer_cache_mode::CacheModeExt;
+use crate::cache_mode_common::CacheModeExt;
 use std::{error::Error as _, time::Duration};
 
 use futures::channel::mpsc;

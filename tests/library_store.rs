@@ -2,7 +2,7 @@
 //! store follows its writer and survives a panicking indexer, the builder's
 //! transforms compose, and `keys_with` agrees with a custom key function.
 
-use kube_informer_cache_mode::CacheModeExt;
+use crate::cache_mode_common::CacheModeExt;
 
 use futures::StreamExt;
 use k8s_openapi::{

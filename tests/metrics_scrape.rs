@@ -7,7 +7,7 @@
 use crate::operator::metrics_http;
 use crate::scrape_common;
 
-use kube_informer_cache_mode::CacheModeExt;
+use crate::cache_mode_common::CacheModeExt;
 use std::{sync::Arc, time::Duration};
 
 use k8s_openapi::api::core::v1::ConfigMap;

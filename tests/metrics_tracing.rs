@@ -2,9 +2,10 @@
 //! carries the resource's labels as fields, a forced 410 is one WARN line
 //! and a debug `relist` event with its cause, inside that span.
 
+mod cache_mode_common;
 mod log_common;
 
-use kube_informer_cache_mode::CacheModeExt;
+use crate::cache_mode_common::CacheModeExt;
 use log_common::Buffer;
 
 use std::time::Duration;

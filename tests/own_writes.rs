@@ -5,7 +5,7 @@
 //! `src/controller/mod.rs`), the gate proven on the fake API server with
 //! lagging watches, on tokio's paused clock.
 
-use kube_informer_cache_mode::CacheModeExt;
+use crate::cache_mode_common::CacheModeExt;
 use std::{
     cmp::Ordering,
     future::Future,

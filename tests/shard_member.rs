@@ -14,7 +14,7 @@
 //! is caught wherever it is made: in the state machine, the gate or the
 //! driver.
 
-use kube_informer_cache_mode::CacheModeExt;
+use crate::cache_mode_common::CacheModeExt;
 use std::{
     collections::{BTreeMap, BTreeSet},
     sync::Arc,

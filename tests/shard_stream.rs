@@ -1,6 +1,7 @@
 //! S6: what a sharded stream ([`KeyGate::filter`]) yields — only owned keys, acquisitions
 //! replayed from the store, losses announced, each change with its guard.
 
+use crate::cache_mode_common::CacheModeExt;
 use futures::{StreamExt, poll};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube_informer::{
@@ -9,7 +10,6 @@ use kube_informer::{
     source::Event,
     unstable::shard::{Member, MemberId, MemberSet},
 };
-use kube_informer_cache_mode::CacheModeExt;
 use tokio::sync::mpsc;
 
 fn cm(name: &str, rv: &str) -> ConfigMap {

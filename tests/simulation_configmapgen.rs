@@ -23,7 +23,7 @@
 mod configmapgen;
 use crate::simulation_common;
 
-use kube_informer_cache_mode::CacheModeExt;
+use crate::cache_mode_common::CacheModeExt;
 use std::{collections::BTreeMap, sync::Arc, time::Duration};
 
 use configmapgen::{ConfigMapGenerator, ConfigMapGeneratorSpec};

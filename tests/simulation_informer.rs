@@ -11,7 +11,7 @@
 //! The informer is set up to use no randomness and no other thread: no
 //! backoff jitter, a fixed watch timeout, decoding on the runtime thread.
 
-use kube_informer_cache_mode::CacheModeExt;
+use crate::cache_mode_common::CacheModeExt;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::ConfigMap;

@@ -7,7 +7,7 @@
 //!   faults and the order the reconciler saw keys in); other seeds give
 //!   other traces.
 
-use kube_informer_cache_mode::CacheModeExt;
+use crate::cache_mode_common::CacheModeExt;
 use std::{sync::Arc, time::Duration};
 
 use futures::StreamExt;

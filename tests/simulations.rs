@@ -3,6 +3,7 @@
 //! One test binary: each module is the `tests/` file of its name, so a test's
 //! name starts with its file's (`cargo test --test simulations -- <file>::`).
 
+mod cache_mode_common;
 #[cfg(feature = "controller")]
 mod simulation_common;
 

@@ -2,9 +2,10 @@
 //! log them (whoever reads the stream reports each once), and its debug
 //! events sit in spans that name the resource.
 
+mod cache_mode_common;
 mod source_helpers;
 
-use kube_informer_cache_mode::CacheModeExt;
+use crate::cache_mode_common::CacheModeExt;
 use std::sync::{Arc, Mutex};
 
 use kube_informer::{informer::SyncError, source::Config};

@@ -3,6 +3,7 @@
 //!
 //! One test in this binary, so the counting allocator sees only it.
 
+mod cache_mode_common;
 mod store_common;
 
 use std::{

@@ -16,7 +16,7 @@
 //! after a step the runner yields until the source has been read and no
 //! subscription received anything for a while.
 
-use kube_informer_cache_mode::CacheModeExt;
+use crate::cache_mode_common::CacheModeExt;
 use std::{
     convert::Infallible,
     sync::{

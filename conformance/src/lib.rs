@@ -21,6 +21,9 @@
 #![warn(missing_docs, missing_debug_implementations, rust_2018_idioms)]
 #![forbid(unsafe_code)]
 
+// The test binaries' switch to the compact cache (CM10), shared by path.
+#[path = "../../tests/cache_mode_common/mod.rs"]
+mod cache_mode_common;
 pub mod compare;
 pub mod corpus;
 pub mod coverage;

@@ -23,10 +23,10 @@
 #     a test file grouped in a binary has `#[cfg(feature = ...)]` on its
 #     `mod` line, so the binary builds without it).
 #
-# kube-informer-cache-mode, a dev-dependency, turns on `compact` (for its
-# CacheModeExt), so the unit tests and the targets of every set are built
-# with `compact` as well; the library's own clippy run, which has no
-# dev-dependencies, is the one that checks a set without it.
+# No dev-dependency turns on a feature of kube-informer (the compact-cache
+# switch of the tests is a module of the test binaries,
+# tests/cache_mode_common), so each set's unit tests and targets build with
+# that set's features and no others.
 #
 # A bash loop: no cargo-hack to install. One target dir with the rest of
 # the suite: the dependencies these sets share with it are built once.

@@ -231,8 +231,6 @@ impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
     /// # Ok(())
     /// # }
     /// ```
-    // `pop` and `stream` are the ways to take; for the crate's own tests and the conformance harness, outside the semver promise.
-    #[doc(hidden)]
     pub fn try_pop(&self) -> Option<Deltas<K>> {
         self.lock().pop()
     }
@@ -368,8 +366,6 @@ impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
     /// # Ok(())
     /// # }
     /// ```
-    // A look inside the queue, for the crate's own tests and the conformance harness, outside the semver promise.
-    #[doc(hidden)]
     pub fn list_keys(&self) -> Vec<ObjectKey> {
         self.lock().keys().cloned().collect()
     }

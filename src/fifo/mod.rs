@@ -9,8 +9,8 @@
 //! once, and appends a [`Delta`](crate::Delta) to that key's pending
 //! [`Deltas`](crate::Deltas). A key holds one place in the queue, the place it
 //! got when it first had something pending; consumers get all of a key's
-//! deltas at once, oldest key first, through [`pop`](DeltaFifo::pop) or the
-//! [`stream`](DeltaFifo::stream).
+//! deltas at once, oldest key first, through [`pop`](DeltaFifo::pop),
+//! [`try_pop`](DeltaFifo::try_pop) or the [`stream`](DeltaFifo::stream).
 //!
 //! The rules are client-go's DeltaFIFO (F1–F11 in the conformance list), with
 //! two deliberate additions: [`Coalesce::Latest`] bounds a slow consumer's

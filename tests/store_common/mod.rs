@@ -97,23 +97,22 @@ pub fn drain(sub: &mut Subscription<ConfigMap>) -> Vec<String> {
 }
 
 /// Whether the suite runs in the compact cache mode
-/// (`KUBE_INFORMER_CACHE=compact`, the switch of kube-informer-testing's
-/// `CacheModeExt::cache_from_env`).
+/// (`KUBE_INFORMER_CACHE=compact` in a build with the `compact` feature,
+/// the switch of `cache_mode_common`'s `CacheModeExt::cache_from_env`).
 pub fn compact_mode() -> bool {
-    kube_informer_cache_mode::compact_from_env()
+    crate::cache_mode_common::compact_from_env()
 }
 
 /// A store writer in the mode the suite runs in.
 pub fn new_writer(
     indexers: kube_informer::store::Indexers<ConfigMap>,
 ) -> kube_informer::unstable::store::Writer<ConfigMap> {
-    use kube_informer::store::CompactCache;
     use kube_informer::unstable::store::Writer;
+    #[cfg(feature = "compact")]
     if compact_mode() {
-        Writer::compact(indexers, CompactCache::default())
-    } else {
-        Writer::new(indexers)
+        return Writer::compact(indexers, kube_informer::store::CompactCache::default());
     }
+    Writer::new(indexers)
 }
 
 /// What a read or a write hands back is what was written: the same
