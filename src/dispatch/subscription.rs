@@ -119,7 +119,8 @@ impl<K> Subscription<K> {
     /// this on the task that should be polling the stream waits forever
     /// once there is an initial list: poll the stream elsewhere, or use a
     /// [`SyncStatus`] from [`sync_status`](Subscription::sync_status).
-    // Waiting here on the task that polls the stream never ends; `sync_status()` is the way. Kept for the crate's own tests.
+    // Hidden (outside semver): awaited on the task that polls the stream it
+    // never ends; `sync_status()` is the way. The tests use it.
     #[doc(hidden)]
     pub async fn wait_until_synced(&self) -> Result<(), SyncError> {
         wait_until_synced(&self.channel, &self.upstream).await
@@ -168,7 +169,8 @@ impl<K> Subscription<K> {
     /// assert_eq!(slow.pending(), 0);
     /// # Ok(()) }
     /// ```
-    // `stats().pending` is the documented way; a cheap read kept for the benchmarks and tests.
+    // Hidden (outside semver): `stats().pending` is the documented way; this
+    // cheaper read is for the benchmarks and tests.
     #[doc(hidden)]
     pub fn pending(&self) -> usize {
         self.channel.state.lock().queue.len()

@@ -154,7 +154,8 @@ impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
     /// # Ok(())
     /// # }
     /// ```
-    // The stream's end says it; for the crate's own tests and the conformance harness, outside the semver promise.
+    // Hidden (outside semver): the stream's end says it; the conformance
+    // harness and the tests read it.
     #[doc(hidden)]
     pub fn is_closed(&self) -> bool {
         self.lock().is_closed()
@@ -392,7 +393,8 @@ impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
     /// # Ok(())
     /// # }
     /// ```
-    // A look inside the queue, for the crate's own tests and the conformance harness, outside the semver promise.
+    // Hidden (outside semver): a look inside the queue for the conformance
+    // harness and the tests.
     #[doc(hidden)]
     pub fn get_by_key(&self, key: &ObjectKey) -> Option<Deltas<K>> {
         self.lock().get(key).cloned()

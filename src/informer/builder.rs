@@ -357,7 +357,8 @@ where
 
     /// Replaces every index with `indexers` (the namespace index is always
     /// there).
-    // `indexer` once per index is the way; for the crate's own tests and the conformance harness, outside the semver promise.
+    // Hidden (outside semver): `indexer` once per index is the way; the
+    // tests and `store::Indexers`'s docs use this.
     #[doc(hidden)]
     pub fn indexers(mut self, indexers: Indexers<K>) -> Self {
         self.common.indexers = indexers;
@@ -594,7 +595,8 @@ where
     /// run.await.unwrap().unwrap();
     /// # }
     /// ```
-    // A benchmark knob (the tuned decoder against plain serde_json), for the crate's own tests and the conformance harness, outside the semver promise.
+    // Hidden (outside semver): a knob of the benchmarks and tests (the
+    // tuned decoder against plain serde_json).
     #[doc(hidden)]
     pub fn plain_decode(mut self) -> Self {
         self.source.decode.plain = true;

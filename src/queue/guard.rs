@@ -40,7 +40,8 @@ impl<T: Hash + Eq + Clone> WorkItem<T> {
     }
 
     /// The item.
-    // Deref gives the item; kept for the crate's own tests.
+    // Hidden (outside semver): Deref gives the item; the tests, benchmarks
+    // and conformance harness use this.
     #[doc(hidden)]
     pub fn item(&self) -> &T {
         &self.item

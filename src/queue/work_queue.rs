@@ -397,7 +397,7 @@ impl<T: Hash + Eq + Clone + Send + 'static> WorkQueue<T> {
     /// queue.add("b");
     /// assert_eq!((queue.len_at(Priority::High), queue.len_at(Priority::Low)), (1, 1));
     /// ```
-    // A look inside the queue, for the crate's own tests and the conformance harness, outside the semver promise.
+    // Hidden (outside semver): a look inside the queue for the tests.
     #[doc(hidden)]
     pub fn len_at(&self, priority: Priority) -> usize {
         let (len, joined) = {
@@ -521,7 +521,7 @@ impl<T: Hash + Eq + Clone + Send + 'static> WorkQueue<T> {
     }
 
     /// How many items are being processed (guards alive).
-    // A look inside the queue, for the crate's own tests and the conformance harness, outside the semver promise.
+    // Hidden (outside semver): a look inside the queue for the tests.
     #[doc(hidden)]
     pub fn processing(&self) -> usize {
         self.shared.state.lock().processing()
