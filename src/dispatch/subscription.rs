@@ -17,7 +17,7 @@ use super::{
     handler::ResourceEventHandler,
     initial_list::is_initial_added,
     life::{Ended, Life},
-    sync_status::{SyncState, Upstream, UpstreamSync, sync_state, wait_until_synced},
+    sync_status::{Upstream, UpstreamSync, wait_until_synced},
 };
 use crate::{
     metrics::{StatsProbe, SubscriptionStats},
@@ -98,13 +98,6 @@ impl<K> Subscription<K> {
 
     pub(super) fn channel(&self) -> &Arc<Channel<K>> {
         &self.channel
-    }
-
-    /// Whether the informer has synced and this subscriber has been yielded
-    /// every initial-list item queued for it (L2); users read it through
-    /// [`sync_status`](Self::sync_status).
-    pub(crate) fn has_synced(&self) -> bool {
-        sync_state(&self.channel) == SyncState::Synced
     }
 
     /// Waits until [`SyncStatus::has_synced`]. It answers

@@ -526,6 +526,7 @@ impl<T: Hash + Eq + Clone + Send + 'static> WorkQueue<T> {
 
     /// As [`feed`](Self::feed) for a stream of items with their priority
     /// (W14): the controller's feed of every trigger.
+    #[cfg(feature = "controller")]
     pub(crate) fn feed_with_priority<S>(
         &self,
         items: S,
