@@ -57,7 +57,13 @@ fn listed_keys() -> Vec<ObjectKey> {
 
 /// A queue holding the initial list at low priority.
 fn backlog(priorities: bool, keys: &[ObjectKey]) -> WorkQueue {
-    let queue = WorkQueue::new().priorities(priorities);
+    let queue = WorkQueue::with_config(
+        kube_informer::queue::QueueConfig {
+            priorities,
+            ..Default::default()
+        },
+        kube_informer::queue::default_rate_limiter(),
+    );
     for key in keys {
         queue.add_with_priority(key.clone(), Priority::Low);
     }

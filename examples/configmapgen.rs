@@ -21,7 +21,7 @@ use kube::{
     Api, Client, CustomResource, Resource, ResourceExt,
     api::{ObjectMeta, Patch, PatchParams},
 };
-use kube_informer::prelude::*;
+use kube_informer::{controller::Config, prelude::*};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tracing::{info, warn};
@@ -104,7 +104,10 @@ async fn main() -> Result<(), kube_informer::Error> {
     info!("press Enter to reconcile every generator");
     let outcomes = Controller::new(Api::<ConfigMapGenerator>::all(client.clone()))
         .owns(Api::<ConfigMap>::all(client.clone()))
-        .concurrency(2)
+        .with_config(Config {
+            concurrency: 2,
+            ..Default::default()
+        })
         .reconcile_all_on(ticks)
         .shutdown_on_signal()
         .run(reconcile, error_policy, Arc::new(client));

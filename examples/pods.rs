@@ -95,8 +95,18 @@ async fn main() {
     let metrics = informer.metrics();
     println!(
         "watched {} events, {} relists, {} errors; synced in {:?}",
-        metrics.source.watch_events.iter().sum::<u64>(),
-        metrics.source.relists.iter().sum::<u64>(),
+        metrics
+            .source
+            .watch_events
+            .into_iter()
+            .map(|(_, n)| n)
+            .sum::<u64>(),
+        metrics
+            .source
+            .relists
+            .into_iter()
+            .map(|(_, n)| n)
+            .sum::<u64>(),
         metrics.errors,
         metrics.store.time_to_first_sync,
     );

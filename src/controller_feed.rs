@@ -227,7 +227,7 @@ impl<K: FeedObject> Stream for ControllerFeed<K> {
                 return Poll::Ready(None);
             };
             let trigger = this.apply(notification);
-            if this.initial.is_some() && this.subscription.has_synced() {
+            if this.initial.is_some() && this.subscription.sync_status().has_synced() {
                 this.finish_initial_list();
             }
             if let Some(object) = trigger {

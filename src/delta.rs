@@ -101,9 +101,12 @@ impl<K> PartialEq for DeltaObject<K> {
 /// ```
 /// use std::sync::Arc;
 /// use k8s_openapi::api::core::v1::ConfigMap;
-/// use kube_informer::{Delta, DeltaType};
+/// use kube_informer::{Delta, DeltaObject, DeltaType};
 ///
-/// let delta = Delta::new(DeltaType::Added, Arc::new(ConfigMap::default()));
+/// let delta = Delta {
+///     delta_type: DeltaType::Added,
+///     object: DeltaObject::Object(Arc::new(ConfigMap::default())),
+/// };
 /// assert_eq!(delta.delta_type, DeltaType::Added);
 /// assert!(!delta.object.is_tombstone());
 /// ```
@@ -117,7 +120,7 @@ pub struct Delta<K> {
 
 impl<K> Delta<K> {
     /// A delta carrying a live object.
-    pub fn new(delta_type: DeltaType, object: Arc<K>) -> Self {
+    pub(crate) fn new(delta_type: DeltaType, object: Arc<K>) -> Self {
         Self {
             delta_type,
             object: DeltaObject::Object(object),
@@ -125,7 +128,7 @@ impl<K> Delta<K> {
     }
 
     /// A `Deleted` delta carrying a tombstone.
-    pub fn tombstone(key: ObjectKey, object: Arc<K>) -> Self {
+    pub(crate) fn tombstone(key: ObjectKey, object: Arc<K>) -> Self {
         Self {
             delta_type: DeltaType::Deleted,
             object: DeltaObject::DeletedFinalStateUnknown { key, object },
@@ -170,17 +173,17 @@ impl<K> PartialEq for Delta<K> {
 /// ```
 /// use std::sync::Arc;
 /// use k8s_openapi::api::core::v1::ConfigMap;
-/// use kube_informer::{Delta, DeltaType, Deltas, ObjectKey};
+/// use kube_informer::{Delta, DeltaObject, DeltaType, Deltas, ObjectKey};
 ///
+/// let delta = |delta_type| Delta { delta_type, object: DeltaObject::Object(Arc::new(ConfigMap::default())) };
 /// let key: ObjectKey = "default/app".parse()?;
-/// let mut deltas = Deltas::new(key.clone(), Delta::new(DeltaType::Added, Arc::new(ConfigMap::default())));
-/// deltas.push(Delta::new(DeltaType::Updated, Arc::new(ConfigMap::default())));
+/// let mut deltas = Deltas::new(key.clone(), delta(DeltaType::Added));
+/// deltas.push(delta(DeltaType::Updated));
 /// assert_eq!(deltas.key(), &key);
 /// assert_eq!(deltas.len(), 2);
-/// assert_eq!(deltas.oldest().delta_type, DeltaType::Added);
 /// assert_eq!(deltas.newest().delta_type, DeltaType::Updated);
-/// // A slice of deltas, oldest first: `len`, `iter`, indexing and the
-/// // rest of the slice methods read it.
+/// // A slice of deltas, oldest first: `len`, `iter`, indexing (`deltas[0]`
+/// // is the oldest) and the rest of the slice methods read it.
 /// let types: Vec<_> = deltas.iter().map(|d| d.delta_type).collect();
 /// assert_eq!(types, [DeltaType::Added, DeltaType::Updated]);
 /// assert_eq!(deltas[1].delta_type, DeltaType::Updated);
@@ -211,12 +214,8 @@ impl<K> Deltas<K> {
         self.items.push(delta);
     }
 
-    /// The oldest delta.
-    pub fn oldest(&self) -> &Delta<K> {
-        &self.items[0]
-    }
-
-    /// The newest delta.
+    /// The newest delta: what the object is now, as far as this batch
+    /// knows (the oldest is `self[0]`; a `Deltas` is never empty).
     pub fn newest(&self) -> &Delta<K> {
         &self.items[self.items.len() - 1]
     }
@@ -298,7 +297,7 @@ mod tests {
             ]
         );
         assert!(d.newest().object.is_tombstone());
-        assert!(!d.oldest().object.is_tombstone());
+        assert!(!d[0].object.is_tombstone());
         assert!(!d.is_empty());
     }
 }

@@ -6,7 +6,6 @@ pub mod changed;
 mod changed_only;
 mod filter_changes;
 mod keys;
-mod keys_with;
 mod objects;
 
 pub use changed::ChangeFilter;
@@ -18,7 +17,6 @@ use std::sync::Arc;
 use filter_changes::FilterChanges;
 use futures::{Stream, stream::FusedStream};
 use keys::Keys;
-use keys_with::KeysWith;
 use kube::Resource;
 use objects::Objects;
 
@@ -159,8 +157,9 @@ pub trait NotificationStreamExt<K>: Stream<Item = Notification<K>> {
     ///
     /// It does not know an informer's custom
     /// [`key_fn`](crate::InformerBuilder::key_fn): for an informer keyed
-    /// some other way, use [`keys_with`](Self::keys_with) with the same
-    /// function, or the keys will not match the store's.
+    /// some other way, map [`objects`](Self::objects) with the same
+    /// function (`objects().map(|object| key_fn(&object))`), or the keys
+    /// will not match the store's.
     ///
     /// # Examples
     ///
@@ -191,44 +190,6 @@ pub trait NotificationStreamExt<K>: Stream<Item = Notification<K>> {
         K: Resource,
     {
         Keys::new(self)
-    }
-
-    /// The key of each notification's newest object, by `key_fn`: what
-    /// [`keys`](Self::keys) does, for informers built with a custom
-    /// [`key_fn`](crate::InformerBuilder::key_fn). Pass the informer's key
-    /// function so these keys are the store's keys.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::sync::Arc;
-    /// use futures::{StreamExt, stream};
-    /// use k8s_openapi::api::core::v1::ConfigMap;
-    /// use kube_informer::{Notification, ObjectKey, ext::NotificationStreamExt, store::Error};
-    ///
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// // The informer's key function: by uid, not by name.
-    /// fn by_uid(cm: &ConfigMap) -> Result<ObjectKey, Error> {
-    ///     ObjectKey::new(None, cm.metadata.uid.as_deref().ok_or(Error::MissingName)?)
-    /// }
-    /// let mut cm = ConfigMap::default();
-    /// cm.metadata.name = Some("app".into());
-    /// cm.metadata.uid = Some("0b7c".into());
-    /// let notifications = stream::iter([
-    ///     Notification::Added { object: Arc::new(cm), in_initial_list: false },
-    /// ]);
-    /// let keys: Vec<_> = notifications.keys_with(by_uid).collect().await;
-    /// assert_eq!(keys[0].as_ref().map(|k| k.as_str()), Ok("0b7c"));
-    /// # }
-    /// ```
-    #[must_use = "streams do nothing unless polled"]
-    fn keys_with<F>(self, key_fn: F) -> impl FusedStream<Item = Result<ObjectKey, Error>>
-    where
-        Self: Sized,
-        F: FnMut(&K) -> Result<ObjectKey, Error>,
-    {
-        KeysWith::new(self, key_fn)
     }
 }
 

@@ -50,8 +50,7 @@
 //! - *How am I told about changes?* [`Subscription`] (a stream of
 //!   [`Notification`]s; per-subscriber [`SubscribeOptions`]: resync
 //!   period, [`Lag`] policy, name), its end in [`dispatch::EndReason`],
-//!   callback style through [`ResourceEventHandler`] and
-//!   [`dispatch::EventHandlerFuncs`]; combinators in
+//!   callback style through [`ResourceEventHandler`]; combinators in
 //!   [`NotificationStreamExt`] (`changed_only`, `keys`, `objects`).
 //! - *How do I write an operator?* [`Controller`] (triggers, change filters in
 //!   [`ext::changed`], error policy, shutdown, reconcile metrics) with
@@ -315,7 +314,7 @@ pub mod prelude {
     pub use crate::store::Indexers;
     pub use crate::{
         CancellationToken, Error,
-        dispatch::{EventHandlerFuncs, Lag, ResourceEventHandler, SubscribeOptions, Subscription},
+        dispatch::{Lag, ResourceEventHandler, SubscribeOptions, Subscription},
         ext::{ChangeFilter, NotificationStreamExt, changed},
         factory::InformerFactory,
         informer::{Informer, InformerBuilder},

@@ -32,7 +32,7 @@ use crate::resource::WatchedResource;
 /// [`Informer::last_error`](crate::Informer::last_error) for what the
 /// source reported last. [`TimedOut`](Self::TimedOut) is the answer of the
 /// waits that take a timeout themselves: a controller's
-/// [`sync_timeout`](crate::Controller::sync_timeout) and the factory's.
+/// [`sync_timeout`](crate::controller::Config::sync_timeout) and the factory's.
 ///
 /// # Examples
 ///

@@ -49,7 +49,7 @@ pub mod dispatch {
     //! synced.send_replace(true); // once the FIFO has synced
     //!
     //! assert!(matches!(sub.next().await, Some(Notification::Added { in_initial_list: true, .. })));
-    //! assert!(sub.has_synced());
+    //! assert!(sub.sync_status().has_synced());
     //! # Ok(()) }
     //! ```
     //!

@@ -4,7 +4,7 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use kube_informer::unstable::store::Writer;
 use kube_informer::{
     Lag, Notification, SubscribeOptions, Subscription, WatchedResource,
-    dispatch::{EventHandlerFuncs, SyncStatus},
+    dispatch::{ResourceEventHandler, SyncStatus},
     ext::{ChangeFilter, NotificationStreamExt, changed},
     own_writes::{RecordedApi, RecordedWrite, WriteLog},
     resource_version::Written,
@@ -14,7 +14,6 @@ use kube_informer::{
 };
 
 fn send_sync_unpin<T: Send + Sync + Unpin>() {}
-fn send<T: Send>() {}
 
 #[test]
 fn public_types_are_send_sync_and_unpin() {
@@ -34,7 +33,6 @@ fn public_types_are_send_sync_and_unpin() {
     send_sync_unpin::<Distributor<ConfigMap>>();
     send_sync_unpin::<Notification<ConfigMap>>();
     send_sync_unpin::<WatchedResource>();
-    send::<EventHandlerFuncs<ConfigMap>>();
 }
 
 /// The streams and filters the extension traits return are `impl Trait`s:
@@ -52,9 +50,6 @@ fn p7_the_ext_streams_and_filters_are_send_sync_unpin_and_fused() {
         is_send_sync_unpin(&s);
         is_fused(&s);
         let s = sub().keys();
-        is_send_sync_unpin(&s);
-        is_fused(&s);
-        let s = sub().keys_with(|cm: &ConfigMap| kube_informer::ObjectKey::from_object(cm));
         is_send_sync_unpin(&s);
         is_fused(&s);
         let s = sub().filter_changes(changed::generation());
@@ -111,8 +106,10 @@ fn p7_the_returned_streams_are_send_and_unpin() {
         is_fused(&deltas);
         is_send_sync(&deltas);
         send_unpin(&queue.stream());
-        let reconciles = Runner::new(queue.clone())
-            .run(|_key| async { Ok::<_, std::convert::Infallible>(Action::await_change()) });
+        let reconciles = Runner::new(queue.clone()).run(
+            |_key| async { Ok::<_, std::convert::Infallible>(Action::await_change()) },
+            |_, _| Action::backoff(),
+        );
         send_unpin(&reconciles);
         let sharded = gate.filter(
             informer.subscribe(SubscribeOptions::default()).unwrap(),
@@ -138,7 +135,7 @@ fn the_handle_and_distribute_futures_are_send() {
     let (_tx, rx) = tokio::sync::watch::channel(false);
     let mut d = Distributor::<ConfigMap>::new(std::time::Duration::ZERO, rx);
     let sub = d.subscribe(SubscribeOptions::default(), []);
-    let handling = sub.handle(EventHandlerFuncs::default());
+    let handling = sub.handle(Ignore);
     is_send(&handling);
     let k: kube_informer::ObjectKey = "a".parse().unwrap();
     let n = Notification::Deleted {
@@ -168,3 +165,7 @@ fn z8_the_finalizer_future_is_send_and_its_types_send_sync() {
     }
     let _ = check;
 }
+
+/// A handler that ignores every notification.
+struct Ignore;
+impl ResourceEventHandler<ConfigMap> for Ignore {}

@@ -197,7 +197,10 @@ async fn c2_watches_maps_any_object_and_a_stream_names_keys() {
             Some(key("target"))
         })
         .reconcile_on(pokes)
-        .concurrency(1)
+        .with_config(kube_informer::controller::Config {
+            concurrency: 1,
+            ..Default::default()
+        })
         .run(
             calls.reconciler::<ConfigMap>(),
             |_, _, _| Action::backoff(),
@@ -350,7 +353,10 @@ async fn c3_a_source_that_never_lists_times_out() {
     let server = FakeApiServer::start().await;
     server.fail_requests(RequestMatch::List, ApiStatus::internal_error(), usize::MAX);
     let outcomes = Controller::new(Api::<ConfigMap>::all(server.client()))
-        .sync_timeout(Duration::from_secs(30))
+        .with_config(kube_informer::controller::Config {
+            sync_timeout: Duration::from_secs(30),
+            ..Default::default()
+        })
         .run(
             |_cm: Arc<ConfigMap>, _ctx: Arc<()>| async {
                 Ok::<_, std::convert::Infallible>(Action::await_change())
@@ -422,8 +428,12 @@ async fn c3_c12_an_unserved_resource_ends_the_stream_with_its_cause() {
 async fn c12_a_timed_out_sync_names_its_last_error_once_in_the_chain() {
     let server = FakeApiServer::start().await;
     server.fail_requests(RequestMatch::List, ApiStatus::internal_error(), usize::MAX);
-    let controller = Controller::new(Api::<ConfigMap>::all(server.client()))
-        .sync_timeout(Duration::from_secs(30));
+    let controller = Controller::new(Api::<ConfigMap>::all(server.client())).with_config(
+        kube_informer::controller::Config {
+            sync_timeout: Duration::from_secs(30),
+            ..Default::default()
+        },
+    );
     let all = outcomes_of(controller).await;
     let [Err(error @ Error::Sync(SyncError::TimedOut { .. }))] = &all[..] else {
         panic!("expected a timed-out sync, got {all:?}");
@@ -641,7 +651,12 @@ async fn c6_a_panicking_reconcile_is_caught_counted_and_retried() {
     server.create(&cm("fine", "1")).unwrap();
     let calls = Calls::default();
     let seen = calls.clone();
-    let controller = Controller::new(Api::<ConfigMap>::all(server.client())).concurrency(2);
+    let controller = Controller::new(Api::<ConfigMap>::all(server.client())).with_config(
+        kube_informer::controller::Config {
+            concurrency: 2,
+            ..Default::default()
+        },
+    );
     let metrics = MetricsReader::<ControllerMetrics>::from(&controller);
     let outcomes = controller.run(
         move |cm: Arc<ConfigMap>, _ctx: Arc<()>| {
@@ -731,7 +746,12 @@ async fn c8_reconcile_metrics_count_results_workers_and_time() {
     for name in ["done", "later", "again", "fails"] {
         server.create(&cm(name, "1")).unwrap();
     }
-    let controller = Controller::new(Api::<ConfigMap>::all(server.client())).concurrency(3);
+    let controller = Controller::new(Api::<ConfigMap>::all(server.client())).with_config(
+        kube_informer::controller::Config {
+            concurrency: 3,
+            ..Default::default()
+        },
+    );
     let metrics = MetricsReader::<ControllerMetrics>::from(&controller);
     assert_eq!(metrics.read().unwrap().max_concurrent_reconciles, 3);
     let outcomes = controller.run(
@@ -954,9 +974,16 @@ async fn order_of_a_change_made_while_listed_keys_wait(priorities: bool) -> Vec<
     let calls = Calls::default();
     let (reconcile, Held { started, release }) = holding_reconciler(&calls, 0);
     // One reconcile at a time, so the others wait in the queue.
-    let controller = Controller::new(Api::<ConfigMap>::all(server.client()))
-        .priorities(priorities)
-        .concurrency(1);
+    let controller = Controller::new(Api::<ConfigMap>::all(server.client())).with_config(
+        kube_informer::controller::Config {
+            concurrency: 1,
+            queue: kube_informer::queue::QueueConfig {
+                priorities,
+                ..Default::default()
+            },
+            ..Default::default()
+        },
+    );
     let queue = MetricsReader::<WorkQueueMetrics>::from(&controller);
     let outcomes = controller.run(reconcile, |_, _, _| Action::backoff(), Arc::new(()));
     let collected = tokio::spawn(outcomes.take(11).collect::<Vec<_>>());
@@ -994,8 +1021,14 @@ async fn c10_with_priorities_the_keys_of_a_reconcile_all_on_tick_wait_behind_a_c
     let (tick, ticks) = futures::channel::mpsc::unbounded::<()>();
     let controller = Controller::new(Api::<ConfigMap>::all(server.client()))
         .reconcile_all_on(ticks)
-        .priorities(true)
-        .concurrency(1);
+        .with_config(kube_informer::controller::Config {
+            concurrency: 1,
+            queue: kube_informer::queue::QueueConfig {
+                priorities: true,
+                ..Default::default()
+            },
+            ..Default::default()
+        });
     let queue = MetricsReader::<WorkQueueMetrics>::from(&controller);
     let outcomes = controller.run(reconcile, |_, _, _| Action::backoff(), Arc::new(()));
     let collected = tokio::spawn(outcomes.take(11).collect::<Vec<_>>());
@@ -1065,7 +1098,10 @@ async fn c14_a_key_is_reconciled_once_its_triggers_are_quiet_for_the_debounce() 
     let listed = tokio::time::Instant::now();
     let outcomes = Controller::new(Api::<ConfigMap>::all(server.client()))
         .reconcile_on(pokes)
-        .debounce(Duration::from_secs(10))
+        .with_config(kube_informer::controller::Config {
+            debounce: Duration::from_secs(10),
+            ..Default::default()
+        })
         .run(
             calls.reconciler::<ConfigMap>(),
             |_, _, _| Action::backoff(),
@@ -1104,7 +1140,10 @@ async fn c14_a_requeue_is_not_delayed_by_the_debounce() {
     let times = Arc::new(Mutex::new(Vec::new()));
     let seen = times.clone();
     let outcomes = Controller::new(Api::<ConfigMap>::all(server.client()))
-        .debounce(Duration::from_secs(10))
+        .with_config(kube_informer::controller::Config {
+            debounce: Duration::from_secs(10),
+            ..Default::default()
+        })
         .run(
             move |_cm: Arc<ConfigMap>, _ctx: Arc<()>| {
                 seen.lock().unwrap().push(tokio::time::Instant::now());

@@ -92,7 +92,13 @@ fn failure_lines(logs: &Buffer) -> Vec<String> {
 async fn c8_c13_one_line_per_failed_reconcile_at_the_chosen_level_in_its_span() {
     for (level, shown) in [(Level::ERROR, "ERROR"), (Level::WARN, " WARN")] {
         let (logs, _guard) = capture();
-        let error = first_outcome(Ending::Fails, |c| c.log_reconcile_errors(level)).await;
+        let error = first_outcome(Ending::Fails, |c| {
+            c.with_config(kube_informer::controller::Config {
+                reconcile_error_log: Some(level),
+                ..Default::default()
+            })
+        })
+        .await;
         assert!(matches!(error, Error::Reconcile { .. }), "{error}");
         let lines = failure_lines(&logs);
         assert_eq!(lines.len(), 1, "{}", logs.text());
@@ -108,7 +114,13 @@ async fn c8_c13_one_line_per_failed_reconcile_at_the_chosen_level_in_its_span() 
 #[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn c13_a_panic_is_logged_at_the_chosen_level_in_its_span() {
     let (logs, _guard) = capture();
-    let error = first_outcome(Ending::Panics, |c| c.log_reconcile_errors(Level::INFO)).await;
+    let error = first_outcome(Ending::Panics, |c| {
+        c.with_config(kube_informer::controller::Config {
+            reconcile_error_log: Some(Level::INFO),
+            ..Default::default()
+        })
+    })
+    .await;
     assert!(matches!(error, Error::Panicked { .. }), "{error}");
     let lines = failure_lines(&logs);
     assert_eq!(lines.len(), 1, "{}", logs.text());
@@ -131,7 +143,13 @@ async fn c13_by_default_failures_are_yielded_and_not_logged() {
         assert!(logs.text().contains("kube_informer"), "{}", logs.text());
     }
     let (logs, _guard) = capture();
-    let error = first_outcome(Ending::Fails, |c| c.log_reconcile_errors(None)).await;
+    let error = first_outcome(Ending::Fails, |c| {
+        c.with_config(kube_informer::controller::Config {
+            reconcile_error_log: None,
+            ..Default::default()
+        })
+    })
+    .await;
     assert!(matches!(error, Error::Reconcile { .. }), "{error}");
     assert!(failure_lines(&logs).is_empty(), "{}", logs.text());
 }

@@ -207,7 +207,10 @@ async fn db1_db4_every_query_reads_what_a_sharded_operator_serves() {
     let stop = CancellationToken::new();
     let controller = operator
         .controller
-        .concurrency(2)
+        .with_config(kube_informer::controller::Config {
+            concurrency: 2,
+            ..Default::default()
+        })
         .graceful_shutdown_on(stop.clone().cancelled_owned())
         .shard(shard.gate());
     let registry =

@@ -201,7 +201,7 @@ proptest! {
         for sub in &mut subs {
             let mut view = HashMap::new();
             take(sub, &mut view, usize::MAX);
-            prop_assert!(sub.has_synced());
+            prop_assert!(sub.sync_status().has_synced());
             prop_assert_eq!(&view, &truth);
         }
     }

@@ -67,30 +67,30 @@ async fn l2_has_synced_needs_upstream_and_every_initial_item_yielded() {
     );
     let status = sub.sync_status();
     send(&mut d, added(cm("ns", "b", "1"), true)).await;
-    assert!(!sub.has_synced());
+    assert!(!sub.sync_status().has_synced());
     let waiter = tokio::spawn(async move { status.wait_until_synced().await });
 
     // Upstream synced, but two initial items are still queued.
     synced.send_replace(true);
-    assert!(!sub.has_synced());
+    assert!(!sub.sync_status().has_synced());
     assert_eq!(sub.next().await.map(|n| show(&n)).unwrap(), "A ns/a@1*");
-    assert!(!sub.has_synced());
+    assert!(!sub.sync_status().has_synced());
     assert_eq!(sub.next().await.map(|n| show(&n)).unwrap(), "A ns/b@1*");
-    assert!(sub.has_synced());
+    assert!(sub.sync_status().has_synced());
     waiter.await.unwrap().unwrap();
 
     // Live items do not count.
     send(&mut d, added(cm("ns", "c", "1"), false)).await;
-    assert!(sub.has_synced());
+    assert!(sub.sync_status().has_synced());
 }
 
 #[tokio::test]
 async fn l2_subscriber_with_nothing_initial_syncs_with_upstream() {
     let (synced, mut d) = distributor(Duration::ZERO);
     let sub = d.subscribe(SubscribeOptions::default(), []);
-    assert!(!sub.has_synced());
+    assert!(!sub.sync_status().has_synced());
     synced.send_replace(true);
-    assert!(sub.has_synced());
+    assert!(sub.sync_status().has_synced());
     sub.wait_until_synced().await.unwrap();
 }
 
@@ -106,7 +106,7 @@ async fn l2_wait_until_synced_fails_when_stopped_before_sync() {
         waiter.await.unwrap(),
         Err(SyncError::Stopped { .. })
     ));
-    assert!(!sub.has_synced());
+    assert!(!sub.sync_status().has_synced());
 }
 
 #[tokio::test(start_paused = true)]
@@ -409,8 +409,27 @@ async fn dropping_the_distributor_closes_every_subscription() {
 
 #[tokio::test]
 async fn handle_drives_a_handler_until_the_stream_ends() {
-    use kube_informer::dispatch::EventHandlerFuncs;
+    use kube_informer::dispatch::ResourceEventHandler;
     use std::sync::Mutex;
+
+    struct Recorder(Arc<Mutex<Vec<String>>>);
+    impl ResourceEventHandler<ConfigMap> for Recorder {
+        fn on_add(&mut self, o: &Arc<ConfigMap>, initial: bool) {
+            self.0
+                .lock()
+                .unwrap()
+                .push(format!("add {} {initial}", key_of(o)));
+        }
+        fn on_update(&mut self, _: &Arc<ConfigMap>, n: &Arc<ConfigMap>) {
+            self.0.lock().unwrap().push(format!("update {}", key_of(n)));
+        }
+        fn on_delete(&mut self, o: &Arc<ConfigMap>, unknown: bool) {
+            self.0
+                .lock()
+                .unwrap()
+                .push(format!("delete {} {unknown}", key_of(o)));
+        }
+    }
 
     let (_s, mut d) = distributor(Duration::ZERO);
     let sub = d.subscribe(
@@ -418,21 +437,7 @@ async fn handle_drives_a_handler_until_the_stream_ends() {
         [(key("ns/a"), cm("ns", "a", "1"))],
     );
     let seen = Arc::new(Mutex::new(Vec::new()));
-    let (s1, s2, s3) = (seen.clone(), seen.clone(), seen.clone());
-    let handler = EventHandlerFuncs::default()
-        .on_add(move |o: &Arc<ConfigMap>, initial| {
-            s1.lock()
-                .unwrap()
-                .push(format!("add {} {initial}", key_of(o)))
-        })
-        .on_update(move |_, n: &Arc<ConfigMap>| {
-            s2.lock().unwrap().push(format!("update {}", key_of(n)))
-        })
-        .on_delete(move |o: &Arc<ConfigMap>, unknown| {
-            s3.lock()
-                .unwrap()
-                .push(format!("delete {} {unknown}", key_of(o)))
-        });
+    let handler = Recorder(seen.clone());
     let task = tokio::spawn(sub.handle(handler));
     send(&mut d, updated(cm("ns", "a", "1"), cm("ns", "a", "2"))).await;
     send(

@@ -849,7 +849,10 @@ async fn e2e_side_by_side_same_state_no_more_reconciles_sb1_sb2() -> Result<()> 
         let side = ours.clone();
         let outcomes = Controller::new(side.parents())
             .owns(side.children())
-            .concurrency(CONCURRENCY)
+            .with_config(kube_informer::controller::Config {
+                concurrency: CONCURRENCY,
+                ..Default::default()
+            })
             .graceful_shutdown_on(stop.clone().cancelled_owned())
             .run(
                 |parent, side| async move {

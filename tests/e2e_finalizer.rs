@@ -336,25 +336,29 @@ async fn e2e_z1_z3_informer_and_runner_through_create_and_delete() -> Result<()>
     synced(&informer).await?;
 
     let events: Arc<Mutex<Vec<&'static str>>> = Arc::default();
-    let reconciles = Runner::new(queue.clone()).run_with_store(store.clone(), {
-        let (api, events) = (api.clone(), events.clone());
-        move |_key, object: Option<Arc<ConfigMap>>| {
+    let reconciles = Runner::new(queue.clone()).run_with_store(
+        store.clone(),
+        {
             let (api, events) = (api.clone(), events.clone());
-            async move {
-                let Some(object) = object else {
-                    return Ok(Action::AwaitChange);
-                };
-                finalizer(&api, OURS, object, |event| {
-                    events.lock().push(match event {
-                        Event::Apply(_) => "apply",
-                        Event::Cleanup(_) => "cleanup",
-                    });
-                    async { Ok::<_, Failed>(Action::AwaitChange) }
-                })
-                .await
+            move |_key, object: Option<Arc<ConfigMap>>| {
+                let (api, events) = (api.clone(), events.clone());
+                async move {
+                    let Some(object) = object else {
+                        return Ok(Action::AwaitChange);
+                    };
+                    finalizer(&api, OURS, object, |event| {
+                        events.lock().push(match event {
+                            Event::Apply(_) => "apply",
+                            Event::Cleanup(_) => "cleanup",
+                        });
+                        async { Ok::<_, Failed>(Action::AwaitChange) }
+                    })
+                    .await
+                }
             }
-        }
-    });
+        },
+        |_, _| Action::backoff(),
+    );
     let failures = Arc::new(Mutex::new(Vec::new()));
     let driver = tokio::spawn({
         let failures = failures.clone();

@@ -276,7 +276,10 @@ async fn e2e_operator_mirror() -> Result<()> {
     let reconciles = MetricsReader::<ControllerMetrics>::from(&operator.controller);
     let outcomes = operator
         .controller
-        .concurrency(WORKERS)
+        .with_config(kube_informer::controller::Config {
+            concurrency: WORKERS,
+            ..Default::default()
+        })
         .graceful_shutdown_on(stop.clone().cancelled_owned())
         .run_by_key(
             move |key: ObjectKey, source, _ctx: Arc<()>| {

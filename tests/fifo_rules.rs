@@ -93,7 +93,16 @@ fn f2_keys_and_nameless_objects() {
 
     // A tombstone is keyed by the key it carries.
     let other = Arc::new(cm("other", "1"));
-    let deltas = Deltas::new(key("a"), Delta::tombstone(key("a"), other));
+    let deltas = Deltas::new(
+        key("a"),
+        Delta {
+            delta_type: Deleted,
+            object: DeltaObject::DeletedFinalStateUnknown {
+                key: key("a"),
+                object: other,
+            },
+        },
+    );
     let g = fifo();
     g.requeue(deltas).unwrap();
     assert_eq!(g.list_keys(), [key("a")]);
@@ -231,7 +240,7 @@ fn f6_tombstone_of_a_tombstoned_key_carries_the_unwrapped_object() {
     match &deltas.newest().object {
         DeltaObject::DeletedFinalStateUnknown { key: k, object } => {
             assert_eq!(k, &key("a"));
-            assert!(Arc::ptr_eq(object, deltas.oldest().object.object()));
+            assert!(Arc::ptr_eq(object, deltas[0].object.object()));
         }
         other => panic!("expected a tombstone, got {other:?}"),
     }
@@ -400,8 +409,8 @@ fn f10_requeue_goes_to_the_tail_unless_pending_again() {
 fn f10_requeue_rejects_deltas_of_another_key() {
     let f = fifo();
     f.add(cm("keep", "1")).unwrap();
-    let mut deltas = Deltas::new(key("a"), Delta::new(Added, Arc::new(cm("a", "1"))));
-    deltas.push(Delta::new(Updated, Arc::new(cm("b", "2"))));
+    let mut deltas = Deltas::new(key("a"), live(Added, cm("a", "1")));
+    deltas.push(live(Updated, cm("b", "2")));
     let err = f.requeue(deltas).unwrap_err();
     assert!(
         matches!(&err, Error::RequeueKeyMismatch { expected, found } if expected == &key("a") && found == &key("b")),
@@ -422,8 +431,14 @@ fn f10_requeue_rejects_deltas_of_another_key() {
 #[test]
 fn f10_requeue_rejects_a_pushed_tombstone_of_another_key() {
     let f = fifo();
-    let mut deltas = Deltas::new(key("a"), Delta::new(Added, Arc::new(cm("a", "1"))));
-    deltas.push(Delta::tombstone(key("b"), Arc::new(cm("a", "2"))));
+    let mut deltas = Deltas::new(key("a"), live(Added, cm("a", "1")));
+    deltas.push(Delta {
+        delta_type: Deleted,
+        object: DeltaObject::DeletedFinalStateUnknown {
+            key: key("b"),
+            object: Arc::new(cm("a", "2")),
+        },
+    });
     let err = f.requeue(deltas).unwrap_err();
     assert!(
         matches!(&err, Error::RequeueKeyMismatch { expected, found } if expected == &key("a") && found == &key("b")),
@@ -632,8 +647,16 @@ fn objects_are_shared_not_cloned() {
     let seen = f.get_by_key(&key("a")).unwrap();
     let popped = f.try_pop().unwrap();
     assert!(Arc::ptr_eq(
-        seen.oldest().object.object(),
-        popped.oldest().object.object()
+        seen[0].object.object(),
+        popped[0].object.object()
     ));
-    assert_eq!(rv(popped.oldest().object.object()), "1");
+    assert_eq!(rv(popped[0].object.object()), "1");
+}
+
+/// A delta carrying a live object.
+fn live(delta_type: DeltaType, object: ConfigMap) -> Delta<ConfigMap> {
+    Delta {
+        delta_type,
+        object: DeltaObject::Object(Arc::new(object)),
+    }
 }

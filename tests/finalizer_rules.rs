@@ -512,23 +512,27 @@ async fn z1_z9_z2_z3_the_informer_brings_the_object_back_after_each_write() {
 
     let events: Arc<Mutex<Vec<&'static str>>> = Arc::default();
     let runs = Arc::new(Mutex::new(0));
-    let reconciles = Runner::new(queue.clone()).run_with_store(store, {
-        let (api, events, runs) = (api.clone(), events.clone(), runs.clone());
-        move |_key, object: Option<Arc<ConfigMap>>| {
+    let reconciles = Runner::new(queue.clone()).run_with_store(
+        store,
+        {
             let (api, events, runs) = (api.clone(), events.clone(), runs.clone());
-            async move {
-                *runs.lock() += 1;
-                let Some(object) = object else {
-                    return Ok(Action::AwaitChange);
-                };
-                finalizer(&api, OURS, object, |event| {
-                    events.lock().push(seen(&event));
-                    async { Ok::<_, Failed>(Action::AwaitChange) }
-                })
-                .await
+            move |_key, object: Option<Arc<ConfigMap>>| {
+                let (api, events, runs) = (api.clone(), events.clone(), runs.clone());
+                async move {
+                    *runs.lock() += 1;
+                    let Some(object) = object else {
+                        return Ok(Action::AwaitChange);
+                    };
+                    finalizer(&api, OURS, object, |event| {
+                        events.lock().push(seen(&event));
+                        async { Ok::<_, Failed>(Action::AwaitChange) }
+                    })
+                    .await
+                }
             }
-        }
-    });
+        },
+        |_, _| Action::backoff(),
+    );
     let driver = tokio::spawn(reconciles.for_each(|outcome| async move {
         assert!(outcome.is_ok(), "{outcome:?}");
     }));

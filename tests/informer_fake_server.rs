@@ -39,7 +39,7 @@ async fn builder_api_lists_watches_and_notifies() {
         format!("added a@{} initial=true", rv_of(&a))
     );
     informer.wait_until_synced().await.unwrap();
-    assert!(subscription.has_synced());
+    assert!(subscription.sync_status().has_synced());
 
     let mut changed = a.clone();
     changed.data = Some([("k".to_string(), "v".to_string())].into());

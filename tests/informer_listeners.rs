@@ -104,18 +104,18 @@ async fn l2_subscription_syncs_after_its_initial_items_are_read() {
     relist(&source, &[cm("a", "1"), cm("b", "1")], "1");
     informer.wait_until_synced().await.unwrap();
 
-    assert!(!early.has_synced());
+    assert!(!early.sync_status().has_synced());
     early.next().await.unwrap();
-    assert!(!early.has_synced());
+    assert!(!early.sync_status().has_synced());
     early.next().await.unwrap();
-    assert!(early.has_synced());
+    assert!(early.sync_status().has_synced());
 
     // A late subscriber must read its replay first.
     let mut late = informer.subscribe(SubscribeOptions::default()).unwrap();
-    assert!(!late.has_synced());
+    assert!(!late.sync_status().has_synced());
     late.next().await.unwrap();
     late.next().await.unwrap();
-    assert!(late.has_synced());
+    assert!(late.sync_status().has_synced());
 
     drop(source);
     run.await.unwrap().unwrap();

@@ -1,6 +1,7 @@
 //! What a user of the library relies on around the store: an informer's
 //! store follows its writer and survives a panicking indexer, the builder's
-//! transforms compose, and `keys_with` agrees with a custom key function.
+//! transforms compose, and `objects()` mapped by a custom key function
+//! agrees with it.
 
 use crate::cache_mode_common::CacheModeExt;
 
@@ -113,10 +114,10 @@ async fn strip_managed_fields_composes_with_the_transform() {
     assert_eq!(cached.data, None);
 }
 
-/// With a custom key function, `keys_with(the same function)` gives the
-/// store's keys; `keys()` keys by `namespace/name`, as it documents.
+/// With a custom key function, `objects()` mapped by the same function
+/// gives the store's keys; `keys()` keys by `namespace/name`, as it documents.
 #[tokio::test]
-async fn keys_with_agrees_with_a_custom_key_function() {
+async fn objects_mapped_by_a_custom_key_function_agree_with_it() {
     fn by_uid(cm: &ConfigMap) -> Result<ObjectKey, store::Error> {
         ObjectKey::new(
             None,
@@ -138,8 +139,8 @@ async fn keys_with_agrees_with_a_custom_key_function() {
     informer.run().await.unwrap();
 
     let mut keys: Vec<ObjectKey> = with_fn
-        .keys_with(by_uid)
-        .map(Result::unwrap)
+        .objects()
+        .map(|cm| by_uid(&cm).unwrap())
         .collect()
         .await;
     keys.sort();

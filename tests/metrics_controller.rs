@@ -1,6 +1,6 @@
 //! The controller's reconcile metrics as Prometheus reads them (C8), with
 //! controller-runtime's names, and the read-your-own-writes gate's (RW8),
-//! through `metrics::register_controller`.
+//! through `metrics::register`.
 
 use std::{
     collections::BTreeMap,
@@ -19,7 +19,11 @@ use kube::{
     api::{ObjectMeta, Patch, PatchParams},
 };
 use kube_informer::{
-    ObjectKey, controller::Controller, metrics, own_writes::WriteLog, runner::Action,
+    ObjectKey,
+    controller::Controller,
+    metrics::{self, ControllerMetrics},
+    own_writes::WriteLog,
+    runner::Action,
 };
 use kube_informer_testing::{FakeApiServer, RequestMatch};
 use prometheus_client::{encoding::text::encode, registry::Registry};
@@ -56,9 +60,14 @@ async fn c8_every_reconcile_metric_moves_on_a_scrape() {
     for name in ["ok", "fails", "panics", "slow-1", "slow-2"] {
         server.create(&cm(name)).unwrap();
     }
-    let controller = Controller::new(Api::<ConfigMap>::all(server.client())).concurrency(4);
+    let controller = Controller::new(Api::<ConfigMap>::all(server.client())).with_config(
+        kube_informer::controller::Config {
+            concurrency: 4,
+            ..Default::default()
+        },
+    );
     let mut registry = Registry::default();
-    metrics::register_controller(&mut registry, "configmaps", &controller);
+    metrics::register::<ControllerMetrics>(&mut registry, "configmaps", &controller);
     let scrape = || {
         let mut text = String::new();
         encode(&mut text, &registry).unwrap();
@@ -173,7 +182,7 @@ async fn rw8_hold_metrics_move_on_a_scrape() {
     let controller = Controller::new(Api::<ConfigMap>::all(client.clone()))
         .read_own_writes(writes.clone(), Duration::from_millis(200));
     let mut registry = Registry::default();
-    metrics::register_controller(&mut registry, "configmaps", &controller);
+    metrics::register::<ControllerMetrics>(&mut registry, "configmaps", &controller);
     let runs = Arc::new(AtomicU64::new(0));
     let outcomes = controller.run(
         move |cm: Arc<ConfigMap>, _ctx: Arc<()>| {

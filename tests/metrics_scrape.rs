@@ -13,9 +13,7 @@ use std::{sync::Arc, time::Duration};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::{Api, api::ObjectMeta};
 use kube_informer::{
-    Informer, SubscribeOptions, WorkQueue,
-    dispatch::EventHandlerFuncs,
-    metrics,
+    Informer, SubscribeOptions, WorkQueue, metrics,
     source::{self, BackoffConfig},
 };
 use kube_informer_testing::{ApiStatus, FakeApiServer, RequestMatch, WatchFault};
@@ -71,12 +69,12 @@ async fn scrape_shows_flow_lag_and_a_forced_relist() {
     let stalled = informer
         .subscribe(SubscribeOptions::default().name("stalled"))
         .unwrap();
-    let handler = tokio::spawn(busy.handle(EventHandlerFuncs::default()));
+    let handler = tokio::spawn(busy.handle(Ignore));
 
     let queue = WorkQueue::<String>::new();
     let mut registry = Registry::default();
-    metrics::register_informer(&mut registry, "configmaps", &informer);
-    metrics::register_work_queue(&mut registry, "reconcile", &queue);
+    metrics::register(&mut registry, "configmaps", &informer);
+    metrics::register(&mut registry, "reconcile", &queue);
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let shutdown = CancellationToken::new();
@@ -165,7 +163,7 @@ async fn scrape_shows_flow_lag_and_a_forced_relist() {
     eventually("every event at busy", delivered_to_busy(10)).await;
     eventually("the bookmark", || {
         informer.metrics().source.resource_version_age.is_some()
-            && informer.metrics().source.watch_events[3] == 1
+            && informer.metrics().source.watch_events[metrics::WatchEventType::Bookmark] == 1
     })
     .await;
     // The stalled subscriber's oldest pending notification was already
@@ -258,11 +256,7 @@ async fn scrape_shows_flow_lag_and_a_forced_relist() {
     );
     server.close_watches();
     eventually("the expired relist", || {
-        informer
-            .metrics()
-            .source
-            .relists_of(metrics::RelistCause::Expired)
-            == 1
+        informer.metrics().source.relists[metrics::RelistCause::Expired] == 1
             && informer.metrics().source.listed_objects == 10
     })
     .await;
@@ -296,3 +290,7 @@ async fn scrape_shows_flow_lag_and_a_forced_relist() {
     shutdown.cancel();
     http.await.unwrap().unwrap();
 }
+
+/// A handler that ignores every notification.
+struct Ignore;
+impl kube_informer::ResourceEventHandler<ConfigMap> for Ignore {}

@@ -48,9 +48,9 @@ async fn a_failed_list_relists_with_cause_error() {
     let run = tokio::spawn(informer.run());
     informer.wait_until_synced().await.unwrap();
     let source = informer.metrics().source;
-    assert_eq!(source.relists_of(RelistCause::Initial), 1);
-    assert_eq!(source.relists_of(RelistCause::Error), 1);
-    assert_eq!(source.errors_of(ErrorClass::ServerStatus), 1);
+    assert_eq!(source.relists[RelistCause::Initial], 1);
+    assert_eq!(source.relists[RelistCause::Error], 1);
+    assert_eq!(source.errors[ErrorClass::ServerStatus], 1);
     assert_eq!(source.list_requests, 2);
     assert_eq!(
         source.list_duration.count, 1,
@@ -75,9 +75,9 @@ async fn a_refused_streaming_list_counts_as_a_fallback() {
     let run = tokio::spawn(informer.run());
     informer.wait_until_synced().await.unwrap();
     let source = informer.metrics().source;
-    assert_eq!(source.relists_of(RelistCause::Initial), 1);
-    assert_eq!(source.relists_of(RelistCause::StreamingFallback), 1);
-    assert_eq!(source.errors_of(ErrorClass::ClientStatus), 1, "422 refusal");
+    assert_eq!(source.relists[RelistCause::Initial], 1);
+    assert_eq!(source.relists[RelistCause::StreamingFallback], 1);
+    assert_eq!(source.errors[ErrorClass::ClientStatus], 1, "422 refusal");
     assert_eq!(source.list_requests, 1, "the paginated fallback");
     informer.stop();
     run.await.unwrap().unwrap();
@@ -188,8 +188,13 @@ async fn handler_time_is_recorded_under_handle() {
     let probe = informer.clone();
     let run = tokio::spawn(informer.run());
     relist(&source, &[cm("a", "1"), cm("b", "1")], "1");
-    let handler = kube_informer::dispatch::EventHandlerFuncs::default()
-        .on_add(|_: &std::sync::Arc<ConfigMap>, _| std::thread::sleep(Duration::from_millis(2)));
+    struct Slow;
+    impl kube_informer::ResourceEventHandler<ConfigMap> for Slow {
+        fn on_add(&mut self, _: &std::sync::Arc<ConfigMap>, _: bool) {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+    let handler = Slow;
     let handled = tokio::spawn(sub.handle(handler));
     eventually("two handler calls", || {
         probe.metrics().subscriptions[0].handler_duration.count == 2

@@ -56,7 +56,7 @@ async fn a_forced_410_is_one_warning_and_a_debug_relist_in_the_informer_span() {
         .build();
     let run = tokio::spawn(informer.run());
     tokio::time::timeout(Duration::from_secs(60), async {
-        while informer.metrics().source.relists_of(RelistCause::Expired) == 0 {
+        while informer.metrics().source.relists[RelistCause::Expired] == 0 {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
     })

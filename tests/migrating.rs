@@ -13,7 +13,7 @@ use k8s_openapi::api::{apps::v1::Deployment, core::v1::ConfigMap};
 use kube::{Api, Client, Resource, ResourceExt, core::PartialObjectMeta};
 use kube_informer::{
     Informer, ObjectKey, SubscribeOptions,
-    controller::Controller,
+    controller::{Config, Controller},
     ext::{ChangeFilter, changed},
     finalizer,
     runner::Action,
@@ -307,7 +307,12 @@ async fn pair_config_concurrency(client: Client) {
         .with_config(kube_runtime::Config::default().concurrency(4)),
     );
     // kube-informer
-    drop(Controller::new(Api::<Deployment>::all(client)).concurrency(4));
+    drop(
+        Controller::new(Api::<Deployment>::all(client)).with_config(Config {
+            concurrency: 4,
+            ..Config::default()
+        }),
+    );
 }
 
 async fn pair_config_debounce(client: Client) {
@@ -320,7 +325,12 @@ async fn pair_config_debounce(client: Client) {
         .with_config(kube_runtime::Config::default().debounce(Duration::from_secs(1))),
     );
     // kube-informer
-    drop(Controller::new(Api::<Deployment>::all(client)).debounce(Duration::from_secs(1)));
+    drop(
+        Controller::new(Api::<Deployment>::all(client)).with_config(Config {
+            debounce: Duration::from_secs(1),
+            ..Config::default()
+        }),
+    );
 }
 
 fn pair_action_requeue() -> (RuntimeAction, Action) {

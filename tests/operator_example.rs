@@ -92,7 +92,10 @@ async fn start(server: &FakeApiServer) -> (CancellationToken, JoinHandle<Vec<Str
     .unwrap();
     let outcomes = operator
         .controller
-        .concurrency(4)
+        .with_config(kube_informer::controller::Config {
+            concurrency: 4,
+            ..Default::default()
+        })
         .graceful_shutdown_on(stop.clone().cancelled_owned())
         .run_by_key(
             |key, source, mirror: Arc<Mirror>| async move { mirror.reconcile(&key, source).await },

@@ -499,7 +499,10 @@ async fn run_make_child(
         .unwrap()
         .owns(Api::<Secret>::all(client))
         // One worker per parent: each parent's hold is its own.
-        .concurrency(PARENTS.len());
+        .with_config(kube_informer::controller::Config {
+            concurrency: PARENTS.len(),
+            ..Default::default()
+        });
     if let Some(deadline) = gate {
         controller = controller.read_own_writes(writes.clone(), deadline);
     }

@@ -19,8 +19,13 @@ fn ms(n: u64) -> Duration {
 /// A queue with a plain 10 ms-doubling backoff (no token bucket), holding
 /// backoffs or not.
 fn queue(holds: bool) -> WorkQueue<&'static str> {
-    WorkQueue::with_rate_limiter(item_exponential(ms(10), Duration::from_secs(60)))
-        .backoff_holds(holds)
+    WorkQueue::with_config(
+        kube_informer::queue::QueueConfig {
+            backoff_holds: holds,
+            ..Default::default()
+        },
+        item_exponential(ms(10), Duration::from_secs(60)),
+    )
 }
 
 #[tokio::test(start_paused = true)]
@@ -143,8 +148,13 @@ async fn w13_after_the_deadline_adds_work_as_before() {
 
 #[tokio::test(start_paused = true)]
 async fn w13_shutdown_drops_a_backoff_and_a_zero_backoff_adds_at_once() {
-    let queue =
-        WorkQueue::with_rate_limiter(item_exponential(Duration::ZERO, ms(1))).backoff_holds(true);
+    let queue = WorkQueue::with_config(
+        kube_informer::queue::QueueConfig {
+            backoff_holds: true,
+            ..Default::default()
+        },
+        item_exponential(Duration::ZERO, ms(1)),
+    );
     queue.add_rate_limited("a");
     assert_eq!(queue.len(), 1, "nothing to wait out");
     let queue = self::queue(true);
@@ -173,10 +183,13 @@ async fn reconciles_under_spurious_adds(queue: WorkQueue<&'static str>) -> (Vec<
     };
     let seen = times.clone();
     Runner::new(queue.clone())
-        .run(move |_key: &'static str| {
-            seen.lock().push(start.elapsed().as_millis() as u64);
-            async { Err::<Action, _>("fails") }
-        })
+        .run(
+            move |_key: &'static str| {
+                seen.lock().push(start.elapsed().as_millis() as u64);
+                async { Err::<Action, _>("fails") }
+            },
+            |_, _| Action::backoff(),
+        )
         .for_each(|_| async {})
         .await;
     adds.await.unwrap();

@@ -17,7 +17,14 @@ fn ms(n: u64) -> Duration {
 
 /// A queue with priorities on and an ageing bound of `ageing`.
 fn queue(ageing: Duration) -> WorkQueue<String> {
-    WorkQueue::new().priorities(true).priority_ageing(ageing)
+    WorkQueue::with_config(
+        kube_informer::queue::QueueConfig {
+            priorities: true,
+            priority_ageing: ageing,
+            ..Default::default()
+        },
+        kube_informer::queue::default_rate_limiter(),
+    )
 }
 
 /// Hands out and releases everything queued, in order.
@@ -115,9 +122,13 @@ async fn w14_an_item_processing_rejoins_at_the_highest_level_it_was_added_at() {
 
 #[tokio::test(start_paused = true)]
 async fn w14_delayed_and_rate_limited_adds_come_due_high() {
-    let queue: WorkQueue<String> =
-        WorkQueue::with_rate_limiter(item_exponential(ms(10), Duration::from_secs(60)))
-            .priorities(true);
+    let queue: WorkQueue<String> = WorkQueue::with_config(
+        kube_informer::queue::QueueConfig {
+            priorities: true,
+            ..Default::default()
+        },
+        item_exponential(ms(10), Duration::from_secs(60)),
+    );
     low(&queue, "listed");
     queue.add_after("requeued".to_owned(), ms(5));
     queue.add_rate_limited("failed".to_owned());
@@ -127,10 +138,14 @@ async fn w14_delayed_and_rate_limited_adds_come_due_high() {
 
 #[tokio::test(start_paused = true)]
 async fn w14_w13_a_backoff_that_holds_takes_a_queued_low_item_out_of_the_queue() {
-    let queue: WorkQueue<String> =
-        WorkQueue::with_rate_limiter(item_exponential(ms(10), Duration::from_secs(60)))
-            .priorities(true)
-            .backoff_holds(true);
+    let queue: WorkQueue<String> = WorkQueue::with_config(
+        kube_informer::queue::QueueConfig {
+            priorities: true,
+            backoff_holds: true,
+            ..Default::default()
+        },
+        item_exponential(ms(10), Duration::from_secs(60)),
+    );
     low(&queue, "a");
     low(&queue, "b");
     queue.add_rate_limited("a".to_owned());

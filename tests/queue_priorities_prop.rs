@@ -111,9 +111,14 @@ fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
         .build()
         .unwrap();
     rt.block_on(async move {
-        let queue = WorkQueue::<u8>::new()
-            .priorities(true)
-            .priority_ageing(AGEING);
+        let queue = WorkQueue::<u8>::with_config(
+            kube_informer::queue::QueueConfig {
+                priorities: true,
+                priority_ageing: AGEING,
+                ..Default::default()
+            },
+            kube_informer::queue::default_rate_limiter(),
+        );
         let mut model = Model::default();
         let mut held: Vec<WorkItem<u8>> = Vec::new();
         for (step, op) in ops.into_iter().enumerate() {

@@ -184,7 +184,10 @@ async fn w6_due_items_join_in_deadline_order_before_later_adds() {
 
 #[tokio::test(start_paused = true)]
 async fn w7_add_rate_limited_waits_as_the_limiter_says_and_forget_resets() {
-    let queue = WorkQueue::with_rate_limiter(item_exponential(ms(10), Duration::from_secs(1)));
+    let queue = WorkQueue::with_config(
+        kube_informer::queue::QueueConfig::default(),
+        item_exponential(ms(10), Duration::from_secs(1)),
+    );
     let start = Instant::now();
     for expected in [10, 20, 40] {
         let t = Instant::now();
@@ -199,7 +202,7 @@ async fn w7_add_rate_limited_waits_as_the_limiter_says_and_forget_resets() {
     assert_eq!(queue.requeues(&"a"), 0);
     let t = Instant::now();
     queue.add_rate_limited("a");
-    queue.next().await.unwrap().done();
+    drop(queue.next().await.unwrap());
     assert_eq!(t.elapsed(), ms(10));
     assert_eq!(start.elapsed(), ms(80));
 }
@@ -216,7 +219,7 @@ async fn w7_a_custom_limiter_is_used() {
             7
         }
     }
-    let queue = WorkQueue::with_rate_limiter(Fixed);
+    let queue = WorkQueue::with_config(kube_informer::queue::QueueConfig::default(), Fixed);
     queue.add_rate_limited(30);
     queue.add_rate_limited(20);
     assert_eq!(queue.requeues(&1), 7);

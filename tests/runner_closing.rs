@@ -56,29 +56,32 @@ async fn run(ending: Ending) -> Outcome {
         runner = runner.cancel_on(token.clone(), on_cancel);
     }
     let reported = runner
-        .run(|key: &'static str| {
-            let (queue, token) = (queue.clone(), token.clone());
-            let (started, drained) = (started.clone(), drained.clone());
-            async move {
-                if started.fetch_add(1, Ordering::SeqCst) == 0 {
-                    queue.add(key);
-                    match ending {
-                        Ending::Shutdown => queue.shutdown(),
-                        Ending::ShutdownWithDrain => {
-                            let queue = queue.clone();
-                            tokio::spawn(async move {
-                                queue.shutdown_with_drain().await;
-                                drained.store(true, Ordering::SeqCst);
-                            });
+        .run(
+            |key: &'static str| {
+                let (queue, token) = (queue.clone(), token.clone());
+                let (started, drained) = (started.clone(), drained.clone());
+                async move {
+                    if started.fetch_add(1, Ordering::SeqCst) == 0 {
+                        queue.add(key);
+                        match ending {
+                            Ending::Shutdown => queue.shutdown(),
+                            Ending::ShutdownWithDrain => {
+                                let queue = queue.clone();
+                                tokio::spawn(async move {
+                                    queue.shutdown_with_drain().await;
+                                    drained.store(true, Ordering::SeqCst);
+                                });
+                            }
+                            Ending::Cancel(_) => token.cancel(),
                         }
-                        Ending::Cancel(_) => token.cancel(),
+                        // The runner polls the queue (or its token) meanwhile.
+                        tokio::time::sleep(Duration::from_millis(10)).await;
                     }
-                    // The runner polls the queue (or its token) meanwhile.
-                    tokio::time::sleep(Duration::from_millis(10)).await;
+                    Ok::<_, Never>(Action::await_change())
                 }
-                Ok::<_, Never>(Action::await_change())
-            }
-        })
+            },
+            |_, _| Action::backoff(),
+        )
         .count()
         .await;
     tokio::task::yield_now().await;
@@ -135,29 +138,32 @@ async fn e1_after_shutdown_every_re_added_key_is_reconciled_before_the_end() {
     let runs: Arc<parking_lot::Mutex<Vec<u32>>> = Arc::default();
     let reported = Runner::new(queue.clone())
         .concurrency(4)
-        .run(|key: u32| {
-            let (queue, first_runs, runs) = (queue.clone(), first_runs.clone(), runs.clone());
-            async move {
-                let first = {
-                    let mut runs = runs.lock();
-                    runs.push(key);
-                    runs.iter().filter(|k| **k == key).count() == 1
-                };
-                if first {
-                    // Added again while it runs: due once more (W3, W9).
-                    queue.add(key);
-                    if first_runs.fetch_add(1, Ordering::SeqCst) == 19 {
-                        // The queue is empty now; four reconciles run.
-                        queue.shutdown();
+        .run(
+            |key: u32| {
+                let (queue, first_runs, runs) = (queue.clone(), first_runs.clone(), runs.clone());
+                async move {
+                    let first = {
+                        let mut runs = runs.lock();
+                        runs.push(key);
+                        runs.iter().filter(|k| **k == key).count() == 1
+                    };
+                    if first {
+                        // Added again while it runs: due once more (W3, W9).
+                        queue.add(key);
+                        if first_runs.fetch_add(1, Ordering::SeqCst) == 19 {
+                            // The queue is empty now; four reconciles run.
+                            queue.shutdown();
+                        }
+                        // First runs end one by one; second runs at once, so
+                        // the runner finds the queue empty while first runs
+                        // (with their keys due again) still go on.
+                        tokio::time::sleep(Duration::from_millis(u64::from(key % 4) + 1)).await;
                     }
-                    // First runs end one by one; second runs at once, so
-                    // the runner finds the queue empty while first runs
-                    // (with their keys due again) still go on.
-                    tokio::time::sleep(Duration::from_millis(u64::from(key % 4) + 1)).await;
+                    Ok::<_, Never>(Action::await_change())
                 }
-                Ok::<_, Never>(Action::await_change())
-            }
-        })
+            },
+            |_, _| Action::backoff(),
+        )
         .count()
         .await;
     let mut runs = runs.lock().clone();
@@ -180,13 +186,16 @@ async fn e3_a_runner_with_work_always_ready_lets_other_tasks_run() {
         let other_ran = other_ran.clone();
         async move { other_ran.store(true, Ordering::SeqCst) }
     });
-    let mut reconciles = std::pin::pin!(Runner::new(queue.clone()).run(|key| {
-        let queue = queue.clone();
-        async move {
-            queue.add(key);
-            Ok::<_, Never>(Action::await_change())
-        }
-    }));
+    let mut reconciles = std::pin::pin!(Runner::new(queue.clone()).run(
+        |key| {
+            let queue = queue.clone();
+            async move {
+                queue.add(key);
+                Ok::<_, Never>(Action::await_change())
+            }
+        },
+        |_, _| Action::backoff()
+    ));
     let mut items = 0u64;
     while !other_ran.load(Ordering::SeqCst) {
         reconciles

@@ -87,10 +87,13 @@ async fn gate_unowned_keys_are_never_reconciled() {
     let reconciled: Vec<ObjectKey> = Runner::new(queue.clone())
         .concurrency(3)
         .gate(gate.clone())
-        .run(|_key| async {
-            sleep(ms(10)).await;
-            Ok::<_, Infallible>(Action::await_change())
-        })
+        .run(
+            |_key| async {
+                sleep(ms(10)).await;
+                Ok::<_, Infallible>(Action::await_change())
+            },
+            |_, _| Action::backoff(),
+        )
         .map(|outcome| outcome.expect("infallible").0)
         .collect()
         .await;
@@ -114,9 +117,8 @@ async fn gate_a_key_lost_while_queued_is_dropped_and_a_handover_waits() {
     let started = Instant::now();
     let log = Arc::new(Mutex::new(Vec::new()));
     let record = Arc::clone(&log);
-    let mut outcomes = Runner::new(queue.clone())
-        .gate(gate.clone())
-        .run(move |key| {
+    let mut outcomes = Runner::new(queue.clone()).gate(gate.clone()).run(
+        move |key| {
             let record = Arc::clone(&record);
             async move {
                 let slow = key.name() == "slow";
@@ -128,7 +130,9 @@ async fn gate_a_key_lost_while_queued_is_dropped_and_a_handover_waits() {
                     Err("first attempt fails")
                 }
             }
-        });
+        },
+        |_, _| Action::backoff(),
+    );
     // "lost" fails: it waits 5 ms to be retried, then behind "slow".
     assert!(outcomes.next().await.expect("an outcome").is_err());
     assert_eq!(queue.requeues(&lost), 1);
@@ -241,7 +245,7 @@ proptest! {
                         record.lock()[entry].end = Some(steps_of.fetch_add(1, Ordering::SeqCst));
                         if fail { Err(()) } else { Ok(Action::await_change()) }
                     }
-                });
+                }, |_, _| Action::backoff());
             let driver = tokio::spawn(runner.for_each(|_| async {}));
             // (set at, handed over at, the ownership set)
             let mut handovers = Vec::new();

@@ -99,7 +99,7 @@ async fn w3_runner_never_runs_one_key_twice_at_once() {
         // A worker to spare while every key's first reconcile waits, so a
         // key handed out twice would be reconciled twice at once.
         .concurrency(KEYS as usize + 1)
-        .run(reconcile);
+        .run(reconcile, |_, _| Action::backoff());
     let driver = tokio::spawn(outcomes.count());
 
     for _ in 0..KEYS {
@@ -142,23 +142,26 @@ async fn w7_runner_error_requeues_with_growing_delays_and_reports_the_key() {
     let start = Instant::now();
     let attempts: Arc<Mutex<Vec<Duration>>> = Arc::default();
     let outcomes: Vec<_> = Runner::new(queue.clone())
-        .run(|key| {
-            let attempts = attempts.clone();
-            let queue = queue.clone();
-            async move {
-                let n = {
-                    let mut attempts = attempts.lock();
-                    attempts.push(start.elapsed());
-                    attempts.len()
-                };
-                if n <= 3 {
-                    return Err(Failed);
+        .run(
+            |key| {
+                let attempts = attempts.clone();
+                let queue = queue.clone();
+                async move {
+                    let n = {
+                        let mut attempts = attempts.lock();
+                        attempts.push(start.elapsed());
+                        attempts.len()
+                    };
+                    if n <= 3 {
+                        return Err(Failed);
+                    }
+                    assert_eq!(queue.requeues(&key), 3);
+                    queue.shutdown();
+                    Ok(Action::await_change())
                 }
-                assert_eq!(queue.requeues(&key), 3);
-                queue.shutdown();
-                Ok(Action::await_change())
-            }
-        })
+            },
+            |_, _| Action::backoff(),
+        )
         .collect()
         .await;
     // 5 ms, then 10 ms, then 20 ms after each failure (the default limiter).
@@ -197,21 +200,24 @@ async fn w5_runner_requeue_after_reconciles_again_after_the_delay() {
     let start = Instant::now();
     let times: Arc<Mutex<Vec<Duration>>> = Arc::default();
     let outcomes = Runner::new(queue.clone())
-        .run(|_key| {
-            let times = times.clone();
-            let queue = queue.clone();
-            async move {
-                let n = {
-                    let mut times = times.lock();
-                    times.push(start.elapsed());
-                    times.len()
-                };
-                if n == 3 {
-                    queue.shutdown();
+        .run(
+            |_key| {
+                let times = times.clone();
+                let queue = queue.clone();
+                async move {
+                    let n = {
+                        let mut times = times.lock();
+                        times.push(start.elapsed());
+                        times.len()
+                    };
+                    if n == 3 {
+                        queue.shutdown();
+                    }
+                    Ok::<_, Failed>(Action::requeue(Duration::from_secs(30)))
                 }
-                Ok::<_, Failed>(Action::requeue(Duration::from_secs(30)))
-            }
-        })
+            },
+            |_, _| Action::backoff(),
+        )
         .count()
         .await;
     assert_eq!(outcomes, 3);
@@ -236,20 +242,23 @@ async fn w7_runner_failure_of_one_key_does_not_hold_up_others() {
     let seen: Arc<Mutex<Vec<&str>>> = Arc::default();
     let outcomes: Vec<_> = Runner::new(queue.clone())
         .concurrency(1)
-        .run(|key| {
-            let seen = seen.clone();
-            let queue = queue.clone();
-            async move {
-                seen.lock().push(key);
-                if key == "bad" {
-                    if queue.requeues(&key) >= 2 {
-                        queue.shutdown();
+        .run(
+            |key| {
+                let seen = seen.clone();
+                let queue = queue.clone();
+                async move {
+                    seen.lock().push(key);
+                    if key == "bad" {
+                        if queue.requeues(&key) >= 2 {
+                            queue.shutdown();
+                        }
+                        return Err(Failed);
                     }
-                    return Err(Failed);
+                    Ok(Action::await_change())
                 }
-                Ok(Action::await_change())
-            }
-        })
+            },
+            |_, _| Action::backoff(),
+        )
         .collect()
         .await;
     assert_eq!(*seen.lock(), ["bad", "good1", "good2", "bad", "bad"]);
@@ -273,14 +282,18 @@ async fn e4_runner_hands_the_reconciler_the_stored_object() {
     queue.shutdown();
     let seen: Arc<Mutex<HashMap<String, Option<String>>>> = Arc::default();
     Runner::new(queue)
-        .run_with_store(store.clone(), |key, object: Option<Arc<ConfigMap>>| {
-            let seen = seen.clone();
-            async move {
-                let value = object.and_then(|o| o.data.as_ref()?.get("k").cloned());
-                seen.lock().insert(key.to_string(), value);
-                Ok::<_, Failed>(Action::await_change())
-            }
-        })
+        .run_with_store(
+            store.clone(),
+            |key, object: Option<Arc<ConfigMap>>| {
+                let seen = seen.clone();
+                async move {
+                    let value = object.and_then(|o| o.data.as_ref()?.get("k").cloned());
+                    seen.lock().insert(key.to_string(), value);
+                    Ok::<_, Failed>(Action::await_change())
+                }
+            },
+            |_, _| Action::backoff(),
+        )
         .count()
         .await;
     let seen = seen.lock();
@@ -299,16 +312,19 @@ async fn e2_runner_cancel_finish_lets_running_reconciles_end_and_takes_no_new_ke
     let outcomes: Vec<_> = Runner::new(queue.clone())
         .concurrency(1)
         .cancel_on(token.clone(), OnCancel::Finish)
-        .run(|_key| {
-            let token = token.clone();
-            let started = started.clone();
-            async move {
-                started.fetch_add(1, Ordering::SeqCst);
-                token.cancel();
-                tokio::time::sleep(ms(100)).await;
-                Ok::<_, Failed>(Action::await_change())
-            }
-        })
+        .run(
+            |_key| {
+                let token = token.clone();
+                let started = started.clone();
+                async move {
+                    started.fetch_add(1, Ordering::SeqCst);
+                    token.cancel();
+                    tokio::time::sleep(ms(100)).await;
+                    Ok::<_, Failed>(Action::await_change())
+                }
+            },
+            |_, _| Action::backoff(),
+        )
         .collect()
         .await;
     assert_eq!(started.load(Ordering::SeqCst), 1);
@@ -331,14 +347,17 @@ async fn e2_runner_cancel_abandon_drops_running_reconciles_and_releases_their_ke
     let finished = Arc::new(AtomicUsize::new(0));
     let stream = Runner::new(queue.clone())
         .cancel_on(token.clone(), OnCancel::Abandon)
-        .run(|_key| {
-            let finished = finished.clone();
-            async move {
-                tokio::time::sleep(Duration::from_secs(10)).await;
-                finished.fetch_add(1, Ordering::SeqCst);
-                Ok::<_, Failed>(Action::await_change())
-            }
-        });
+        .run(
+            |_key| {
+                let finished = finished.clone();
+                async move {
+                    tokio::time::sleep(Duration::from_secs(10)).await;
+                    finished.fetch_add(1, Ordering::SeqCst);
+                    Ok::<_, Failed>(Action::await_change())
+                }
+            },
+            |_, _| Action::backoff(),
+        );
     let canceller = tokio::spawn(async move {
         tokio::time::sleep(Duration::from_secs(1)).await;
         token.cancel();
@@ -357,11 +376,10 @@ async fn e2_runner_cancel_abandon_drops_running_reconciles_and_releases_their_ke
 #[tokio::test]
 async fn e1_runner_ends_when_the_queue_is_shut_down_and_drained() {
     let queue = WorkQueue::new();
-    let mut outcomes = Box::pin(
-        Runner::new(queue.clone())
-            .concurrency(2)
-            .run(|_key: u8| async move { Ok::<_, Failed>(Action::await_change()) }),
-    );
+    let mut outcomes = Box::pin(Runner::new(queue.clone()).concurrency(2).run(
+        |_key: u8| async move { Ok::<_, Failed>(Action::await_change()) },
+        |_, _| Action::backoff(),
+    ));
     queue.add(1);
     assert!(matches!(
         outcomes.next().await,

@@ -208,7 +208,15 @@ async fn le3_a_cut_off_leader_stops_at_its_deadline_and_its_late_writes_conflict
     let retry_period = Duration::from_millis(700);
     let server = FakeApiServer::start().await;
     server.delay_requests(RequestMatch::Update, LATENCY, usize::MAX);
-    let start = |name| Replica::start_with(&server, config(name).retry_period(retry_period));
+    let start = |name| {
+        Replica::start_with(
+            &server,
+            LeaseConfig {
+                retry_period,
+                ..config(name)
+            },
+        )
+    };
     let a = elected(start("a")).await;
     let (b, c) = (start("b"), start("c"));
     let sampler = Sampler::spawn(&[&a, &b, &c]);
@@ -500,7 +508,10 @@ async fn a_gated_stream_passes_only_while_leading_and_replays_on_election() {
 async fn unsafe_timings_and_an_empty_identity_are_refused() {
     let server = FakeApiServer::start().await;
     let api = || Api::<Lease>::default_namespaced(server.in_process_client());
-    let slow = config("a").retry_period(Duration::from_secs(2));
+    let slow = LeaseConfig {
+        retry_period: Duration::from_secs(2),
+        ..config("a")
+    };
     assert!(matches!(
         Leadership::new(api(), slow),
         Err(shard::Error::RetryTooSlow { .. })

@@ -193,11 +193,11 @@ async fn le3_a_leader_cut_off_for_12_s_stops_in_time_and_nobody_leads_beside_it(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn le6_a_graceful_stop_hands_leadership_over_long_before_expiry() {
     let server = FakeApiServer::start().await;
-    let slow = |name: &str| {
-        config(name)
-            .lease_duration(Duration::from_secs(15))
-            .renew_deadline(Duration::from_secs(10))
-            .retry_period(Duration::from_secs(2))
+    let slow = |name: &str| kube_informer::shard::LeaseConfig {
+        lease_duration: Duration::from_secs(15),
+        renew_deadline: Duration::from_secs(10),
+        retry_period: Duration::from_secs(2),
+        ..config(name)
     };
     let mut replicas: Vec<Replica> = ["a", "b", "c"]
         .into_iter()

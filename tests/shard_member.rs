@@ -149,7 +149,7 @@ impl FakeLeases {
             .cache_from_env()
             .build();
         let api = Self {
-            caller: Some(format!("{}-{}", config.name(), config.identity())),
+            caller: Some(format!("{}-{}", config.name, config.identity)),
             ..self.clone()
         };
         Shard::with_parts(api, informer, config).unwrap()
@@ -449,10 +449,12 @@ async fn s3_one_unanswered_write_costs_a_member_nothing() {
 
 /// A fast ring's timings: Lease 3 s, renew deadline 2 s, retry 0.5 s.
 fn fast(identity: &str) -> LeaseConfig {
-    LeaseConfig::new("ring", identity)
-        .lease_duration(Duration::from_secs(3))
-        .renew_deadline(Duration::from_secs(2))
-        .retry_period(Duration::from_millis(500))
+    LeaseConfig {
+        lease_duration: Duration::from_secs(3),
+        renew_deadline: Duration::from_secs(2),
+        retry_period: Duration::from_millis(500),
+        ..LeaseConfig::new("ring", identity)
+    }
 }
 
 /// Members `a`, `b` and `c` of a fast ring, running, once they share 200
@@ -889,6 +891,8 @@ fn step() -> impl proptest::strategy::Strategy<Value = Step> {
 
 struct Running {
     shard: Shard,
+    /// Its member id, which is its Lease's name: `<ring>-<identity>`.
+    member: String,
     task: JoinHandle<()>,
     alive: bool,
     stopping: bool,
@@ -923,7 +927,7 @@ fn check_one_holder(replicas: &[Running], keys: &[ObjectKey]) {
             .iter()
             .filter(|r| r.alive)
             .filter(|r| r.shard.gate().owns(key) || r.work.iter().any(|w| w.guard.key() == key))
-            .map(|r| r.shard.member())
+            .map(|r| r.member.as_str())
             .collect();
         assert!(holders.len() <= 1, "{key} held by {holders:?}");
     }
@@ -977,11 +981,13 @@ async fn run_steps(steps: Vec<Step>) {
     let mut joined = 0;
     let mut replicas: Vec<Running> = Vec::new();
     let mut join = |replicas: &mut Vec<Running>| {
-        let shard = server.shard(&format!("r{joined}"));
+        let identity = format!("r{joined}");
+        let shard = server.shard(&identity);
         joined += 1;
         let task = spawn(&shard);
         replicas.push(Running {
             shard,
+            member: format!("ring-{identity}"),
             task,
             alive: true,
             stopping: false,
@@ -1054,7 +1060,7 @@ async fn run_steps(steps: Vec<Step>) {
                 let n = replicas.len();
                 let replica = &mut replicas[r % n];
                 replica.partitioned = true;
-                server.hold_writes(replica.shard.member(), Duration::from_millis(ms));
+                server.hold_writes(&replica.member, Duration::from_millis(ms));
             }
         }
         check_one_holder(&replicas, &keys);

@@ -36,10 +36,12 @@ const HANG: Duration = Duration::from_secs(90);
 
 fn member(server: &FakeApiServer, identity: &str) -> Shard {
     let api = Api::<Lease>::namespaced(server.client(), "leases");
-    let config = LeaseConfig::new("ring", identity)
-        .lease_duration(Duration::from_secs(LEASE_SECS))
-        .renew_deadline(RENEW_DEADLINE)
-        .retry_period(RETRY_PERIOD);
+    let config = LeaseConfig {
+        lease_duration: Duration::from_secs(LEASE_SECS),
+        renew_deadline: RENEW_DEADLINE,
+        retry_period: RETRY_PERIOD,
+        ..LeaseConfig::new("ring", identity)
+    };
     Shard::new(api, config).unwrap()
 }
 

@@ -164,7 +164,10 @@ async fn configmapgen_converges(sim: SimContext) -> Result<(), String> {
         .owns_configured(Api::<ConfigMap>::all(client.clone()), |b| {
             b.source_config(source_config()).decode_threads(1)
         })
-        .concurrency(2)
+        .with_config(kube_informer::controller::Config {
+            concurrency: 2,
+            ..Default::default()
+        })
         .reconcile_all_on(ticks)
         .graceful_shutdown_on(stop.clone().cancelled_owned())
         .run(

@@ -302,7 +302,10 @@ async fn each_deletion_is_cleaned_up_once(
         })
         .filter_changes(changed::generation())
         .read_own_writes(writes, Duration::from_secs(60))
-        .concurrency(2)
+        .with_config(kube_informer::controller::Config {
+            concurrency: 2,
+            ..Default::default()
+        })
         .graceful_shutdown_on(stop.clone().cancelled_owned());
     let metrics = MetricsReader::<ControllerMetrics>::from(&controller);
     let outcomes = controller.run(reconcile, error_policy, ctx.clone());

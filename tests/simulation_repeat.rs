@@ -71,7 +71,10 @@ async fn controller_run(sim: SimContext) -> Result<(), String> {
         tokio::time::sleep(Duration::from_secs(5)).await;
     });
     let controller = Controller::for_informer(&informer)
-        .concurrency(2)
+        .with_config(kube_informer::controller::Config {
+            concurrency: 2,
+            ..Default::default()
+        })
         .reconcile_all_on(ticks);
     let run = tokio::spawn(informer.clone().run());
     let reconcile = {

@@ -357,7 +357,6 @@ fn st4_namespace_view_lists_and_gets_one_namespace() {
             .unwrap();
     }
     let ns1 = store.namespace("ns1");
-    assert_eq!(ns1.namespace(), "ns1");
     assert_eq!(names(ns1.list()), ["ns1/a", "ns1/b"]);
     assert_eq!(key_of(&ns1.get("a").unwrap()), key("ns1/a"));
     assert!(ns1.get("c").is_none());

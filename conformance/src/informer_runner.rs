@@ -351,7 +351,7 @@ impl ScriptRun {
                 canonical(op, &mut notes);
                 json!({
                     "name": recorder.name,
-                    "synced": recorder.subscription.has_synced(),
+                    "synced": recorder.subscription.sync_status().has_synced(),
                     "n": notes,
                 })
             })

@@ -49,8 +49,13 @@ async fn run_async(trace: &WqTrace) -> Vec<Value> {
         inner: Box::new(default_rate_limiter()),
         last: Mutex::new(Duration::ZERO),
     });
-    let queue = WorkQueue::with_rate_limiter(Shared(recording.clone()))
-        .backoff_holds(trace.header.backoff_holds);
+    let queue = WorkQueue::with_config(
+        kube_informer::queue::QueueConfig {
+            backoff_holds: trace.header.backoff_holds,
+            ..Default::default()
+        },
+        Shared(recording.clone()),
+    );
     let mut held: Vec<WorkItem<String>> = Vec::new();
     let mut out = Vec::with_capacity(trace.ops.len());
     for (i, op) in trace.ops.iter().enumerate() {

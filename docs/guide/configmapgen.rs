@@ -20,6 +20,7 @@ use kube::{
 };
 use kube_informer::{
     Controller, InformerFactory,
+    controller::Config,
     finalizer::{self, Event, finalizer},
     informer::{self, Defaults},
     runner::Action,
@@ -226,7 +227,7 @@ pub fn controller(
     let client = factory.client();
     Ok(Controller::with_factory(factory, Api::all(client.clone()))?
         .owns(Api::<ConfigMap>::all(client))
-        .concurrency(2))
+        .with_config(Config { concurrency: 2, ..Default::default() }))
 }
 
 /// Runs the controller on `client`'s cluster until SIGINT or SIGTERM. It

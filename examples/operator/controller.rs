@@ -99,20 +99,20 @@ pub fn metrics_registry(
     controller: &Controller<ConfigMap>,
     gate: Option<kube_informer::shard::KeyGate>,
 ) -> prometheus_client::registry::Registry {
-    use kube_informer::metrics;
+    use kube_informer::metrics::{self, ControllerMetrics, MetricsReader, WorkQueueMetrics};
 
     let mut registry = prometheus_client::registry::Registry::default();
     let (sources, copies, namespaces) = informers;
-    metrics::register_informer(&mut registry, "sources", sources);
-    metrics::register_informer(&mut registry, "copies", copies);
-    metrics::register_informer(&mut registry, "target_namespaces", namespaces);
-    metrics::register_work_queue(&mut registry, "mirror", controller);
-    metrics::register_controller(&mut registry, "mirror", controller);
+    metrics::register(&mut registry, "sources", sources);
+    metrics::register(&mut registry, "copies", copies);
+    metrics::register(&mut registry, "target_namespaces", namespaces);
+    metrics::register::<WorkQueueMetrics>(&mut registry, "mirror", controller);
+    metrics::register::<ControllerMetrics>(&mut registry, "mirror", controller);
     if let Some(gate) = gate {
-        metrics::register_shard(
+        metrics::register(
             &mut registry,
             "mirror",
-            gate.metrics_reader(sources.store()),
+            MetricsReader::from((&gate, sources.store())),
         );
     }
     registry

@@ -46,7 +46,7 @@ use futures::StreamExt;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Client;
 use kube_informer::metrics::{ControllerMetrics, MetricsReader};
-use kube_informer::{informer::Defaults, prelude::*};
+use kube_informer::{controller::Config, informer::Defaults, prelude::*};
 use kube_informer_testing::FakeApiServer;
 
 use controller::{Informers, Operator};
@@ -189,7 +189,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let log = args.shard.as_ref().map(|s| ReconcileLog::new(&s.identity));
     let mut controller = operator
         .controller
-        .concurrency(CONCURRENCY)
+        .with_config(Config {
+            concurrency: CONCURRENCY,
+            ..Default::default()
+        })
         .graceful_shutdown_on(stop.clone().cancelled_owned());
     if let (Some(gate), Some(shard_args)) = (&gate, &args.shard) {
         // Only keys this replica owns; stdout records the work.

@@ -81,10 +81,12 @@ impl ShardArgs {
     /// The ring membership's configuration, timings from the environment.
     pub fn config(&self) -> Result<LeaseConfig, String> {
         let (second, milli) = (Duration::from_secs(1), Duration::from_millis(1));
-        Ok(LeaseConfig::new(self.ring.as_str(), self.identity.as_str())
-            .lease_duration(setting("SHARD_LEASE_DURATION_SECS", second, 15)?)
-            .renew_deadline(setting("SHARD_RENEW_DEADLINE_MS", milli, 10_000)?)
-            .retry_period(setting("SHARD_RETRY_PERIOD_MS", milli, 2_000)?))
+        Ok(LeaseConfig {
+            lease_duration: setting("SHARD_LEASE_DURATION_SECS", second, 15)?,
+            renew_deadline: setting("SHARD_RENEW_DEADLINE_MS", milli, 10_000)?,
+            retry_period: setting("SHARD_RETRY_PERIOD_MS", milli, 2_000)?,
+            ..LeaseConfig::new(self.ring.as_str(), self.identity.as_str())
+        })
     }
 }
 

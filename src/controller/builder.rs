@@ -4,7 +4,6 @@ use std::{fmt, future::Future, sync::Arc, sync::OnceLock, time::Duration};
 
 use futures::{FutureExt, Stream};
 use kube::{Api, Resource};
-use tracing::Level;
 
 use super::{
     settings::{Settings, SharedLimiter},
@@ -420,7 +419,7 @@ impl<K: Watchable> Controller<K> {
     /// `period` (C11): the informer's resync, as a client-go handler
     /// registered with a resync period gets it, through a subscription of
     /// the controller's own. The keys are queued low when
-    /// [`priorities`](Self::priorities) are on (C10). Use it for state the
+    /// [`priorities`](crate::queue::QueueConfig::priorities) are on (C10, [`Config::queue`](super::Config::queue)). Use it for state the
     /// controller cannot watch (an external system, a clock); every
     /// reconcile it triggers is an extra API read or write per object.
     ///
@@ -490,47 +489,10 @@ impl<K: Watchable> Controller<K> {
         self
     }
 
-    /// At most `n` reconciles at once, never two of one key (C6); `0`, the
-    /// default, sets no bound, as kube-runtime's `Config::concurrency`.
-    ///
-    /// No bound is safe by default because the work queue never hands one
-    /// key out twice at once (W3): however many reconciles run, each key
-    /// has at most one. Set a bound to spare the API server, or an
-    /// external system, a burst of as many requests as there are keys
-    /// (after a start, an initial list queues every object).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use k8s_openapi::api::core::v1::ConfigMap;
-    /// use kube::Api;
-    /// use kube_informer::controller::Controller;
-    /// use kube_informer_testing::FakeApiServer;
-    ///
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// let server = FakeApiServer::start().await;
-    /// let controller = Controller::new(Api::<ConfigMap>::all(server.client())).concurrency(4);
-    /// assert_eq!(controller.metrics().max_concurrent_reconciles, 4);
-    /// # }
-    /// ```
-    pub fn concurrency(mut self, n: usize) -> Self {
-        self.settings.concurrency = n;
-        self.recorder.set_max_concurrent(n);
-        self
-    }
-
-    /// Queues a key only once its triggers have been quiet for `period`
-    /// (C14): each trigger of a key that waits moves its turn to `period`
-    /// after that trigger, never earlier, so a burst of changes to one
-    /// object, or to the objects it owns, costs one reconcile.
-    /// kube-runtime's `Config::debounce`. Zero, the default, queues each
-    /// trigger at once.
-    ///
-    /// A requeue or backoff the reconcile asked for is not delayed. As in
-    /// kube-runtime, an object changed more often than every `period`
-    /// waits until its changes pause: keep `period` short (a second or
-    /// two).
+    /// How the controller runs its reconciles: concurrency, debounce, the
+    /// work queue's options, the sync timeout and the logging of failed
+    /// reconciles, as one [`Config`](super::Config) (kube-runtime's
+    /// `Controller::with_config`). Called again, the last config wins.
     ///
     /// # Examples
     ///
@@ -538,21 +500,28 @@ impl<K: Watchable> Controller<K> {
     /// use std::time::Duration;
     /// use k8s_openapi::api::{apps::v1::Deployment, core::v1::Pod};
     /// use kube::Api;
-    /// use kube_informer::controller::Controller;
+    /// use kube_informer::controller::{Config, Controller};
     /// use kube_informer_testing::FakeApiServer;
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
     /// let server = FakeApiServer::start().await;
-    /// // A rollout changes many pods of one Deployment: one reconcile per pause.
+    /// // A rollout changes many pods of one Deployment: one reconcile per
+    /// // pause, at most four at once, failures logged by the controller.
     /// let controller = Controller::new(Api::<Deployment>::all(server.client()))
     ///     .owns(Api::<Pod>::all(server.client()))
-    ///     .debounce(Duration::from_secs(1));
-    /// # drop(controller);
+    ///     .with_config(Config {
+    ///         concurrency: 4,
+    ///         debounce: Duration::from_secs(1),
+    ///         reconcile_error_log: Some(tracing::Level::WARN),
+    ///         ..Config::default()
+    ///     });
+    /// assert_eq!(controller.metrics().max_concurrent_reconciles, 4);
     /// # }
     /// ```
-    pub fn debounce(mut self, period: Duration) -> Self {
-        self.settings.debounce = period;
+    pub fn with_config(mut self, config: super::Config) -> Self {
+        self.recorder.set_max_concurrent(config.concurrency);
+        self.settings.config = config;
         self
     }
 
@@ -580,78 +549,6 @@ impl<K: Watchable> Controller<K> {
     /// ```
     pub fn rate_limiter<R: RateLimiter<ObjectKey> + 'static>(mut self, limiter: R) -> Self {
         self.settings.rate_limiter = Some(SharedLimiter::new(limiter));
-        self
-    }
-
-    /// Whether a failed key waits out its whole backoff (W13): with `true`,
-    /// a change of its object, an owned object's change or a tick of
-    /// [`reconcile_all_on`](Self::reconcile_all_on) that comes while the key
-    /// backs off joins the backoff instead of reconciling the key early,
-    /// and the key's failures count once per backoff. Off by default: then
-    /// any trigger reconciles a backing-off key at once and a failure of
-    /// that reconcile counts as one more step, as in client-go and
-    /// controller-runtime (see [`WorkQueue::backoff_holds`](crate::WorkQueue::backoff_holds)).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use k8s_openapi::api::core::v1::ConfigMap;
-    /// use kube::Api;
-    /// use kube_informer::controller::Controller;
-    /// use kube_informer_testing::FakeApiServer;
-    ///
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// let server = FakeApiServer::start().await;
-    /// let controller = Controller::new(Api::<ConfigMap>::all(server.client())).backoff_holds(true);
-    /// # drop(controller);
-    /// # }
-    /// ```
-    pub fn backoff_holds(mut self, holds: bool) -> Self {
-        self.settings.backoff_holds = holds;
-        self
-    }
-
-    /// Whether live changes go before bulk work (C10, W14): with `true`,
-    /// the keys of an initial list (also the replay a controller gets when
-    /// it subscribes to an informer already running) and of each tick of
-    /// [`reconcile_all_on`](Self::reconcile_all_on) are queued at
-    /// [`Priority::Low`](crate::queue::Priority::Low), and every other trigger at [`Priority::High`](crate::queue::Priority::High), so
-    /// a change made while 50,000 listed keys wait is reconciled next
-    /// instead of after them. A low key that has waited the
-    /// [ageing bound](Self::priority_ageing) gets every second turn (W15),
-    /// so none waits forever. Off by default: one first-in first-out
-    /// queue, as in client-go and controller-runtime (see
-    /// [`WorkQueue::priorities`](crate::WorkQueue::priorities)).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use k8s_openapi::api::core::v1::ConfigMap;
-    /// use kube::Api;
-    /// use kube_informer::controller::Controller;
-    /// use kube_informer_testing::FakeApiServer;
-    ///
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// let server = FakeApiServer::start().await;
-    /// let controller = Controller::new(Api::<ConfigMap>::all(server.client()))
-    ///     .priorities(true)
-    ///     .priority_ageing(Duration::from_secs(30));
-    /// # drop(controller);
-    /// # }
-    /// ```
-    pub fn priorities(mut self, on: bool) -> Self {
-        self.settings.priorities = on;
-        self
-    }
-
-    /// How long a low key waits before it ages (W15);
-    /// [`DEFAULT_PRIORITY_AGEING`](crate::queue::DEFAULT_PRIORITY_AGEING) (10 s) unless set. Applies with
-    /// [`priorities`](Self::priorities) on; see there for an example.
-    pub fn priority_ageing(mut self, ageing: Duration) -> Self {
-        self.settings.priority_ageing = ageing;
         self
     }
 
@@ -808,50 +705,6 @@ impl<K: Watchable> Controller<K> {
         self
     }
 
-    /// How long [`run`](Self::run) waits for its informers to sync before
-    /// it reports [`Error::Sync`](super::Error::Sync) and ends (C3);
-    /// [`DEFAULT_SYNC_TIMEOUT`](super::DEFAULT_SYNC_TIMEOUT) by default.
-    pub fn sync_timeout(mut self, timeout: Duration) -> Self {
-        self.settings.sync_timeout = timeout;
-        self
-    }
-
-    /// Logs each failed or panicking reconcile at `level`, one line inside
-    /// its `reconciling object` span, or none with `None`, the default
-    /// (C13).
-    ///
-    /// The stream yields every failure either way ([`Error::Reconcile`],
-    /// [`Error::Panicked`]). As with kube-runtime's `Controller`, which
-    /// logs none, the program that consumes the stream decides what to
-    /// log, so by default nothing is logged twice. Turn this on when the
-    /// stream's errors are not logged, or to have the span's fields
-    /// (`object.ref`, `reconcile.id`) on the line.
-    ///
-    /// [`Error::Reconcile`]: super::Error::Reconcile
-    /// [`Error::Panicked`]: super::Error::Panicked
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use k8s_openapi::api::core::v1::ConfigMap;
-    /// use kube::Api;
-    /// use kube_informer::controller::Controller;
-    /// use kube_informer_testing::FakeApiServer;
-    ///
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// let server = FakeApiServer::start().await;
-    /// // The stream's errors are not read: the controller logs them.
-    /// let controller = Controller::new(Api::<ConfigMap>::all(server.client()))
-    ///     .log_reconcile_errors(tracing::Level::WARN);
-    /// # drop(controller);
-    /// # }
-    /// ```
-    pub fn log_reconcile_errors(mut self, level: impl Into<Option<Level>>) -> Self {
-        self.settings.reconcile_error_log = level.into();
-        self
-    }
-
     /// The name on the controller's spans, logs and metrics; by default
     /// the kind in lower case, e.g. `deployment`.
     pub fn name(mut self, name: impl Into<String>) -> Self {
@@ -869,8 +722,8 @@ impl<K: Watchable> Controller<K> {
     /// [`run`](Self::run) takes the controller, so to read them while and
     /// after it runs, convert it into a [`MetricsReader`] first, or hand
     /// `&controller` to
-    /// [`metrics::register_controller`](crate::metrics) (and to
-    /// `metrics::register_work_queue` for its work queue's metrics): see
+    /// `metrics::register` (feature `prometheus`), once for its reconciles
+    /// and once for its work queue's metrics: see
     /// the `From<&Controller>` impls of [`MetricsReader`].
     ///
     /// # Examples
@@ -900,7 +753,7 @@ impl<K: Watchable> Controller<K> {
 }
 
 /// A reader of the controller's reconcile metrics (C8), for
-/// [`metrics::register_controller`](crate::metrics) or an endpoint of one's
+/// `metrics::register` or an endpoint of one's
 /// own; it reads on after the controller has run.
 impl<K: Resource> From<&Controller<K>> for MetricsReader<ControllerMetrics> {
     fn from(controller: &Controller<K>) -> Self {
@@ -910,7 +763,7 @@ impl<K: Resource> From<&Controller<K>> for MetricsReader<ControllerMetrics> {
 }
 
 /// A reader of the controller's work-queue metrics (client-go's workqueue
-/// metrics), for `metrics::register_work_queue` or an endpoint of one's
+/// metrics), for `metrics::register` or an endpoint of one's
 /// own. The queue is made when the controller runs: the reader reads
 /// `None` before, and reads on after the controller has run.
 impl<K: Resource> From<&Controller<K>> for MetricsReader<WorkQueueMetrics> {

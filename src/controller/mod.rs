@@ -73,7 +73,7 @@
 //!   controller has synced. The wait fails, and the stream yields
 //!   [`Error::Sync`] and ends, when an initial list is refused (401/403) or
 //!   the resource is not served (404), when an informer stops, or after the
-//!   [sync timeout](Controller::sync_timeout). A shutdown during the wait
+//!   [sync timeout](Config::sync_timeout). A shutdown during the wait
 //!   ends the stream without an item.
 //! - **C4 The object.** A reconcile gets its key's object as the cache
 //!   holds it when the reconcile starts. A key whose object is gone:
@@ -92,10 +92,10 @@
 //!   error policy returns ([`Action::Backoff`](crate::runner::Action::Backoff):
 //!   the queue's per-key exponential backoff). A trigger of a key that
 //!   backs off reconciles it at once (client-go's W5) unless
-//!   [`backoff_holds`](Controller::backoff_holds) is on, when it joins the
+//!   [`backoff_holds`](crate::queue::QueueConfig::backoff_holds) is on, when it joins the
 //!   backoff (W13). The stream yields one item per reconcile.
 //! - **C6 Panics and concurrency.** At most
-//!   [`concurrency`](Controller::concurrency) reconciles run at once, any
+//!   [`concurrency`](Config::concurrency) reconciles run at once, any
 //!   number with `0`, the default (kube-runtime's default too); never two
 //!   of one key (W3). A panicking reconcile is caught,
 //!   yielded as [`Error::Panicked`] with its key, counted, and its key
@@ -117,7 +117,7 @@
 //!   owns enter the queue, every key the replica acquires is queued, and a
 //!   key lost while it waited is dropped unreconciled (the runner's gate,
 //!   E-rules of [`runner`](crate::runner)).
-//! - **C10 Priorities.** With [`priorities`](Controller::priorities) on
+//! - **C10 Priorities.** With [`priorities`](crate::queue::QueueConfig::priorities) on
 //!   (off by default), the queue keeps priorities with ageing (W14, W15 of
 //!   [`queue`](crate::queue)): a key from a notification that is part of
 //!   an initial list (also the replay of an informer already running, and
@@ -127,7 +127,7 @@
 //!   of owned and watched objects too; every other trigger, and every
 //!   requeue and backoff, is high. A live change made while listed keys
 //!   wait is reconciled before them, and a listed key that has waited the
-//!   [ageing bound](Controller::priority_ageing) gets at least every
+//!   [ageing bound](crate::queue::QueueConfig::priority_ageing) gets at least every
 //!   second turn.
 //! - **C11 Resync.** With [`resync(period)`](Controller::resync) every
 //!   object the controller's cache holds is reconciled again every
@@ -146,12 +146,12 @@
 //! - **C13 Failures are the stream's to report.** Every failed and
 //!   panicking reconcile is an item of the stream ([`Error::Reconcile`],
 //!   [`Error::Panicked`]). The controller logs none of them unless
-//!   [`log_reconcile_errors(level)`](Controller::log_reconcile_errors) is
+//!   [`reconcile_error_log`](Config::reconcile_error_log) is
 //!   set, and then exactly one line for each, at `level`, in its
 //!   `reconciling object` span (C8). kube-runtime's `Controller` does the
 //!   same (it yields reconcile errors and logs none), so a program that
 //!   logs its stream's errors logs each one once.
-//! - **C14 Debounce.** With [`debounce(period)`](Controller::debounce), a
+//! - **C14 Debounce.** With [`debounce`](Config::debounce), a
 //!   trigger of a key (C2) reaches the queue only once the key has had no
 //!   trigger for `period`: each trigger of a key that waits moves its turn
 //!   to `period` after that trigger, never earlier, and the key is queued
@@ -203,4 +203,4 @@ mod triggers;
 pub use crate::runner::Error;
 pub use builder::Controller;
 pub use observed::Observed;
-pub use settings::DEFAULT_SYNC_TIMEOUT;
+pub use settings::{Config, DEFAULT_SYNC_TIMEOUT};

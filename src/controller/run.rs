@@ -269,7 +269,7 @@ impl<K: Watchable> Controller<K> {
         }
         let queue = settings.queue();
         let _ = queue_metrics.set(MetricsReader::from(&queue));
-        let feed = debounced(stream::select_all(feeds).boxed(), settings.debounce);
+        let feed = debounced(stream::select_all(feeds).boxed(), settings.config.debounce);
         let per_key = Arc::new(Reconcile {
             store,
             tombstones,
@@ -285,7 +285,7 @@ impl<K: Watchable> Controller<K> {
                 caches,
                 recorder,
             }),
-            error_log: settings.reconcile_error_log,
+            error_log: settings.config.reconcile_error_log,
         });
         let run = Run {
             queue,
@@ -300,7 +300,7 @@ impl<K: Watchable> Controller<K> {
             }
             let stop = shutdown.start();
             let _feed = run.feed(feed);
-            match run.sync(syncs, settings.sync_timeout, &stop).await {
+            match run.sync(syncs, settings.config.sync_timeout, &stop).await {
                 Synced::Yes => {
                     #[cfg_attr(not(feature = "shard"), allow(unused_mut))]
                     let mut runner = Runner::new(run.queue.clone())
@@ -311,7 +311,7 @@ impl<K: Watchable> Controller<K> {
                         runner = runner.gate(gate);
                     }
                     let reconciles = runner
-                        .run_with_error_policy(
+                        .run(
                             move |key| per_key.of(key),
                             |_key: &ObjectKey, failed: &Failed<E>| failed.next,
                         )

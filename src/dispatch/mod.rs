@@ -82,7 +82,7 @@ pub(crate) use life::{Ended, Life, Start};
 
 pub(crate) use distributor::Distributor;
 pub use end::EndReason;
-pub use handler::{EventHandlerFuncs, ResourceEventHandler};
+pub use handler::ResourceEventHandler;
 pub use options::{Lag, SubscribeOptions};
 pub(crate) use request::SubscribeRequest;
 pub use resync::MINIMUM_RESYNC_PERIOD;

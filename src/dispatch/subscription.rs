@@ -17,7 +17,7 @@ use super::{
     handler::ResourceEventHandler,
     initial_list::is_initial_added,
     life::{Ended, Life},
-    sync_status::{SyncState, Upstream, UpstreamSync, sync_state, wait_until_synced},
+    sync_status::{Upstream, UpstreamSync, wait_until_synced},
 };
 use crate::{
     metrics::{StatsProbe, SubscriptionStats},
@@ -61,9 +61,10 @@ use crate::{
 /// let mut sub = informer.subscribe(SubscribeOptions::default())?;
 /// informer.run().await?; // the source ends, so the informer does too
 ///
-/// assert!(!sub.has_synced()); // the listed item was not yielded yet
+/// let status = sub.sync_status();
+/// assert!(!status.has_synced()); // the listed item was not yielded yet
 /// assert!(matches!(sub.next().await, Some(Notification::Added { in_initial_list: true, .. })));
-/// assert!(sub.has_synced());
+/// assert!(status.has_synced());
 /// assert!(matches!(sub.next().await, Some(Notification::Deleted { .. })));
 /// assert!(sub.next().await.is_none());
 /// assert_eq!(sub.end_reason(), Some(EndReason::Finished));
@@ -99,13 +100,7 @@ impl<K> Subscription<K> {
         &self.channel
     }
 
-    /// Whether the informer has synced and this subscriber has been yielded
-    /// every initial-list item queued for it (L2).
-    pub fn has_synced(&self) -> bool {
-        sync_state(&self.channel) == SyncState::Synced
-    }
-
-    /// Waits until [`has_synced`](Subscription::has_synced). It answers
+    /// Waits until [`SyncStatus::has_synced`]. It answers
     /// as its informer's
     /// [`wait_until_synced`](crate::Informer::wait_until_synced) does while
     /// the informer has not synced (a refusal, I7, or
@@ -249,7 +244,14 @@ impl<K> Subscription<K> {
     /// ```
     /// use std::sync::Arc;
     /// use k8s_openapi::api::core::v1::ConfigMap;
-    /// use kube_informer::{Informer, dispatch::{EventHandlerFuncs, SubscribeOptions}, source::Event};
+    /// use kube_informer::{Informer, dispatch::{ResourceEventHandler, SubscribeOptions}, source::Event};
+    ///
+    /// struct Printer;
+    /// impl ResourceEventHandler<ConfigMap> for Printer {
+    ///     fn on_add(&mut self, cm: &Arc<ConfigMap>, _in_initial_list: bool) {
+    ///         println!("added {:?}", cm.metadata.name);
+    ///     }
+    /// }
     ///
     /// # fn cm(name: &str) -> ConfigMap {
     /// #     let mut c = ConfigMap::default();
@@ -263,10 +265,7 @@ impl<K> Subscription<K> {
     /// let events = futures::stream::iter([Ok::<_, std::io::Error>(Event::Added(cm("a")))]);
     /// let informer = Informer::builder_from_stream(events).build();
     /// let sub = informer.subscribe(SubscribeOptions::default())?;
-    /// let task = tokio::spawn(sub.handle(
-    ///     EventHandlerFuncs::default()
-    ///         .on_add(|cm: &Arc<ConfigMap>, _initial| println!("added {:?}", cm.metadata.name)),
-    /// ));
+    /// let task = tokio::spawn(sub.handle(Printer));
     /// informer.run().await?;
     /// task.await?; // the handler returns once the subscription ends
     /// # Ok(()) }

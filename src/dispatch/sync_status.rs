@@ -72,7 +72,8 @@ impl<K> SyncStatus<K> {
         Self { channel, upstream }
     }
 
-    /// Same as [`Subscription::has_synced`](super::Subscription::has_synced).
+    /// Whether the informer has synced and the subscriber has been yielded
+    /// every initial-list item queued for it (L2).
     pub fn has_synced(&self) -> bool {
         sync_state(&self.channel) == SyncState::Synced
     }

@@ -147,7 +147,7 @@ impl<K> FifoOptions<K> {
     /// let mut cm = ConfigMap::default();
     /// cm.metadata.name = Some("a".into());
     /// fifo.replace([cm], "1")?;
-    /// assert_eq!(fifo.try_pop().unwrap().oldest().delta_type, DeltaType::Sync);
+    /// assert_eq!(fifo.try_pop().unwrap()[0].delta_type, DeltaType::Sync);
     /// # Ok::<(), kube_informer::store::Error>(())
     /// ```
     pub fn emit_replaced(mut self, emit_replaced: bool) -> Self {

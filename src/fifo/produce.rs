@@ -57,7 +57,7 @@ impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// let fifo = DeltaFifo::new(FifoOptions::default());
     /// fifo.update(cm("a", "1"))?;
-    /// assert_eq!(fifo.try_pop().unwrap().oldest().delta_type, kube_informer::DeltaType::Updated);
+    /// assert_eq!(fifo.try_pop().unwrap()[0].delta_type, kube_informer::DeltaType::Updated);
     /// # Ok(())
     /// # }
     /// ```
@@ -375,7 +375,7 @@ impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
     /// let known = Arc::new(One(Arc::new(cm("a", "1"))));
     /// let fifo = DeltaFifo::new(FifoOptions::default().known_objects(known));
     /// fifo.resync()?;
-    /// assert_eq!(fifo.try_pop().unwrap().oldest().delta_type, kube_informer::DeltaType::Sync);
+    /// assert_eq!(fifo.try_pop().unwrap()[0].delta_type, kube_informer::DeltaType::Sync);
     /// # Ok(())
     /// # }
     /// ```

@@ -127,7 +127,7 @@ where
     /// To read them later or elsewhere (a scrape, a collector), convert the
     /// informer into a [`MetricsReader`] (`MetricsReader::from(&informer)`),
     /// or hand `&informer` to
-    /// [`metrics::register_informer`](crate::metrics): the reader holds no
+    /// `metrics::register` (feature `prometheus`): the reader holds no
     /// share of the informer's lifetime.
     ///
     /// # Examples

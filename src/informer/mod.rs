@@ -78,7 +78,7 @@
 //!   [`tokio::time::timeout`], and when that passes,
 //!   [`Informer::last_error`] is the last error the source reported, if
 //!   any. The waits that take a timeout themselves (a controller's
-//!   [`sync_timeout`](crate::Controller::sync_timeout), the factory's)
+//!   [`sync_timeout`](crate::controller::Config::sync_timeout), the factory's)
 //!   answer [`SyncError::TimedOut`], whose source is that error; a timeout
 //!   the clock cannot hold (`Duration::MAX`) means no deadline.
 //! - I9: an informer that ends before it synced (any way it can end,

@@ -69,7 +69,6 @@ impl Histogram {
 ///
 /// let none = DurationHistogram::default();
 /// assert_eq!(none.count, 0);
-/// assert_eq!(none.mean(), None);
 /// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
@@ -81,14 +80,6 @@ pub struct DurationHistogram {
     /// Observations at or under each bound of [`BUCKETS`], cumulative;
     /// those above the last bound are `count` minus the last entry.
     pub buckets: [u64; 8],
-}
-
-impl DurationHistogram {
-    /// The mean duration, if anything was observed.
-    pub fn mean(&self) -> Option<Duration> {
-        let count = u32::try_from(self.count).ok().filter(|&c| c > 0)?;
-        Some(self.sum / count)
-    }
 }
 
 #[cfg(test)]

@@ -25,13 +25,12 @@
 //!   reconcile metrics;
 //! - each stage also converts into a [`MetricsReader`] of its snapshot
 //!   (`MetricsReader::from(&informer)`; a [`KeyGate`](crate::shard::KeyGate),
-//!   which counts the keys of a store, with `metrics_reader(store)`), to
-//!   read from anywhere;
-//! - with the `prometheus` feature, [`register_informer`],
-//!   [`register_work_queue`], [`register_shard`] and
-//!   [`register_controller`] add collectors to a
-//!   `prometheus_client` `Registry`; each takes the registry, a name and a
-//!   reader or the stage itself (`&informer`, `&queue`, `&controller`).
+//!   which counts the keys of a store, with `MetricsReader::from((&gate,
+//!   store))`), to read from anywhere;
+//! - with the `prometheus` feature, [`register`] adds a stage's collector
+//!   to a `prometheus_client` `Registry`; it takes the registry, a name and
+//!   a reader or the stage itself (`&informer`, `&queue`, `&controller`,
+//!   `(&gate, store)`).
 //!   `METRICS.md` lists every metric name, type and label.
 //!
 //! This module sits below every stage (see "Layers" in the crate docs):
@@ -70,6 +69,7 @@
 
 #[cfg(feature = "controller")]
 mod controller;
+mod counts;
 mod histogram;
 mod informer;
 #[cfg(feature = "prometheus")]
@@ -86,18 +86,13 @@ mod work_queue;
 pub use controller::{ControllerMetrics, ReconcileCounts};
 #[cfg(feature = "controller")]
 pub(crate) use controller::{ControllerRecorder, ReconcileResult};
+pub use counts::Counts;
 pub use histogram::{BUCKETS, DurationHistogram};
 pub use informer::{FifoMetrics, InformerMetrics, StoreMetrics};
 pub(crate) use informer::{InformerRecorder, StatsProbe};
-#[cfg(all(feature = "prometheus", feature = "controller"))]
-#[cfg_attr(docsrs, doc(cfg(all(feature = "prometheus", feature = "controller"))))]
-pub use prometheus::register_controller;
-#[cfg(all(feature = "prometheus", feature = "shard"))]
-#[cfg_attr(docsrs, doc(cfg(all(feature = "prometheus", feature = "shard"))))]
-pub use prometheus::register_shard;
 #[cfg(feature = "prometheus")]
 #[cfg_attr(docsrs, doc(cfg(feature = "prometheus")))]
-pub use prometheus::{register_informer, register_work_queue};
+pub use prometheus::{Exported, register};
 pub use reader::MetricsReader;
 #[cfg(feature = "shard")]
 #[cfg_attr(docsrs, doc(cfg(feature = "shard")))]

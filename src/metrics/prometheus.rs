@@ -27,111 +27,152 @@ use super::{
 
 type Labels = Vec<(&'static str, Cow<'static, str>)>;
 
-// Every `register_*` has one shape: the registry, the name the samples are
-// labelled with, and a reader, or the stage itself, which converts into one
-// (each stage implements that `From` where it is defined). The exporter
-// knows the snapshots and nothing of the stages, so `metrics` sits below
-// all of them.
+/// The metrics snapshots [`register`] exports, one collector each:
+/// [`InformerMetrics`], [`WorkQueueMetrics`], [`ControllerMetrics`]
+/// (feature `controller`) and [`ShardMetrics`] (feature `shard`). Sealed:
+/// the crate implements it for its snapshots only.
+pub trait Exported: sealed::Collect {}
 
-/// Registers the metrics of an informer, labelled `informer="{name}"` plus
-/// its resource (`group`, `version`, `resource`, `namespace`, the last `all`
-/// for all namespaces). Pass `&informer` (or a [`MetricsReader`] made from
-/// it). Each scrape reads the informer afresh; the registry holds no share
-/// of its lifetime, and once it is gone its metrics disappear.
+mod sealed {
+    use super::{Collector, MetricsReader};
+
+    /// Makes the collector of one snapshot type.
+    // Public in a private module: the seal of `Exported`, which users can
+    // name but not implement.
+    #[allow(unreachable_pub)]
+    pub trait Collect: Sized {
+        fn collector(name: String, reader: MetricsReader<Self>) -> Box<dyn Collector>;
+    }
+}
+
+impl Exported for InformerMetrics {}
+impl sealed::Collect for InformerMetrics {
+    fn collector(name: String, reader: MetricsReader<Self>) -> Box<dyn Collector> {
+        Box::new(InformerCollector { name, reader })
+    }
+}
+
+impl Exported for WorkQueueMetrics {}
+impl sealed::Collect for WorkQueueMetrics {
+    fn collector(name: String, reader: MetricsReader<Self>) -> Box<dyn Collector> {
+        Box::new(WorkQueueCollector { name, reader })
+    }
+}
+
+#[cfg(feature = "shard")]
+impl Exported for ShardMetrics {}
+#[cfg(feature = "shard")]
+impl sealed::Collect for ShardMetrics {
+    fn collector(name: String, reader: MetricsReader<Self>) -> Box<dyn Collector> {
+        Box::new(ShardCollector { name, reader })
+    }
+}
+
+#[cfg(feature = "controller")]
+impl Exported for ControllerMetrics {}
+#[cfg(feature = "controller")]
+impl sealed::Collect for ControllerMetrics {
+    fn collector(name: String, reader: MetricsReader<Self>) -> Box<dyn Collector> {
+        Box::new(ControllerCollector { name, reader })
+    }
+}
+
+/// Registers the metrics of one stage with `registry`, labelled with
+/// `name`: pass the stage (`&informer`, `&queue`, `&controller`, or
+/// `(&gate, store)` for a sharded replica) or a [`MetricsReader`] of its
+/// snapshot. Each scrape reads the stage afresh; `METRICS.md` lists every
+/// name, type and label.
+///
+/// - An informer ([`InformerMetrics`]): labelled `informer="{name}"` plus
+///   its resource (`group`, `version`, `resource`, `namespace`, the last
+///   `all` for all namespaces). The registry holds no share of the
+///   informer's lifetime: once it is gone its metrics disappear.
+/// - A work queue ([`WorkQueueMetrics`]): client-go's names
+///   (`workqueue_*`), labelled `name="{name}"`; the registry keeps a
+///   handle on the queue. A controller's queue is
+///   `register::<WorkQueueMetrics>(registry, name, &controller)`.
+/// - A controller ([`ControllerMetrics`]): controller-runtime's names and
+///   meanings, labelled `controller="{name}"`
+///   (`controller_runtime_reconcile_total{result}`,
+///   `controller_runtime_reconcile_errors_total`,
+///   `controller_runtime_reconcile_panics_total`,
+///   `controller_runtime_reconcile_time_seconds`,
+///   `controller_runtime_active_workers`,
+///   `controller_runtime_max_concurrent_reconciles`), and the holds of the
+///   read-your-own-writes gate under this crate's names
+///   (`kube_informer_controller_own_write_holds_total`,
+///   `kube_informer_controller_own_write_expiries_total`,
+///   `kube_informer_controller_own_write_hold_seconds`). A controller
+///   converts into two readers, its reconciles' and its queue's, so name
+///   the one meant: `register::<ControllerMetrics>(registry, name,
+///   &controller)`. The registry reads on after
+///   [`run`](crate::controller::Controller::run) has taken the controller.
+/// - A sharded replica ([`ShardMetrics`]): members, keys of the store owned
+///   now, ownership changes, work in flight (see
+///   [`KeyGate::metrics`](crate::shard::KeyGate::metrics)), labelled
+///   `name="{name}"`, from `(&gate, store)`: the registry keeps the gate
+///   and the store; a store from [`Informer::store`](crate::Informer::store)
+///   keeps its informer running while the registry holds it.
 ///
 /// # Examples
 ///
 /// ```
 /// use k8s_openapi::api::core::v1::ConfigMap;
-/// use kube_informer::{Informer, metrics, source::Event};
+/// use kube_informer::{Informer, WorkQueue, metrics, source::Event};
 /// use prometheus_client::{encoding::text::encode, registry::Registry};
 ///
 /// let events = futures::stream::empty::<Result<Event<ConfigMap>, std::io::Error>>();
 /// let informer = Informer::builder_from_stream(events).build();
-/// let mut registry = Registry::default();
-/// metrics::register_informer(&mut registry, "config", &informer);
-/// let mut text = String::new();
-/// encode(&mut text, &registry).unwrap();
-/// assert!(text.contains("kube_informer_store_objects{informer=\"config\""));
-/// ```
-pub fn register_informer(
-    registry: &mut Registry,
-    name: &str,
-    informer: impl Into<MetricsReader<InformerMetrics>>,
-) {
-    registry.register_collector(Box::new(InformerCollector {
-        name: name.to_owned(),
-        reader: informer.into(),
-    }));
-}
-
-/// Registers a work queue's metrics under client-go's names, labelled
-/// `name="{name}"`. Pass `&queue`, or `&controller` for a
-/// [`Controller`](crate::controller::Controller)'s queue (or a
-/// [`MetricsReader`] made from either); the registry keeps a handle on the
-/// queue.
-///
-/// # Examples
-///
-/// ```
-/// use kube_informer::{WorkQueue, metrics};
-/// use prometheus_client::{encoding::text::encode, registry::Registry};
-///
 /// let queue = WorkQueue::<String>::new();
 /// queue.add("a".to_string());
 /// let mut registry = Registry::default();
-/// metrics::register_work_queue(&mut registry, "reconcile", &queue);
+/// metrics::register(&mut registry, "config", &informer);
+/// metrics::register(&mut registry, "reconcile", &queue);
 /// let mut text = String::new();
 /// encode(&mut text, &registry).unwrap();
+/// assert!(text.contains("kube_informer_store_objects{informer=\"config\""));
 /// assert!(text.contains("workqueue_depth{name=\"reconcile\"} 1"));
 /// ```
-pub fn register_work_queue(
-    registry: &mut Registry,
-    name: &str,
-    queue: impl Into<MetricsReader<WorkQueueMetrics>>,
-) {
-    registry.register_collector(Box::new(WorkQueueCollector {
-        name: name.to_owned(),
-        reader: queue.into(),
-    }));
-}
-
-/// Registers a sharded replica's metrics, labelled `name="{name}"`:
-/// members, keys of the store owned now, ownership changes, work in flight
-/// (see [`KeyGate::metrics`](crate::shard::KeyGate::metrics)). The reader
-/// comes from
-/// [`KeyGate::metrics_reader`](crate::shard::KeyGate::metrics_reader), so
-/// the registry keeps the gate and the store; a store from
-/// [`Informer::store`](crate::Informer::store) keeps its informer running
-/// while the registry holds it.
 ///
-/// # Examples
+/// A controller's two sets, and a sharded replica's:
 ///
 /// ```
 /// use k8s_openapi::api::core::v1::ConfigMap;
-/// use kube_informer::{metrics, shard::{KeyGate, Ownership}};
-/// use kube_informer::unstable::store::Writer;
+/// use kube::Api;
+/// use kube_informer::{controller::{Config, Controller}, metrics::{self, ControllerMetrics, WorkQueueMetrics}};
+/// use kube_informer::shard::{KeyGate, Ownership};
+/// use kube_informer_testing::FakeApiServer;
 /// use prometheus_client::{encoding::text::encode, registry::Registry};
 ///
-/// let store = Writer::<ConfigMap>::new(Default::default()).reader();
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let server = FakeApiServer::start().await;
+/// let controller = Controller::new(Api::<ConfigMap>::all(server.client()))
+///     .with_config(Config { concurrency: 2, ..Config::default() });
 /// let gate = KeyGate::new(Ownership::everything());
 /// let mut registry = Registry::default();
-/// metrics::register_shard(&mut registry, "configmaps", gate.metrics_reader(store));
+/// metrics::register::<ControllerMetrics>(&mut registry, "configmaps", &controller);
+/// metrics::register::<WorkQueueMetrics>(&mut registry, "configmaps", &controller);
+/// metrics::register(&mut registry, "configmaps", (&gate, controller.store()));
 /// let mut text = String::new();
 /// encode(&mut text, &registry).unwrap();
+/// assert!(text.contains("controller_runtime_max_concurrent_reconciles{controller=\"configmaps\"} 2"));
 /// assert!(text.contains("kube_informer_shard_members{name=\"configmaps\"} 1"));
+/// # }
 /// ```
-#[cfg(feature = "shard")]
-pub fn register_shard(
+pub fn register<M: Exported>(
     registry: &mut Registry,
     name: &str,
-    reader: impl Into<MetricsReader<ShardMetrics>>,
+    stage: impl Into<MetricsReader<M>>,
 ) {
-    registry.register_collector(Box::new(ShardCollector {
-        name: name.to_owned(),
-        reader: reader.into(),
-    }));
+    registry.register_collector(M::collector(name.to_owned(), stage.into()));
 }
+
+// `register` takes the registry, the name the samples are labelled with,
+// and a reader, or the stage itself, which converts into one (each stage
+// implements that `From` where it is defined). The exporter
+// knows the snapshots and nothing of the stages, so `metrics` sits below
+// all of them.
 
 #[cfg(feature = "shard")]
 struct ShardCollector {
@@ -350,7 +391,7 @@ impl Collector for InformerCollector {
             WatchEventType::ALL.map(|kind| {
                 (
                     with(&base, "type", kind.as_str()),
-                    Counter(source.watch_events_of(kind)),
+                    Counter(source.watch_events[kind]),
                 )
             }),
         )?;
@@ -361,7 +402,7 @@ impl Collector for InformerCollector {
             RelistCause::ALL.map(|cause| {
                 (
                     with(&base, "cause", cause.as_str()),
-                    Counter(source.relists_of(cause)),
+                    Counter(source.relists[cause]),
                 )
             }),
         )?;
@@ -372,7 +413,7 @@ impl Collector for InformerCollector {
             ErrorClass::ALL.map(|class| {
                 (
                     with(&base, "class", class.as_str()),
-                    Counter(source.errors_of(class)),
+                    Counter(source.errors[class]),
                 )
             }),
         )?;
@@ -536,53 +577,6 @@ impl Collector for WorkQueueCollector {
             one(Counter(metrics.retries)),
         )
     }
-}
-
-/// Registers a controller's reconcile metrics with controller-runtime's
-/// names and meanings, labelled `controller="{name}"`:
-/// `controller_runtime_reconcile_total{result}`,
-/// `controller_runtime_reconcile_errors_total`,
-/// `controller_runtime_reconcile_panics_total`,
-/// `controller_runtime_reconcile_time_seconds`,
-/// `controller_runtime_active_workers` and
-/// `controller_runtime_max_concurrent_reconciles`; and the holds of the
-/// read-your-own-writes gate under this crate's names:
-/// `kube_informer_controller_own_write_holds_total`,
-/// `kube_informer_controller_own_write_expiries_total` and
-/// `kube_informer_controller_own_write_hold_seconds`. Pass `&controller`
-/// (or a [`MetricsReader`] made from it): the registry reads on after
-/// [`run`](crate::controller::Controller::run) has taken the controller.
-///
-/// # Examples
-///
-/// ```
-/// use k8s_openapi::api::core::v1::ConfigMap;
-/// use kube::Api;
-/// use kube_informer::{controller::Controller, metrics};
-/// use kube_informer_testing::FakeApiServer;
-/// use prometheus_client::{encoding::text::encode, registry::Registry};
-///
-/// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() {
-/// let server = FakeApiServer::start().await;
-/// let controller = Controller::new(Api::<ConfigMap>::all(server.client())).concurrency(2);
-/// let mut registry = Registry::default();
-/// metrics::register_controller(&mut registry, "configmaps", &controller);
-/// let mut text = String::new();
-/// encode(&mut text, &registry).unwrap();
-/// assert!(text.contains("controller_runtime_max_concurrent_reconciles{controller=\"configmaps\"} 2"));
-/// # }
-/// ```
-#[cfg(feature = "controller")]
-pub fn register_controller(
-    registry: &mut Registry,
-    name: &str,
-    controller: impl Into<MetricsReader<ControllerMetrics>>,
-) {
-    registry.register_collector(Box::new(ControllerCollector {
-        name: name.to_owned(),
-        reader: controller.into(),
-    }));
 }
 
 #[cfg(feature = "controller")]

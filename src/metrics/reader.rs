@@ -17,11 +17,11 @@ use super::informer::InformerMetrics;
 ///   `MetricsReader::<WorkQueueMetrics>::from(&controller)` read a
 ///   [`Controller`](crate::controller::Controller)'s reconciles and its
 ///   queue on after `run` has taken it;
-/// - [`KeyGate::metrics_reader`](crate::shard::KeyGate::metrics_reader)
-///   gives a `MetricsReader<ShardMetrics>` that keeps the gate and the
-///   store it counts owned keys in.
+/// - `MetricsReader::from((&gate, store))` reads a
+///   [`KeyGate`](crate::shard::KeyGate)'s [`ShardMetrics`](super::ShardMetrics),
+///   keeping the gate and the store it counts owned keys in.
 ///
-/// The `register_*` functions of the `prometheus` feature take a reader or
+/// The `register` function of the `prometheus` feature takes a reader or
 /// the stage itself, so the exporter knows the snapshots and nothing of the
 /// stages.
 ///

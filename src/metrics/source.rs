@@ -9,7 +9,10 @@ use std::{
 
 use tokio::time::Instant;
 
-use super::histogram::{DurationHistogram, Histogram};
+use super::{
+    counts::{Counts, label},
+    histogram::{DurationHistogram, Histogram},
+};
 
 /// Why the source listed the whole collection again.
 ///
@@ -189,6 +192,10 @@ impl fmt::Display for WatchEventType {
     }
 }
 
+label!(WatchEventType, 4);
+label!(RelistCause, 4);
+label!(ErrorClass, 9);
+
 /// The source's counters; written by the source's task, read by anyone.
 #[derive(Debug)]
 pub(crate) struct SourceRecorder {
@@ -282,9 +289,9 @@ impl SourceRecorder {
             list_duration: self.list_duration.snapshot(),
             listed_objects: load(&self.listed_objects),
             watch_starts: load(&self.watch_starts),
-            watch_events: self.watch_events.each_ref().map(load),
-            relists: self.relists.each_ref().map(load),
-            errors: self.errors.each_ref().map(load),
+            watch_events: Counts::<WatchEventType>::new(self.watch_events.each_ref().map(load)),
+            relists: Counts::<RelistCause>::new(self.relists.each_ref().map(load)),
+            errors: Counts::<ErrorClass>::new(self.errors.each_ref().map(load)),
             resource_version_age,
         }
     }
@@ -309,36 +316,16 @@ pub struct SourceMetrics {
     pub listed_objects: u64,
     /// Watch requests opened, streaming lists' included.
     pub watch_starts: u64,
-    /// Watch events received, indexed by [`WatchEventType`] (see
-    /// [`watch_events_of`](Self::watch_events_of)).
-    pub watch_events: [u64; 4],
-    /// Relists started, indexed by [`RelistCause`] (see
-    /// [`relists_of`](Self::relists_of)).
-    pub relists: [u64; 4],
-    /// Errors the source met, indexed by [`ErrorClass`] (see
-    /// [`errors_of`](Self::errors_of)).
-    pub errors: [u64; 9],
+    /// Watch events received, by type: `watch_events[WatchEventType::Added]`.
+    pub watch_events: Counts<WatchEventType>,
+    /// Relists started, by cause: `relists[RelistCause::Expired]`.
+    pub relists: Counts<RelistCause>,
+    /// Errors the source met, by class: `errors[ErrorClass::Gone]`.
+    pub errors: Counts<ErrorClass>,
     /// With bookmarks on (the default): how long ago the source last
     /// learned a resourceVersion from a bookmark or a finished list. The
     /// API server sends a bookmark about every minute, so an age well past
     /// that says the watch is not healthy. `None` with bookmarks off or
     /// before the first list.
     pub resource_version_age: Option<Duration>,
-}
-
-impl SourceMetrics {
-    /// Watch events of one type received.
-    pub fn watch_events_of(&self, kind: WatchEventType) -> u64 {
-        self.watch_events[kind as usize]
-    }
-
-    /// Relists started for one cause.
-    pub fn relists_of(&self, cause: RelistCause) -> u64 {
-        self.relists[cause as usize]
-    }
-
-    /// Errors of one class.
-    pub fn errors_of(&self, class: ErrorClass) -> u64 {
-        self.errors[class as usize]
-    }
 }

@@ -23,28 +23,28 @@ use crate::key::ObjectKey;
 /// ```
 /// use k8s_openapi::api::core::v1::ConfigMap;
 /// use kube::{Api, api::{DeleteParams, Patch, PatchParams, PostParams}};
-/// use kube_informer::{own_writes::WriteLog, resource_version::Written};
+/// use kube_informer::{ObjectKey, own_writes::WriteLog, resource_version::Written};
 /// use kube_informer_testing::FakeApiServer;
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// let server = FakeApiServer::start().await;
 /// let log = WriteLog::new();
-/// let parent = "default/web".parse()?;
-/// let api = log.api(Api::<ConfigMap>::namespaced(server.client(), "default"), parent);
+/// let parent: ObjectKey = "default/web".parse()?;
+/// let api = log.api(Api::<ConfigMap>::namespaced(server.client(), "default"), parent.clone());
 ///
 /// let mut cm = ConfigMap::default();
 /// cm.metadata.name = Some("settings".into());
 /// api.create(&PostParams::default(), &cm).await?;
 /// let patch = serde_json::json!({"data": {"mode": "fast"}});
 /// let patched = api.patch("settings", &PatchParams::default(), &Patch::Merge(&patch)).await?;
-/// let writes = log.take(api.parent());
+/// let writes = log.take(&parent);
 /// // One record per object: the patch replaced the create's.
 /// assert_eq!(writes.len(), 1);
 /// assert_eq!(writes[0].written, Written::Version(patched.metadata.resource_version.unwrap()));
 ///
 /// api.delete("settings", &DeleteParams::default()).await?;
-/// assert_eq!(log.take(api.parent())[0].written, Written::Deleted);
+/// assert_eq!(log.take(&parent)[0].written, Written::Deleted);
 /// // Reads go through the `Api` itself.
 /// assert!(api.api().get_opt("settings").await?.is_none());
 /// # Ok(()) }
@@ -83,11 +83,6 @@ impl<K: Resource> RecordedApi<K> {
     /// example.
     pub fn api(&self) -> &Api<K> {
         &self.api
-    }
-
-    /// The key the writes are recorded under.
-    pub fn parent(&self) -> &ObjectKey {
-        &self.parent
     }
 
     /// Records that `key` was left `written`.

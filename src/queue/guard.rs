@@ -24,7 +24,7 @@ use super::shared::Shared;
 /// let item = queue.next().await.unwrap();
 /// assert_eq!(*item, "a");
 /// assert_eq!(queue.processing(), 1);
-/// item.done();
+/// drop(item); // ends its processing
 /// assert_eq!(queue.processing(), 0);
 /// # }
 /// ```
@@ -46,9 +46,6 @@ impl<T: Hash + Eq + Clone> WorkItem<T> {
     pub fn item(&self) -> &T {
         &self.item
     }
-
-    /// Ends processing now; the same as dropping the guard.
-    pub fn done(self) {}
 }
 
 impl<T: Hash + Eq + Clone> Deref for WorkItem<T> {

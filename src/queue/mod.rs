@@ -25,8 +25,7 @@
 //!   drops. Adding it meanwhile marks it dirty without queueing it; when the
 //!   guard drops it joins the tail of the queue. No item is ever held by two
 //!   workers at once.
-//! - **W4 done by drop.** Dropping a [`WorkItem`] (or
-//!   [`done`](WorkItem::done)) ends processing; an item not added again is
+//! - **W4 done by drop.** Dropping a [`WorkItem`] ends processing; an item not added again is
 //!   then gone from the queue.
 //! - **W5 delayed adds.** [`add_after`](WorkQueue::add_after) adds the item
 //!   once the delay has passed on tokio's clock; a zero delay adds at once.
@@ -62,7 +61,7 @@
 //! Three rules differ from client-go, and only when asked for:
 //!
 //! - **W13 backoff that holds** (off by default, so the default queue is
-//!   client-go's; [`WorkQueue::backoff_holds`]). While an item waits out
+//!   client-go's; [`QueueConfig::backoff_holds`]). While an item waits out
 //!   the deadline of an [`add_rate_limited`](WorkQueue::add_rate_limited),
 //!   it is not handed out before that deadline: adds and delayed adds of
 //!   it join the deadline, and a rate-limited add of it asks the limiter
@@ -74,7 +73,7 @@
 //!   does (`conformance/DIFFERENCES.md`), and a program that relies on an
 //!   add to cut a backoff short (a user's edit retried at once) would wait
 //!   out the backoff instead.
-//! - **W14 priorities** (off by default; [`WorkQueue::priorities`]). An add
+//! - **W14 priorities** (off by default; [`QueueConfig::priorities`]). An add
 //!   says its [`Priority`]: [`add`](WorkQueue::add), and delayed and
 //!   rate-limited adds when they come due, are high;
 //!   [`add_with_priority`](WorkQueue::add_with_priority) says either. Each
@@ -89,7 +88,7 @@
 //!   it exists: with one queue for everything, an initial list or a resync
 //!   of 50,000 keys delays a live change by the whole backlog.
 //! - **W15 ageing.** A low item that has been queued for the ageing bound
-//!   ([`WorkQueue::priority_ageing`], [`DEFAULT_PRIORITY_AGEING`] = 10 s)
+//!   ([`QueueConfig::priority_ageing`], [`DEFAULT_PRIORITY_AGEING`] = 10 s)
 //!   has aged. While the oldest low item has aged, a hand-out that follows
 //!   a high item's goes to the oldest low item. So, however many high items
 //!   come, an item queued low with `p` low items ahead of it is handed out
@@ -133,6 +132,7 @@
 //! `parking_lot` mutex held for a few lines and never across a call into user
 //! code (rate limiters are called without it).
 
+mod config;
 mod delayed;
 mod guard;
 mod lazy_now;
@@ -144,6 +144,7 @@ mod state;
 mod stream;
 mod work_queue;
 
+pub use config::QueueConfig;
 pub use guard::WorkItem;
 pub use priority::{DEFAULT_PRIORITY_AGEING, Priority};
 pub use rate_limit::{RateLimiter, default_rate_limiter, item_exponential, max_of, token_bucket};

@@ -6,7 +6,7 @@ use std::time::Duration;
 use crate::notification::Notification;
 
 /// How long an item queued at [`Priority::Low`] waits before it ages
-/// (W15), unless [`WorkQueue::priority_ageing`](super::WorkQueue::priority_ageing)
+/// (W15), unless [`QueueConfig::priority_ageing`](super::QueueConfig::priority_ageing)
 /// sets another bound: ten seconds.
 ///
 /// Long enough that a live change made while an initial list of tens of
@@ -16,17 +16,17 @@ use crate::notification::Notification;
 pub const DEFAULT_PRIORITY_AGEING: Duration = Duration::from_secs(10);
 
 /// The level an item is queued at when the queue keeps
-/// [`priorities`](super::WorkQueue::priorities) (W14). Without them every
+/// [`priorities`](super::QueueConfig::priorities) (W14). Without them every
 /// level is the same: one first-in first-out queue, as client-go's.
 ///
 /// # Examples
 ///
 /// ```
-/// use kube_informer::queue::{Priority, WorkQueue};
+/// use kube_informer::queue::{Priority, QueueConfig, WorkQueue, default_rate_limiter};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() {
-/// let queue = WorkQueue::new().priorities(true);
+/// let queue = WorkQueue::with_config(QueueConfig { priorities: true, ..QueueConfig::default() }, default_rate_limiter());
 /// queue.add_with_priority("listed", Priority::Low);
 /// queue.add("changed"); // `add` is `Priority::High`
 /// assert_eq!(*queue.next().await.unwrap(), "changed");

@@ -28,7 +28,7 @@ use crate::hash::KeyMap;
 ///
 /// ```
 /// use std::time::Duration;
-/// use kube_informer::queue::{RateLimiter, WorkQueue};
+/// use kube_informer::queue::{QueueConfig, RateLimiter, WorkQueue};
 ///
 /// struct OneSecond;
 /// impl<T> RateLimiter<T> for OneSecond {
@@ -36,7 +36,7 @@ use crate::hash::KeyMap;
 ///     fn forget(&self, _: &T) {}
 ///     fn requeues(&self, _: &T) -> usize { 0 }
 /// }
-/// let queue: WorkQueue<&str> = WorkQueue::with_rate_limiter(OneSecond);
+/// let queue: WorkQueue<&str> = WorkQueue::with_config(QueueConfig::default(), OneSecond);
 /// # let _ = queue;
 /// ```
 pub trait RateLimiter<T>: Send + Sync {

@@ -7,6 +7,7 @@ use parking_lot::Mutex;
 use tokio::{sync::Notify, time::Instant};
 
 use super::{
+    config::QueueConfig,
     guard::WorkItem,
     lazy_now::LazyNow,
     priority::Priority,
@@ -86,17 +87,42 @@ impl<T: Hash + Eq + Clone + Send + 'static> Default for WorkQueue<T> {
 }
 
 impl<T: Hash + Eq + Clone + Send + 'static> WorkQueue<T> {
-    /// An empty queue with [`default_rate_limiter`] (W8).
+    /// An empty queue with client-go's settings: [`QueueConfig::default()`]
+    /// and [`default_rate_limiter`] (W8).
     pub fn new() -> Self {
-        Self::with_rate_limiter(default_rate_limiter())
+        Self::with_config(QueueConfig::default(), default_rate_limiter())
     }
 
-    /// An empty queue whose [`add_rate_limited`](Self::add_rate_limited)
-    /// asks `limiter`.
-    pub fn with_rate_limiter<R: RateLimiter<T> + 'static>(limiter: R) -> Self {
+    /// An empty queue with `config`'s options (W13–W15) whose
+    /// [`add_rate_limited`](Self::add_rate_limited) asks `limiter`. The
+    /// settings apply to every clone of the queue.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use kube_informer::queue::{QueueConfig, WorkQueue, item_exponential};
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let queue = WorkQueue::with_config(
+    ///     QueueConfig { backoff_holds: true, ..QueueConfig::default() },
+    ///     item_exponential(Duration::from_secs(1), Duration::from_secs(60)),
+    /// );
+    /// queue.add_rate_limited("a");
+    /// let start = tokio::time::Instant::now();
+    /// let item = queue.next().await.unwrap();
+    /// assert_eq!((*item, start.elapsed()), ("a", Duration::from_secs(1)));
+    /// # }
+    /// ```
+    pub fn with_config<R: RateLimiter<T> + 'static>(config: QueueConfig, limiter: R) -> Self {
+        let mut state = State::default();
+        state.backoff_holds = config.backoff_holds;
+        state.ready.set_priorities(config.priorities);
+        state.ready.set_ageing(config.priority_ageing);
         Self {
             shared: Arc::new(Shared {
-                state: Mutex::new(State::default()),
+                state: Mutex::new(state),
                 items: Notify::new(),
                 drained: Notify::new(),
                 limiter: Box::new(limiter),
@@ -107,17 +133,17 @@ impl<T: Hash + Eq + Clone + Send + 'static> WorkQueue<T> {
     /// Marks `item` as needing processing (W1–W3): it joins the tail of the
     /// queue unless it is already waiting there; an item being processed is
     /// queued again when its guard drops. Ignored once the queue is shutting
-    /// down (W9), and, with [`backoff_holds`](Self::backoff_holds) on, while
+    /// down (W9), and, with [`backoff_holds`](QueueConfig::backoff_holds) on, while
     /// the item waits out an error backoff, which it then joins (W13).
     ///
-    /// With [`priorities`](Self::priorities) on, this is an add at
+    /// With [`priorities`](QueueConfig::priorities) on, this is an add at
     /// [`Priority::High`].
     pub fn add(&self, item: T) {
         self.add_with_priority(item, Priority::High);
     }
 
     /// As [`add`](Self::add), at `priority` (W14): with
-    /// [`priorities`](Self::priorities) on, a high item is handed out
+    /// [`priorities`](QueueConfig::priorities) on, a high item is handed out
     /// before every low one that has not aged (W15). An item queued low and
     /// added high moves up to the tail of the high items; one queued high
     /// and added low stays where it is; an item being processed and added
@@ -128,11 +154,11 @@ impl<T: Hash + Eq + Clone + Send + 'static> WorkQueue<T> {
     /// # Examples
     ///
     /// ```
-    /// use kube_informer::queue::{Priority, WorkQueue};
+    /// use kube_informer::queue::{Priority, QueueConfig, WorkQueue, default_rate_limiter};
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
-    /// let queue = WorkQueue::new().priorities(true);
+    /// let queue = WorkQueue::with_config(QueueConfig { priorities: true, ..QueueConfig::default() }, default_rate_limiter());
     /// queue.add_with_priority("a", Priority::Low);
     /// queue.add_with_priority("b", Priority::Low);
     /// queue.add_with_priority("c", Priority::High);
@@ -157,7 +183,7 @@ impl<T: Hash + Eq + Clone + Send + 'static> WorkQueue<T> {
     /// earlier deadline wins. A delayed item is independent of the queue: if
     /// it is added meanwhile it is handed out, and the delayed add still
     /// happens when due (as in client-go). Ignored once shutting down, and,
-    /// with [`backoff_holds`](Self::backoff_holds) on, while the item waits
+    /// with [`backoff_holds`](QueueConfig::backoff_holds) on, while the item waits
     /// out an error backoff (W13).
     ///
     /// # Examples
@@ -202,7 +228,7 @@ impl<T: Hash + Eq + Clone + Send + 'static> WorkQueue<T> {
     /// default 5 ms doubling per failure up to 1,000 s, and at most 10 per
     /// second overall after a burst of 100.
     ///
-    /// With [`backoff_holds`](Self::backoff_holds) on (W13), the item then
+    /// With [`backoff_holds`](QueueConfig::backoff_holds) on (W13), the item then
     /// waits out this backoff whatever comes: adds and delayed adds of it
     /// join the deadline, and a rate-limited add while it waits asks the
     /// limiter nothing (the failure was counted for this deadline).
@@ -255,144 +281,16 @@ impl<T: Hash + Eq + Clone + Send + 'static> WorkQueue<T> {
         }
     }
 
-    /// Turns W13 on (`true`) or off (`false`, the default): whether an
-    /// error backoff holds.
-    ///
-    /// Off, the queue keeps client-go's rule (W5): a deadline from
-    /// [`add_rate_limited`](Self::add_rate_limited) is independent of the
-    /// queue, so an add that comes meanwhile (a resync, an unrelated watch
-    /// event) hands the item out at once, and if that reconcile fails too
-    /// the limiter counts one more failure: the reconcile runs before its
-    /// backoff and the backoff grows faster than one step per deadline.
-    ///
-    /// On, an item waiting out a backoff is handed out only when it comes
-    /// due: [`add`](Self::add) and [`add_after`](Self::add_after) of it
-    /// join that deadline (they do nothing), a rate-limited add of it asks
-    /// the limiter nothing, and the backoff replaces any deadline the item
-    /// had. An item queued or added while processing when its rate-limited
-    /// add comes leaves the queue and waits too. [`forget`](Self::forget)
-    /// does not end a backoff under way. Delays that are not backoffs
-    /// ([`add_after`](Self::add_after) of an item not held) keep W5.
-    ///
-    /// Set it when making the queue; it applies to every clone.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use kube_informer::queue::WorkQueue;
-    ///
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
-    /// let queue = WorkQueue::new().backoff_holds(true);
-    /// let start = tokio::time::Instant::now();
-    /// queue.add_rate_limited("a"); // failed: back off 5 ms
-    /// queue.add("a"); // a resync: joins the backoff
-    /// queue.add_rate_limited("a"); // counted once per deadline
-    /// assert_eq!((queue.len(), queue.requeues(&"a")), (0, 1));
-    /// let item = queue.next().await.unwrap();
-    /// assert_eq!(start.elapsed(), Duration::from_millis(5));
-    /// # drop(item);
-    /// # }
-    /// ```
-    #[must_use]
-    pub fn backoff_holds(self, holds: bool) -> Self {
-        self.shared.state.lock().backoff_holds = holds;
-        self
-    }
-
-    /// Turns priorities on (`true`) or off (`false`, the default): whether
-    /// [`Priority::Low`] items wait behind [`Priority::High`] ones (W14),
-    /// until they age (W15).
-    ///
-    /// Off, the queue is client-go's: one first-in first-out queue, so a
-    /// change made while an initial list of 50,000 keys drains waits for
-    /// all of them. On, items added with
-    /// [`add_with_priority`](Self::add_with_priority) at
-    /// [`Priority::Low`] (the keys of an initial list or a resync) are
-    /// handed out only when no high item waits, except that once the
-    /// oldest of them has waited the [ageing bound](Self::priority_ageing)
-    /// ([`DEFAULT_PRIORITY_AGEING`](super::DEFAULT_PRIORITY_AGEING) unless
-    /// set), every hand-out that follows a high item's goes to the oldest
-    /// low item. What a user can rely on: an item queued low with `p` low
-    /// items ahead of it is handed out at the latest by the `2 × (p + 1)`-th
-    /// hand-out after it has waited the ageing bound, however many high
-    /// items come; and high items get at least every second hand-out.
-    /// [`add`](Self::add), delayed and rate-limited adds are high.
-    ///
-    /// Set it when making the queue; it applies to every clone.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use kube_informer::queue::{Priority, WorkQueue};
-    ///
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
-    /// let queue = WorkQueue::new()
-    ///     .priorities(true)
-    ///     .priority_ageing(Duration::from_secs(1));
-    /// queue.add_with_priority("listed", Priority::Low);
-    /// queue.add("changed-1");
-    /// queue.add("changed-2");
-    /// assert_eq!(*queue.try_next().unwrap(), "changed-1");
-    /// tokio::time::advance(Duration::from_secs(1)).await;
-    /// // "listed" has aged: it goes next, then the high items again.
-    /// assert_eq!(*queue.try_next().unwrap(), "listed");
-    /// assert_eq!(*queue.try_next().unwrap(), "changed-2");
-    /// # }
-    /// ```
-    #[must_use]
-    pub fn priorities(self, on: bool) -> Self {
-        self.shared.state.lock().ready.set_priorities(on);
-        self
-    }
-
-    /// How long an item queued at [`Priority::Low`] waits before it ages
-    /// (W15): from then on, the hand-out after each high item's goes to the
-    /// oldest low item. [`DEFAULT_PRIORITY_AGEING`](super::DEFAULT_PRIORITY_AGEING)
-    /// (10 s) unless set. Zero shares the hand-outs evenly between the
-    /// levels whenever both have items; [`Duration::MAX`] never ages, so
-    /// low items wait for as long as high ones come. Applies only with
-    /// [`priorities`](Self::priorities) on.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use kube_informer::queue::{Priority, WorkQueue};
-    ///
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// // Every low item has aged at once: the levels take turns.
-    /// let queue = WorkQueue::new().priorities(true).priority_ageing(Duration::ZERO);
-    /// for item in ["h1", "h2"] {
-    ///     queue.add(item);
-    /// }
-    /// for item in ["l1", "l2"] {
-    ///     queue.add_with_priority(item, Priority::Low);
-    /// }
-    /// let order: Vec<_> = std::iter::from_fn(|| queue.try_next().map(|item| *item)).collect();
-    /// assert_eq!(order, ["l1", "h1", "l2", "h2"]);
-    /// # }
-    /// ```
-    #[must_use]
-    pub fn priority_ageing(self, ageing: Duration) -> Self {
-        self.shared.state.lock().ready.set_ageing(ageing);
-        self
-    }
-
     /// How many items wait at `priority` (W11 by level): with
-    /// [`priorities`](Self::priorities) off, all of them wait at
+    /// [`priorities`](QueueConfig::priorities) off, all of them wait at
     /// [`Priority::High`].
     ///
     /// # Examples
     ///
     /// ```
-    /// use kube_informer::queue::{Priority, WorkQueue};
+    /// use kube_informer::queue::{Priority, QueueConfig, WorkQueue, default_rate_limiter};
     ///
-    /// let queue = WorkQueue::new().priorities(true);
+    /// let queue = WorkQueue::with_config(QueueConfig { priorities: true, ..QueueConfig::default() }, default_rate_limiter());
     /// queue.add_with_priority("a", Priority::Low);
     /// queue.add("b");
     /// assert_eq!((queue.len_at(Priority::High), queue.len_at(Priority::Low)), (1, 1));
@@ -534,7 +432,7 @@ impl<T: Hash + Eq + Clone + Send + 'static> WorkQueue<T> {
     /// To read them later or elsewhere, convert the queue into a
     /// [`MetricsReader`] (`MetricsReader::from(&queue)`, which keeps a
     /// handle on the queue), or hand `&queue` to
-    /// `metrics::register_work_queue` (feature `prometheus`).
+    /// `metrics::register` (feature `prometheus`).
     ///
     /// # Examples
     ///
@@ -627,40 +525,12 @@ impl<T: Hash + Eq + Clone + Send + 'static> WorkQueue<T> {
     }
 
     /// As [`feed`](Self::feed) for a stream of items with their priority
-    /// (W14), such as a subscription's keys with [`Priority::of`] each
-    /// notification.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::sync::Arc;
-    /// use futures::{StreamExt, stream};
-    /// use k8s_openapi::api::core::v1::ConfigMap;
-    /// use kube_informer::{Notification, ObjectKey, queue::{Priority, WorkQueue}};
-    ///
-    /// fn cm(name: &str) -> Arc<ConfigMap> {
-    ///     let mut cm = ConfigMap::default();
-    ///     cm.metadata.namespace = Some("default".into());
-    ///     cm.metadata.name = Some(name.into());
-    ///     Arc::new(cm)
-    /// }
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// let notifications = stream::iter([
-    ///     Notification::Added { object: cm("listed"), in_initial_list: true },
-    ///     Notification::Added { object: cm("created"), in_initial_list: false },
-    /// ]);
-    /// let queue = WorkQueue::new().priorities(true);
-    /// queue
-    ///     .feed_with_priority(notifications.filter_map(|notification| async move {
-    ///         let key = ObjectKey::from_object(&**notification.object()).ok()?;
-    ///         Some((key, Priority::of(&notification)))
-    ///     }))
-    ///     .await;
-    /// assert_eq!(queue.try_next().unwrap().as_str(), "default/created");
-    /// # }
-    /// ```
-    pub fn feed_with_priority<S>(&self, items: S) -> impl Future<Output = ()> + Send + 'static
+    /// (W14): the controller's feed of every trigger.
+    #[cfg(feature = "controller")]
+    pub(crate) fn feed_with_priority<S>(
+        &self,
+        items: S,
+    ) -> impl Future<Output = ()> + Send + 'static
     where
         S: Stream<Item = (T, Priority)> + Send + 'static,
     {

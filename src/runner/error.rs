@@ -40,7 +40,7 @@ use crate::{informer, key::ObjectKey};
 /// queue.add("default/a");
 /// queue.shutdown(); // what is queued is still handed out
 /// let outcomes: Vec<_> = Runner::new(queue)
-///     .run(|_key| async { Err::<Action, _>(std::io::Error::other("disk full")) })
+///     .run(|_key| async { Err::<Action, _>(std::io::Error::other("disk full")) }, |_, _| Action::backoff())
 ///     .collect()
 ///     .await;
 /// let error = outcomes[0].as_ref().unwrap_err();

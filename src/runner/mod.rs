@@ -84,7 +84,7 @@
 //! # Bad input
 //!
 //! Errors of the reconciler are reported with their key and retried with the
-//! queue's rate limiter (or as an [`ErrorPolicy`] says); notifications whose objects have no matching
+//! queue's rate limiter (or as the error policy says); notifications whose objects have no matching
 //! controller owner are skipped by [`owner_keys`](OwnerStreamExt::owner_keys).
 
 mod action;
@@ -99,5 +99,4 @@ pub use action::Action;
 pub use error::Error;
 pub use on_cancel::OnCancel;
 pub use owners::{OwnerStreamExt, controller_owner_key, controller_owner_key_with};
-pub use reconciles::{Backoff, ErrorPolicy};
 pub use runner::Runner;

@@ -40,7 +40,7 @@ pub(super) type Admit<T> = Box<dyn Fn(&T) -> Option<WorkGuard> + Send + Sync>;
 /// finished reconcile.
 #[pin_project]
 #[must_use = "streams do nothing unless polled"]
-pub(crate) struct Reconciles<T: Hash + Eq + Clone + Send + 'static, F, Fut, P = Backoff> {
+pub(crate) struct Reconciles<T: Hash + Eq + Clone + Send + 'static, F, Fut, P> {
     queue: WorkQueue<T>,
     /// The pending `next()` on the queue.
     next: ReusableBoxFuture<'static, Option<WorkItem<T>>>,
@@ -55,34 +55,6 @@ pub(crate) struct Reconciles<T: Hash + Eq + Clone + Send + 'static, F, Fut, P = 
     admit: Option<Admit<T>>,
     /// What a failed reconcile's key gets next.
     policy: P,
-}
-
-/// What the runner does with the key of a failed reconcile: the
-/// [`Action`] the policy returns for the key and the error
-/// ([`Runner::run_with_error_policy`](super::Runner::run_with_error_policy)).
-///
-/// Implemented by [`Backoff`] (the default) and by every
-/// `FnMut(&T, &E) -> Action`.
-pub trait ErrorPolicy<T, E> {
-    /// The action for `key`, whose reconcile failed with `error`.
-    fn on_error(&mut self, key: &T, error: &E) -> Action;
-}
-
-impl<T, E, F: FnMut(&T, &E) -> Action> ErrorPolicy<T, E> for F {
-    fn on_error(&mut self, key: &T, error: &E) -> Action {
-        self(key, error)
-    }
-}
-
-/// The default [`ErrorPolicy`]: every failed key is queued again through
-/// the queue's rate limiter ([`Action::Backoff`]).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Backoff;
-
-impl<T, E> ErrorPolicy<T, E> for Backoff {
-    fn on_error(&mut self, _key: &T, _error: &E) -> Action {
-        Action::Backoff
-    }
 }
 
 /// Whether the stream asks the queue for keys.
@@ -157,7 +129,7 @@ where
     T: Hash + Eq + Clone + Send + 'static,
     F: FnMut(T) -> Fut,
     Fut: Future<Output = Result<Action, E>>,
-    P: ErrorPolicy<T, E>,
+    P: FnMut(&T, &E) -> Action,
 {
     type Item = Outcome<T, E>;
 
@@ -241,7 +213,7 @@ where
 #[allow(clippy::result_large_err)]
 fn record_outcome<T: Hash + Eq + Clone + Send + 'static, E>(
     queue: &WorkQueue<T>,
-    policy: &mut impl ErrorPolicy<T, E>,
+    policy: &mut impl FnMut(&T, &E) -> Action,
     item: WorkItem<T>,
     result: Result<Action, E>,
 ) -> Outcome<T, E> {
@@ -252,7 +224,7 @@ fn record_outcome<T: Hash + Eq + Clone + Send + 'static, E>(
             Ok((key, action))
         }
         Err(error) => {
-            act(queue, &key, policy.on_error(&key, &error));
+            act(queue, &key, policy(&key, &error));
             Err(Error::Reconcile { key, error })
         }
     };

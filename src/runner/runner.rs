@@ -7,7 +7,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{
     Action, Error, OnCancel,
-    reconciles::{Admit, Backoff, ErrorPolicy, Reconciles},
+    reconciles::{Admit, Reconciles},
 };
 #[cfg(feature = "shard")]
 use crate::shard::KeyGate;
@@ -29,12 +29,11 @@ use crate::{key::ObjectKey, queue::WorkQueue, store::Store};
 /// - `Ok(Action::Backoff)`: the key is added again through the queue's rate
 ///   limiter ([`add_rate_limited`](WorkQueue::add_rate_limited)); whether
 ///   an add that comes during the backoff cuts it short is the queue's
-///   choice ([`WorkQueue::backoff_holds`], W13; by default it does, as in
+///   choice ([`QueueConfig::backoff_holds`](crate::queue::QueueConfig::backoff_holds), W13; by default it does, as in
 ///   client-go);
 /// - `Err(e)`: the stream yields [`Error::Reconcile`](super::Error::Reconcile)
 ///   with the key, and the key gets what the error policy returns, as for
-///   an `Ok` above: by default [`Action::Backoff`]; see
-///   [`run_with_error_policy`](Runner::run_with_error_policy).
+///   an `Ok` above (usually [`Action::Backoff`]).
 ///
 /// The stream ends when the queue is shut down and drained, or when the
 /// cancellation token fires (see [`OnCancel`]). A panic in a reconciler
@@ -56,7 +55,10 @@ use crate::{key::ObjectKey, queue::WorkQueue, store::Store};
 /// queue.shutdown(); // hand out what is queued, then end
 /// let outcomes: Vec<_> = Runner::new(queue)
 ///     .concurrency(4)
-///     .run(|key| async move { Ok::<_, Infallible>(Action::await_change()) })
+///     .run(
+///         |key| async move { Ok::<_, Infallible>(Action::await_change()) },
+///         |_key, _error| Action::backoff(),
+///     )
 ///     .collect()
 ///     .await;
 /// assert_eq!(outcomes.len(), 2);
@@ -117,10 +119,13 @@ impl<T: Hash + Eq + Clone + Send + 'static> Runner<T> {
     /// let token = CancellationToken::new();
     /// let outcomes = Runner::new(queue.clone())
     ///     .cancel_on(token.clone(), OnCancel::Abandon)
-    ///     .run(|_key| async {
-    ///         tokio::time::sleep(Duration::from_secs(3600)).await;
-    ///         Ok::<_, Infallible>(Action::await_change())
-    ///     });
+    ///     .run(
+    ///         |_key| async {
+    ///             tokio::time::sleep(Duration::from_secs(3600)).await;
+    ///             Ok::<_, Infallible>(Action::await_change())
+    ///         },
+    ///         |_key, _error| Action::backoff(),
+    ///     );
     /// tokio::spawn(async move {
     ///     tokio::time::sleep(Duration::from_secs(1)).await;
     ///     token.cancel();
@@ -137,22 +142,14 @@ impl<T: Hash + Eq + Clone + Send + 'static> Runner<T> {
     /// Runs `reconcile` on each key handed out; the returned stream yields
     /// `Ok((key, action))` per successful reconcile and
     /// `Err(Error::Reconcile { key, error })` per failed one. It is `Unpin`,
-    /// and `Send` when the keys, `reconcile` and its futures are.
-    pub fn run<F, Fut, E>(
-        self,
-        reconcile: F,
-    ) -> impl Stream<Item = Result<(T, Action), Error<E, T>>> + Unpin
-    where
-        F: FnMut(T) -> Fut,
-        Fut: Future<Output = Result<Action, E>>,
-    {
-        self.run_with_error_policy(reconcile, Backoff)
-    }
-
-    /// As [`run`](Self::run), with `policy` deciding what the key of a
-    /// failed reconcile gets next: [`Action::Backoff`] queues it through
-    /// the rate limiter (what [`run`](Self::run) does), `RequeueAfter(d)`
-    /// adds it after `d`, `AwaitChange` drops it and forgets its failures.
+    /// and `Send` when the keys, `reconcile`, `error_policy` and the futures
+    /// are.
+    ///
+    /// `error_policy(&key, &error)` decides what the key of a failed
+    /// reconcile gets next, as [`Controller::run`](crate::Controller::run)'s
+    /// does: [`Action::backoff()`] queues it through the rate limiter (the
+    /// usual answer), `RequeueAfter(d)` adds it after `d`, `AwaitChange`
+    /// drops it and forgets its failures.
     ///
     /// # Examples
     ///
@@ -168,9 +165,9 @@ impl<T: Hash + Eq + Clone + Send + 'static> Runner<T> {
     /// # async fn main() {
     /// let queue = WorkQueue::new();
     /// queue.add("bad-spec");
-    /// let mut outcomes = Runner::new(queue.clone()).run_with_error_policy(
+    /// let mut outcomes = Runner::new(queue.clone()).run(
     ///     |_key| async { Err::<Action, _>(Failure::Permanent) },
-    ///     |_key: &&str, error: &Failure| match error {
+    ///     |_key, error| match error {
     ///         Failure::Transient => Action::backoff(),
     ///         Failure::Permanent => Action::await_change(), // retrying will not help
     ///     },
@@ -180,15 +177,15 @@ impl<T: Hash + Eq + Clone + Send + 'static> Runner<T> {
     /// assert_eq!(queue.len(), 0);
     /// # }
     /// ```
-    pub fn run_with_error_policy<F, Fut, E, P>(
+    pub fn run<F, Fut, E, P>(
         self,
         reconcile: F,
-        policy: P,
+        error_policy: P,
     ) -> impl Stream<Item = Result<(T, Action), Error<E, T>>> + Unpin
     where
         F: FnMut(T) -> Fut,
         Fut: Future<Output = Result<Action, E>>,
-        P: ErrorPolicy<T, E>,
+        P: FnMut(&T, &E) -> Action,
     {
         Reconciles::new(
             self.queue,
@@ -196,7 +193,7 @@ impl<T: Hash + Eq + Clone + Send + 'static> Runner<T> {
             self.cancel,
             self.admit,
             reconcile,
-            policy,
+            error_policy,
         )
     }
 }
@@ -236,11 +233,14 @@ impl Runner<ObjectKey> {
     /// let check = gate.clone();
     /// let reconciled: Vec<ObjectKey> = Runner::new(queue)
     ///     .gate(gate.clone())
-    ///     .run(move |key| {
-    ///         // Only owned keys are reconciled.
-    ///         assert!(check.owns(&key));
-    ///         async { Ok::<_, Infallible>(Action::await_change()) }
-    ///     })
+    ///     .run(
+    ///         move |key| {
+    ///             // Only owned keys are reconciled.
+    ///             assert!(check.owns(&key));
+    ///             async { Ok::<_, Infallible>(Action::await_change()) }
+    ///         },
+    ///         |_key, _error| Action::backoff(),
+    ///     )
     ///     .map(|outcome| outcome.unwrap().0)
     ///     .collect()
     ///     .await;
@@ -257,7 +257,7 @@ impl Runner<ObjectKey> {
 
     /// As [`run`](Self::run), handing the reconciler the key's object as the
     /// store holds it when the reconcile starts (`None`: deleted, or not
-    /// seen yet). The store is the informer's own cache: no second copy.
+    /// seen yet) (E4). The store is the informer's own cache: no second copy.
     ///
     /// # Examples
     ///
@@ -285,25 +285,30 @@ impl Runner<ObjectKey> {
     /// let seen: Vec<bool> = Runner::new(queue)
     ///     .run_with_store(store, |_key, object: Option<Arc<ConfigMap>>| async move {
     ///         Ok::<_, Infallible>(if object.is_some() { Action::await_change() } else { Action::requeue(std::time::Duration::from_secs(1)) })
-    ///     })
+    ///     }, |_key, _error| Action::backoff())
     ///     .map(|outcome| outcome.unwrap().1 == Action::AwaitChange)
     ///     .collect()
     ///     .await;
     /// assert_eq!(seen, [true, false]);
     /// # }
     /// ```
-    pub fn run_with_store<K, F, Fut, E>(
+    pub fn run_with_store<K, F, Fut, E, P>(
         self,
         store: Store<K>,
         mut reconcile: F,
+        error_policy: P,
     ) -> impl Stream<Item = Result<(ObjectKey, Action), Error<E, ObjectKey>>> + Unpin
     where
         F: FnMut(ObjectKey, Option<Arc<K>>) -> Fut,
         Fut: Future<Output = Result<Action, E>>,
+        P: FnMut(&ObjectKey, &E) -> Action,
     {
-        self.run(move |key: ObjectKey| {
-            let object = store.get(&key);
-            reconcile(key, object)
-        })
+        self.run(
+            move |key: ObjectKey| {
+                let object = store.get(&key);
+                reconcile(key, object)
+            },
+            error_policy,
+        )
     }
 }

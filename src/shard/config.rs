@@ -35,27 +35,42 @@ use super::error::Error;
 /// use std::time::Duration;
 /// use kube_informer::shard::LeaseConfig;
 ///
-/// let config = LeaseConfig::new("workers", "pod-0")
-///     .lease_duration(Duration::from_secs(30))
-///     .renew_deadline(Duration::from_secs(20));
-/// assert_eq!((config.name(), config.identity()), ("workers", "pod-0"));
+/// let config = LeaseConfig {
+///     lease_duration: Duration::from_secs(30),
+///     renew_deadline: Duration::from_secs(20),
+///     ..LeaseConfig::new("workers", "pod-0")
+/// };
+/// assert_eq!((config.name.as_str(), config.identity.as_str()), ("workers", "pod-0"));
 /// assert!(config.validate().is_ok());
-/// assert!(LeaseConfig::new("workers", "pod-0").renew_deadline(Duration::from_secs(20)).validate().is_err());
+/// let late = LeaseConfig { renew_deadline: Duration::from_secs(20), ..LeaseConfig::new("workers", "pod-0") };
+/// assert!(late.validate().is_err());
 /// assert!(LeaseConfig::new("workers", "").validate().is_err());
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LeaseConfig {
-    pub(crate) name: String,
-    pub(crate) identity: String,
-    pub(crate) lease_duration: Duration,
-    pub(crate) renew_deadline: Duration,
-    pub(crate) retry_period: Duration,
+    /// The ring's name, or the elected Lease's.
+    pub name: String,
+    /// This replica's identity: unique among the replicas, for example the
+    /// pod name.
+    pub identity: String,
+    /// How long the others count a replica alive after they saw its Lease
+    /// change; written in the Lease as `leaseDurationSeconds` (whole
+    /// seconds). 15 s by default.
+    pub lease_duration: Duration,
+    /// How long after sending its last successful renewal a replica keeps
+    /// acting (on its keys, or as the leader). 10 s by default.
+    pub renew_deadline: Duration,
+    /// How often a replica renews its Lease (and retries a failed write,
+    /// and the others read it); also how long it waits for the answer to
+    /// any Lease request. 2 s by default.
+    pub retry_period: Duration,
 }
 
 impl LeaseConfig {
     /// Replica `identity` (for example the pod name, unique among the
-    /// replicas) of the ring or Lease `name`, with a 15 s lease duration, a
-    /// 10 s renew deadline and a 2 s retry period.
+    /// replicas) of the ring or Lease `name`, with client-go's timings: a
+    /// 15 s lease duration, a 10 s renew deadline and a 2 s retry period.
+    /// Set other timings as fields (see the [type docs](LeaseConfig)).
     pub fn new(name: impl Into<String>, identity: impl Into<String>) -> Self {
         Self {
             name: name.into(),
@@ -64,41 +79,6 @@ impl LeaseConfig {
             renew_deadline: Duration::from_secs(10),
             retry_period: Duration::from_secs(2),
         }
-    }
-
-    /// How long the others count a replica alive after they saw its Lease
-    /// change; written in the Lease as `leaseDurationSeconds`.
-    #[must_use]
-    pub fn lease_duration(mut self, duration: Duration) -> Self {
-        self.lease_duration = duration;
-        self
-    }
-
-    /// How long after sending its last successful renewal a replica keeps
-    /// acting (on its keys, or as the leader).
-    #[must_use]
-    pub fn renew_deadline(mut self, deadline: Duration) -> Self {
-        self.renew_deadline = deadline;
-        self
-    }
-
-    /// How often a replica renews its Lease (and retries a failed write, and
-    /// the others read it); also how long it waits for the answer to any
-    /// Lease request.
-    #[must_use]
-    pub fn retry_period(mut self, period: Duration) -> Self {
-        self.retry_period = period;
-        self
-    }
-
-    /// The ring's name, or the elected Lease's.
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
-    /// This replica's identity.
-    pub fn identity(&self) -> &str {
-        &self.identity
     }
 
     /// Checks that the identity is not empty and the timings (client-go's

@@ -15,7 +15,7 @@ use crate::informer;
 /// use std::time::Duration;
 /// use kube_informer::shard::{Error, LeaseConfig};
 ///
-/// let config = LeaseConfig::new("workers", "pod-0").renew_deadline(Duration::from_secs(20));
+/// let config = LeaseConfig { renew_deadline: Duration::from_secs(20), ..LeaseConfig::new("workers", "pod-0") };
 /// let error = config.validate().unwrap_err();
 /// assert!(matches!(error, Error::DeadlineNotShorter { .. }));
 /// assert_eq!(error.to_string(), "lease duration 15s must be longer than the renew deadline 20s");

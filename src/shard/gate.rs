@@ -286,32 +286,6 @@ impl KeyGate {
         }
     }
 
-    /// A [`MetricsReader`] of [`metrics`](Self::metrics) over `store`, e.g.
-    /// for `metrics::register_shard` (feature `prometheus`). It keeps the
-    /// gate and `store`; a store from
-    /// [`Informer::store`](crate::Informer::store) keeps its informer
-    /// running while the reader is held.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use k8s_openapi::api::core::v1::ConfigMap;
-    /// use kube_informer::{shard::{KeyGate, Ownership}};
-    /// use kube_informer::unstable::store::Writer;
-    ///
-    /// let store = Writer::<ConfigMap>::new(Default::default()).reader();
-    /// let gate = KeyGate::new(Ownership::everything());
-    /// let reader = gate.metrics_reader(store);
-    /// assert_eq!(reader.read().unwrap().members, 1);
-    /// ```
-    pub fn metrics_reader<K>(&self, store: Store<K>) -> MetricsReader<ShardMetrics>
-    where
-        K: Send + Sync + 'static,
-    {
-        let gate = self.clone();
-        MetricsReader::new(move || Some(gate.metrics(&store)))
-    }
-
     /// Waits until no work is in flight, or until `give_up`; returns
     /// whether none is left. A graceful leave waits here before it gives
     /// its Lease up.
@@ -351,6 +325,30 @@ impl KeyGate {
 
     pub(crate) fn released_notify(&self) -> &Notify {
         &self.inner.released
+    }
+}
+
+/// A reader of the gate's [`metrics`](KeyGate::metrics) over `store`, e.g.
+/// for `metrics::register` (feature `prometheus`). It keeps the gate and
+/// `store`; a store from [`Informer::store`](crate::Informer::store) keeps
+/// its informer running while the reader is held.
+///
+/// # Examples
+///
+/// ```
+/// use k8s_openapi::api::core::v1::ConfigMap;
+/// use kube_informer::{metrics::MetricsReader, shard::{KeyGate, Ownership}};
+/// use kube_informer::unstable::store::Writer;
+///
+/// let store = Writer::<ConfigMap>::new(Default::default()).reader();
+/// let gate = KeyGate::new(Ownership::everything());
+/// let reader = MetricsReader::from((&gate, store));
+/// assert_eq!(reader.read().unwrap().members, 1);
+/// ```
+impl<K: Send + Sync + 'static> From<(&KeyGate, Store<K>)> for MetricsReader<ShardMetrics> {
+    fn from((gate, store): (&KeyGate, Store<K>)) -> Self {
+        let gate = gate.clone();
+        MetricsReader::new(move || Some(gate.metrics(&store)))
     }
 }
 

@@ -128,12 +128,6 @@ impl Shard {
         })
     }
 
-    /// This replica's member id, which is its Lease's name:
-    /// `<ring>-<identity>`.
-    pub fn member(&self) -> &str {
-        self.inner.member.as_str()
-    }
-
     /// The gate through which work on keys starts.
     pub fn gate(&self) -> KeyGate {
         self.inner.gate.clone()

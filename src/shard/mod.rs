@@ -188,7 +188,7 @@
 //! [`KeyGate::metrics`] reports the members this replica acts under, the
 //! keys of a store it owns, how often its ownership changed (handovers) and
 //! the work in flight; with the `prometheus` feature
-//! [`metrics::register_shard`](crate::metrics::register_shard) exports them
+//! `metrics::register` exports them
 //! (`METRICS.md`). The membership task logs acquisitions at info (with the
 //! member count and the member set's fingerprint), fencing of an expired
 //! Lease at info, and Lease read/write failures at warn.

@@ -24,7 +24,6 @@ use super::reader::Store;
 /// cm.metadata.name = Some("settings".into());
 /// writer.apply_upsert(ObjectKey::from_object(&cm)?, Arc::new(cm))?;
 ///
-/// assert_eq!(prod.namespace(), "prod");
 /// assert!(prod.get("settings").is_some());
 /// assert_eq!(prod.list().len(), 1);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -72,11 +71,6 @@ impl<K> Store<K> {
 impl<K> NamespacedStore<K> {
     fn new(store: Store<K>, namespace: String) -> Self {
         Self { store, namespace }
-    }
-
-    /// The namespace this view reads (`""` for cluster-scoped objects).
-    pub fn namespace(&self) -> &str {
-        &self.namespace
     }
 
     /// Every object of the namespace, in no particular order.

@@ -19,10 +19,12 @@ pub const LEASE: &str = "lock";
 
 /// Lease 3 s, renew deadline 2 s, retry period 500 ms.
 pub fn config(identity: &str) -> LeaseConfig {
-    LeaseConfig::new(LEASE, identity)
-        .lease_duration(Duration::from_secs(3))
-        .renew_deadline(Duration::from_secs(2))
-        .retry_period(Duration::from_millis(500))
+    LeaseConfig {
+        lease_duration: Duration::from_secs(3),
+        renew_deadline: Duration::from_secs(2),
+        retry_period: Duration::from_millis(500),
+        ..LeaseConfig::new(LEASE, identity)
+    }
 }
 
 /// A successful write that named its sender the holder: the sender may act
@@ -117,7 +119,7 @@ impl Replica {
             api: Api::<Lease>::default_namespaced(client),
             claims: Arc::clone(&claims),
         };
-        let name = config.identity().to_owned();
+        let name = config.identity.clone();
         let leadership = Leadership::with_api(api, config).unwrap();
         let task = Some(tokio::spawn(leadership.run()));
         Self {

@@ -288,10 +288,12 @@ mod tests {
     const SECOND: Duration = Duration::from_secs(1);
 
     fn config(identity: &str) -> LeaseConfig {
-        LeaseConfig::new("lock", identity)
-            .lease_duration(3 * SECOND)
-            .renew_deadline(2 * SECOND)
-            .retry_period(SECOND / 2)
+        LeaseConfig {
+            lease_duration: 3 * SECOND,
+            renew_deadline: 2 * SECOND,
+            retry_period: SECOND / 2,
+            ..LeaseConfig::new("lock", identity)
+        }
     }
 
     fn wall(seconds: i64) -> MicroTime {
