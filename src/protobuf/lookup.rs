@@ -11,10 +11,18 @@ pub(crate) fn message(index: u16) -> &'static Message {
 
 /// The message of a top-level kind, by its apiVersion and kind.
 pub(crate) fn kind(api_version: &str, kind: &str) -> Option<&'static Message> {
+    kind_entry(api_version, kind).map(|(_, _, message)| message)
+}
+
+/// A top-level kind's entry, its names as the table holds them.
+pub(crate) fn kind_entry(
+    api_version: &str,
+    kind: &str,
+) -> Option<(&'static str, &'static str, &'static Message)> {
     KINDS
         .binary_search_by(|&(a, k, _)| (a, k).cmp(&(api_version, kind)))
         .ok()
-        .map(|i| message(KINDS[i].2))
+        .map(|i| (KINDS[i].0, KINDS[i].1, message(KINDS[i].2)))
 }
 
 /// `meta/v1 Status`, which the table holds as a message but not as a kind

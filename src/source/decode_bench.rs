@@ -9,7 +9,7 @@ use serde_json::value::RawValue;
 use super::{
     decode::Decoder,
     error::{DecodeTarget, Error},
-    lines::{Read, WatchBody},
+    lines::{Framing, Read, WatchBody},
     list::decode_items,
     watch::{WatchLine, parse_line},
 };
@@ -64,7 +64,7 @@ pub fn watch_line<K: DeserializeOwned>(
 pub async fn split_lines(
     body: std::pin::Pin<Box<dyn futures::AsyncBufRead + Send>>,
 ) -> (usize, usize) {
-    let mut body = WatchBody::new(body);
+    let mut body = WatchBody::new(body, Framing::Lines);
     let (mut lines, mut bytes) = (0, 0);
     loop {
         match body.read(Duration::from_secs(3600)).await {
@@ -74,7 +74,7 @@ pub async fn split_lines(
                     bytes += line.len();
                 }
             }
-            Read::End | Read::Failed(_) | Read::Idle => return (lines, bytes),
+            Read::End | Read::Failed(_) | Read::Idle | Read::BadFrame(_) => return (lines, bytes),
         }
     }
 }
