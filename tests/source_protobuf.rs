@@ -20,7 +20,8 @@ use kube::{
     api::{ApiResource, DynamicObject},
 };
 use kube_informer::{
-    Informer,
+    Informer, InformerFactory,
+    informer::Defaults,
     source::{self, Config, DecodeTarget, Encoding, Error, Event, ListStrategy, Watchable},
     unstable::protobuf::watch_source_encoded,
 };
@@ -645,6 +646,31 @@ async fn pb12_an_informer_keeps_its_objects_through_a_broken_frame() {
     let mut listed = json_list().items;
     listed.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
     assert_eq!(held, listed);
+    informer.stop();
+    drop(run);
+}
+
+// PB9: a factory's default encoding reaches the informers it builds, and
+// counts among the options two requests for one informer must agree on.
+#[tokio::test(start_paused = true)]
+async fn pb9_a_factory_default_encoding_reaches_its_informers() {
+    let server = PbServer::default();
+    let factory = InformerFactory::with_defaults(
+        server.client(),
+        Defaults::default().encoding(Encoding::Protobuf),
+    );
+    let api = || Api::<Pod>::namespaced(server.client(), "production");
+    let informer = factory.build(api(), |b| b).unwrap();
+    assert!(factory.build(api(), |b| b).is_ok(), "the same options");
+    assert!(
+        factory
+            .build(api(), |b| b.encoding(Encoding::Json))
+            .is_err(),
+        "another encoding is another informer's options"
+    );
+    let run = tokio::spawn(informer.run());
+    let seen = server.wait_requests(1).await;
+    assert_eq!(seen[0].accept.as_deref(), Some(PROTOBUF_ACCEPT));
     informer.stop();
     drop(run);
 }

@@ -11,8 +11,9 @@ use super::{
     error::{DecodeTarget, Error},
     lines::{Framing, Read, WatchBody},
     list::decode_items,
-    watch::{WatchLine, parse_line},
+    watch::{WatchLine, parse_frame, parse_line},
 };
+use crate::protobuf::KindSchema;
 
 /// Decodes a list answer's items as the source does, on `threads` threads
 /// (`None`: the source's own choice for this page).
@@ -55,6 +56,21 @@ pub fn watch_line<K: DeserializeOwned>(
 ) -> Result<Option<K>, Error> {
     Ok(match parse_line(line, &decoder(list_kind))? {
         Some(WatchLine::Object(_, object)) => Some(object),
+        _ => None,
+    })
+}
+
+/// Decodes one protobuf watch frame (a `WatchEvent` message, without its
+/// length) as the source does, for the built-in kind `kind` of
+/// `api_version`; the object, if it carries one.
+pub fn watch_frame<K: DeserializeOwned>(
+    frame: &[u8],
+    api_version: &str,
+    kind: &str,
+) -> Result<Option<K>, Error> {
+    let decoder = Decoder::new().protobuf(KindSchema::lookup(api_version, kind));
+    Ok(match parse_frame(frame, &decoder)? {
+        WatchLine::Object(_, object) => Some(object),
         _ => None,
     })
 }

@@ -20,8 +20,10 @@
 /// table lacks (a field added after 1.34), would be left out of the
 /// decoded object without any error under protobuf; JSON carries it. So
 /// protobuf is something to opt into, knowing the table covers the kinds
-/// and fields the program reads. What it saves is CPU per event and bytes
-/// on the wire (see `BENCHMARKS.md`).
+/// and fields the program reads. What it saves is the API server's
+/// encoding work and more than half the bytes on the wire; this process's
+/// decoding is not cheaper than the tuned JSON decoder yet
+/// (`benches/compare/NOTES.md`, "Protobuf through the source").
 ///
 /// # Examples
 ///
