@@ -28,7 +28,7 @@ use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, ListParams, Patch
 use kube::core::GroupVersionKind;
 use kube::{Resource, ResourceExt};
 use kube_informer::dispatch::SubscribeOptions;
-use kube_informer::source::Encoding;
+use kube_informer::source::{Encoding, ListStrategy};
 use kube_informer::{Informer, Notification, Store};
 use serde::{Serialize, de::DeserializeOwned};
 use serde_json::{Value, json};
@@ -194,19 +194,34 @@ where
     })
     .await?;
 
-    let build = |encoding| {
-        Informer::builder(workload.api.clone())
-            .source_config(quick_retries().label_selector(workload.selector()))
+    // The JSON informer is the reference; the protobuf ones list in pages
+    // and as a streaming list (sendInitialEvents).
+    let runs = [
+        ("JSON", Encoding::Json, ListStrategy::Paginated),
+        ("protobuf", Encoding::Protobuf, ListStrategy::Paginated),
+        (
+            "protobuf streaming",
+            Encoding::Protobuf,
+            ListStrategy::Streaming,
+        ),
+    ];
+    let mut informers = Vec::new();
+    for (which, encoding, strategy) in runs {
+        let config = quick_retries()
+            .label_selector(workload.selector())
+            .list_strategy(strategy);
+        let informer = Informer::builder(workload.api.clone())
+            .source_config(config)
             .encoding(encoding)
-            .build()
-    };
-    let (json, protobuf) = (build(Encoding::Json), build(Encoding::Protobuf));
-    let (mut json_errors, mut protobuf_errors) = (json.errors(), protobuf.errors());
-    let json_log = Recorder::start(json.subscribe(SubscribeOptions::default())?);
-    let protobuf_log = Recorder::start(protobuf.subscribe(SubscribeOptions::default())?);
-    let (json_run, protobuf_run) = (spawn_run(&json), spawn_run(&protobuf));
-    synced(&json).await.context("JSON informer")?;
-    synced(&protobuf).await.context("protobuf informer")?;
+            .build();
+        let errors = informer.errors();
+        let log = Recorder::start(informer.subscribe(SubscribeOptions::default())?);
+        let run = spawn_run(&informer);
+        informers.push((which, informer, errors, log, run));
+    }
+    for (which, informer, ..) in &informers {
+        synced(informer).await.context(*which)?;
+    }
 
     for i in 3..6 {
         workload.create(i).await?;
@@ -220,53 +235,50 @@ where
     let last = workload.relabel(0, "last").await?;
 
     let expected = workload.listed(None).await?;
+    ensure!(
+        expected.len() == 4,
+        "{label}: the server holds {}",
+        expected.len()
+    );
     let folded = expected
         .iter()
         .map(|o| (o.name_any(), o.resource_version().unwrap_or_default()))
         .collect();
-    for (which, log) in [("JSON", &json_log), ("protobuf", &protobuf_log)] {
+    let mut reference = None;
+    for (which, informer, mut errors, log, run) in informers {
         log.wait_for_state(WAIT, which, &folded)
             .await
             .with_context(|| format!("{label}: the {which} informer reaching {last}"))?;
+        let held = held(&informer.store());
+        ensure!(
+            held == expected,
+            "{label}: the {which} informer holds other values than a JSON list gives:\n{held:#?}\n{expected:#?}"
+        );
+        let seen: Vec<_> = log.notifications().iter().map(comparable).collect();
+        // 3 listed, 3 added, 5 updated, 2 deleted, the last update (and,
+        // for Pods, the update that marks each deleted one as terminating).
+        ensure!(
+            seen.len() >= 14,
+            "{label}: {which}: {} notifications",
+            seen.len()
+        );
+        match &reference {
+            None => reference = Some(seen),
+            Some(json) => ensure!(
+                seen == *json,
+                "{label}: the {which} informer's notifications differ from the JSON one's"
+            ),
+        }
+        let errors: Vec<String> = reported(&mut errors)
+            .into_iter()
+            .map(|e| format!("{e:#}"))
+            .collect();
+        ensure!(
+            errors.is_empty(),
+            "{label}: {which}: errors reported: {errors:?}"
+        );
+        stop(&informer, run).await?;
     }
-
-    let (json_held, protobuf_held) = (held(&json.store()), held(&protobuf.store()));
-    ensure!(
-        json_held.len() == 4,
-        "{label}: {} objects held",
-        json_held.len()
-    );
-    ensure!(
-        protobuf_held == json_held,
-        "{label}: the protobuf informer holds other values than the JSON one:\n{protobuf_held:#?}\n{json_held:#?}"
-    );
-    ensure!(
-        json_held == expected,
-        "{label}: the informers hold other values than a JSON list gives"
-    );
-    let (json_seen, protobuf_seen) = (json_log.notifications(), protobuf_log.notifications());
-    let json_seen: Vec<_> = json_seen.iter().map(comparable).collect();
-    let protobuf_seen: Vec<_> = protobuf_seen.iter().map(comparable).collect();
-    // 3 listed, 3 added, 5 updated, 2 deleted, the last update (and, for
-    // Pods, the update that marks each deleted one as terminating).
-    ensure!(
-        json_seen.len() >= 14,
-        "{label}: {} notifications",
-        json_seen.len()
-    );
-    ensure!(
-        protobuf_seen == json_seen,
-        "{label}: the protobuf informer's notifications differ from the JSON one's"
-    );
-    let errors: Vec<String> = reported(&mut json_errors)
-        .into_iter()
-        .chain(reported(&mut protobuf_errors))
-        .map(|e| format!("{e:#}"))
-        .collect();
-    ensure!(errors.is_empty(), "{label}: errors reported: {errors:?}");
-
-    stop(&json, json_run).await?;
-    stop(&protobuf, protobuf_run).await?;
     workload.clean_up().await
 }
 
