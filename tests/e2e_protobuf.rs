@@ -147,10 +147,11 @@ fn comparable<K: Clone>(notification: &Notification<K>) -> (&'static str, Vec<K>
     }
 }
 
-/// The media type the server answers a list of `api`'s collection with,
-/// asked for as the protobuf informer asks.
-async fn answered_type<K: Resource + Clone>(api: &Api<K>) -> Result<String> {
-    let request = http::Request::get(format!("{}?limit=1", api.resource_url()))
+/// The media type the server answers a request for `api`'s collection
+/// with (`query`: a list's or a watch's), asked for as the protobuf
+/// informer asks.
+async fn answered_type<K: Resource + Clone>(api: &Api<K>, query: &str) -> Result<String> {
+    let request = http::Request::get(format!("{}?{query}", api.resource_url()))
         .header(
             http::header::ACCEPT,
             "application/vnd.kubernetes.protobuf, application/json",
@@ -176,11 +177,13 @@ where
 {
     // The server does answer protobuf where the informer asks for it, so
     // the two informers read two encodings.
-    let answered = answered_type(&workload.api).await?;
-    ensure!(
-        answered.starts_with("application/vnd.kubernetes.protobuf") == protobuf,
-        "{label}: the server answers {answered}"
-    );
+    for query in ["limit=1", "watch=true&timeoutSeconds=1"] {
+        let answered = answered_type(&workload.api, query).await?;
+        ensure!(
+            answered.starts_with("application/vnd.kubernetes.protobuf") == protobuf,
+            "{label}: the server answers {query} with {answered}"
+        );
+    }
     workload.clean_up().await?;
     for i in 0..3 {
         workload.create(i).await?;
