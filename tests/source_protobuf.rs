@@ -290,8 +290,9 @@ async fn accepts<K: Watchable>(
 }
 
 // PB9: a built-in kind's lists and watches ask for protobuf, with JSON as
-// the fallback; JSON asks for nothing, and a DynamicObject or a
-// metadata-only source stays on JSON whatever is asked.
+// the fallback; JSON asks for nothing, a DynamicObject stays on JSON
+// whatever is asked, and a metadata-only source asks for its view in
+// protobuf, then in JSON.
 #[tokio::test(start_paused = true)]
 async fn pb9_built_in_kinds_ask_for_protobuf_and_others_for_json() {
     let server = PbServer::default();
@@ -329,7 +330,9 @@ async fn pb9_built_in_kinds_ask_for_protobuf_and_others_for_json() {
     let seen = metadata.wait_requests(1).await;
     let accept = seen[0].accept.as_deref().unwrap_or_default();
     assert!(
-        accept.starts_with("application/json;as=PartialObjectMetadataList"),
+        accept.starts_with(
+            "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1, application/json;as=PartialObjectMetadataList"
+        ),
         "{accept}"
     );
     informer.stop();
@@ -671,6 +674,81 @@ async fn pb9_a_factory_default_encoding_reaches_its_informers() {
     let run = tokio::spawn(informer.run());
     let seen = server.wait_requests(1).await;
     assert_eq!(seen[0].accept.as_deref(), Some(PROTOBUF_ACCEPT));
+    informer.stop();
+    drop(run);
+}
+
+/// A `meta.k8s.io/v1` body (`k8s\0` and its envelope) of `kind` holding
+/// `raw`.
+fn meta_body(kind: &[u8], raw: &[u8]) -> Vec<u8> {
+    let type_meta = [field(1, b"meta.k8s.io/v1"), field(2, kind)].concat();
+    [&b"k8s\0"[..], &field(1, &type_meta), &field(2, raw)].concat()
+}
+
+/// A PartialObjectMetadata message: namespace `production`, `name`, and
+/// the resourceVersion `rv`.
+fn partial(name: &[u8], rv: &[u8]) -> Vec<u8> {
+    let meta = [field(1, name), field(3, b"production"), field(6, rv)].concat();
+    field(1, &meta)
+}
+
+// PB10: a metadata-only informer lists and watches PartialObjectMetadata in
+// protobuf, and holds what the same objects' JSON gives.
+#[tokio::test(start_paused = true)]
+async fn pb10_metadata_only_informers_read_protobuf() {
+    let list = [field(1, &field(2, b"10")), field(2, &partial(b"a", b"9"))].concat();
+    let added = [
+        field(1, b"ADDED"),
+        field(
+            2,
+            &field(
+                1,
+                &meta_body(b"PartialObjectMetadata", &partial(b"b", b"11")),
+            ),
+        ),
+    ]
+    .concat();
+    let server = PbServer::default();
+    server
+        .list(Answer::ok(
+            PROTOBUF,
+            meta_body(b"PartialObjectMetadataList", &list),
+        ))
+        .watch(Answer::watch(frame(&added), 5));
+    let api: Api<Pod> = Api::namespaced(server.client(), "production");
+    let informer = Informer::metadata_builder(api)
+        .encoding(Encoding::Protobuf)
+        .build();
+    let mut errors = informer.errors();
+    let run = tokio::spawn(informer.run());
+    informer.wait_until_synced().await.unwrap();
+    while informer.store().len() < 2 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let json = |name: &str, rv: &str| {
+        let text = format!(
+            r#"{{"apiVersion":"meta.k8s.io/v1","kind":"PartialObjectMetadata","metadata":{{"name":"{name}","namespace":"production","resourceVersion":"{rv}"}}}}"#
+        );
+        serde_json::from_str::<kube::core::PartialObjectMeta<Pod>>(&text).unwrap()
+    };
+    for (name, rv) in [("a", "9"), ("b", "11")] {
+        let held = informer.store().get_by(Some("production"), name).unwrap();
+        assert_eq!(
+            serde_json::to_value(&*held).unwrap(),
+            serde_json::to_value(json(name, rv)).unwrap()
+        );
+    }
+    assert!(futures::FutureExt::now_or_never(errors.next()).is_none());
+    let seen = server.seen();
+    assert!(seen[1].watch);
+    assert!(
+        seen[1]
+            .accept
+            .as_deref()
+            .unwrap_or_default()
+            .starts_with("application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;"),
+        "{seen:?}"
+    );
     informer.stop();
     drop(run);
 }

@@ -515,8 +515,10 @@ where
     /// The objects the informer holds are the same values either way;
     /// protobuf costs the server less per object and halves the bytes on
     /// the wire (this process's decoding is not cheaper yet). Kinds
-    /// without protobuf (custom resources, `DynamicObject`, metadata-only
-    /// informers) stay on JSON whatever is chosen. An
+    /// without protobuf (custom resources, `DynamicObject`) stay on JSON
+    /// whatever is chosen; a metadata-only informer
+    /// ([`Informer::metadata_builder`]) of any resource asks for
+    /// protobuf. An
     /// [`InformerFactory`](crate::InformerFactory) counts it among the
     /// options two requests must agree on.
     ///

@@ -55,10 +55,12 @@ pub enum Encoding {
     /// `Accept: application/vnd.kubernetes.protobuf, application/json`
     /// (what client-go sends when its content type is protobuf) for the
     /// built-in kinds the protobuf table has, listed and watched through
-    /// their k8s-openapi types; JSON for everything else: custom
-    /// resources (the API server serves them as JSON only),
-    /// `DynamicObject`, metadata-only informers and kinds newer than the
-    /// table. Whatever the server answers is decoded by its
+    /// their k8s-openapi types, and for the `PartialObjectMetadata` of
+    /// metadata-only informers (any resource: the API server encodes that
+    /// view in protobuf for custom resources too); JSON for everything
+    /// else: custom resources (the API server serves them as JSON only),
+    /// `DynamicObject` and kinds newer than the table. Whatever the
+    /// server answers is decoded by its
     /// `Content-Type`, so a server that answers JSON is read as JSON.
     Protobuf,
 }

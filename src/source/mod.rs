@@ -72,8 +72,10 @@
 //!   type is a built-in kind's k8s-openapi type (it names its kind to serde,
 //!   and the URL's apiVersion with that kind is in the table) is listed and
 //!   watched with `Accept: application/vnd.kubernetes.protobuf,
-//!   application/json`; custom resources, `DynamicObject`, metadata-only
-//!   sources and kinds the table lacks are asked for as JSON. Every answer
+//!   application/json`, and a metadata-only source of any resource asks
+//!   for `PartialObjectMetadata` in protobuf, then in JSON; custom
+//!   resources, `DynamicObject` and kinds the table lacks are asked for as
+//!   JSON. Every answer
 //!   is decoded by its `Content-Type`, so a server that answers JSON is
 //!   read as JSON.
 //! - **PB10 The same events.** List pages (their continue token and
@@ -254,9 +256,13 @@ where
     PartialObjectMeta<K>: Resource + Clone + DeserializeOwned + Debug + Send + Sync,
 {
     let resource = watched_resource(api.resource_url(), &config);
-    // Metadata-only lists and watches stay JSON: the protobuf table has no
-    // PartialObjectMetadata kind to decode them by.
-    let target = Target::new(api, true, None, resource);
+    // Any resource's metadata-only view is PartialObjectMetadata, which the
+    // protobuf table has.
+    let protobuf = match setup.decode.encoding {
+        Encoding::Json => None,
+        Encoding::Protobuf => KindSchema::metadata(),
+    };
+    let target = Target::new(api, true, protobuf, resource);
     stream::run(target, config.into_settings(), setup)
 }
 

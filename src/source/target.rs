@@ -6,8 +6,9 @@
 //! watch needs raw lines so that unknown event types and undecodable
 //! objects become error items instead of ending the stream.
 //!
-//! A collection of a built-in kind, with `Encoding::Protobuf`, asks for
-//! protobuf with JSON as the fallback (client-go's Accept header then);
+//! A collection of a built-in kind, or any collection's metadata-only
+//! view, with `Encoding::Protobuf`, asks for protobuf with JSON as the
+//! fallback (client-go's Accept header then);
 //! its answers are read as bytes and decoded by their `Content-Type`, and
 //! its error bodies (a `Status` in either encoding) are read here, as
 //! kube reads JSON ones, so that both encodings fail alike.
@@ -37,6 +38,9 @@ const METADATA_ACCEPT: &str =
 /// Protobuf, or JSON where the server has no protobuf for the resource:
 /// what client-go sends when its content type is protobuf.
 const PROTOBUF_ACCEPT: &str = "application/vnd.kubernetes.protobuf, application/json";
+/// The metadata-only views in protobuf first, then as JSON.
+const PROTOBUF_METADATA_LIST_ACCEPT: &str = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1, application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1, application/json";
+const PROTOBUF_METADATA_ACCEPT: &str = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1, application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1, application/json";
 /// The media type of protobuf bodies (`;stream=watch` follows it on a
 /// watch).
 const PROTOBUF_TYPE: &str = "application/vnd.kubernetes.protobuf";
@@ -92,8 +96,9 @@ impl std::fmt::Debug for Target {
 }
 
 impl Target {
-    /// Requests for `api`'s collection; protobuf ones if `protobuf` is the
-    /// kind's schema (never for metadata-only requests).
+    /// Requests for `api`'s collection (its metadata-only view if
+    /// `metadata_only`); protobuf ones if `protobuf` is the schema of what
+    /// they return.
     pub(crate) fn new<K>(
         api: Api<K>,
         metadata_only: bool,
@@ -108,7 +113,7 @@ impl Target {
             client: api.into_client(),
             url,
             metadata_only,
-            protobuf: protobuf.filter(|_| !metadata_only),
+            protobuf,
             name: resource.to_string(),
             resource,
         }
@@ -140,12 +145,20 @@ impl Target {
         qp
     }
 
-    fn request(&self, url: String, metadata_accept: &str) -> Result<http::Request<Vec<u8>>, Error> {
+    /// A GET of `url`, a list's or (`watch`) a watch's, with the Accept
+    /// header of this target's view and encoding (none: kube's JSON).
+    fn request(&self, url: String, watch: bool) -> Result<http::Request<Vec<u8>>, Error> {
+        let accept = match (self.metadata_only, self.protobuf.is_some(), watch) {
+            (false, false, _) => None,
+            (false, true, _) => Some(PROTOBUF_ACCEPT),
+            (true, false, false) => Some(METADATA_LIST_ACCEPT),
+            (true, false, true) => Some(METADATA_ACCEPT),
+            (true, true, false) => Some(PROTOBUF_METADATA_LIST_ACCEPT),
+            (true, true, true) => Some(PROTOBUF_METADATA_ACCEPT),
+        };
         let mut builder = http::Request::get(url);
-        if self.metadata_only {
-            builder = builder.header(http::header::ACCEPT, metadata_accept);
-        } else if self.protobuf.is_some() {
-            builder = builder.header(http::header::ACCEPT, PROTOBUF_ACCEPT);
+        if let Some(accept) = accept {
+            builder = builder.header(http::header::ACCEPT, accept);
         }
         builder.body(Vec::new()).map_err(Error::BuildRequest)
     }
@@ -153,7 +166,7 @@ impl Target {
     /// One list request, abandoned after [`LIST_DEADLINE`]; the answer,
     /// whole.
     pub(crate) async fn list(&self, query: &ListQuery) -> Result<ListBody, Error> {
-        let request = self.request(self.list_url(query), METADATA_LIST_ACCEPT)?;
+        let request = self.request(self.list_url(query), false)?;
         let answer = async {
             if self.protobuf.is_none() {
                 return self.client.request_text(request).await.map(ListBody::Json);
@@ -218,7 +231,7 @@ impl Target {
 
     /// Opens a watch; its body, unparsed.
     pub(crate) async fn watch(&self, query: &WatchQuery) -> Result<WatchBody, Error> {
-        let mut request = self.request(self.watch_url(query), METADATA_ACCEPT)?;
+        let mut request = self.request(self.watch_url(query), true)?;
         // One gzip member per event would defeat line framing; ask for plain bytes.
         request.headers_mut().insert(
             http::header::ACCEPT_ENCODING,
