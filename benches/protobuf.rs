@@ -12,7 +12,10 @@
 //! - `json_source`: the source's JSON decoder for one object (its kind and
 //!   name check, then the typed decode),
 //! - `json_plain`: `serde_json::from_slice::<Pod>`, no checks (the floor of
-//!   the JSON path).
+//!   the JSON path),
+//! - `protobuf_watch_source`, `json_watch_source`: one MODIFIED watch event
+//!   of the object (a protobuf frame, a JSON line) decoded as the source
+//!   decodes it: the event's envelope, the R7 checks and the object.
 //!
 //! `cargo bench --bench protobuf -- --quick` for a short run; add
 //! `--features protobuf-generated` for the generated decoder.
@@ -43,6 +46,27 @@ fn vector(name: &str, ext: &str) -> Vec<u8> {
         env!("CARGO_MANIFEST_DIR")
     );
     std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// A MODIFIED `WatchEvent` message carrying `body`, as the API server
+/// frames it (without the frame's length).
+fn watch_frame(body: &[u8]) -> Vec<u8> {
+    fn field(number: u8, bytes: &[u8], out: &mut Vec<u8>) {
+        out.push(number << 3 | 2);
+        let mut len = bytes.len();
+        while len >= 0x80 {
+            out.push((len as u8 & 0x7f) | 0x80);
+            len >>= 7;
+        }
+        out.push(len as u8);
+        out.extend_from_slice(bytes);
+    }
+    let mut extension = Vec::new();
+    field(1, body, &mut extension);
+    let mut frame = Vec::new();
+    field(1, b"MODIFIED", &mut frame);
+    field(2, &extension, &mut frame);
+    frame
 }
 
 /// A decoder of one body into `K` besides the crate's own.
@@ -108,6 +132,30 @@ where
     decoders.push((
         "json_plain",
         Box::new(|| serde_json::from_slice::<K>(black_box(json.as_bytes())).unwrap()),
+    ));
+
+    let frame = watch_frame(&pb);
+    let line = format!(r#"{{"type":"MODIFIED","object":{json}}}"#);
+    let (api_version, kind) = (K::API_VERSION, K::KIND);
+    assert_eq!(
+        decode_bench::watch_frame::<K>(&frame, api_version, kind).unwrap(),
+        Some(expected)
+    );
+    decoders.push((
+        "protobuf_watch_source",
+        Box::new(move || {
+            decode_bench::watch_frame::<K>(black_box(&frame), api_version, kind)
+                .unwrap()
+                .unwrap()
+        }),
+    ));
+    decoders.push((
+        "json_watch_source",
+        Box::new(move || {
+            decode_bench::watch_line::<K>(black_box(line.as_bytes()), Some(list_kind))
+                .unwrap()
+                .unwrap()
+        }),
     ));
 
     if let (Ok(only), Ok(count)) = (

@@ -103,6 +103,15 @@ impl WatchedResource {
         }
     }
 
+    /// The apiVersion of the collection's objects (`v1`, `apps/v1`).
+    pub(crate) fn api_version(&self) -> String {
+        if self.group.is_empty() {
+            self.version.clone()
+        } else {
+            format!("{}/{}", self.group, self.version)
+        }
+    }
+
     /// The resource of an informer fed by a stream, whose URL is unknown:
     /// the Rust type `K`'s short name.
     pub(crate) fn of_type<K>() -> Self {

@@ -97,13 +97,17 @@ pub mod shard {
 #[doc(hidden)]
 pub mod protobuf {
     //! The Kubernetes protobuf decoder, reachable for its tests and its
-    //! benchmark until the source asks for protobuf itself.
+    //! benchmark, and the source asking for protobuf, for the source's
+    //! tests.
 
     pub use crate::protobuf::{
         DEFAULT_MAX_FRAME, FrameSplitter, ListPage, WatchEvent, decode_list, decode_status,
         decode_watch_event,
     };
     pub use crate::protobuf::{Error, decode_object};
+    /// The list/watch source asking for an encoding, as an informer built
+    /// with `InformerBuilder::encoding` runs it (for the source's tests).
+    pub use crate::source::encoding_hook::watch_source_encoded;
 
     #[cfg(feature = "protobuf-generated")]
     k8s_openapi::k8s_if_1_34! {

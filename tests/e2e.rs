@@ -18,6 +18,7 @@ mod e2e_informer;
 mod e2e_informer_faults;
 #[cfg(all(feature = "controller", feature = "shard"))]
 mod e2e_operator;
+mod e2e_protobuf;
 mod e2e_shard;
 mod e2e_smoke;
 mod e2e_write_conformance;

@@ -15,7 +15,7 @@ use kube_informer::unstable::protobuf::{
 };
 use proptest::prelude::*;
 
-fn read(name: &str) -> Vec<u8> {
+pub(crate) fn read(name: &str) -> Vec<u8> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/protobuf-vectors/wire")
         .join(name);
@@ -86,7 +86,7 @@ fn pb6_a_status_body_decodes_to_its_json_value() {
 }
 
 /// The stream's events, as the JSON watch stream carries them.
-fn json_events() -> Vec<(String, serde_json::Value)> {
+pub(crate) fn json_events() -> Vec<(String, serde_json::Value)> {
     let events: Vec<serde_json::Value> = serde_json::from_slice(&read("watch.json")).unwrap();
     events
         .into_iter()

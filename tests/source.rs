@@ -14,5 +14,6 @@ mod source_faults;
 mod source_kinds;
 mod source_list;
 mod source_model;
+mod source_protobuf;
 mod source_streaming;
 mod source_watch;

@@ -7,8 +7,9 @@ use crate::source::{self, Settings};
 /// informer it builds before the `configure` closure of
 /// [`build`](crate::InformerFactory::build) runs: list/watch settings that
 /// fit any resource (backoff, watch timeouts, page size, list strategy),
-/// [`strip_managed_fields`](super::InformerBuilder::strip_managed_fields)
-/// and [`decode_threads`](super::InformerBuilder::decode_threads).
+/// [`strip_managed_fields`](super::InformerBuilder::strip_managed_fields),
+/// [`decode_threads`](super::InformerBuilder::decode_threads) and
+/// [`encoding`](super::InformerBuilder::encoding).
 ///
 /// The closure still has the last word: its
 /// [`label_selector`](super::InformerBuilder::label_selector) and
@@ -46,6 +47,7 @@ pub struct Defaults {
     pub(super) source: Option<Settings>,
     pub(super) strip_managed_fields: bool,
     pub(super) decode_threads: Option<usize>,
+    pub(super) encoding: source::Encoding,
 }
 
 /// `Defaults::default()` sets no defaults: every informer starts from the
@@ -75,6 +77,26 @@ impl Defaults {
     #[must_use]
     pub fn decode_threads(mut self, threads: usize) -> Self {
         self.decode_threads = Some(threads);
+        self
+    }
+
+    /// Every informer asks for `encoding`
+    /// ([`InformerBuilder::encoding`](super::InformerBuilder::encoding)):
+    /// [`Encoding::Protobuf`](source::Encoding::Protobuf) here is what
+    /// kube-controller-manager's `--kube-api-content-type` does for its
+    /// informers. Kinds without protobuf stay on JSON.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use kube_informer::{informer::Defaults, source::Encoding};
+    ///
+    /// let defaults = Defaults::default().encoding(Encoding::Protobuf);
+    /// assert_ne!(defaults, Defaults::default());
+    /// ```
+    #[must_use]
+    pub fn encoding(mut self, encoding: source::Encoding) -> Self {
+        self.encoding = encoding;
         self
     }
 }

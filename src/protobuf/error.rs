@@ -102,6 +102,13 @@ pub enum Error {
     /// bookmark's resourceVersion).
     #[error("the body lacks {0}")]
     Missing(&'static str),
+    /// An object without `metadata` (the source refuses it, as it refuses
+    /// such a JSON object).
+    #[error("the object has no metadata")]
+    NoMetadata,
+    /// An object whose metadata has no name (the source refuses it).
+    #[error("the object has no name")]
+    NoName,
     /// What the type's `Deserialize` impl refused, in its words.
     #[error("{0}")]
     Custom(String),

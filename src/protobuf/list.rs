@@ -5,6 +5,7 @@
 use k8s_openapi::Resource;
 use serde::de::DeserializeOwned;
 
+use super::schema::Message;
 use super::wire::{self, Cursor, Value};
 use super::{Envelope, Error, lookup};
 
@@ -45,13 +46,31 @@ pub fn decode_list<K>(bytes: &[u8]) -> Result<ListPage<K>, Error>
 where
     K: Resource + DeserializeOwned,
 {
+    let (page, item) = list_parts(bytes, K::API_VERSION, K::KIND)?;
+    let mut items = Vec::with_capacity(page.items.len());
+    for object in page.items {
+        items.push(K::deserialize(super::de::MessageDe::new(object, item, 1)?)?);
+    }
+    Ok(ListPage {
+        items,
+        resource_version: page.resource_version,
+        continue_token: page.continue_token,
+        remaining_item_count: page.remaining_item_count,
+    })
+}
+
+/// A list body of `kind` read as far as its `ListMeta`: the page with
+/// each item's message left as bytes of `bytes`, and the item's table
+/// entry to decode them by.
+pub(crate) fn list_parts<'a>(
+    bytes: &'a [u8],
+    api_version: &'static str,
+    kind: &'static str,
+) -> Result<(ListPage<&'a [u8]>, &'static Message), Error> {
     let envelope = Envelope::open(bytes)?;
-    envelope.expect(K::API_VERSION, &format!("{}List", K::KIND), K::KIND)?;
+    envelope.expect(api_version, &format!("{kind}List"), kind)?;
     let raw = envelope.raw;
-    let item = lookup::kind(K::API_VERSION, K::KIND).ok_or(Error::UnknownKind {
-        api_version: K::API_VERSION,
-        kind: K::KIND,
-    })?;
+    let item = lookup::kind(api_version, kind).ok_or(Error::UnknownKind { api_version, kind })?;
 
     let mut page = ListPage {
         items: Vec::new(),
@@ -74,15 +93,12 @@ where
                     Some(v) => return Err(wrong("ListMeta", 4, wire::VARINT, v)),
                 };
             }
-            (2, Value::Len(object)) => {
-                page.items
-                    .push(K::deserialize(super::de::MessageDe::new(object, item, 1)?)?);
-            }
+            (2, Value::Len(object)) => page.items.push(object),
             (1 | 2, v) => return Err(wrong("List", number, wire::LEN, v)),
             _ => {} // a field this decoder does not know
         }
     }
-    Ok(page)
+    Ok((page, item))
 }
 
 /// A `ListMeta` string field, lossily decoded.

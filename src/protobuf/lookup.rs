@@ -11,10 +11,43 @@ pub(crate) fn message(index: u16) -> &'static Message {
 
 /// The message of a top-level kind, by its apiVersion and kind.
 pub(crate) fn kind(api_version: &str, kind: &str) -> Option<&'static Message> {
-    KINDS
-        .binary_search_by(|&(a, k, _)| (a, k).cmp(&(api_version, kind)))
-        .ok()
-        .map(|i| message(KINDS[i].2))
+    kind_entry(api_version, kind).map(|(_, _, message)| message)
+}
+
+/// A top-level kind's entry, its names as the table holds them; the
+/// metadata-only kinds of `meta.k8s.io/v1` too.
+pub(crate) fn kind_entry(
+    api_version: &str,
+    kind: &str,
+) -> Option<(&'static str, &'static str, &'static Message)> {
+    if let Ok(i) = KINDS.binary_search_by(|&(a, k, _)| (a, k).cmp(&(api_version, kind))) {
+        return Some((KINDS[i].0, KINDS[i].1, message(KINDS[i].2)));
+    }
+    if api_version != META_V1 {
+        return None;
+    }
+    metadata_kinds()
+        .iter()
+        .flatten()
+        .find(|m| m.name == kind)
+        .map(|m| (META_V1, m.name, *m))
+}
+
+/// The apiVersion of the metadata-only kinds.
+pub(crate) const META_V1: &str = "meta.k8s.io/v1";
+
+/// `meta/v1 PartialObjectMetadata` and its list: what the API server
+/// answers a metadata-only request with, for any resource. The table holds
+/// them as messages, not as kinds of a group of their own.
+fn metadata_kinds() -> &'static [Option<&'static Message>; 2] {
+    static KINDS: std::sync::OnceLock<[Option<&'static Message>; 2]> = std::sync::OnceLock::new();
+    KINDS.get_or_init(|| {
+        ["PartialObjectMetadata", "PartialObjectMetadataList"].map(|name| {
+            MESSAGES
+                .iter()
+                .find(|m| m.name == name && m.field(1).is_some_and(|(_, f)| f.name == "metadata"))
+        })
+    })
 }
 
 /// `meta/v1 Status`, which the table holds as a message but not as a kind
@@ -68,6 +101,15 @@ mod tests {
             Some("Lease")
         );
         assert!(kind("v1", "Nope").is_none());
+        assert_eq!(
+            kind(META_V1, "PartialObjectMetadata").map(|m| m.fields.len()),
+            Some(1)
+        );
+        assert_eq!(
+            kind(META_V1, "PartialObjectMetadataList").map(|m| m.fields.len()),
+            Some(2)
+        );
+        assert!(kind("v1", "PartialObjectMetadata").is_none());
         assert_eq!(status().map(|m| m.fields.len()), Some(6));
     }
 }

@@ -127,6 +127,7 @@
 //! buffer, a wire type the schema does not allow, a kind the table does
 //! not have or the type does not expect, messages nested too deep.
 
+mod collection;
 mod de;
 // Written for 1.34's types: compiled only when the program's k8s-openapi
 // version is 1.34 (the feature itself picks none).
@@ -149,6 +150,7 @@ mod text;
 mod watch;
 mod wire;
 
+pub(crate) use collection::KindSchema;
 pub use error::Error;
 pub use list::{ListPage, decode_list};
 pub use status::decode_status;

@@ -143,6 +143,34 @@ pub fn decode_watch_event<K>(frame: &[u8]) -> Result<WatchEvent<K>, Error>
 where
     K: Resource + DeserializeOwned,
 {
+    let event = watch_event_of(frame, K::API_VERSION, K::KIND, |raw| {
+        decode_message(raw, K::API_VERSION, K::KIND)
+    })?;
+    Ok(match event {
+        WatchEvent::Added(object) => WatchEvent::Added(object?),
+        WatchEvent::Modified(object) => WatchEvent::Modified(object?),
+        WatchEvent::Deleted(object) => WatchEvent::Deleted(object?),
+        WatchEvent::Bookmark {
+            resource_version,
+            initial_events_end,
+        } => WatchEvent::Bookmark {
+            resource_version,
+            initial_events_end,
+        },
+        WatchEvent::Error(status) => WatchEvent::Error(status),
+    })
+}
+
+/// One frame of a watch of `kind`, each object's message (no envelope)
+/// decoded by `object`. The event's own errors (the frame, its type, a
+/// bookmark, an ERROR's `Status`) are the outer error; an object's (its
+/// envelope, its message) stay in the event, the frame around it whole.
+pub(crate) fn watch_event_of<T>(
+    frame: &[u8],
+    api_version: &'static str,
+    kind: &'static str,
+    object: impl Fn(&[u8]) -> Result<T, Error>,
+) -> Result<WatchEvent<Result<T, Error>>, Error> {
     #[derive(Clone, Copy)]
     enum Type {
         Added,
@@ -151,7 +179,7 @@ where
         Bookmark,
         Error,
     }
-    let [event_type, object] = wire::scalar_fields::<2>(frame)?;
+    let [event_type, extension] = wire::scalar_fields::<2>(frame)?;
     let event_type = match bytes_of("WatchEvent", 1, event_type)?.unwrap_or_default() {
         b"ADDED" => Type::Added,
         b"MODIFIED" => Type::Modified,
@@ -165,32 +193,34 @@ where
         }
     };
     let extension =
-        bytes_of("WatchEvent", 2, object)?.ok_or(Error::Missing("the event's object"))?;
+        bytes_of("WatchEvent", 2, extension)?.ok_or(Error::Missing("the event's object"))?;
     let [raw] = wire::scalar_fields::<1>(extension)?;
     let body = bytes_of("RawExtension", 1, raw)?.ok_or(Error::Missing("the event's object"))?;
 
-    let object = |body: &[u8]| -> Result<K, Error> {
+    let object = |body: &[u8]| -> Result<T, Error> {
         let envelope = Envelope::open(body)?;
-        envelope.expect(K::API_VERSION, K::KIND, K::KIND)?;
-        decode_message(envelope.raw, K::API_VERSION, K::KIND)
+        envelope.expect(api_version, kind, kind)?;
+        object(envelope.raw)
     };
     Ok(match event_type {
-        Type::Added => WatchEvent::Added(object(body)?),
-        Type::Modified => WatchEvent::Modified(object(body)?),
-        Type::Deleted => WatchEvent::Deleted(object(body)?),
-        Type::Bookmark => bookmark::<K>(body)?,
+        Type::Added => WatchEvent::Added(object(body)),
+        Type::Modified => WatchEvent::Modified(object(body)),
+        Type::Deleted => WatchEvent::Deleted(object(body)),
+        Type::Bookmark => bookmark(body, api_version, kind)?,
         Type::Error => WatchEvent::Error(Box::new(decode_status(body)?)),
     })
 }
 
 /// A bookmark: only the object's metadata is read.
-fn bookmark<K: Resource>(body: &[u8]) -> Result<WatchEvent<K>, Error> {
+fn bookmark<T>(
+    body: &[u8],
+    api_version: &'static str,
+    kind: &'static str,
+) -> Result<WatchEvent<T>, Error> {
     let envelope = Envelope::open(body)?;
-    envelope.expect(K::API_VERSION, K::KIND, K::KIND)?;
-    let message = lookup::kind(K::API_VERSION, K::KIND).ok_or(Error::UnknownKind {
-        api_version: K::API_VERSION,
-        kind: K::KIND,
-    })?;
+    envelope.expect(api_version, kind, kind)?;
+    let message =
+        lookup::kind(api_version, kind).ok_or(Error::UnknownKind { api_version, kind })?;
     let metadata = match message.field(1) {
         Some((_, field)) if field.name == "metadata" => match field.kind {
             Kind::Msg(i) => lookup::message(i),

@@ -9,10 +9,11 @@ use serde_json::value::RawValue;
 use super::{
     decode::Decoder,
     error::{DecodeTarget, Error},
-    lines::{Read, WatchBody},
+    lines::{Framing, Read, WatchBody},
     list::decode_items,
-    watch::{WatchLine, parse_line},
+    watch::{WatchLine, parse_frame, parse_line},
 };
+use crate::protobuf::KindSchema;
 
 /// Decodes a list answer's items as the source does, on `threads` threads
 /// (`None`: the source's own choice for this page).
@@ -59,12 +60,27 @@ pub fn watch_line<K: DeserializeOwned>(
     })
 }
 
+/// Decodes one protobuf watch frame (a `WatchEvent` message, without its
+/// length) as the source does, for the built-in kind `kind` of
+/// `api_version`; the object, if it carries one.
+pub fn watch_frame<K: DeserializeOwned>(
+    frame: &[u8],
+    api_version: &str,
+    kind: &str,
+) -> Result<Option<K>, Error> {
+    let decoder = Decoder::new().protobuf(KindSchema::lookup(api_version, kind));
+    Ok(match parse_frame(frame, &decoder)? {
+        WatchLine::Object(_, object) => Some(object),
+        _ => None,
+    })
+}
+
 /// Cuts a watch body into lines as the source does; how many lines and
 /// bytes it held. Needs a tokio runtime with time enabled.
 pub async fn split_lines(
     body: std::pin::Pin<Box<dyn futures::AsyncBufRead + Send>>,
 ) -> (usize, usize) {
-    let mut body = WatchBody::new(body);
+    let mut body = WatchBody::new(body, Framing::Lines);
     let (mut lines, mut bytes) = (0, 0);
     loop {
         match body.read(Duration::from_secs(3600)).await {
@@ -74,7 +90,7 @@ pub async fn split_lines(
                     bytes += line.len();
                 }
             }
-            Read::End | Read::Failed(_) | Read::Idle => return (lines, bytes),
+            Read::End | Read::Failed(_) | Read::Idle | Read::BadFrame(_) => return (lines, bytes),
         }
     }
 }

@@ -41,7 +41,7 @@
 //! | R10: watch silent (no byte) for its timeout + 30 s, or its start hangs that long | [`Error::WatchIdle`], watch again at once |
 //! | `ERROR` event 429 | backoff, watch again |
 //! | `ERROR` event 410 or other | backoff, relist |
-//! | watch line that is not JSON | backoff, relist |
+//! | watch line that is not JSON, or a protobuf frame that is no watch event (PB12) | backoff, relist |
 //! | unknown event type, object without metadata/name or of another kind | skip, the watch goes on |
 //! | streaming list refused, broken, silent (R10) or ended early | this relist falls back to a paginated list |
 //!
@@ -60,6 +60,38 @@
 //! decode. An informer may cap the threads one batch takes
 //! ([`InformerBuilder::decode_threads`](crate::InformerBuilder::decode_threads));
 //! a source opened here decodes as the defaults say.
+//!
+//! # Protobuf
+//!
+//! An informer built with [`Encoding::Protobuf`]
+//! ([`InformerBuilder::encoding`](crate::InformerBuilder::encoding)) lists
+//! and watches the built-in kinds the protobuf table has in protobuf; the
+//! module docs of [`Encoding`] say why JSON is the default. The rules:
+//!
+//! - **PB9 Asked per resource, read by what came.** A collection whose
+//!   type is a built-in kind's k8s-openapi type (it names its kind to serde,
+//!   and the URL's apiVersion with that kind is in the table) is listed and
+//!   watched with `Accept: application/vnd.kubernetes.protobuf,
+//!   application/json`, and a metadata-only source of any resource asks
+//!   for `PartialObjectMetadata` in protobuf, then in JSON; custom
+//!   resources, `DynamicObject` and kinds the table lacks are asked for as
+//!   JSON. Every answer
+//!   is decoded by its `Content-Type`, so a server that answers JSON is
+//!   read as JSON.
+//! - **PB10 The same events.** List pages (their continue token and
+//!   resourceVersion), watch frames in any pieces, bookmarks, a streaming
+//!   list's initial-events-end bookmark and ERROR events give the events
+//!   the same objects give in JSON, each object the value its JSON gives.
+//! - **PB11 The same failures.** A protobuf `Status` body of a failed
+//!   request (410, 403, 429, ...) fails it as its JSON does, so the table
+//!   above applies unchanged.
+//! - **PB12 Malformed as malformed JSON.** A frame that is not a watch
+//!   event, a length above 16 MiB or a stream that ends inside a frame is
+//!   a watch line that cannot be read: reported, then a backoff and a
+//!   relist. A bad object in a whole frame (another kind, no metadata or
+//!   name, an unknown event type, a message that does not decode) is
+//!   reported and skipped, and a page that does not decode fails the list.
+//!   An informer keeps what it holds meanwhile.
 //!
 //! # Paging
 //!
@@ -97,6 +129,8 @@ mod decode;
 pub(crate) mod decode_bench;
 #[cfg(test)]
 mod decode_prop;
+mod encoding;
+pub(crate) mod encoding_hook;
 mod envelope;
 mod error;
 mod error_class;
@@ -118,6 +152,7 @@ use serde::de::DeserializeOwned;
 
 pub(crate) use config::Settings;
 pub use config::{BackoffConfig, Config, DEFAULT_PAGE_SIZE, ListSemantic, ListStrategy};
+pub use encoding::Encoding;
 pub use error::{DecodeTarget, Error};
 pub use event::Event;
 pub(crate) use setup::{DecodeOptions, SourceSetup};
@@ -126,7 +161,7 @@ pub use watchable::Watchable;
 
 use target::Target;
 
-use crate::resource::WatchedResource;
+use crate::{protobuf::KindSchema, resource::WatchedResource};
 
 /// Lists and watches `api`'s collection forever, as a stream of events.
 ///
@@ -171,7 +206,11 @@ where
     K: Watchable,
 {
     let resource = watched_resource(api.resource_url(), &config);
-    let target = Target::new(api, false, resource);
+    let protobuf = match setup.decode.encoding {
+        Encoding::Json => None,
+        Encoding::Protobuf => KindSchema::of::<K>(&resource.api_version()),
+    };
+    let target = Target::new(api, false, protobuf, resource);
     stream::run(target, config.into_settings(), setup)
 }
 
@@ -217,7 +256,13 @@ where
     PartialObjectMeta<K>: Resource + Clone + DeserializeOwned + Debug + Send + Sync,
 {
     let resource = watched_resource(api.resource_url(), &config);
-    let target = Target::new(api, true, resource);
+    // Any resource's metadata-only view is PartialObjectMetadata, which the
+    // protobuf table has.
+    let protobuf = match setup.decode.encoding {
+        Encoding::Json => None,
+        Encoding::Protobuf => KindSchema::metadata(),
+    };
+    let target = Target::new(api, true, protobuf, resource);
     stream::run(target, config.into_settings(), setup)
 }
 

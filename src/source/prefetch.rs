@@ -27,10 +27,11 @@ use super::{
     decode::{
         Decoder,
         parallel::{self, Slices},
+        protobuf_error,
     },
-    envelope::read_envelope,
+    envelope::{Envelope, read_envelope},
     error::{DecodeTarget, Error},
-    target::{ListQuery, Target},
+    target::{ListBody, ListQuery, Target},
 };
 
 /// Work running on a task of its own, aborted when dropped.
@@ -61,8 +62,8 @@ impl<O: Send + 'static> Task<O> {
     }
 }
 
-/// A request for one page's text.
-pub(crate) type Fetch = Task<Result<String, Error>>;
+/// A request for one page's answer.
+pub(crate) type Fetch = Task<Result<ListBody, Error>>;
 
 /// One page, read and decoded.
 #[derive(Debug)]
@@ -97,15 +98,19 @@ pub(crate) async fn page<T: Watchable>(
     mut decoder: Decoder,
     fetch: Option<Fetch>,
 ) -> Result<Fetched<T>, Failure> {
-    let text = match fetch {
+    let body = match fetch {
         Some(fetch) => match fetch.join().await {
-            Some(text) => text,
+            Some(body) => body,
             None => target.list(&query).await,
         },
         None => target.list(&query).await,
     }
     .map_err(Failure::Request)?;
-    let envelope = read_envelope(&text).map_err(Failure::Answer)?;
+    let envelope = match &body {
+        ListBody::Json(text) => read_envelope(text),
+        ListBody::Protobuf(bytes) => protobuf_envelope(bytes, &decoder),
+    }
+    .map_err(Failure::Answer)?;
     decoder.learn_list_kind(envelope.kind.as_deref());
     let next = envelope
         .continue_token
@@ -118,7 +123,7 @@ pub(crate) async fn page<T: Watchable>(
             };
             Task::spawn(async move { target.list(&query).await })
         });
-    let items = decode_items(text, envelope.items, decoder).await;
+    let items = decode_items(body, envelope.items, decoder).await;
     Ok(Fetched {
         kind: envelope.kind,
         resource_version: envelope.resource_version,
@@ -139,14 +144,50 @@ pub(crate) fn spawn_page<T: Watchable>(
     Task::spawn(page(target, query, decoder, fetch))
 }
 
+/// A protobuf list answer read as far as its metadata, as
+/// [`read_envelope`] reads a JSON one.
+fn protobuf_envelope(bytes: &[u8], decoder: &Decoder) -> Result<Envelope, Error> {
+    let schema = decoder.schema(DecodeTarget::List)?;
+    let page = schema
+        .list(bytes)
+        .map_err(|error| protobuf_error(error, DecodeTarget::List))?;
+    let start = bytes.as_ptr() as usize;
+    let items = page
+        .items
+        .iter()
+        .map(|item| {
+            // Each item is a slice of `bytes`, so its address is an
+            // offset into it.
+            let offset = item.as_ptr() as usize - start;
+            offset..offset + item.len()
+        })
+        .collect();
+    Ok(Envelope {
+        kind: Some(format!("{}List", schema.kind())),
+        resource_version: Some(page.resource_version).filter(|rv| !rv.is_empty()),
+        continue_token: page.continue_token,
+        items,
+    })
+}
+
 async fn decode_items<T: Watchable>(
-    text: String,
+    body: ListBody,
     ranges: Vec<Range<usize>>,
     decoder: Decoder,
 ) -> Vec<Result<T, Error>> {
     let limit = decoder.thread_limit();
-    parallel::decode_detached(Slices { text, ranges }, limit, move |item: &str| {
-        decoder.object_text(item, DecodeTarget::ListItem)
-    })
-    .await
+    match body {
+        ListBody::Json(text) => {
+            parallel::decode_detached(Slices { text, ranges }, limit, move |item: &str| {
+                decoder.object_text(item, DecodeTarget::ListItem)
+            })
+            .await
+        }
+        ListBody::Protobuf(text) => {
+            parallel::decode_detached(Slices { text, ranges }, limit, move |item: &[u8]| {
+                decoder.protobuf_object(item, DecodeTarget::ListItem)
+            })
+            .await
+        }
+    }
 }

@@ -20,7 +20,7 @@ pub(crate) struct SourceSetup {
 }
 
 /// How a source decodes, as its informer asked: the decode options of
-/// `InformerBuilder` (`decode_threads`, `plain_decode`). The default is
+/// `InformerBuilder` (`decode_threads`, `plain_decode`, `encoding`). The default is
 /// the tuned decoder, big batches in pieces on the runtime's workers.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct DecodeOptions {
@@ -30,4 +30,6 @@ pub(crate) struct DecodeOptions {
     /// Plain `serde_json::from_str` after the R7 probe, instead of the
     /// tuned decoder (see `decode`'s module docs).
     pub(crate) plain: bool,
+    /// What to ask the server for (`InformerBuilder::encoding`).
+    pub(crate) encoding: super::Encoding,
 }

@@ -5,6 +5,10 @@
 //! borrowed from the line, then, by type, the object is decoded into its
 //! type once (after the R7 checks), or read as a bookmark or an error
 //! `Status`.
+//!
+//! A protobuf watch has frames instead of lines, each a `WatchEvent`
+//! message; its faults are reported as the JSON line's: a frame that is no
+//! watch event ends the watch, a bad object in a whole frame is skipped.
 
 use std::borrow::Cow;
 
@@ -13,9 +17,11 @@ use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 
 use super::{
-    decode::Decoder,
+    decode::{Decoder, protobuf_error},
     error::{DecodeTarget, Error},
+    lines::Framing,
 };
+use crate::protobuf::WatchEvent;
 
 /// How an object changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,6 +78,54 @@ struct BookmarkMeta<'a> {
 struct BookmarkAnnotations<'a> {
     #[serde(rename = "k8s.io/initial-events-end", borrow)]
     initial_events_end: Option<Cow<'a, str>>,
+}
+
+/// Parses one event as its body was cut: a JSON line ([`parse_line`]) or
+/// a protobuf frame ([`parse_frame`]).
+pub(crate) fn parse_event<T: DeserializeOwned>(
+    event: &[u8],
+    framing: Framing,
+    decoder: &Decoder,
+) -> Result<Option<WatchLine<T>>, Error> {
+    match framing {
+        Framing::Lines => parse_line(event, decoder),
+        Framing::LengthPrefixed => parse_frame(event, decoder).map(Some),
+    }
+}
+
+/// Decodes one protobuf frame (a `WatchEvent` message).
+pub(crate) fn parse_frame<T: DeserializeOwned>(
+    frame: &[u8],
+    decoder: &Decoder,
+) -> Result<WatchLine<T>, Error> {
+    let event = decoder
+        .schema(DecodeTarget::WatchLine)?
+        .watch_event(frame)
+        // The frame, its type, a bookmark or an ERROR's Status: the watch
+        // cannot be trusted on (a `WatchLine` error, which ends it).
+        .map_err(|error| protobuf_error(error, DecodeTarget::WatchLine))?;
+    let object = |change, object: Result<T, _>| {
+        object
+            .map(|object| WatchLine::Object(change, object))
+            .map_err(|error| protobuf_error(error, DecodeTarget::WatchObject))
+    };
+    match event {
+        WatchEvent::Added(o) => object(Change::Added, o),
+        WatchEvent::Modified(o) => object(Change::Modified, o),
+        WatchEvent::Deleted(o) => object(Change::Deleted, o),
+        WatchEvent::Bookmark {
+            resource_version,
+            initial_events_end,
+        } => Ok(WatchLine::Bookmark {
+            resource_version,
+            initial_events_end,
+        }),
+        WatchEvent::Error(status) => Ok(WatchLine::Error {
+            code: status.code,
+            reason: status.reason,
+            message: status.message,
+        }),
+    }
 }
 
 /// Parses one line and decodes its object; `Ok(None)` for a blank line.

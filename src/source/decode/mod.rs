@@ -43,6 +43,7 @@ use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 
 use super::error::{DecodeTarget, Error};
+use crate::protobuf::KindSchema;
 
 /// Decodes the objects of one collection.
 #[derive(Debug, Default, Clone)]
@@ -65,6 +66,9 @@ pub(crate) struct Decoder {
     /// At most this many threads decode a batch at once (`parallel`);
     /// `None`: one per core, up to four (`InformerBuilder::decode_threads`).
     max_threads: Option<usize>,
+    /// The kind's protobuf schema, when protobuf was asked for: what
+    /// protobuf answers are decoded by.
+    protobuf: Option<KindSchema>,
 }
 
 impl Decoder {
@@ -92,6 +96,35 @@ impl Decoder {
     pub(crate) fn max_threads(mut self, threads: Option<usize>) -> Self {
         self.max_threads = threads;
         self
+    }
+
+    /// Decodes protobuf answers by `schema`.
+    pub(crate) fn protobuf(mut self, schema: Option<KindSchema>) -> Self {
+        self.protobuf = schema;
+        self
+    }
+
+    /// The schema protobuf answers are decoded by; an error when protobuf
+    /// came unasked, as `what`'s decode error.
+    pub(crate) fn schema(&self, what: DecodeTarget) -> Result<KindSchema, Error> {
+        self.protobuf.ok_or_else(|| {
+            protobuf_error(
+                crate::protobuf::Error::Custom("protobuf that was not asked for".into()),
+                what,
+            )
+        })
+    }
+
+    /// One object's protobuf message (a list item), checked as R7 says
+    /// (metadata, a name; the list's kind was checked with the list).
+    pub(crate) fn protobuf_object<T: DeserializeOwned>(
+        &self,
+        raw: &[u8],
+        what: DecodeTarget,
+    ) -> Result<T, Error> {
+        self.schema(what)?
+            .object(raw)
+            .map_err(|error| protobuf_error(error, what))
     }
 
     /// The `limit` to hand `parallel`'s functions.
@@ -187,6 +220,28 @@ impl Decoder {
             self.no_hints.store(true, Ordering::Relaxed);
         }
         Ok(value)
+    }
+}
+
+/// A protobuf decoding error as the source reports the JSON one for the
+/// same fault: R7's errors by their own variants, an unknown event type
+/// as such, anything else as a decode error of `what`.
+pub(crate) fn protobuf_error(error: crate::protobuf::Error, what: DecodeTarget) -> Error {
+    use crate::protobuf::Error as Pb;
+    match error {
+        Pb::NoMetadata => Error::MissingMetadata,
+        Pb::NoName => Error::MissingName,
+        Pb::KindMismatch {
+            kind, found_kind, ..
+        } => Error::WrongKind {
+            expected: kind.to_owned(),
+            found: found_kind,
+        },
+        Pb::UnknownEventType(event_type) => Error::UnknownEventType(event_type),
+        other => Error::Decode {
+            what,
+            source: serde::de::Error::custom(format_args!("protobuf: {other}")),
+        },
     }
 }
 

@@ -65,13 +65,15 @@ where
     let resource = target.resource().clone();
     let streaming = config.list_strategy == ListStrategy::Streaming;
     let mut observer = observe::Observer::new(setup.metrics.clone(), streaming, config.bookmarks);
+    let decoder = Decoder::new()
+        .skip_managed_fields(setup.skip_managed_fields)
+        .plain(setup.decode.plain)
+        .max_threads(setup.decode.threads)
+        .protobuf(target.protobuf());
     let mut state = State {
         target,
         metrics: setup.metrics,
-        decoder: Decoder::new()
-            .skip_managed_fields(setup.skip_managed_fields)
-            .plain(setup.decode.plain)
-            .max_threads(setup.decode.threads),
+        decoder,
         backoff: Backoff::new(config.backoff),
         policy: PageSizePolicy {
             explicit: config.page_size,

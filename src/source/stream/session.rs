@@ -12,10 +12,10 @@ use crate::source::{
         Decoder,
         parallel::{self, Slices},
     },
-    error::Error,
+    error::{DecodeTarget, Error},
     lines::{Read, WatchBody},
     target::{Target, WatchQuery},
-    watch::{WatchLine, parse_line},
+    watch::{WatchLine, parse_event},
 };
 
 /// How much longer than its requested timeout a watch may stay silent
@@ -102,6 +102,7 @@ impl<T: DeserializeOwned + Send + 'static> Session<T> {
             }
             match self.body.read(self.idle).await {
                 Read::Lines(lines) => {
+                    let framing = lines.framing();
                     let lines: Vec<&[u8]> = lines.collect();
                     let bytes: usize = lines.iter().map(|line| line.len()).sum();
                     let limit = decoder.thread_limit();
@@ -123,14 +124,17 @@ impl<T: DeserializeOwned + Send + 'static> Session<T> {
                         parallel::decode_detached(
                             Slices { text, ranges },
                             limit,
-                            move |line: &[u8]| parse_line(line, &decoder),
+                            move |line: &[u8]| parse_event(line, framing, &decoder),
                         )
                         .await
                     } else {
                         // A few events, as a server that flushes each one
                         // sends them, or any batch of an informer limited
                         // to one thread: here, waking nothing.
-                        lines.iter().map(|line| parse_line(line, decoder)).collect()
+                        lines
+                            .iter()
+                            .map(|line| parse_event(line, framing, decoder))
+                            .collect()
                     };
                     self.decoded
                         .extend(decoded.into_iter().filter_map(Result::transpose));
@@ -138,6 +142,13 @@ impl<T: DeserializeOwned + Send + 'static> Session<T> {
                 Read::End => return Received::Ended,
                 Read::Failed(error) => return Received::Broke(error),
                 Read::Idle => return Received::Idle(self.idle),
+                // As a line that is not JSON: the watch cannot go on.
+                Read::BadFrame(error) => {
+                    return Received::Line(Err(crate::source::decode::protobuf_error(
+                        error,
+                        DecodeTarget::WatchLine,
+                    )));
+                }
             }
         }
     }
@@ -207,7 +218,10 @@ mod tests {
                     }
                 });
                 tokio::task::yield_now().await;
-                let body = WatchBody::new(Box::pin(futures::io::Cursor::new(lines.into_bytes())));
+                let body = WatchBody::new(
+                    Box::pin(futures::io::Cursor::new(lines.into_bytes())),
+                    crate::source::lines::Framing::Lines,
+                );
                 let mut session = Session::<DecodedOn>::new(body, Duration::from_secs(60));
                 let mut threads = Vec::new();
                 let before = ticks.load(Ordering::Relaxed);
