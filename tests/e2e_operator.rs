@@ -253,14 +253,16 @@ async fn e2e_operator_mirror() -> Result<()> {
     // relist (the restart forces some).
     let resync = Duration::from_secs(3600);
     // Quick list/watch retries, so the restart is not waited out.
-    let defaults =
-        Defaults::default().source_config(source::Config::default().backoff(BackoffConfig {
+    let defaults = Defaults {
+        source_config: Some(source::Config::default().backoff(BackoffConfig {
             initial: Duration::from_millis(200),
             max: Duration::from_secs(2),
             factor: 2.0,
             jitter: 0.5,
             reset_after: Duration::from_secs(120),
-        }));
+        })),
+        ..Defaults::default()
+    };
     let operator = within(WAIT, "operator sync", async {
         Operator::start(client.clone(), labels.clone(), resync, defaults)
             .await

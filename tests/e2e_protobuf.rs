@@ -486,3 +486,103 @@ async fn e2e_protobuf_pb9_custom_resources_stay_json() -> Result<()> {
     side_by_side(test, workload, false).await?;
     scene.ns.delete().await
 }
+
+/// A metadata-only object as the two encodings must agree on it: its type
+/// fields and its metadata.
+type MetaView = (Option<kube::core::TypeMeta>, kube::core::ObjectMeta);
+
+// PB9, PB10: metadata-only informers of a built-in kind, one asking for
+// JSON and one for protobuf (PartialObjectMetadata in protobuf, the server
+// answering protobuf), hold the same type fields and metadata, and the
+// metadata a full JSON list gives.
+#[tokio::test]
+async fn e2e_protobuf_pb10_metadata_only() -> Result<()> {
+    let test = "e2e_protobuf_pb10_metadata_only";
+    let Some(scene) = Scene::start(test, Access::Shared).await? else {
+        return Ok(());
+    };
+    let api = Api::<ConfigMap>::namespaced(scene.client.clone(), &scene.ns.name);
+    let workload = Workload {
+        api: api.clone(),
+        run: scene.ns.name.clone(),
+        make: Box::new(
+            |name, _| json!({ "metadata": { "annotations": { "note": name } }, "data": { "k": "v" } }),
+        ),
+    };
+    for i in 0..3 {
+        workload.create(i).await?;
+    }
+    let mut informers = Vec::new();
+    for encoding in [Encoding::Json, Encoding::Protobuf] {
+        let informer = Informer::metadata_builder(api.clone())
+            .source_config(quick_retries().label_selector(workload.selector()))
+            .encoding(encoding)
+            .build();
+        let errors = informer.errors();
+        let run = spawn_run(&informer);
+        informers.push((encoding, informer, errors, run));
+    }
+    for (encoding, informer, ..) in &informers {
+        synced(informer)
+            .await
+            .with_context(|| format!("{encoding:?}"))?;
+    }
+    for i in 3..5 {
+        workload.create(i).await?;
+    }
+    workload.relabel(0, "1").await?;
+    workload.delete(1).await?;
+    workload.relabel(3, "last").await?;
+    let expected: Vec<kube::core::ObjectMeta> = workload
+        .listed(None)
+        .await?
+        .into_iter()
+        .map(|o| o.metadata)
+        .collect();
+    ensure!(expected.len() == 4, "the server holds {}", expected.len());
+
+    let mut reference: Option<Vec<MetaView>> = None;
+    for (encoding, informer, mut errors, run) in informers {
+        let held = within(WAIT, "the metadata informer reaching the list", async {
+            loop {
+                let mut held: Vec<MetaView> = informer
+                    .store()
+                    .list()
+                    .iter()
+                    .map(|o| (o.types.clone(), o.metadata.clone()))
+                    .collect();
+                held.sort_by_key(|(_, meta)| meta.name.clone());
+                if held.iter().map(|(_, meta)| meta).eq(expected.iter()) {
+                    return Ok(held);
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        })
+        .await
+        .with_context(|| format!("{encoding:?}: {:#?}", informer.store().list()))?;
+        ensure!(
+            held.iter().all(|(types, _)| types
+                .as_ref()
+                .is_some_and(|t| t.kind == "PartialObjectMetadata")),
+            "{encoding:?}: type fields {held:#?}"
+        );
+        match &reference {
+            None => reference = Some(held),
+            Some(json) => ensure!(
+                held == *json,
+                "{encoding:?}: other values than the JSON informer's:\n{held:#?}\n{json:#?}"
+            ),
+        }
+        let errors: Vec<String> = reported(&mut errors)
+            .into_iter()
+            .map(|e| format!("{e:#}"))
+            .collect();
+        ensure!(
+            errors.is_empty(),
+            "{encoding:?}: errors reported: {errors:?}"
+        );
+        stop(&informer, run).await?;
+    }
+    workload.clean_up().await?;
+    scene.ns.delete().await
+}

@@ -237,9 +237,11 @@ async fn fa5_defaults_apply_to_every_informer_and_the_closure_has_the_last_word(
     let server = FakeApiServer::start().await;
     server.create(&cm("a", "web")).unwrap();
     server.create(&cm("b", "db")).unwrap();
-    let defaults = Defaults::default()
-        .source_config(source::Config::default().page_size(1))
-        .strip_managed_fields();
+    let defaults = Defaults {
+        source_config: Some(source::Config::default().page_size(1)),
+        strip_managed_fields: true,
+        ..Defaults::default()
+    };
     let factory = InformerFactory::with_defaults(server.client(), defaults);
     let api = || Api::<ConfigMap>::default_namespaced(server.client());
     // Defaults alone; a label selector added to them; defaults replaced.

@@ -34,6 +34,7 @@ use kube::{
 };
 use kube_informer::{
     CancellationToken, InformerFactory, controller, finalizer,
+    informer::Defaults,
     source::{self, BackoffConfig},
 };
 use kube_informer_testing::{FaultMix, SimContext, Simulation, WriteTarget};
@@ -79,9 +80,11 @@ async fn create_edit_delete(sim: SimContext) -> Result<(), String> {
             ..BackoffConfig::default()
         })
         .watch_timeout(Duration::from_secs(60), Duration::from_secs(60));
-    let defaults = configmapgen::defaults()
-        .source_config(repeatable)
-        .decode_threads(1);
+    let defaults = Defaults {
+        source_config: Some(repeatable),
+        decode_threads: Some(1),
+        ..configmapgen::defaults()
+    };
     let factory = InformerFactory::with_defaults(sim.client(), defaults);
     let ctx = Arc::new(Context::new(sim.client()));
     let stop = CancellationToken::new();

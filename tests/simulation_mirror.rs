@@ -135,7 +135,11 @@ fn defaults() -> Defaults {
             ..BackoffConfig::default()
         })
         .watch_timeout(Duration::from_secs(60), Duration::from_secs(60));
-    Defaults::default().source_config(config).decode_threads(1)
+    Defaults {
+        source_config: Some(config),
+        decode_threads: Some(1),
+        ..Defaults::default()
+    }
 }
 
 /// What the user did that the final state must show.

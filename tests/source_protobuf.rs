@@ -660,7 +660,10 @@ async fn pb9_a_factory_default_encoding_reaches_its_informers() {
     let server = PbServer::default();
     let factory = InformerFactory::with_defaults(
         server.client(),
-        Defaults::default().encoding(Encoding::Protobuf),
+        Defaults {
+            encoding: Encoding::Protobuf,
+            ..Defaults::default()
+        },
     );
     let api = || Api::<Pod>::namespaced(server.client(), "production");
     let informer = factory.build(api(), |b| b).unwrap();

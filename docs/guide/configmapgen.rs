@@ -216,7 +216,10 @@ pub fn error_policy(
 /// What every informer of the controller starts from: it never reads
 /// managedFields, so none are cached.
 pub fn defaults() -> Defaults {
-    Defaults::default().strip_managed_fields()
+    Defaults {
+        strip_managed_fields: true,
+        ..Defaults::default()
+    }
 }
 
 /// The controller's wiring on `factory`'s informers: generators, the

@@ -47,8 +47,11 @@ impl Operator {
         resync: Duration,
         defaults: Defaults,
     ) -> Result<Self, Box<dyn std::error::Error + Send + Sync>> {
-        let factory =
-            InformerFactory::with_defaults(client.clone(), defaults.strip_managed_fields());
+        let defaults = Defaults {
+            strip_managed_fields: true,
+            ..defaults
+        };
+        let factory = InformerFactory::with_defaults(client.clone(), defaults);
         let (copy_of, of_copy) = (labels.copy_of.clone(), labels.clone());
         let by_source =
             move |copy: &ConfigMap| copy.labels().get(&copy_of).cloned().into_iter().collect();

@@ -495,8 +495,8 @@ where
     /// This builder with a factory's `defaults` applied (before the
     /// factory's `configure` closure runs).
     pub(crate) fn with_defaults(mut self, defaults: &super::Defaults) -> Self {
-        if let Some(settings) = &defaults.source {
-            self.source.config = source::Config::from_settings(settings.clone());
+        if let Some(config) = &defaults.source_config {
+            self.source.config = source::Config::from_settings(config.clone().into_settings());
         }
         if defaults.strip_managed_fields {
             self.common.strip_managed_fields = true;

@@ -1,15 +1,13 @@
 //! Options every informer of a factory starts from
 //! ([`InformerFactory::with_defaults`](crate::InformerFactory::with_defaults)).
 
-use crate::source::{self, Settings};
+use crate::source;
 
 /// Options that an [`InformerFactory`](crate::InformerFactory) gives every
 /// informer it builds before the `configure` closure of
-/// [`build`](crate::InformerFactory::build) runs: list/watch settings that
-/// fit any resource (backoff, watch timeouts, page size, list strategy),
-/// [`strip_managed_fields`](super::InformerBuilder::strip_managed_fields),
-/// [`decode_threads`](super::InformerBuilder::decode_threads) and
-/// [`encoding`](super::InformerBuilder::encoding).
+/// [`build`](crate::InformerFactory::build) runs. Plain data:
+/// `Defaults::default()` sets none, and every informer starts from the
+/// builder's own.
 ///
 /// The closure still has the last word: its
 /// [`label_selector`](super::InformerBuilder::label_selector) and
@@ -31,9 +29,11 @@ use crate::source::{self, Settings};
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// let server = FakeApiServer::start().await;
-/// let defaults = Defaults::default()
-///     .source_config(source::Config::default().watch_timeout(Duration::from_secs(60), Duration::from_secs(120)))
-///     .strip_managed_fields();
+/// let defaults = Defaults {
+///     source_config: Some(source::Config::default().watch_timeout(Duration::from_secs(60), Duration::from_secs(120))),
+///     strip_managed_fields: true,
+///     ..Defaults::default()
+/// };
 /// let factory = InformerFactory::with_defaults(server.client(), defaults);
 /// // Both informers strip managedFields and renew their watches every 1–2 minutes.
 /// let configmaps = factory.build(Api::<ConfigMap>::all(factory.client()), |b| b.label_selector("app=web"))?;
@@ -43,60 +43,23 @@ use crate::source::{self, Settings};
 /// ```
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Defaults {
-    /// The list/watch settings (`None`: each informer's own default).
-    pub(super) source: Option<Settings>,
-    pub(super) strip_managed_fields: bool,
-    pub(super) decode_threads: Option<usize>,
-    pub(super) encoding: source::Encoding,
-}
-
-/// `Defaults::default()` sets no defaults: every informer starts from the
-/// builder's own.
-impl Defaults {
-    /// The list/watch settings every informer starts from. Selectors set
-    /// here apply to every informer too (as client-go's
-    /// `WithTweakListOptions` does); an informer's own
+    /// The list/watch settings every informer starts from (`None`: each
+    /// informer's own default). Selectors set here apply to every informer
+    /// too (as client-go's `WithTweakListOptions` does); an informer's own
     /// [`label_selector`](super::InformerBuilder::label_selector) replaces
     /// the label selector, not the other settings.
-    #[must_use]
-    pub fn source_config(mut self, config: source::Config) -> Self {
-        self.source = Some(config.into_settings());
-        self
-    }
-
+    pub source_config: Option<source::Config>,
     /// Every informer leaves managedFields out of what it caches
     /// ([`InformerBuilder::strip_managed_fields`](super::InformerBuilder::strip_managed_fields)).
-    #[must_use]
-    pub fn strip_managed_fields(mut self) -> Self {
-        self.strip_managed_fields = true;
-        self
-    }
-
-    /// Every informer decodes a batch on at most `threads` threads at once
-    /// ([`InformerBuilder::decode_threads`](super::InformerBuilder::decode_threads)).
-    #[must_use]
-    pub fn decode_threads(mut self, threads: usize) -> Self {
-        self.decode_threads = Some(threads);
-        self
-    }
-
-    /// Every informer asks for `encoding`
+    pub strip_managed_fields: bool,
+    /// Every informer decodes a batch on at most this many threads at once
+    /// ([`InformerBuilder::decode_threads`](super::InformerBuilder::decode_threads);
+    /// `None`: each informer's own default).
+    pub decode_threads: Option<usize>,
+    /// What every informer's lists and watches ask for
     /// ([`InformerBuilder::encoding`](super::InformerBuilder::encoding)):
     /// [`Encoding::Protobuf`](source::Encoding::Protobuf) here is what
     /// kube-controller-manager's `--kube-api-content-type` does for its
     /// informers. Kinds without protobuf stay on JSON.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use kube_informer::{informer::Defaults, source::Encoding};
-    ///
-    /// let defaults = Defaults::default().encoding(Encoding::Protobuf);
-    /// assert_ne!(defaults, Defaults::default());
-    /// ```
-    #[must_use]
-    pub fn encoding(mut self, encoding: source::Encoding) -> Self {
-        self.encoding = encoding;
-        self
-    }
+    pub encoding: source::Encoding,
 }
