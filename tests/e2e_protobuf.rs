@@ -248,7 +248,7 @@ where
         .map(|o| (o.name_any(), o.resource_version().unwrap_or_default()))
         .collect();
     let mut reference = None;
-    for (which, informer, mut errors, log, run) in informers {
+    for (which, informer, errors, log, run) in informers {
         log.wait_for_state(WAIT, which, &folded)
             .await
             .with_context(|| format!("{label}: the {which} informer reaching {last}"))?;
@@ -265,24 +265,45 @@ where
             "{label}: {which}: {} notifications",
             seen.len()
         );
-        match &reference {
-            None => reference = Some(seen),
-            Some(json) => ensure!(
-                seen == *json,
-                "{label}: the {which} informer's notifications differ from the JSON one's"
-            ),
-        }
-        let errors: Vec<String> = reported(&mut errors)
-            .into_iter()
-            .map(|e| format!("{e:#}"))
-            .collect();
-        ensure!(
-            errors.is_empty(),
-            "{label}: {which}: errors reported: {errors:?}"
-        );
-        stop(&informer, run).await?;
+        agrees(
+            &mut reference,
+            seen,
+            &format!("{label}: the {which} informer's notifications"),
+        )?;
+        finish(&format!("{label}: {which}"), &informer, errors, run).await?;
     }
     workload.clean_up().await
+}
+
+/// Keeps the first informer's `seen` (the JSON one's) as the reference,
+/// and checks every later one against it.
+fn agrees<T: PartialEq + Debug>(reference: &mut Option<T>, seen: T, what: &str) -> Result<()> {
+    match reference {
+        None => *reference = Some(seen),
+        Some(json) => ensure!(
+            seen == *json,
+            "{what} differ from the JSON informer's:\n{seen:#?}\n{json:#?}"
+        ),
+    }
+    Ok(())
+}
+
+/// Checks that `informer` reported no error, and stops it.
+async fn finish<K>(
+    which: &str,
+    informer: &Informer<K>,
+    mut errors: impl futures::Stream<Item = kube_informer::informer::Error> + Unpin,
+    run: tokio::task::JoinHandle<Result<(), kube_informer::informer::Error>>,
+) -> Result<()>
+where
+    K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+{
+    let errors: Vec<String> = reported(&mut errors)
+        .into_iter()
+        .map(|e| format!("{e:#}"))
+        .collect();
+    ensure!(errors.is_empty(), "{which}: errors reported: {errors:?}");
+    stop(informer, run).await
 }
 
 /// Starts the scene of `test` and runs `workload` in its namespace.
@@ -542,7 +563,7 @@ async fn e2e_protobuf_pb10_metadata_only() -> Result<()> {
     ensure!(expected.len() == 4, "the server holds {}", expected.len());
 
     let mut reference: Option<Vec<MetaView>> = None;
-    for (encoding, informer, mut errors, run) in informers {
+    for (encoding, informer, errors, run) in informers {
         let held = within(WAIT, "the metadata informer reaching the list", async {
             loop {
                 let mut held: Vec<MetaView> = informer
@@ -566,22 +587,12 @@ async fn e2e_protobuf_pb10_metadata_only() -> Result<()> {
                 .is_some_and(|t| t.kind == "PartialObjectMetadata")),
             "{encoding:?}: type fields {held:#?}"
         );
-        match &reference {
-            None => reference = Some(held),
-            Some(json) => ensure!(
-                held == *json,
-                "{encoding:?}: other values than the JSON informer's:\n{held:#?}\n{json:#?}"
-            ),
-        }
-        let errors: Vec<String> = reported(&mut errors)
-            .into_iter()
-            .map(|e| format!("{e:#}"))
-            .collect();
-        ensure!(
-            errors.is_empty(),
-            "{encoding:?}: errors reported: {errors:?}"
-        );
-        stop(&informer, run).await?;
+        agrees(
+            &mut reference,
+            held,
+            &format!("{encoding:?}: the values held"),
+        )?;
+        finish(&format!("{encoding:?}"), &informer, errors, run).await?;
     }
     workload.clean_up().await?;
     scene.ns.delete().await
