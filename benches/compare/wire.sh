@@ -28,7 +28,8 @@
 # client-go-protobuf (the clientset asking for protobuf, as
 # kube-controller-manager does) and client-go-metadata (client-go's metadata
 # informer, PartialObjectMetadata in protobuf), floor and transport (the
-# wire floors of src/wire/floor.rs: a minimal informer on kube's own watch
+# wire floors of src/wire/floor.rs; ours-protobuf is kube-informer asking
+# for protobuf (`Encoding::Protobuf`): a minimal informer on kube's own watch
 # stream, and the watch body read without decoding). With either client-go-*
 # runner the server is started with --protobuf-encoder (the Go runner
 # encodes the Pods with k8s.io/api's encoder before the server listens, so
@@ -98,7 +99,7 @@ source "$here/server.sh"
 source "$here/settle.sh"
 start_wire_server() { # objects
   local encoder=()
-  [[ " ${runners[*]} " =~ \ client-go-(protobuf|metadata)\  ]] && encoder=(--protobuf-encoder "$go_bin")
+  [[ " ${runners[*]} " =~ \ (client-go-protobuf|client-go-metadata|ours-protobuf)\  ]] && encoder=(--protobuf-encoder "$go_bin")
   echo "== starting the loopback server with N = $1 ${encoder[*]}"
   start_server wire "$rust_bin" --objects "$1" "${encoder[@]}"
   echo "   $(cat "$work/wire-server.log") at $server"
@@ -111,7 +112,7 @@ command_for() {
     ours-before)
       echo "$before_bin wire $before_runner --server $server --subscribers $subscribers" \
         "$([[ $strip == yes ]] && echo --strip)" "$([[ $variant == relist ]] && echo --relist)" ;;
-    ours | ours-projection | ours-compact | ours-projection-compact | kube-runtime | floor | transport)
+    ours | ours-protobuf | ours-projection | ours-compact | ours-projection-compact | kube-runtime | floor | transport)
       echo "$rust_bin wire $runner --server $server --subscribers $subscribers" \
         "$([[ $strip == yes ]] && echo --strip)" "$([[ $variant == relist ]] && echo --relist)" ;;
     client-go | client-go-protobuf | client-go-metadata)

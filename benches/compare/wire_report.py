@@ -14,6 +14,7 @@ from collections import defaultdict
 
 LABELS = {
     "ours": "kube-informer",
+    "ours-protobuf": "kube-informer, protobuf",
     "kube-runtime": "kube-runtime shared",
     "client-go": "client-go",
     "ours-projection": "kube-informer projection (metadata + nodeName + phase)",
@@ -31,6 +32,7 @@ FLAVOURS = [
     "client-go-protobuf",
     "client-go-metadata",
     "ours",
+    "ours-protobuf",
     "ours-projection",
     "ours-compact",
     "ours-projection-compact",

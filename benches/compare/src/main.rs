@@ -5,7 +5,7 @@
 //! kube-informer-compare run RUNNER --workload FILE --subscribers S [--slow] [--timeout-secs 900]
 //! kube-informer-compare apiserver --kubeconfig FILE [--objects 2000] [--subscribers 4] [--timeout-secs 300]
 //! kube-informer-compare serve --objects N [--seed 1] [--port 0] [--address-file FILE] [--chunking backlog|event|rate=N] [--protobuf-encoder GO_RUNNER] [--metadata]
-//! kube-informer-compare wire (ours|ours-projection|ours-compact|ours-projection-compact|kube-runtime|floor|transport) --server URL --subscribers S [--strip] [--relist] [--timeout-secs 900]
+//! kube-informer-compare wire (ours|ours-protobuf|ours-projection|ours-compact|ours-projection-compact|kube-runtime|floor|transport) --server URL --subscribers S [--strip] [--relist] [--timeout-secs 900]
 //! kube-informer-compare live-writer create --kubeconfig F [--namespace compare-live] --objects N
 //! kube-informer-compare live-writer update --kubeconfig F [--namespace compare-live] --objects N --updates U --rate R [--from 0] [--in-flight 32]
 //! kube-informer-compare live-writer delete --kubeconfig F [--namespace compare-live] [--timeout-secs 120]
@@ -45,7 +45,7 @@ const USAGE: &str = "usage:
   kube-informer-compare run (floor|kube-runtime|ours|ours-coalesce) --workload FILE --subscribers S [--slow] [--timeout-secs 900]
   kube-informer-compare apiserver --kubeconfig FILE [--objects 2000] [--subscribers 4] [--timeout-secs 300]
   kube-informer-compare serve --objects N [--seed 1] [--port 0] [--address-file FILE] [--chunking backlog|event|rate=N] [--protobuf-encoder GO_RUNNER] [--metadata]
-  kube-informer-compare wire (ours|ours-projection|ours-compact|ours-projection-compact|kube-runtime|floor|transport) --server URL --subscribers S [--strip] [--relist] [--timeout-secs 900]
+  kube-informer-compare wire (ours|ours-protobuf|ours-projection|ours-compact|ours-projection-compact|kube-runtime|floor|transport) --server URL --subscribers S [--strip] [--relist] [--timeout-secs 900]
   kube-informer-compare live-writer create --kubeconfig F [--namespace compare-live] --objects N
   kube-informer-compare live-writer update --kubeconfig F [--namespace compare-live] --objects N --updates U --rate R [--from 0] [--in-flight 32]
   kube-informer-compare live-writer delete --kubeconfig F [--namespace compare-live] [--timeout-secs 120]
@@ -365,6 +365,7 @@ fn with_runner<M: Measurement>(runner: &str, measurement: &M) -> ExitCode {
         "floor" => measurement.run::<kube_informer_compare::wire::floor::FloorWire>(),
         "transport" => measurement.run::<kube_informer_compare::wire::floor::TransportWire>(),
         "ours" => with_ours(measurement, false),
+        "ours-protobuf" => with_ours_protobuf(measurement),
         "ours-projection" => with_ours(measurement, true),
         "ours-compact" => with_ours_compact(measurement, false),
         "ours-projection-compact" => with_ours_compact(measurement, true),
@@ -380,6 +381,18 @@ fn with_ours<M: Measurement>(measurement: &M, projection: bool) -> ExitCode {
     } else {
         measurement.run::<kube_informer_compare::wire::ours::OursWire>()
     }
+}
+
+/// kube-informer caching full Pods, asking for protobuf.
+#[cfg(feature = "ours")]
+fn with_ours_protobuf<M: Measurement>(measurement: &M) -> ExitCode {
+    measurement.run::<kube_informer_compare::wire::ours::OursProtobufWire>()
+}
+
+#[cfg(not(feature = "ours"))]
+fn with_ours_protobuf<M: Measurement>(_measurement: &M) -> ExitCode {
+    eprintln!("runner (a) skipped: built without the `ours` feature");
+    ExitCode::from(3)
 }
 
 /// kube-informer with the compact cache, caching full Pods or a projection.
