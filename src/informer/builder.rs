@@ -513,8 +513,8 @@ where
     /// for what each means, and why JSON is the default).
     ///
     /// The objects the informer holds are the same values either way;
-    /// protobuf costs the server less per object and halves the bytes on
-    /// the wire (this process's decoding is not cheaper yet). Kinds
+    /// protobuf costs the server less per object and takes fewer bytes on
+    /// the wire (this process's CPU per event is about the same). Kinds
     /// without protobuf (custom resources, `DynamicObject`) stay on JSON
     /// whatever is chosen; a metadata-only informer
     /// ([`Informer::metadata_builder`]) of any resource asks for

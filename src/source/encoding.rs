@@ -21,9 +21,11 @@
 /// decoded object without any error under protobuf; JSON carries it. So
 /// protobuf is something to opt into, knowing the table covers the kinds
 /// and fields the program reads. What it saves is the API server's
-/// encoding work and more than half the bytes on the wire; this process's
-/// decoding is not cheaper than the tuned JSON decoder yet
-/// (`benches/compare/NOTES.md`, "Protobuf through the source").
+/// encoding work and bytes on the wire (a Pod takes 43–60 % of its JSON's
+/// bytes in the crate's benchmarks); this process's CPU per event is about
+/// the same as with the tuned JSON decoder (`benches/compare/NOTES.md`,
+/// "Protobuf through the source" and "kube-informer over protobuf in the
+/// wire harness").
 ///
 /// # Examples
 ///
