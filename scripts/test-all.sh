@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs the whole test suite: the crate's unit, integration and doc tests, then
+# Runs the whole test suite: the crate's unit, integration and doc tests
+# (built with clippy's lints, warnings denied, when clippy is installed), then
 # the test targets whose behaviour the store's compact cache changes again in
 # that mode, then every extra suite under scripts/suites/ (conformance against
 # client-go, end-to-end against a real kube-apiserver), each of which installs
@@ -190,7 +191,26 @@ stage() { # name command...
   echo "test-all: $name took $((SECONDS - started)) s"
 }
 
+# Clippy's lints come with the test build: the workspace's own crates are
+# compiled through clippy-driver, warnings denied, which lints what `cargo
+# clippy --workspace --all-targets --all-features -- -D warnings` lints (the
+# benches, which `cargo test` does not build, are built on their own below).
+# A `cargo clippy` beside the tests would check every dependency a second
+# time, in check mode, for nothing else. The wrapper stays set for every
+# later build, so each reuses the workspace pass's build of these crates;
+# the two suites that build with another toolchain (package.sh's MSRV
+# check, public-api.sh's nightly) unset it.
+if driver="$(rustup which clippy-driver 2>/dev/null || command -v clippy-driver)"; then
+  export RUSTC_WORKSPACE_WRAPPER="$driver"
+  # clippy-driver's argument list, as `cargo clippy -- -D warnings` passes it.
+  export CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
+  echo "test-all: clippy's lints run in the builds below, warnings denied ($driver)"
+else
+  echo "test-all: lints: SKIPPED: no clippy-driver here (rustup component add clippy)"
+fi
+
 stage "cargo test (workspace)" cargo test --workspace --all-features
+stage "benches (built and linted, not run)" cargo test --workspace --all-features --benches --no-run
 compact_pass() {
   local command
   while read -r command; do

@@ -41,16 +41,24 @@ deadline="${CHUNK_DEADLINE:-}"
 results="$here/results/chunking.jsonl"
 : >"$results"
 
-features_for() { [[ $1 == system ]] || echo "--features $1"; }
+# The allocator is a cfg of the compare crate (see its Cargo.toml), passed
+# in RUSTFLAGS; glibc's malloc needs none. RUSTFLAGS is part of every
+# crate's build, so each allocator builds in a target dir of its own (one
+# would otherwise rebuild every dependency each time it switched).
+rustflags_for() { [[ $1 == system ]] || echo "--cfg compare_allocator=\"$1\""; }
+target_for() { # base-target-dir allocator
+  if [[ $2 == system ]]; then echo "$1"; else echo "$1/alloc-$2"; fi
+}
 
 # ---- builds ------------------------------------------------------------------
 for allocator in "${allocators[@]}"; do
   # CHUNK_SKIP_BUILD=1: run the binaries already in $work (compare-ALLOCATOR).
   [[ ${CHUNK_SKIP_BUILD:-0} == 1 && -x $work/compare-$allocator ]] && continue
   echo "== building kube-informer-compare ($allocator)" >&2
-  # shellcheck disable=SC2046
-  nice cargo build -q --release -p kube-informer-compare $(features_for "$allocator")
-  cp "$CARGO_TARGET_DIR/release/kube-informer-compare" "$work/compare-$allocator"
+  target="$(target_for "$CARGO_TARGET_DIR" "$allocator")"
+  RUSTFLAGS="$(rustflags_for "$allocator")" CARGO_TARGET_DIR="$target" \
+    nice cargo build -q --release -p kube-informer-compare
+  cp "$target/release/kube-informer-compare" "$work/compare-$allocator"
 done
 if [[ -n $before_ref ]]; then
   tree="$work/before-tree"
@@ -69,9 +77,10 @@ if [[ -n $before_ref ]]; then
   # tree's binary.
   for allocator in "${allocators[@]}"; do
     echo "== building kube-informer-compare at $before_ref ($allocator)" >&2
-    # shellcheck disable=SC2046
-    (cd "$tree" && CARGO_TARGET_DIR="$work/before-target" nice cargo build -q --release -p kube-informer-compare $(features_for "$allocator"))
-    cp "$work/before-target/release/kube-informer-compare" "$work/compare-before-$allocator"
+    target="$(target_for "$work/before-target" "$allocator")"
+    (cd "$tree" && RUSTFLAGS="$(rustflags_for "$allocator")" CARGO_TARGET_DIR="$target" \
+      nice cargo build -q --release -p kube-informer-compare)
+    cp "$target/release/kube-informer-compare" "$work/compare-before-$allocator"
   done
 fi
 

@@ -69,7 +69,13 @@ python3 scripts/protobuf/gen_direct.py --check
 
 seed="${CONFORMANCE_SEED:-$(date +%s)}"
 traces="${CONFORMANCE_TRACES:-2000}"
-run() { CONFORMANCE_GO_DIR="$out_dir" cargo run -q -p kube-informer-conformance -- "$@"; }
+# The harness binary, built as the workspace pass of scripts/test-all.sh
+# built it (every workspace crate, every feature), so that build is reused:
+# `cargo run -p kube-informer-conformance` would resolve kube-informer's
+# features for this crate alone and build the library and its dependents
+# again.
+cargo build -q --workspace --all-features --bin conformance
+run() { CONFORMANCE_GO_DIR="$out_dir" "${CARGO_TARGET_DIR:-target}/debug/conformance" "$@"; }
 
 # Informer scripts: client-go's answers must not vary between runs, must equal
 # the recordings (named scripts), and our Informer must give the same answers;

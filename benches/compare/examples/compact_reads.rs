@@ -9,8 +9,9 @@
 //! cargo run --release -p kube-informer-compare --example compact_reads -- [PODS]
 //! ```
 //!
-//! With `--features mimalloc` the process allocates with mimalloc, as the
-//! wire runners built that way do (glibc's malloc otherwise).
+//! Built with `RUSTFLAGS='--cfg compare_allocator="mimalloc"'` the process
+//! allocates with mimalloc, as the wire runners built that way do (glibc's
+//! malloc otherwise).
 //!
 //! One thread, no writer running during the reads. The hot keys are 64
 //! keys, read in turn, within the default hot set of 256; cold keys are
@@ -27,7 +28,7 @@ use kube_informer::{
 use kube_informer_compare::wire::pods::pod;
 use rand::{Rng, SeedableRng, rngs::StdRng};
 
-#[cfg(feature = "mimalloc")]
+#[cfg(compare_allocator = "mimalloc")]
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

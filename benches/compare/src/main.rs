@@ -51,11 +51,11 @@ const USAGE: &str = "usage:
   kube-informer-compare live-writer delete --kubeconfig F [--namespace compare-live] [--timeout-secs 120]
   kube-informer-compare live (ours|kube-runtime) --kubeconfig F --objects N --updates U [--subscribers 1] [--timeout-secs 900]";
 
-#[cfg(feature = "mimalloc")]
+#[cfg(compare_allocator = "mimalloc")]
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-#[cfg(all(feature = "jemalloc", not(feature = "mimalloc")))]
+#[cfg(compare_allocator = "jemalloc")]
 #[global_allocator]
 static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 

@@ -341,12 +341,12 @@ pub fn cpu_times() -> (f64, f64) {
     (seconds(usage.ru_utime), seconds(usage.ru_stime))
 }
 
-/// The global allocator of this build (the `mimalloc` and `jemalloc`
-/// features of this crate).
+/// The global allocator of this build (`--cfg compare_allocator="mimalloc"`
+/// or `"jemalloc"` in RUSTFLAGS; see Cargo.toml).
 pub fn allocator() -> &'static str {
-    if cfg!(feature = "mimalloc") {
+    if cfg!(compare_allocator = "mimalloc") {
         "mimalloc"
-    } else if cfg!(feature = "jemalloc") {
+    } else if cfg!(compare_allocator = "jemalloc") {
         "jemalloc"
     } else {
         "system"
