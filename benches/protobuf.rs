@@ -15,7 +15,9 @@
 //!   the JSON path),
 //! - `protobuf_watch_source`, `json_watch_source`: one MODIFIED watch event
 //!   of the object (a protobuf frame, a JSON line) decoded as the source
-//!   decodes it: the event's envelope, the R7 checks and the object.
+//!   decodes it: the event's envelope, the R7 checks and the object (for
+//!   the Pod with `protobuf-generated`, by the generated decoder, as the
+//!   source does).
 //!
 //! `cargo bench --bench protobuf -- --quick` for a short run; add
 //! `--features protobuf-generated` for the generated decoder.

@@ -221,8 +221,20 @@ compact_pass() {
 }
 stage "cargo test (compact cache: ${#COMPACT_TARGETS[@]} test files)" compact_pass
 
+# Every suite under scripts/suites/, those that need the Go builds last:
+# .ci/run builds the Go harnesses and the e2e servers in the background, in
+# the CPU time the Rust builds and tests leave idle, and those suites wait
+# for them. (examples.sh runs configmapgen on the e2e servers.)
+go_last=(conformance e2e examples)
 shopt -s nullglob
+suites=()
 for suite in scripts/suites/*.sh; do
+  [[ " ${go_last[*]} " == *" $(basename "$suite" .sh) "* ]] || suites+=("$suite")
+done
+for name in "${go_last[@]}"; do
+  [[ -f "scripts/suites/$name.sh" ]] && suites+=("scripts/suites/$name.sh")
+done
+for suite in "${suites[@]}"; do
   stage "$(basename "$suite" .sh)" bash "$suite"
 done
 echo "test-all: passed in $SECONDS s"

@@ -69,12 +69,14 @@ python3 scripts/protobuf/gen_direct.py --check
 
 seed="${CONFORMANCE_SEED:-$(date +%s)}"
 traces="${CONFORMANCE_TRACES:-2000}"
-# The harness binary, built as the workspace pass of scripts/test-all.sh
-# built it (every workspace crate, every feature), so that build is reused:
-# `cargo run -p kube-informer-conformance` would resolve kube-informer's
-# features for this crate alone and build the library and its dependents
-# again.
-cargo build -q --workspace --all-features --bin conformance
+# The harness binary, as the workspace pass of scripts/test-all.sh built it
+# (`cargo test` builds a package's binaries for its integration tests, with
+# every workspace crate, every feature and the dev-dependencies' features),
+# so that build is reused. `cargo run -p kube-informer-conformance`, or any
+# `cargo build`, which leaves the dev-dependencies out, would resolve
+# kube-informer's dependencies' features otherwise and build the library
+# and its dependents again.
+cargo test -q --workspace --all-features --no-run
 run() { CONFORMANCE_GO_DIR="$out_dir" "${CARGO_TARGET_DIR:-target}/debug/conformance" "$@"; }
 
 # Informer scripts: client-go's answers must not vary between runs, must equal

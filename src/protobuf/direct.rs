@@ -9,6 +9,8 @@
 //! Each special message is read as the serde path reads it (see the
 //! module's "Where protobuf and JSON differ"), so both give the same value.
 
+use std::any::Any;
+
 use k8s_openapi::api::core::v1::Pod;
 
 use super::direct_read::{Cursor, Error, len};
@@ -36,6 +38,25 @@ pub fn decode_pod(bytes: &[u8]) -> Result<Pod, Error> {
     let mut pod = Pod::default();
     direct_generated::decode_pod(envelope.raw, &mut pod)?;
     Ok(pod)
+}
+
+/// One object's message (a list item, or a watch event's object without
+/// its envelope) decoded by the generated functions, when `T` is a type
+/// they were generated for (`Pod`); `None` for any other type, which the
+/// caller decodes as before. The source calls this first, so an informer
+/// of Pods built with the feature reads protobuf without serde.
+pub(crate) fn object<T: 'static>(raw: &[u8]) -> Option<Result<T, Error>> {
+    // `T` is `Pod` exactly when a `&mut Option<T>` is a `&mut Option<Pod>`:
+    // the generated value is moved in through the downcast, no copy, no
+    // allocation, no unsafe code.
+    let mut slot: Option<T> = None;
+    let pod = (&mut slot as &mut dyn Any).downcast_mut::<Option<Pod>>()?;
+    let mut decoded = Pod::default();
+    if let Err(error) = direct_generated::decode_pod(raw, &mut decoded) {
+        return Some(Err(error));
+    }
+    *pod = Some(decoded);
+    slot.map(Ok)
 }
 
 /// Decodes the items of a `PodList` body with the generated functions: the
@@ -71,4 +92,22 @@ pub fn decode_pod_list(bytes: &[u8]) -> Result<Vec<Pod>, Error> {
         items.push(pod);
     }
     Ok(items)
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::api::core::v1::{ConfigMap, Pod};
+
+    /// The source's hook: a `Pod` is decoded, any other type is left to
+    /// the serde path, and bad bytes are an error, not a panic.
+    #[test]
+    fn pb1_generated_object_for_pods_only() {
+        // Pod { metadata: { name: "a" } }, no envelope (as a list item).
+        let raw = b"\x0a\x03\x0a\x01a";
+        let pod = super::object::<Pod>(raw).unwrap().unwrap();
+        assert_eq!(pod.metadata.name.as_deref(), Some("a"));
+        assert!(super::object::<ConfigMap>(raw).is_none());
+        // metadata's length runs past the end.
+        assert!(super::object::<Pod>(b"\x0a\x09\x0a\x01a").unwrap().is_err());
+    }
 }

@@ -63,7 +63,7 @@ pub fn watch_line<K: DeserializeOwned>(
 /// Decodes one protobuf watch frame (a `WatchEvent` message, without its
 /// length) as the source does, for the built-in kind `kind` of
 /// `api_version`; the object, if it carries one.
-pub fn watch_frame<K: DeserializeOwned>(
+pub fn watch_frame<K: DeserializeOwned + 'static>(
     frame: &[u8],
     api_version: &str,
     kind: &str,

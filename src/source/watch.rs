@@ -82,7 +82,7 @@ struct BookmarkAnnotations<'a> {
 
 /// Parses one event as its body was cut: a JSON line ([`parse_line`]) or
 /// a protobuf frame ([`parse_frame`]).
-pub(crate) fn parse_event<T: DeserializeOwned>(
+pub(crate) fn parse_event<T: DeserializeOwned + 'static>(
     event: &[u8],
     framing: Framing,
     decoder: &Decoder,
@@ -94,7 +94,7 @@ pub(crate) fn parse_event<T: DeserializeOwned>(
 }
 
 /// Decodes one protobuf frame (a `WatchEvent` message).
-pub(crate) fn parse_frame<T: DeserializeOwned>(
+pub(crate) fn parse_frame<T: DeserializeOwned + 'static>(
     frame: &[u8],
     decoder: &Decoder,
 ) -> Result<WatchLine<T>, Error> {

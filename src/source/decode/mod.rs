@@ -117,7 +117,7 @@ impl Decoder {
 
     /// One object's protobuf message (a list item), checked as R7 says
     /// (metadata, a name; the list's kind was checked with the list).
-    pub(crate) fn protobuf_object<T: DeserializeOwned>(
+    pub(crate) fn protobuf_object<T: DeserializeOwned + 'static>(
         &self,
         raw: &[u8],
         what: DecodeTarget,
