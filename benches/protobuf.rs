@@ -81,7 +81,7 @@ type Decode<'a, K> = Box<dyn Fn() -> K + 'a>;
 /// every kind has, and `extra`.
 fn compare<K>(c: &mut Criterion, name: &str, list_kind: &str, extra: Option<Extra<K>>)
 where
-    K: Resource + DeserializeOwned + PartialEq + std::fmt::Debug,
+    K: Resource + DeserializeOwned + PartialEq + std::fmt::Debug + 'static,
 {
     let pb = vector(name, "pb");
     // As the API server sends it: compact, fields in Go's order.
