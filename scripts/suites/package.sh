@@ -99,6 +99,15 @@ from_packages() {
   find "$work" -type f -exec touch {} +
   informer="$work/kube-informer-$version"
   testing="$work/kube-informer-testing-$version"
+  # Cargo names a path package's build after its name, version and path
+  # within its workspace: the unpacked kube-informer, the root of its own
+  # workspace as the repository's is, would take the same names as the
+  # workspace pass's build of the library in this shared target dir, and
+  # each build would replace the other's (a later suite then rebuilt every
+  # test binary: 240 s of a cold run). A build-metadata suffix on its
+  # version (which semver ignores) keeps the two apart; nothing else of the
+  # unpacked sources changes.
+  sed -i "0,/^version = \"$version\"\$/s//version = \"$version+package-check\"/" "$informer/Cargo.toml"
   # Neither crate is on crates.io yet: their .crate files stand in
   # (kube-informer's tests, examples and doc tests use kube-informer-testing;
   # kube-informer-testing does not depend on kube-informer).
