@@ -28,9 +28,12 @@
 # client-go-protobuf (the clientset asking for protobuf, as
 # kube-controller-manager does) and client-go-metadata (client-go's metadata
 # informer, PartialObjectMetadata in protobuf), floor and transport (the
-# wire floors of src/wire/floor.rs; ours-protobuf is kube-informer asking
-# for protobuf (`Encoding::Protobuf`): a minimal informer on kube's own watch
-# stream, and the watch body read without decoding). With either client-go-*
+# wire floors of src/wire/floor.rs: a minimal informer on kube's own watch
+# stream, and the watch body read without decoding), and ours-protobuf
+# (kube-informer asking for protobuf, `Encoding::Protobuf`; since 4a1f850
+# its Pods are decoded by the generated decoders, as the compare crate turns
+# on kube-informer's `protobuf-generated`; results before that commit are
+# the serde-driven decoder's). With either client-go-* or ours-protobuf
 # runner the server is started with --protobuf-encoder (the Go runner
 # encodes the Pods with k8s.io/api's encoder before the server listens, so
 # none of it is in a measured run). WIRE_SUBSCRIBERS (default "1 4") picks
