@@ -224,8 +224,8 @@ stage "cargo test (compact cache: ${#COMPACT_TARGETS[@]} test files)" compact_pa
 # Every suite under scripts/suites/, those that need the Go builds last:
 # .ci/run builds the Go harnesses and the e2e servers in the background, in
 # the CPU time the Rust builds and tests leave idle, and those suites wait
-# for them. (examples.sh runs configmapgen on the e2e servers.)
-go_last=(conformance e2e examples)
+# for them.
+go_last=(conformance e2e)
 shopt -s nullglob
 suites=()
 for suite in scripts/suites/*.sh; do

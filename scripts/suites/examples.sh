@@ -1,18 +1,17 @@
 #!/usr/bin/env bash
 # Runs the examples and checks that they tell the story they promise:
 # quickstart names every kind of notification, including a resync; the
-# operator mirrors ConfigMaps and its copies follow every change; configmapgen
-# (which needs a cluster) keeps a ConfigMap per generator on the real e2e
-# kube-apiserver, when its binaries are built here.
+# operator mirrors ConfigMaps and its copies follow every change. (configmapgen
+# needs a cluster: the e2e suite runs it.)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 # quickstart runs as the README's first line runs it, with the default
-# features. The others need optional layers (the operator's sharded mode
-# needs `shard`); they are built with every feature, as the test pass
+# features. The operator needs optional layers (its sharded mode
+# needs `shard`); it is built with every feature, as the test pass
 # built the library, so that build is reused.
 cargo build -q --example quickstart
-cargo build -q --all-features --example operator --example configmapgen
+cargo build -q --all-features --example operator
 
 passed=0
 failed=0
@@ -52,25 +51,10 @@ expect "$out" "^stopped after" "operator stops cleanly"
 # configmapgen needs a cluster with its CRD: tests/e2e_configmapgen.rs
 # installs it, runs the built example as a process against the real
 # kube-apiserver of e2e/cluster.sh, and checks the ConfigMaps it writes and
-# that SIGTERM stops it. The servers are built by scripts/suites/e2e.sh (Go
-# needed); without them this step is skipped, and says so.
-# shellcheck source=../../e2e/versions.sh
-source e2e/versions.sh
-if [[ "${KUBE_INFORMER_SKIP_E2E:-0}" == 1 ]]; then
-  echo "examples: configmapgen: SKIPPED: KUBE_INFORMER_SKIP_E2E=1 was set"
-elif [[ ! -x "$ETCD_BIN" || ! -x "$KUBE_APISERVER_BIN" ]]; then
-  echo "examples: configmapgen: SKIPPED: no e2e servers built at $E2E_BIN_DIR" \
-    "(etcd $ETCD_VERSION, kube-apiserver $KUBE_VERSION; bash e2e/build.sh all builds them)"
-else
-  # Built above with the features the test is built with, so cargo builds
-  # the crate once; the test finds the example next to its own binary.
-  if bash e2e/cluster.sh run -- cargo test -q --all-features --test e2e -- e2e_configmapgen::; then
-    passed=$((passed + 1))
-  else
-    failed=$((failed + 1))
-    echo "examples: configmapgen failed on the e2e kube-apiserver"
-  fi
-fi
+# that SIGTERM stops it. That test is one of the e2e tests, which
+# scripts/suites/e2e.sh runs (or says why it skipped them); running it here
+# again started a second cluster for the same check.
+echo "examples: configmapgen: checked by tests/e2e_configmapgen.rs in scripts/suites/e2e.sh"
 
 echo "examples: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

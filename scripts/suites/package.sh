@@ -7,12 +7,16 @@
 #      Pod and DynamicObject informers and passes its tests against
 #      kube-informer-testing;
 #   3. package: `cargo package` succeeds for kube-informer-testing and
-#      kube-informer, and the packaged kube-informer's examples build from
+#      kube-informer, and the packaged kube-informer's examples compile from
 #      the two .crate files alone, nothing else of this repository, with
-#      every feature (so every example, whatever it requires). That builds
+#      every feature (so every example, whatever it requires). That compiles
 #      both libraries from their .crate files, which is what cargo's own
 #      verification would do, so `cargo package` runs with --no-verify
-#      rather than build them twice. kube-informer's doc tests run once, in
+#      rather than build them twice. A check build (type-checked, no code
+#      generated or linked) proves what this step is for, that the .crate
+#      files hold every source the examples need; generating code for them
+#      again, the workspace pass built the same sources, cost a cold CI run
+#      about 70 s more. kube-informer's doc tests run once, in
 #      the workspace pass of scripts/test-all.sh, from the same sources: none
 #      reads a file of the repository, and what they include (the guide's
 #      chapters, the README) is checked to be in the .crate file here, so
@@ -114,8 +118,8 @@ from_packages() {
   local patch="patch.crates-io.kube-informer-testing.path=\"$testing\""
   # The files the library's docs include (the guide's chapters, and the
   # README, whose code blocks are doc tests) must be in the .crate file.
-  # The library's build below checks the chapters, which it includes in
-  # every build; the README is included only when doc tests are collected.
+  # The library's check build below checks the chapters, which it includes
+  # in every build; the README is included only when doc tests are collected.
   local missing
   missing=$(sed -n 's/.*include_str!("\.\.\/\([^"]*\)").*/\1/p' src/guide.rs |
     while read -r file; do [[ -f "$informer/$file" ]] || echo "$file"; done)
@@ -124,7 +128,7 @@ from_packages() {
     return 1
   fi
   (cd "$informer" &&
-    cargo build -q --examples --all-features --config "$patch" --target-dir "$target") &&
+    cargo check -q --examples --all-features --config "$patch" --target-dir "$target") &&
     (cd "$testing" && cargo test -q --doc --target-dir "$target")
 }
 step "examples (every feature) and kube-informer-testing's doc tests from the .crate files" from_packages
