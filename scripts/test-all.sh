@@ -1,18 +1,24 @@
 #!/usr/bin/env bash
 # Runs the whole test suite: the crate's unit, integration and doc tests
 # (built with clippy's lints, warnings denied, when clippy is installed), then
-# the test targets whose behaviour the store's compact cache changes again in
-# that mode, then every extra suite under scripts/suites/ (conformance against
+# the test targets whose behaviour the store's compact cache and the wire
+# encoding change again, with the compact cache and protobuf, then every extra suite under scripts/suites/ (conformance against
 # client-go, end-to-end against a real kube-apiserver), each of which installs
 # what it needs or says plainly that it was skipped.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# The tests that run again with KUBE_INFORMER_CACHE=compact.
+# The tests that run again with KUBE_INFORMER_CACHE=compact and
+# KUBE_INFORMER_ENCODING=protobuf: the second pass takes both other modes
+# at once (the first took the default store and JSON), so that the informer
+# and controller suites run in both encodings and both store modes without a
+# third pass (about 80 s of a cold run each). A failure there names its test;
+# rerun it with one variable at a time to see which mode it needs.
 #
 # How to decide: the library reads no environment variable (rule A4); the
-# mode is read in one place, the test module tests/cache_mode_common (its
-# CacheModeExt::cache_from_env and compact_from_env, the variable CACHE_ENV),
+# modes are read in one place, the test module tests/cache_mode_common (its
+# CacheModeExt::cache_from_env, compact_from_env and protobuf_from_env, the
+# variables CACHE_ENV and ENCODING_ENV),
 # so a test file belongs here when it calls `.cache_from_env()` or
 # `compact_from_env()` itself, or through a module of its own (conformance's
 # informer_runner), or picks its store writer by the mode (tests/store_common's
@@ -86,7 +92,7 @@ test_name() { # file of tests/
 # Every test file that reads the cache mode, one COMPACT_TARGETS entry a line.
 mode_readers() {
   local file module dir
-  local reads='\.cache_from_env\(|compact_from_env\(|CACHE_ENV|compact_mode\(|new_writer\(|assert_same\('
+  local reads='\.cache_from_env\(|compact_from_env\(|protobuf_from_env\(|CACHE_ENV|ENCODING_ENV|compact_mode\(|new_writer\(|assert_same\('
   for file in tests/*.rs; do
     [[ "$(basename "$file")" == e2e_* ]] && continue
     if grep -qE "$reads" "$file"; then test_name "$file"; fi
@@ -214,12 +220,12 @@ stage "benches (built and linted, not run)" cargo test --workspace --all-feature
 compact_pass() {
   local command
   while read -r command; do
-    echo "+ KUBE_INFORMER_CACHE=compact $command"
+    echo "+ KUBE_INFORMER_CACHE=compact KUBE_INFORMER_ENCODING=protobuf $command"
     # shellcheck disable=SC2086 # the command's words, none with spaces
-    env KUBE_INFORMER_CACHE=compact $command
+    env KUBE_INFORMER_CACHE=compact KUBE_INFORMER_ENCODING=protobuf $command
   done < <(compact_commands)
 }
-stage "cargo test (compact cache: ${#COMPACT_TARGETS[@]} test files)" compact_pass
+stage "cargo test (compact cache and protobuf: ${#COMPACT_TARGETS[@]} test files)" compact_pass
 
 # Every suite under scripts/suites/, those that need the Go builds last:
 # .ci/run builds the Go harnesses and the e2e servers in the background, in

@@ -343,6 +343,29 @@ async fn e2e_operator_mirror() -> Result<()> {
     // Phase 2, quiet: the failing keys are edited once each and fail their
     // next reconciles; nothing else adds them meanwhile (they write no
     // copies, nothing else changes), so each retry is the rate limiter's.
+    // The server converged above, but the operator's informers may still
+    // be delivering the last copies' events (on a busy machine they came
+    // late, and one added a failing key between its retries): phase 2
+    // starts once no reconcile has started for a second.
+    within(WAIT, "a quiet operator", async {
+        loop {
+            let quiet = {
+                let log = log.lock();
+                log.in_flight.is_empty()
+                    && log
+                        .intervals
+                        .iter()
+                        .map(|(_, start, _)| *start)
+                        .max()
+                        .is_none_or(|last| last.elapsed() >= Duration::from_secs(1))
+            };
+            if quiet {
+                return Ok(());
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    })
+    .await?;
     armed.store(true, Ordering::SeqCst);
     let failing_names: Vec<String> = failing.iter().map(|k| k.name().to_owned()).collect();
     patch_sources(

@@ -29,6 +29,7 @@ mod informer_fake_server;
 mod informer_listeners;
 mod informer_model;
 mod informer_polls;
+mod informer_protobuf_fake;
 mod informer_reclaim;
 mod informer_rules;
 mod informer_stop_batch;

@@ -3,8 +3,10 @@
 
 The protobuf decoder (src/protobuf/) walks the wire format by a table of
 messages: for each field its number, the JSON name k8s-openapi's
-`Deserialize` impls match on, its type, and two flags read from the Go
-struct tags (`json:",inline"` and `omitempty` on a non-pointer field). The
+`Deserialize` impls match on, its type, and three flags read from the Go
+struct fields (`json:",inline"`, `omitempty` on a non-pointer field, and
+a non-pointer field, which Go's encoder writes even when zero; the testing
+crate's encoder reads that one). The
 .proto files give numbers and types; the Go sources beside them give the JSON
 names (the proto name is the JSON name almost everywhere, the Go tag is the
 authority), which fields are inlined into their parent in JSON, which
@@ -242,6 +244,11 @@ def main():
             # gogo protobuf writes it anyway, so the decoder drops it.
             if omit and not ptr and lab == "Single" and typ in SCALARS:
                 flags.append("OMIT_ZERO")
+            # Go writes a non-pointer field even when it holds the zero value
+            # (a nil []byte excepted); an encoder writes that zero value for a
+            # field JSON leaves out.
+            if gofields is not None and not ptr and not inline and lab == "Single" and typ != "bytes":
+                flags.append("ALWAYS_WRITTEN")
             out.append(f'f({number}, "{jname}", {kind(typ)}, {lab}, {"|".join(flags) or "0"})')
         if len(out) > 128:
             sys.exit(f"{full}: more than 128 fields")

@@ -1,5 +1,6 @@
 //! The shape of the generated message table (`schema_generated.rs`): what
 //! the decoder knows of each message (lookups are in `lookup.rs`).
+//! kube-informer-testing's protobuf encoder reads the same files.
 
 /// The type of one field's values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,6 +54,12 @@ pub(crate) const INLINE: u8 = 1;
 /// value (a non-pointer Go field tagged `omitempty`), which protobuf writes
 /// anyway; the decoder leaves it out too.
 pub(crate) const OMIT_ZERO: u8 = 2;
+/// Bit of [`Field::flags`]: a single non-pointer Go field (not `[]byte`),
+/// which Go's encoder writes even when it holds the zero value. The decoder
+/// does not need it; kube-informer-testing's encoder, which shares this
+/// table, writes that zero value for a field its JSON leaves out, as Go
+/// would.
+pub(crate) const ALWAYS_WRITTEN: u8 = 4;
 
 /// One field of a message.
 #[derive(Debug)]

@@ -37,7 +37,8 @@
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() {
 /// let server = kube_informer_testing::FakeApiServer::start().await;
-/// // Pods as protobuf; the server may still answer JSON, which is decoded as such.
+/// // Pods as protobuf (the fake server answers a built-in kind in protobuf,
+/// // as kube-apiserver does; an answer in JSON would be decoded as such).
 /// let informer = Informer::builder(Api::<Pod>::all(server.client()))
 ///     .encoding(Encoding::Protobuf)
 ///     .build();

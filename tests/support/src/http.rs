@@ -12,8 +12,8 @@ use bytes::Bytes;
 use serde_json::{Value, json};
 
 use crate::{
-    Shared, faults::Answer, faults::ApiStatus, list::list, record::RecordedRequest,
-    resource::CollectionPath, selector::Selector, watch::watch, write,
+    Shared, faults::Answer, faults::ApiStatus, list::list, protobuf, protobuf::Accept,
+    record::RecordedRequest, resource::CollectionPath, selector::Selector, watch::watch, write,
 };
 
 /// The one handler: records the request, applies request faults, then
@@ -157,6 +157,9 @@ pub(crate) struct Query {
     pub(crate) bookmarks: bool,
     pub(crate) send_initial_events: bool,
     pub(crate) timeout: Option<Duration>,
+    /// What the client takes: lists and watches of the built-in kinds are
+    /// protobuf when it puts protobuf first.
+    pub(crate) accept: Accept,
 }
 
 impl Query {
@@ -184,6 +187,7 @@ impl Query {
             bookmarks: request.param("allowWatchBookmarks") == Some("true"),
             send_initial_events: request.param("sendInitialEvents") == Some("true"),
             timeout: number("timeoutSeconds")?.map(Duration::from_secs),
+            accept: Accept::parse(request.accept.as_deref()),
         })
     }
 
@@ -212,6 +216,75 @@ pub(crate) fn json_response(value: &Value) -> Response {
         value.to_string(),
     )
         .into_response()
+}
+
+/// A list answer in the encoding the client negotiated: protobuf when it
+/// puts protobuf first and the table has the value's kind, JSON when it
+/// takes JSON, else 406 (as kube-apiserver answers a protobuf-only request
+/// for a custom resource).
+pub(crate) fn negotiated_response(accept: Accept, value: &Value) -> Response {
+    let text = |name: &str| value.get(name).and_then(Value::as_str).unwrap_or_default();
+    let (api_version, kind) = (text("apiVersion"), text("kind"));
+    if accept.protobuf_first && protobuf::encodes(api_version, kind) {
+        return match protobuf::body(value) {
+            Ok(body) => ([(header::CONTENT_TYPE, protobuf_type(kind))], body).into_response(),
+            Err(error) => negotiated_status(accept, &unencodable(&error)),
+        };
+    }
+    if accept.json {
+        return json_response(value);
+    }
+    status_response(&not_acceptable())
+}
+
+/// An error `Status` in the encoding the client negotiated.
+pub(crate) fn negotiated_status(accept: Accept, status: &ApiStatus) -> Response {
+    if !accept.protobuf_first {
+        return status_response(status);
+    }
+    match protobuf::body(&status.to_json()) {
+        Ok(body) => {
+            let code =
+                StatusCode::from_u16(status.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+            (code, [(header::CONTENT_TYPE, protobuf::CONTENT_TYPE)], body).into_response()
+        }
+        Err(_) => status_response(status),
+    }
+}
+
+/// The `Content-Type` of a protobuf body of this kind: the metadata-only
+/// view names itself, as kube-apiserver's does.
+pub(crate) fn protobuf_type(kind: &str) -> String {
+    match kind {
+        "PartialObjectMetadata" | "PartialObjectMetadataList" => {
+            format!("{};as={kind};g=meta.k8s.io;v=v1", protobuf::CONTENT_TYPE)
+        }
+        _ => protobuf::CONTENT_TYPE.to_owned(),
+    }
+}
+
+/// 500 for JSON the server holds but cannot write as its protobuf message
+/// (kube-apiserver would have refused it on write).
+pub(crate) fn unencodable(error: &protobuf::EncodeError) -> ApiStatus {
+    ApiStatus::new(
+        500,
+        "InternalError",
+        &format!("the fake API server cannot encode this object as protobuf: {error}"),
+    )
+}
+
+/// 404 for a list or watch of a resource the server does not serve.
+pub(crate) fn unknown_resource(resource: &impl std::fmt::Display) -> ApiStatus {
+    ApiStatus::new(404, "NotFound", &format!("unknown resource {resource}"))
+}
+
+/// 406, kube-apiserver's answer to an `Accept` it cannot serve.
+pub(crate) fn not_acceptable() -> ApiStatus {
+    ApiStatus::new(
+        406,
+        "NotAcceptable",
+        "the server was unable to respond with a content type that the client supports",
+    )
 }
 
 /// A parsed resourceVersion: `None` for "" or "0" (any/most recent).

@@ -16,7 +16,14 @@
 //!   lists (`sendInitialEvents=true` ending at the
 //!   `k8s.io/initial-events-end` bookmark) and `timeoutSeconds` measured on
 //!   tokio's clock.
-//!
+//! - lists, watches and their error `Status`es in protobuf
+//!   (`application/vnd.kubernetes.protobuf`) when the request's `Accept`
+//!   puts it first, as kube-apiserver does: for the built-in kinds of
+//!   Kubernetes 1.34 and the metadata-only view of any resource, encoded
+//!   byte for byte as k8s.io/apimachinery's encoder writes them (watch
+//!   streams as length-prefixed `WatchEvent` frames); custom resources in
+//!   JSON, or 406 when the client takes no JSON. Writes take and answer
+//!   JSON.
 //! - reads and writes of single objects, namespaced or not (namespaces
 //!   included): `GET`, `POST` (create, with `generateName`), `PUT`
 //!   (replace), `PATCH` (JSON merge patch, a strategic merge patch being
@@ -140,6 +147,7 @@ mod link;
 mod list;
 mod managed_fields;
 mod merge_keys;
+mod protobuf;
 mod record;
 mod resource;
 mod selector;

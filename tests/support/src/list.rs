@@ -1,4 +1,5 @@
-//! List answers: snapshots at a resourceVersion, paged by continue tokens.
+//! List answers: snapshots at a resourceVersion, paged by continue tokens,
+//! as JSON or protobuf.
 
 use serde_json::{Value, json};
 
@@ -7,7 +8,7 @@ use axum::response::Response;
 use crate::{
     Shared,
     faults::ApiStatus,
-    http::{Query, json_response, parse_rv, status_response},
+    http::{Query, negotiated_response, negotiated_status, parse_rv, unknown_resource},
     resource::CollectionPath,
     store::ObjKey,
 };
@@ -16,39 +17,37 @@ pub(crate) fn list(shared: &Shared, path: &CollectionPath, query: &Query) -> Res
     let settings = shared.settings.lock().clone();
     let state = shared.state.lock();
     let Some(collection) = state.collections.get(&path.resource) else {
-        return status_response(&ApiStatus::new(
-            404,
-            "NotFound",
-            &format!("unknown resource {}", path.resource),
-        ));
+        return negotiated_status(query.accept, &unknown_resource(&path.resource));
     };
     let (snapshot_rv, after): (u64, Option<ObjKey>) = if let Some(token) = &query.continue_token {
         match serde_json::from_str::<(u64, String, String)>(token) {
             Ok((rv, _, _)) if rv < state.compacted => {
-                return status_response(&ApiStatus::new(
-                    410,
-                    "Expired",
-                    "The provided continue parameter is too old to display a consistent list result.",
-                ));
+                return negotiated_status(
+                    query.accept,
+                    &ApiStatus::new(
+                        410,
+                        "Expired",
+                        "The provided continue parameter is too old to display a consistent list result.",
+                    ),
+                );
             }
             Ok((rv, ns, name)) => (rv, Some((ns, name))),
             Err(_) => {
-                return status_response(&ApiStatus::new(
-                    400,
-                    "BadRequest",
-                    "invalid continue token",
-                ));
+                return negotiated_status(
+                    query.accept,
+                    &ApiStatus::new(400, "BadRequest", "invalid continue token"),
+                );
             }
         }
     } else {
         match parse_rv(query.resource_version.as_deref()) {
-            Err(status) => return status_response(&status),
+            Err(status) => return negotiated_status(query.accept, &status),
             Ok(Some(rv)) if rv > state.rv => {
-                return status_response(&ApiStatus::too_large_resource_version());
+                return negotiated_status(query.accept, &ApiStatus::too_large_resource_version());
             }
             Ok(Some(rv)) if query.version_match.as_deref() == Some("Exact") => {
                 if rv < state.compacted {
-                    return status_response(&ApiStatus::expired());
+                    return negotiated_status(query.accept, &ApiStatus::expired());
                 }
                 (rv, None)
             }
@@ -94,10 +93,13 @@ pub(crate) fn list(shared: &Shared, path: &CollectionPath, query: &Query) -> Res
     if let Some(token) = next {
         metadata["continue"] = json!(token);
     }
-    json_response(&json!({
-        "kind": kind,
-        "apiVersion": api_version,
-        "metadata": metadata,
-        "items": items.into_iter().map(|(_, o)| o).collect::<Vec<_>>(),
-    }))
+    negotiated_response(
+        query.accept,
+        &json!({
+            "kind": kind,
+            "apiVersion": api_version,
+            "metadata": metadata,
+            "items": items.into_iter().map(|(_, o)| o).collect::<Vec<_>>(),
+        }),
+    )
 }

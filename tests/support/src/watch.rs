@@ -1,5 +1,6 @@
-//! Watch answers: chunked JSON lines from the event log, with bookmarks,
-//! streaming-list initial events, timeouts and injected faults.
+//! Watch answers: chunked JSON lines (or protobuf frames) from the event
+//! log, with bookmarks, streaming-list initial events, timeouts and injected
+//! faults.
 
 use std::{collections::VecDeque, sync::Arc, sync::atomic::Ordering};
 
@@ -10,7 +11,11 @@ use serde_json::{Value, json};
 use crate::{
     Shared,
     faults::{ApiStatus, WatchFault},
-    http::{Query, parse_rv, status_response},
+    http::{
+        Query, negotiated_status, not_acceptable, parse_rv, protobuf_type, unencodable,
+        unknown_resource,
+    },
+    protobuf,
     record::RecordedRequest,
     resource::CollectionPath,
     store::{ChangeType, LogEvent},
@@ -31,12 +36,43 @@ fn event_line(kind: &str, object: &Value) -> Bytes {
     Bytes::from(line)
 }
 
+/// How a watch writes its events.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Framing {
+    /// One JSON object a line.
+    Lines,
+    /// Length-prefixed protobuf `WatchEvent`s.
+    Protobuf,
+}
+
+impl Framing {
+    fn event(self, kind: &str, object: &Value) -> Bytes {
+        match self {
+            Framing::Lines => event_line(kind, object),
+            // An object the table cannot write becomes an ERROR event
+            // that says why, where the client reports it.
+            Framing::Protobuf => protobuf::watch_frame(kind, object).unwrap_or_else(|error| {
+                protobuf::watch_frame("ERROR", &unencodable(&error).to_json())
+                    .expect("a Status always encodes")
+            }),
+        }
+    }
+
+    fn malformed(self) -> Bytes {
+        match self {
+            Framing::Lines => Bytes::from_static(b"{\"type\": \"ADDED\", \"object\": {not json\n"),
+            Framing::Protobuf => protobuf::malformed_watch_frame(),
+        }
+    }
+}
+
 /// Counts what a watch sent and releases the faults that are due.
 struct Outbox {
     sent: usize,
     faults: VecDeque<(usize, WatchFault)>,
     kind: String,
     api_version: String,
+    framing: Framing,
 }
 
 impl Outbox {
@@ -56,26 +92,24 @@ impl Outbox {
             match fault {
                 WatchFault::ErrorEvent(status) => {
                     // The API server ends a watch after an ERROR event.
-                    chunks.push(Chunk::Line(event_line("ERROR", &status.to_json())));
+                    chunks.push(Chunk::Line(self.framing.event("ERROR", &status.to_json())));
                     chunks.push(Chunk::End);
                 }
                 WatchFault::DropConnection => chunks.push(Chunk::Drop),
-                WatchFault::MalformedLine => chunks.push(Chunk::Line(Bytes::from_static(
-                    b"{\"type\": \"ADDED\", \"object\": {not json\n",
-                ))),
+                WatchFault::MalformedLine => chunks.push(Chunk::Line(self.framing.malformed())),
                 WatchFault::UnknownEventType => {
                     let mut object = type_meta;
                     object["metadata"] =
                         json!({"name": "surprise", "namespace": "default", "resourceVersion": "1"});
-                    chunks.push(Chunk::Line(event_line("SURPRISE", &object)));
+                    chunks.push(Chunk::Line(self.framing.event("SURPRISE", &object)));
                 }
                 WatchFault::ObjectWithoutMetadata => {
-                    chunks.push(Chunk::Line(event_line("ADDED", &type_meta)))
+                    chunks.push(Chunk::Line(self.framing.event("ADDED", &type_meta)))
                 }
                 WatchFault::ObjectWithoutName => {
                     let mut object = type_meta;
                     object["metadata"] = json!({"namespace": "default", "resourceVersion": "1"});
-                    chunks.push(Chunk::Line(event_line("ADDED", &object)));
+                    chunks.push(Chunk::Line(self.framing.event("ADDED", &object)));
                 }
                 WatchFault::WrongKind => {
                     let object = json!({
@@ -83,7 +117,7 @@ impl Outbox {
                         "apiVersion": "example.com/v1",
                         "metadata": {"name": "stranger", "namespace": "default", "resourceVersion": "1"},
                     });
-                    chunks.push(Chunk::Line(event_line("ADDED", &object)));
+                    chunks.push(Chunk::Line(self.framing.event("ADDED", &object)));
                 }
                 WatchFault::End => chunks.push(Chunk::End),
                 WatchFault::Stall => chunks.push(Chunk::Stall),
@@ -126,32 +160,34 @@ pub(crate) fn watch(
     let settings = shared.settings.lock().clone();
     if query.send_initial_events {
         if !settings.streaming_list_supported {
-            return status_response(&ApiStatus::new(
-                422,
-                "Invalid",
-                "sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled",
-            ));
+            return negotiated_status(
+                query.accept,
+                &ApiStatus::new(
+                    422,
+                    "Invalid",
+                    "sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled",
+                ),
+            );
         }
         if query.version_match.as_deref() != Some("NotOlderThan") {
-            return status_response(&ApiStatus::new(
-                422,
-                "Invalid",
-                "sendInitialEvents requires resourceVersionMatch=NotOlderThan",
-            ));
+            return negotiated_status(
+                query.accept,
+                &ApiStatus::new(
+                    422,
+                    "Invalid",
+                    "sendInitialEvents requires resourceVersionMatch=NotOlderThan",
+                ),
+            );
         }
     }
     let start_rv = match parse_rv(query.resource_version.as_deref()) {
         Ok(rv) => rv,
-        Err(status) => return status_response(&status),
+        Err(status) => return negotiated_status(query.accept, &status),
     };
     let (kind, api_version) = {
         let state = shared.state.lock();
         let Some(c) = state.collections.get(&path.resource) else {
-            return status_response(&ApiStatus::new(
-                404,
-                "NotFound",
-                &format!("unknown resource {}", path.resource),
-            ));
+            return negotiated_status(query.accept, &unknown_resource(&path.resource));
         };
         if query.metadata_only {
             (
@@ -162,6 +198,19 @@ pub(crate) fn watch(
             (c.kind.clone(), c.api_version.clone())
         }
     };
+    // Protobuf frames for a kind the table has, when the client puts
+    // protobuf first; JSON lines when it takes JSON; else 406.
+    let framing = if query.accept.protobuf_first && protobuf::encodes(&api_version, &kind) {
+        Framing::Protobuf
+    } else if query.accept.json {
+        Framing::Lines
+    } else {
+        return negotiated_status(query.accept, &not_acceptable());
+    };
+    let content_type = match framing {
+        Framing::Lines => "application/json".to_owned(),
+        Framing::Protobuf => protobuf_type(&kind),
+    };
     let setup = shared.faults.lock().take_watch_setup(request);
     let timeout = query.timeout.unwrap_or(settings.default_watch_timeout);
     let mut outbox = Outbox {
@@ -169,6 +218,7 @@ pub(crate) fn watch(
         faults: setup.faults.into(),
         kind: kind.clone(),
         api_version: api_version.clone(),
+        framing,
     };
 
     let body = async_stream::stream! {
@@ -182,7 +232,7 @@ pub(crate) fn watch(
             if initial_end {
                 metadata["annotations"] = json!({"k8s.io/initial-events-end": "true"});
             }
-            event_line("BOOKMARK", &json!({"kind": kind, "apiVersion": api_version, "metadata": metadata}))
+            framing.event("BOOKMARK", &json!({"kind": kind, "apiVersion": api_version, "metadata": metadata}))
         };
 
         // The first lines: synthetic ADDED events for a start "from now", the
@@ -194,7 +244,7 @@ pub(crate) fn watch(
             let pos = match start_rv {
                 Some(rv) if rv < state.compacted && !query.send_initial_events => {
                     let status = ApiStatus::new(410, "Expired", &format!("too old resource version: {rv} ({})", state.compacted));
-                    lines.push(event_line("ERROR", &status.to_json()));
+                    lines.push(framing.event("ERROR", &status.to_json()));
                     None
                 }
                 Some(rv) if !query.send_initial_events => Some(rv),
@@ -202,7 +252,7 @@ pub(crate) fn watch(
                     if let Some(c) = state.collections.get(&path.resource) {
                         for (_, object) in c.snapshot_at(state.rv, None) {
                             if query.selects(path.namespace.as_deref(), object) {
-                                lines.push(event_line("ADDED", &query.render(object)));
+                                lines.push(framing.event("ADDED", &query.render(object)));
                             }
                         }
                     }
@@ -225,14 +275,14 @@ pub(crate) fn watch(
                 let state = shared.state.lock();
                 if p < state.compacted {
                     let status = ApiStatus::new(410, "Expired", &format!("too old resource version: {p} ({})", state.compacted));
-                    lines.push(event_line("ERROR", &status.to_json()));
+                    lines.push(framing.event("ERROR", &status.to_json()));
                     pos = None;
                 } else {
                     // The log is in resourceVersion order: skip what this watch saw.
                     let unseen = state.log.partition_point(|e| e.rv <= p);
                     for event in state.log[unseen..].iter().filter(|e| e.resource == path.resource) {
                         if let Some((kind, object)) = watch_event(event, &query, path.namespace.as_deref()) {
-                            lines.push(event_line(kind, &object));
+                            lines.push(framing.event(kind, &object));
                         }
                     }
                     pos = Some(state.rv);
@@ -266,7 +316,7 @@ pub(crate) fn watch(
         None => Body::from_stream(body),
     };
     Response::builder()
-        .header(header::CONTENT_TYPE, "application/json")
+        .header(header::CONTENT_TYPE, content_type)
         .body(body)
         .expect("static response parts are valid")
 }

@@ -1,0 +1,1 @@
+../../../../src/protobuf/lookup.rs

@@ -1,0 +1,1 @@
+../../../../src/protobuf/schema.rs

@@ -1,0 +1,1 @@
+../../../../src/protobuf/schema_generated.rs
