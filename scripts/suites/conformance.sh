@@ -60,7 +60,9 @@ fi
 # The protobuf decoder's inputs (a few seconds): the message table is what
 # the generator writes from the pinned .proto files and Go sources, and the
 # test vectors are what Go's encoder writes (tests/protobuf_decode.rs checks
-# the decoder against them).
+# the decoder against them, and kube-informer-testing's encoder, whose
+# tests are in tests/support/src/protobuf/mod.rs, must write them byte for
+# byte).
 python3 scripts/protobuf/gen_schema.py --check
 scripts/protobuf/vectors.sh --check
 # The generated Pod decoders (the second design, measured beside the first)

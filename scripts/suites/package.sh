@@ -14,9 +14,10 @@
 #      verification would do, so `cargo package` runs with --no-verify
 #      rather than build them twice. A check build (type-checked, no code
 #      generated or linked) proves what this step is for, that the .crate
-#      files hold every source the examples need; generating code for them
-#      again, the workspace pass built the same sources, cost a cold CI run
-#      about 70 s more. kube-informer's doc tests run once, in
+#      files hold every source the examples need. (It saves less than one
+#      would think: in a cold run most of this step, about 110 s either way,
+#      is checking dependencies whose features differ from the workspace
+#      pass's.) kube-informer's doc tests run once, in
 #      the workspace pass of scripts/test-all.sh, from the same sources: none
 #      reads a file of the repository, and what they include (the guide's
 #      chapters, the README) is checked to be in the .crate file here, so
