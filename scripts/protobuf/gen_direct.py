@@ -189,6 +189,11 @@ class Gen:
         rust = self.structs[path]
         name = msg["name"]
         arms = []
+        # Vectors end with room for their elements only: `push` grows a
+        # vector to four elements or the next power of two, and the slack
+        # would stay in the cache for as long as the object does (the
+        # serde paths give `Vec` exact capacities instead).
+        shrinks = []
         for field in msg["fields"]:
             n = field["number"]
             if field["inline"]:
@@ -227,6 +232,7 @@ class Gen:
             elif field["label"] == "Repeated":
                 expr = element(unwrap(inner, "std::vec::Vec"), "repeated")
                 slot = f"{target}.get_or_insert_with(Vec::new)" if optional else target
+                shrinks.append(f"if let Some(v) = &mut {target} {{ v.shrink_to_fit(); }}" if optional else f"{target}.shrink_to_fit();")
                 if field["kind"] in ("Bool", "I32", "I64"):
                     arms.append(f"{n} => {{ let list = {slot}; varints(&mut cur, wt, NAME, {n}, |v| list.push({expr}))?; }}")
                 else:
@@ -251,7 +257,7 @@ class Gen:
                         arms.append(f"{n} => {{ {read} if !({zero}) {{ {target} = {value}; }} }}")
                     else:
                         arms.append(f"{n} => {{ {read} {target} = {value}; }}")
-        return name, path, arms
+        return name, path, arms, shrinks
 
     def check_acyclic(self):
         state = {}
@@ -270,7 +276,7 @@ class Gen:
             visit(k, [k])
 
     def render(self, fname, key):
-        name, path, arms = self.bodies[key]
+        name, path, arms, shrinks = self.bodies[key]
         out = [
             f"fn {fname}(buf: &[u8], out: &mut {rust_path('crate::' + path)}) -> Result<(), Error> {{",
             f'    const NAME: &str = "{name}";',
@@ -285,6 +291,9 @@ class Gen:
             "        }",
             "    }",
             "    let _ = NAME;" if not arms else None,
+        ]
+        out += [f"    {line}" for line in shrinks]
+        out += [
             "    Ok(())",
             "}",
             "",

@@ -47,6 +47,9 @@ fn object_meta(buf: &[u8], out: &mut k8s_openapi::apimachinery::pkg::apis::meta:
             _ => { cur.value(wt)?; }
         }
     }
+    if let Some(v) = &mut out.owner_references { v.shrink_to_fit(); }
+    if let Some(v) = &mut out.finalizers { v.shrink_to_fit(); }
+    if let Some(v) = &mut out.managed_fields { v.shrink_to_fit(); }
     Ok(())
 }
 
@@ -137,6 +140,17 @@ fn pod_spec(buf: &[u8], out: &mut k8s_openapi::api::core::v1::PodSpec) -> Result
             _ => { cur.value(wt)?; }
         }
     }
+    if let Some(v) = &mut out.volumes { v.shrink_to_fit(); }
+    out.containers.shrink_to_fit();
+    if let Some(v) = &mut out.image_pull_secrets { v.shrink_to_fit(); }
+    if let Some(v) = &mut out.init_containers { v.shrink_to_fit(); }
+    if let Some(v) = &mut out.tolerations { v.shrink_to_fit(); }
+    if let Some(v) = &mut out.host_aliases { v.shrink_to_fit(); }
+    if let Some(v) = &mut out.readiness_gates { v.shrink_to_fit(); }
+    if let Some(v) = &mut out.topology_spread_constraints { v.shrink_to_fit(); }
+    if let Some(v) = &mut out.ephemeral_containers { v.shrink_to_fit(); }
+    if let Some(v) = &mut out.scheduling_gates { v.shrink_to_fit(); }
+    if let Some(v) = &mut out.resource_claims { v.shrink_to_fit(); }
     Ok(())
 }
 
@@ -284,6 +298,7 @@ fn secret_volume_source(buf: &[u8], out: &mut k8s_openapi::api::core::v1::Secret
             _ => { cur.value(wt)?; }
         }
     }
+    if let Some(v) = &mut out.items { v.shrink_to_fit(); }
     Ok(())
 }
 
@@ -337,6 +352,7 @@ fn iscsi_volume_source(buf: &[u8], out: &mut k8s_openapi::api::core::v1::ISCSIVo
             _ => { cur.value(wt)?; }
         }
     }
+    if let Some(v) = &mut out.portals { v.shrink_to_fit(); }
     Ok(())
 }
 
@@ -399,6 +415,7 @@ fn rbd_volume_source(buf: &[u8], out: &mut k8s_openapi::api::core::v1::RBDVolume
             _ => { cur.value(wt)?; }
         }
     }
+    out.monitors.shrink_to_fit();
     Ok(())
 }
 
@@ -450,6 +467,7 @@ fn ceph_fs_volume_source(buf: &[u8], out: &mut k8s_openapi::api::core::v1::CephF
             _ => { cur.value(wt)?; }
         }
     }
+    out.monitors.shrink_to_fit();
     Ok(())
 }
 
@@ -478,6 +496,7 @@ fn downward_api_volume_source(buf: &[u8], out: &mut k8s_openapi::api::core::v1::
             _ => { cur.value(wt)?; }
         }
     }
+    if let Some(v) = &mut out.items { v.shrink_to_fit(); }
     Ok(())
 }
 
@@ -540,6 +559,8 @@ fn fc_volume_source(buf: &[u8], out: &mut k8s_openapi::api::core::v1::FCVolumeSo
             _ => { cur.value(wt)?; }
         }
     }
+    if let Some(v) = &mut out.target_wwns { v.shrink_to_fit(); }
+    if let Some(v) = &mut out.wwids { v.shrink_to_fit(); }
     Ok(())
 }
 
@@ -571,6 +592,7 @@ fn config_map_volume_source(buf: &[u8], out: &mut k8s_openapi::api::core::v1::Co
             _ => { cur.value(wt)?; }
         }
     }
+    if let Some(v) = &mut out.items { v.shrink_to_fit(); }
     Ok(())
 }
 
@@ -701,6 +723,7 @@ fn projected_volume_source(buf: &[u8], out: &mut k8s_openapi::api::core::v1::Pro
             _ => { cur.value(wt)?; }
         }
     }
+    if let Some(v) = &mut out.sources { v.shrink_to_fit(); }
     Ok(())
 }
 
@@ -734,6 +757,7 @@ fn secret_projection(buf: &[u8], out: &mut k8s_openapi::api::core::v1::SecretPro
             _ => { cur.value(wt)?; }
         }
     }
+    if let Some(v) = &mut out.items { v.shrink_to_fit(); }
     Ok(())
 }
 
@@ -760,6 +784,7 @@ fn downward_api_projection(buf: &[u8], out: &mut k8s_openapi::api::core::v1::Dow
             _ => { cur.value(wt)?; }
         }
     }
+    if let Some(v) = &mut out.items { v.shrink_to_fit(); }
     Ok(())
 }
 
@@ -775,6 +800,7 @@ fn config_map_projection(buf: &[u8], out: &mut k8s_openapi::api::core::v1::Confi
             _ => { cur.value(wt)?; }
         }
     }
+    if let Some(v) = &mut out.items { v.shrink_to_fit(); }
     Ok(())
 }
 
@@ -834,6 +860,7 @@ fn label_selector(buf: &[u8], out: &mut k8s_openapi::apimachinery::pkg::apis::me
             _ => { cur.value(wt)?; }
         }
     }
+    if let Some(v) = &mut out.match_expressions { v.shrink_to_fit(); }
     Ok(())
 }
 
@@ -849,6 +876,7 @@ fn label_selector_requirement(buf: &[u8], out: &mut k8s_openapi::apimachinery::p
             _ => { cur.value(wt)?; }
         }
     }
+    if let Some(v) = &mut out.values { v.shrink_to_fit(); }
     Ok(())
 }
 
@@ -949,6 +977,7 @@ fn persistent_volume_claim_spec(buf: &[u8], out: &mut k8s_openapi::api::core::v1
             _ => { cur.value(wt)?; }
         }
     }
+    if let Some(v) = &mut out.access_modes { v.shrink_to_fit(); }
     Ok(())
 }
 
@@ -1045,6 +1074,15 @@ fn container(buf: &[u8], out: &mut k8s_openapi::api::core::v1::Container) -> Res
             _ => { cur.value(wt)?; }
         }
     }
+    if let Some(v) = &mut out.command { v.shrink_to_fit(); }
+    if let Some(v) = &mut out.args { v.shrink_to_fit(); }
+    if let Some(v) = &mut out.ports { v.shrink_to_fit(); }
+    if let Some(v) = &mut out.env { v.shrink_to_fit(); }
+    if let Some(v) = &mut out.volume_mounts { v.shrink_to_fit(); }
+    if let Some(v) = &mut out.env_from { v.shrink_to_fit(); }
+    if let Some(v) = &mut out.volume_devices { v.shrink_to_fit(); }
+    if let Some(v) = &mut out.resize_policy { v.shrink_to_fit(); }
+    if let Some(v) = &mut out.restart_policy_rules { v.shrink_to_fit(); }
     Ok(())
 }
 
@@ -1181,6 +1219,7 @@ fn resource_requirements(buf: &[u8], out: &mut k8s_openapi::api::core::v1::Resou
             _ => { cur.value(wt)?; }
         }
     }
+    if let Some(v) = &mut out.claims { v.shrink_to_fit(); }
     Ok(())
 }
 
@@ -1262,6 +1301,7 @@ fn exec_action(buf: &[u8], out: &mut k8s_openapi::api::core::v1::ExecAction) -> 
             _ => { cur.value(wt)?; }
         }
     }
+    if let Some(v) = &mut out.command { v.shrink_to_fit(); }
     Ok(())
 }
 
@@ -1279,6 +1319,7 @@ fn http_get_action(buf: &[u8], out: &mut k8s_openapi::api::core::v1::HTTPGetActi
             _ => { cur.value(wt)?; }
         }
     }
+    if let Some(v) = &mut out.http_headers { v.shrink_to_fit(); }
     Ok(())
 }
 
@@ -1403,6 +1444,8 @@ fn capabilities(buf: &[u8], out: &mut k8s_openapi::api::core::v1::Capabilities) 
             _ => { cur.value(wt)?; }
         }
     }
+    if let Some(v) = &mut out.add { v.shrink_to_fit(); }
+    if let Some(v) = &mut out.drop { v.shrink_to_fit(); }
     Ok(())
 }
 
@@ -1588,6 +1631,7 @@ fn container_restart_rule_on_exit_codes(buf: &[u8], out: &mut k8s_openapi::api::
             _ => { cur.value(wt)?; }
         }
     }
+    if let Some(v) = &mut out.values { v.shrink_to_fit(); }
     Ok(())
 }
 
@@ -1613,6 +1657,8 @@ fn pod_security_context(buf: &[u8], out: &mut k8s_openapi::api::core::v1::PodSec
             _ => { cur.value(wt)?; }
         }
     }
+    if let Some(v) = &mut out.supplemental_groups { v.shrink_to_fit(); }
+    if let Some(v) = &mut out.sysctls { v.shrink_to_fit(); }
     Ok(())
 }
 
@@ -1656,6 +1702,7 @@ fn node_affinity(buf: &[u8], out: &mut k8s_openapi::api::core::v1::NodeAffinity)
             _ => { cur.value(wt)?; }
         }
     }
+    if let Some(v) = &mut out.preferred_during_scheduling_ignored_during_execution { v.shrink_to_fit(); }
     Ok(())
 }
 
@@ -1669,6 +1716,7 @@ fn node_selector(buf: &[u8], out: &mut k8s_openapi::api::core::v1::NodeSelector)
             _ => { cur.value(wt)?; }
         }
     }
+    out.node_selector_terms.shrink_to_fit();
     Ok(())
 }
 
@@ -1683,6 +1731,8 @@ fn node_selector_term(buf: &[u8], out: &mut k8s_openapi::api::core::v1::NodeSele
             _ => { cur.value(wt)?; }
         }
     }
+    if let Some(v) = &mut out.match_expressions { v.shrink_to_fit(); }
+    if let Some(v) = &mut out.match_fields { v.shrink_to_fit(); }
     Ok(())
 }
 
@@ -1698,6 +1748,7 @@ fn node_selector_requirement(buf: &[u8], out: &mut k8s_openapi::api::core::v1::N
             _ => { cur.value(wt)?; }
         }
     }
+    if let Some(v) = &mut out.values { v.shrink_to_fit(); }
     Ok(())
 }
 
@@ -1726,6 +1777,8 @@ fn pod_affinity(buf: &[u8], out: &mut k8s_openapi::api::core::v1::PodAffinity) -
             _ => { cur.value(wt)?; }
         }
     }
+    if let Some(v) = &mut out.required_during_scheduling_ignored_during_execution { v.shrink_to_fit(); }
+    if let Some(v) = &mut out.preferred_during_scheduling_ignored_during_execution { v.shrink_to_fit(); }
     Ok(())
 }
 
@@ -1744,6 +1797,9 @@ fn pod_affinity_term(buf: &[u8], out: &mut k8s_openapi::api::core::v1::PodAffini
             _ => { cur.value(wt)?; }
         }
     }
+    if let Some(v) = &mut out.namespaces { v.shrink_to_fit(); }
+    if let Some(v) = &mut out.match_label_keys { v.shrink_to_fit(); }
+    if let Some(v) = &mut out.mismatch_label_keys { v.shrink_to_fit(); }
     Ok(())
 }
 
@@ -1772,6 +1828,8 @@ fn pod_anti_affinity(buf: &[u8], out: &mut k8s_openapi::api::core::v1::PodAntiAf
             _ => { cur.value(wt)?; }
         }
     }
+    if let Some(v) = &mut out.required_during_scheduling_ignored_during_execution { v.shrink_to_fit(); }
+    if let Some(v) = &mut out.preferred_during_scheduling_ignored_during_execution { v.shrink_to_fit(); }
     Ok(())
 }
 
@@ -1803,6 +1861,7 @@ fn host_alias(buf: &[u8], out: &mut k8s_openapi::api::core::v1::HostAlias) -> Re
             _ => { cur.value(wt)?; }
         }
     }
+    if let Some(v) = &mut out.hostnames { v.shrink_to_fit(); }
     Ok(())
 }
 
@@ -1818,6 +1877,9 @@ fn pod_dns_config(buf: &[u8], out: &mut k8s_openapi::api::core::v1::PodDNSConfig
             _ => { cur.value(wt)?; }
         }
     }
+    if let Some(v) = &mut out.nameservers { v.shrink_to_fit(); }
+    if let Some(v) = &mut out.searches { v.shrink_to_fit(); }
+    if let Some(v) = &mut out.options { v.shrink_to_fit(); }
     Ok(())
 }
 
@@ -1865,6 +1927,7 @@ fn topology_spread_constraint(buf: &[u8], out: &mut k8s_openapi::api::core::v1::
             _ => { cur.value(wt)?; }
         }
     }
+    if let Some(v) = &mut out.match_label_keys { v.shrink_to_fit(); }
     Ok(())
 }
 
@@ -1916,6 +1979,15 @@ fn ephemeral_container_common_into_ephemeral_container(buf: &[u8], out: &mut k8s
             _ => { cur.value(wt)?; }
         }
     }
+    if let Some(v) = &mut out.command { v.shrink_to_fit(); }
+    if let Some(v) = &mut out.args { v.shrink_to_fit(); }
+    if let Some(v) = &mut out.ports { v.shrink_to_fit(); }
+    if let Some(v) = &mut out.env { v.shrink_to_fit(); }
+    if let Some(v) = &mut out.volume_mounts { v.shrink_to_fit(); }
+    if let Some(v) = &mut out.env_from { v.shrink_to_fit(); }
+    if let Some(v) = &mut out.volume_devices { v.shrink_to_fit(); }
+    if let Some(v) = &mut out.resize_policy { v.shrink_to_fit(); }
+    if let Some(v) = &mut out.restart_policy_rules { v.shrink_to_fit(); }
     Ok(())
 }
 
@@ -1987,6 +2059,13 @@ fn pod_status(buf: &[u8], out: &mut k8s_openapi::api::core::v1::PodStatus) -> Re
             _ => { cur.value(wt)?; }
         }
     }
+    if let Some(v) = &mut out.conditions { v.shrink_to_fit(); }
+    if let Some(v) = &mut out.container_statuses { v.shrink_to_fit(); }
+    if let Some(v) = &mut out.init_container_statuses { v.shrink_to_fit(); }
+    if let Some(v) = &mut out.pod_ips { v.shrink_to_fit(); }
+    if let Some(v) = &mut out.ephemeral_container_statuses { v.shrink_to_fit(); }
+    if let Some(v) = &mut out.resource_claim_statuses { v.shrink_to_fit(); }
+    if let Some(v) = &mut out.host_ips { v.shrink_to_fit(); }
     Ok(())
 }
 
@@ -2033,6 +2112,8 @@ fn container_status(buf: &[u8], out: &mut k8s_openapi::api::core::v1::ContainerS
             _ => { cur.value(wt)?; }
         }
     }
+    if let Some(v) = &mut out.volume_mounts { v.shrink_to_fit(); }
+    if let Some(v) = &mut out.allocated_resources_status { v.shrink_to_fit(); }
     Ok(())
 }
 
@@ -2138,6 +2219,7 @@ fn linux_container_user(buf: &[u8], out: &mut k8s_openapi::api::core::v1::LinuxC
             _ => { cur.value(wt)?; }
         }
     }
+    if let Some(v) = &mut out.supplemental_groups { v.shrink_to_fit(); }
     Ok(())
 }
 
@@ -2152,6 +2234,7 @@ fn resource_status(buf: &[u8], out: &mut k8s_openapi::api::core::v1::ResourceSta
             _ => { cur.value(wt)?; }
         }
     }
+    if let Some(v) = &mut out.resources { v.shrink_to_fit(); }
     Ok(())
 }
 
@@ -2220,6 +2303,7 @@ fn pod_extended_resource_claim_status(buf: &[u8], out: &mut k8s_openapi::api::co
             _ => { cur.value(wt)?; }
         }
     }
+    out.request_mappings.shrink_to_fit();
     Ok(())
 }
 

@@ -38,7 +38,7 @@ const MAX_DEPTH: u32 = 64;
 /// it on write.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct EncodeError {
-    /// Where: the message and field names down to the value.
+    /// Where: the message (and its field) the value was for.
     path: String,
     problem: String,
 }
