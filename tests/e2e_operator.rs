@@ -40,6 +40,7 @@ use kube_informer::runner::Action;
 use kube_informer::source::{self, BackoffConfig};
 use parking_lot::Mutex;
 use serde_json::json;
+use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use controller::Operator;
@@ -272,6 +273,9 @@ async fn e2e_operator_mirror() -> Result<()> {
     let log = Arc::new(Mutex::new(Log::default()));
     let mirror = Arc::new(operator.mirror);
     let recorder = log.clone();
+    // Woken whenever a reconcile starts or ends, for the waits below.
+    let activity = Arc::new(Notify::new());
+    let reconciling = activity.clone();
     let failing_keys = Arc::new(failing.clone());
     let armed = Arc::new(AtomicBool::new(false));
     let arm = armed.clone();
@@ -286,6 +290,7 @@ async fn e2e_operator_mirror() -> Result<()> {
         .run_by_key(
             move |key: ObjectKey, source, _ctx: Arc<()>| {
                 let (mirror, log) = (mirror.clone(), recorder.clone());
+                let activity = reconciling.clone();
                 let failing = failing_keys.clone();
                 let armed = arm.load(Ordering::SeqCst);
                 async move {
@@ -305,6 +310,7 @@ async fn e2e_operator_mirror() -> Result<()> {
                         }
                         fail
                     };
+                    activity.notify_waiters();
                     let result = if fail {
                         Err(anyhow!("failing on purpose"))
                     } else {
@@ -315,9 +321,12 @@ async fn e2e_operator_mirror() -> Result<()> {
                             .await
                             .map_err(anyhow::Error::from)
                     };
-                    let mut log = log.lock();
-                    log.in_flight.remove(&key);
-                    log.intervals.push((key, start, Instant::now()));
+                    {
+                        let mut log = log.lock();
+                        log.in_flight.remove(&key);
+                        log.intervals.push((key, start, Instant::now()));
+                    }
+                    activity.notify_waiters();
                     result
                 }
             },
@@ -346,23 +355,20 @@ async fn e2e_operator_mirror() -> Result<()> {
     // The server converged above, but the operator's informers may still
     // be delivering the last copies' events (on a busy machine they came
     // late, and one added a failing key between its retries): phase 2
-    // starts once no reconcile has started for a second.
+    // starts once no reconcile has started or ended for a second.
     within(WAIT, "a quiet operator", async {
         loop {
-            let quiet = {
-                let log = log.lock();
-                log.in_flight.is_empty()
-                    && log
-                        .intervals
-                        .iter()
-                        .map(|(_, start, _)| *start)
-                        .max()
-                        .is_none_or(|last| last.elapsed() >= Duration::from_secs(1))
-            };
-            if quiet {
+            let changed = activity.notified();
+            tokio::pin!(changed);
+            changed.as_mut().enable();
+            if !log.lock().in_flight.is_empty() {
+                changed.await;
+            } else if tokio::time::timeout(Duration::from_secs(1), changed)
+                .await
+                .is_err()
+            {
                 return Ok(());
             }
-            tokio::time::sleep(Duration::from_millis(100)).await;
         }
     })
     .await?;
@@ -376,6 +382,9 @@ async fn e2e_operator_mirror() -> Result<()> {
     .await?;
     within(WAIT, "the failing keys' retries", async {
         loop {
+            let changed = activity.notified();
+            tokio::pin!(changed);
+            changed.as_mut().enable();
             let done = {
                 let log = log.lock();
                 failing
@@ -385,7 +394,7 @@ async fn e2e_operator_mirror() -> Result<()> {
             if done {
                 return Ok(());
             }
-            tokio::time::sleep(Duration::from_millis(50)).await;
+            changed.await;
         }
     })
     .await?;

@@ -20,8 +20,9 @@ use kube::{
     api::{DynamicObject, GroupVersionKind},
     core::ApiResource,
 };
+use kube_informer::unstable::protobuf::decode_status;
 use kube_informer::{Informer, Notification, dispatch::SubscribeOptions, source::Encoding};
-use kube_informer_testing::{FakeApiServer, ResourceType, StaticResource};
+use kube_informer_testing::{ApiStatus, FakeApiServer, RequestMatch, ResourceType, StaticResource};
 use serde_json::{Value, json};
 
 const PROTOBUF: &str = "application/vnd.kubernetes.protobuf";
@@ -242,4 +243,46 @@ async fn pb13_custom_resources_stay_json_and_their_metadata_is_protobuf() {
     assert_eq!(cached[0].metadata.name.as_deref(), Some("w"));
     informer.stop();
     run.await.unwrap().unwrap();
+}
+
+/// A failed list answers its `Status` in protobuf to a client that puts
+/// protobuf first, as kube-apiserver does, and in JSON otherwise.
+#[tokio::test]
+async fn pb13_a_failed_list_answers_its_status_in_the_negotiated_encoding() {
+    let server = FakeApiServer::start().await;
+    for (accept, protobuf) in [
+        (format!("{PROTOBUF}, application/json"), true),
+        ("application/json".to_owned(), false),
+    ] {
+        server.fail_requests(
+            RequestMatch::List,
+            ApiStatus::new(403, "Forbidden", "no pods for you"),
+            1,
+        );
+        let request = http::Request::get("/api/v1/pods")
+            .header(http::header::ACCEPT, accept.as_str())
+            .body(Vec::new())
+            .unwrap();
+        let response = server.client().send(request.map(Into::into)).await.unwrap();
+        assert_eq!(response.status(), http::StatusCode::FORBIDDEN);
+        let content_type = response.headers()[http::header::CONTENT_TYPE]
+            .to_str()
+            .unwrap()
+            .to_owned();
+        assert_eq!(
+            content_type.starts_with(PROTOBUF),
+            protobuf,
+            "{content_type}"
+        );
+        let body = response.into_body().collect_bytes().await.unwrap();
+        let status = if protobuf {
+            decode_status(&body).unwrap()
+        } else {
+            serde_json::from_slice(&body).unwrap()
+        };
+        assert_eq!(
+            (status.code, status.reason.as_str(), status.message.as_str()),
+            (403, "Forbidden", "no pods for you")
+        );
+    }
 }

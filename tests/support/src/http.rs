@@ -12,8 +12,17 @@ use bytes::Bytes;
 use serde_json::{Value, json};
 
 use crate::{
-    Shared, faults::Answer, faults::ApiStatus, list::list, protobuf, protobuf::Accept,
-    record::RecordedRequest, resource::CollectionPath, selector::Selector, watch::watch, write,
+    Shared,
+    faults::Answer,
+    faults::ApiStatus,
+    list::list,
+    protobuf,
+    protobuf::{Accept, Wire},
+    record::RecordedRequest,
+    resource::CollectionPath,
+    selector::Selector,
+    watch::watch,
+    write,
 };
 
 /// The one handler: records the request, applies request faults, then
@@ -67,7 +76,11 @@ async fn serve(
             Answer::Delay(d) => tokio::time::sleep(d).await,
             // Taken by the watch itself; never among a request's answers.
             Answer::Lag(_) => {}
-            Answer::Status(status) => return status_response(&status),
+            // In the encoding the client takes, as kube-apiserver answers
+            // a failed request.
+            Answer::Status(status) => {
+                return negotiated_status(Accept::parse(request.accept.as_deref()), &status);
+            }
             Answer::Hold(hold) => {
                 // On a task of its own, so the write lands after the hold
                 // even when the client hangs up and this handler is dropped.
@@ -111,7 +124,7 @@ pub(crate) fn serve_request(
     };
     let query = match Query::parse(request) {
         Ok(q) => q,
-        Err(status) => return status_response(&status),
+        Err(status) => return negotiated_status(Accept::parse(request.accept.as_deref()), &status),
     };
     if *method != Method::GET || name.is_some() {
         return write::serve(
@@ -225,16 +238,14 @@ pub(crate) fn json_response(value: &Value) -> Response {
 pub(crate) fn negotiated_response(accept: Accept, value: &Value) -> Response {
     let text = |name: &str| value.get(name).and_then(Value::as_str).unwrap_or_default();
     let (api_version, kind) = (text("apiVersion"), text("kind"));
-    if accept.protobuf_first && protobuf::encodes(api_version, kind) {
-        return match protobuf::body(value) {
+    match accept.wire_for(api_version, kind) {
+        Some(Wire::Protobuf) => match protobuf::body(value) {
             Ok(body) => ([(header::CONTENT_TYPE, protobuf_type(kind))], body).into_response(),
             Err(error) => negotiated_status(accept, &unencodable(&error)),
-        };
+        },
+        Some(Wire::Json) => json_response(value),
+        None => status_response(&not_acceptable()),
     }
-    if accept.json {
-        return json_response(value);
-    }
-    status_response(&not_acceptable())
 }
 
 /// An error `Status` in the encoding the client negotiated.

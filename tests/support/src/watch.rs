@@ -15,7 +15,7 @@ use crate::{
         Query, negotiated_status, not_acceptable, parse_rv, protobuf_type, unencodable,
         unknown_resource,
     },
-    protobuf,
+    protobuf::{self, Wire},
     record::RecordedRequest,
     resource::CollectionPath,
     store::{ChangeType, LogEvent},
@@ -36,33 +36,24 @@ fn event_line(kind: &str, object: &Value) -> Bytes {
     Bytes::from(line)
 }
 
-/// How a watch writes its events.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Framing {
-    /// One JSON object a line.
-    Lines,
-    /// Length-prefixed protobuf `WatchEvent`s.
-    Protobuf,
+/// One event as the watch writes it: a JSON line, or a protobuf frame. An
+/// object the table cannot write becomes an ERROR event that says why, where
+/// the client reports it.
+fn encoded_event(wire: Wire, kind: &str, object: &Value) -> Bytes {
+    match wire {
+        Wire::Json => event_line(kind, object),
+        Wire::Protobuf => protobuf::watch_frame(kind, object).unwrap_or_else(|error| {
+            protobuf::watch_frame("ERROR", &unencodable(&error).to_json())
+                .unwrap_or_else(|_| protobuf::malformed_watch_frame())
+        }),
+    }
 }
 
-impl Framing {
-    fn event(self, kind: &str, object: &Value) -> Bytes {
-        match self {
-            Framing::Lines => event_line(kind, object),
-            // An object the table cannot write becomes an ERROR event
-            // that says why, where the client reports it.
-            Framing::Protobuf => protobuf::watch_frame(kind, object).unwrap_or_else(|error| {
-                protobuf::watch_frame("ERROR", &unencodable(&error).to_json())
-                    .expect("a Status always encodes")
-            }),
-        }
-    }
-
-    fn malformed(self) -> Bytes {
-        match self {
-            Framing::Lines => Bytes::from_static(b"{\"type\": \"ADDED\", \"object\": {not json\n"),
-            Framing::Protobuf => protobuf::malformed_watch_frame(),
-        }
+/// What a client cannot read as an event of this encoding.
+fn malformed(wire: Wire) -> Bytes {
+    match wire {
+        Wire::Json => Bytes::from_static(b"{\"type\": \"ADDED\", \"object\": {not json\n"),
+        Wire::Protobuf => protobuf::malformed_watch_frame(),
     }
 }
 
@@ -72,7 +63,7 @@ struct Outbox {
     faults: VecDeque<(usize, WatchFault)>,
     kind: String,
     api_version: String,
-    framing: Framing,
+    wire: Wire,
 }
 
 impl Outbox {
@@ -92,24 +83,28 @@ impl Outbox {
             match fault {
                 WatchFault::ErrorEvent(status) => {
                     // The API server ends a watch after an ERROR event.
-                    chunks.push(Chunk::Line(self.framing.event("ERROR", &status.to_json())));
+                    chunks.push(Chunk::Line(encoded_event(
+                        self.wire,
+                        "ERROR",
+                        &status.to_json(),
+                    )));
                     chunks.push(Chunk::End);
                 }
                 WatchFault::DropConnection => chunks.push(Chunk::Drop),
-                WatchFault::MalformedLine => chunks.push(Chunk::Line(self.framing.malformed())),
+                WatchFault::MalformedLine => chunks.push(Chunk::Line(malformed(self.wire))),
                 WatchFault::UnknownEventType => {
                     let mut object = type_meta;
                     object["metadata"] =
                         json!({"name": "surprise", "namespace": "default", "resourceVersion": "1"});
-                    chunks.push(Chunk::Line(self.framing.event("SURPRISE", &object)));
+                    chunks.push(Chunk::Line(encoded_event(self.wire, "SURPRISE", &object)));
                 }
                 WatchFault::ObjectWithoutMetadata => {
-                    chunks.push(Chunk::Line(self.framing.event("ADDED", &type_meta)))
+                    chunks.push(Chunk::Line(encoded_event(self.wire, "ADDED", &type_meta)))
                 }
                 WatchFault::ObjectWithoutName => {
                     let mut object = type_meta;
                     object["metadata"] = json!({"namespace": "default", "resourceVersion": "1"});
-                    chunks.push(Chunk::Line(self.framing.event("ADDED", &object)));
+                    chunks.push(Chunk::Line(encoded_event(self.wire, "ADDED", &object)));
                 }
                 WatchFault::WrongKind => {
                     let object = json!({
@@ -117,7 +112,7 @@ impl Outbox {
                         "apiVersion": "example.com/v1",
                         "metadata": {"name": "stranger", "namespace": "default", "resourceVersion": "1"},
                     });
-                    chunks.push(Chunk::Line(self.framing.event("ADDED", &object)));
+                    chunks.push(Chunk::Line(encoded_event(self.wire, "ADDED", &object)));
                 }
                 WatchFault::End => chunks.push(Chunk::End),
                 WatchFault::Stall => chunks.push(Chunk::Stall),
@@ -198,18 +193,12 @@ pub(crate) fn watch(
             (c.kind.clone(), c.api_version.clone())
         }
     };
-    // Protobuf frames for a kind the table has, when the client puts
-    // protobuf first; JSON lines when it takes JSON; else 406.
-    let framing = if query.accept.protobuf_first && protobuf::encodes(&api_version, &kind) {
-        Framing::Protobuf
-    } else if query.accept.json {
-        Framing::Lines
-    } else {
+    let Some(wire) = query.accept.wire_for(&api_version, &kind) else {
         return negotiated_status(query.accept, &not_acceptable());
     };
-    let content_type = match framing {
-        Framing::Lines => "application/json".to_owned(),
-        Framing::Protobuf => protobuf_type(&kind),
+    let content_type = match wire {
+        Wire::Json => "application/json".to_owned(),
+        Wire::Protobuf => protobuf_type(&kind),
     };
     let setup = shared.faults.lock().take_watch_setup(request);
     let timeout = query.timeout.unwrap_or(settings.default_watch_timeout);
@@ -218,7 +207,7 @@ pub(crate) fn watch(
         faults: setup.faults.into(),
         kind: kind.clone(),
         api_version: api_version.clone(),
-        framing,
+        wire,
     };
 
     let body = async_stream::stream! {
@@ -232,7 +221,7 @@ pub(crate) fn watch(
             if initial_end {
                 metadata["annotations"] = json!({"k8s.io/initial-events-end": "true"});
             }
-            framing.event("BOOKMARK", &json!({"kind": kind, "apiVersion": api_version, "metadata": metadata}))
+            encoded_event(wire, "BOOKMARK", &json!({"kind": kind, "apiVersion": api_version, "metadata": metadata}))
         };
 
         // The first lines: synthetic ADDED events for a start "from now", the
@@ -244,7 +233,7 @@ pub(crate) fn watch(
             let pos = match start_rv {
                 Some(rv) if rv < state.compacted && !query.send_initial_events => {
                     let status = ApiStatus::new(410, "Expired", &format!("too old resource version: {rv} ({})", state.compacted));
-                    lines.push(framing.event("ERROR", &status.to_json()));
+                    lines.push(encoded_event(wire, "ERROR", &status.to_json()));
                     None
                 }
                 Some(rv) if !query.send_initial_events => Some(rv),
@@ -252,7 +241,7 @@ pub(crate) fn watch(
                     if let Some(c) = state.collections.get(&path.resource) {
                         for (_, object) in c.snapshot_at(state.rv, None) {
                             if query.selects(path.namespace.as_deref(), object) {
-                                lines.push(framing.event("ADDED", &query.render(object)));
+                                lines.push(encoded_event(wire, "ADDED", &query.render(object)));
                             }
                         }
                     }
@@ -275,14 +264,14 @@ pub(crate) fn watch(
                 let state = shared.state.lock();
                 if p < state.compacted {
                     let status = ApiStatus::new(410, "Expired", &format!("too old resource version: {p} ({})", state.compacted));
-                    lines.push(framing.event("ERROR", &status.to_json()));
+                    lines.push(encoded_event(wire, "ERROR", &status.to_json()));
                     pos = None;
                 } else {
                     // The log is in resourceVersion order: skip what this watch saw.
                     let unseen = state.log.partition_point(|e| e.rv <= p);
                     for event in state.log[unseen..].iter().filter(|e| e.resource == path.resource) {
                         if let Some((kind, object)) = watch_event(event, &query, path.namespace.as_deref()) {
-                            lines.push(framing.event(kind, &object));
+                            lines.push(encoded_event(wire, kind, &object));
                         }
                     }
                     pos = Some(state.rv);

@@ -71,11 +71,34 @@ impl Accept {
     }
 }
 
+/// The encoding of an answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Wire {
+    Json,
+    Protobuf,
+}
+
+impl Accept {
+    /// How to answer a list or watch about `kind`: protobuf when the client
+    /// puts it first and the table has the kind, JSON when the client takes
+    /// JSON, and `None` when it takes neither (kube-apiserver's 406 for a
+    /// protobuf-only request about a custom resource).
+    pub(crate) fn wire_for(self, api_version: &str, kind: &str) -> Option<Wire> {
+        if self.protobuf_first && encodes(api_version, kind) {
+            Some(Wire::Protobuf)
+        } else if self.json {
+            Some(Wire::Json)
+        } else {
+            None
+        }
+    }
+}
+
 /// Whether the table has a message for this kind: the built-in kinds of
 /// k8s.io/api 1.34, their lists, `Status`, and the metadata-only kinds of
 /// `meta.k8s.io/v1`. Custom resources have none: kube-apiserver serves
 /// them as JSON only.
-pub(crate) fn encodes(api_version: &str, kind: &str) -> bool {
+fn encodes(api_version: &str, kind: &str) -> bool {
     message_of(api_version, kind).is_some()
 }
 
