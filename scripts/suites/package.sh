@@ -117,6 +117,12 @@ from_packages() {
   # (kube-informer's tests, examples and doc tests use kube-informer-testing;
   # kube-informer-testing does not depend on kube-informer).
   local patch="patch.crates-io.kube-informer-testing.path=\"$testing\""
+  # The unpacked kube-informer-testing is a workspace of its own, whose
+  # manifest has none of the repository's profile: its build would carry
+  # full debuginfo for every dependency. The repository's profile instead
+  # (the same settings as the workspace's and tests/downstream's).
+  local debug_profile=(--config 'profile.dev.debug="line-tables-only"'
+    --config 'profile.dev.package."*".debug=false')
   # The files the library's docs include (the guide's chapters, and the
   # README, whose code blocks are doc tests) must be in the .crate file.
   # The library's check build below checks the chapters, which it includes
@@ -130,7 +136,7 @@ from_packages() {
   fi
   (cd "$informer" &&
     cargo check -q --examples --all-features --config "$patch" --target-dir "$target") &&
-    (cd "$testing" && cargo test -q --doc --target-dir "$target")
+    (cd "$testing" && cargo test -q --doc --target-dir "$target" "${debug_profile[@]}")
 }
 step "examples (every feature) and kube-informer-testing's doc tests from the .crate files" from_packages
 

@@ -39,8 +39,9 @@ if ! cargo public-api --version 2>/dev/null | grep -qF "$VERSION"; then
   # A debug build: it compiles in a fraction of a release build's time on a
   # cold machine (about 2 CPU-minutes against 12 wall-minutes seen for a
   # release build under load), and reading one crate's rustdoc JSON is quick
-  # either way.
-  if ! cargo install --locked --debug --quiet cargo-public-api --version "$VERSION"; then
+  # either way. Without debuginfo, too: nothing here steps through it, and
+  # generating and linking it is a large part of a debug build's time.
+  if ! CARGO_PROFILE_DEV_DEBUG=false cargo install --locked --debug --quiet cargo-public-api --version "$VERSION"; then
     echo "public-api: skipped: cargo-public-api $VERSION could not be installed (is the crates.io registry reachable?)"
     exit 0
   fi
