@@ -90,13 +90,7 @@ build_kube_apiserver() {
   local start=$SECONDS minor="${KUBE_VERSION#v1.}"
   minor="${minor%%.*}"
   local pkg=k8s.io/component-base/version
-  # Without the compiler's optimisations and inlining (-N -l): a cold build
-  # then takes about 460 CPU-seconds instead of 580, and the Go builds run
-  # in what the Rust builds leave idle, so a cold CI run ends about a minute
-  # sooner. The e2e suite runs about 10 % slower against it (160 s against
-  # 146 s measured side by side), which is still far less than the build
-  # saves. etcd keeps its optimisations: they cost 6 CPU-seconds there.
-  (cd "$dir" && quiet_build -gcflags='all=-N -l' \
+  (cd "$dir" && quiet_build \
     -ldflags "-s -w -X $pkg.gitVersion=$KUBE_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean" \
     -o "$KUBE_APISERVER_BIN.tmp" k8s.io/kubernetes/cmd/kube-apiserver)
   mv "$KUBE_APISERVER_BIN.tmp" "$KUBE_APISERVER_BIN"

@@ -60,6 +60,9 @@ const relistBackoffStep = 60 * time.Second
 
 const waitLimit = 20 * time.Second
 
+// syncedLimit bounds settleSynced's wait for the synced flags to land.
+const syncedLimit = 5 * time.Second
+
 func (o object) configMap() *corev1.ConfigMap {
 	cm := &corev1.ConfigMap{}
 	cm.Namespace = o.Namespace
@@ -197,6 +200,9 @@ func (r *scriptRun) apply(s step) {
 	}
 	if r.failed == "" {
 		r.quiesce()
+	}
+	if r.failed == "" {
+		r.settleSynced(syncedLimit)
 	}
 	if r.failed != "" {
 		line["harness_error"] = r.failed
@@ -356,6 +362,31 @@ func (r *scriptRun) quiesce() {
 			r.fail("handler %s never received sentinel %s", rec.name, next)
 			return
 		}
+	}
+}
+
+// settleSynced waits (real time, bounded) until the informer and every
+// handler report synced, so that a step's line records them settled.
+// From v0.36 client-go sets both from goroutines of their own: the
+// informer's once its queue has handed out the initial list, a handler's
+// once the informer's is set and the handler has taken every item of the
+// initial list (or of its replay). So a handler that has received the
+// step's sentinel can still read false for a moment, on a busy machine
+// long enough to be sampled. Earlier releases set them in line, and this
+// returns at once. Every script starts with a list, after which both flags
+// only become true; one that stays false past the limit is recorded as it
+// is.
+func (r *scriptRun) settleSynced(limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		settled := r.informer.HasSynced()
+		for _, rec := range r.recorders {
+			settled = settled && rec.registration.HasSynced()
+		}
+		if settled {
+			return
+		}
+		time.Sleep(100 * time.Microsecond)
 	}
 }
 
