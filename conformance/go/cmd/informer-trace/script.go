@@ -201,9 +201,6 @@ func (r *scriptRun) apply(s step) {
 	if r.failed == "" {
 		r.quiesce()
 	}
-	if r.failed == "" {
-		r.settleSynced(syncedLimit)
-	}
 	if r.failed != "" {
 		line["harness_error"] = r.failed
 		writeJSON(r.out, line)
@@ -347,7 +344,7 @@ func (r *scriptRun) awaitTimer(want func(timerMade) bool) bool {
 }
 
 // quiesce replaces the sentinel with a new one and waits until every
-// handler received it.
+// handler received it, then until the synced flags have landed.
 func (r *scriptRun) quiesce() {
 	r.lw.mu.Lock()
 	previous := r.lw.sentinel
@@ -363,6 +360,7 @@ func (r *scriptRun) quiesce() {
 			return
 		}
 	}
+	r.settleSynced(syncedLimit)
 }
 
 // settleSynced waits (real time, bounded) until the informer and every
